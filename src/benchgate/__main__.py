@@ -1,0 +1,3 @@
+from benchgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""Command-line entry point: parses arguments and hands each subcommand to its module.
+
+Each subcommand lives in ``benchgate.commands.<name>`` and exposes
+``register(subparsers)`` (adds its parser, sets ``handler``) and a plain
+function that tests call directly with keyword arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from benchgate import __version__
+from benchgate.errors import EXIT_INTERRUPTED, BenchgateError
+
+COMMANDS = ("analyze", "run", "build", "report")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit with the bad-input status (2) on one line."""
+
+    def error(self, message: str) -> None:  # pragma: no cover - exercised via main()
+        self.exit(2, f"benchgate: error: {self.prog}: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="benchgate", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"benchgate {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"benchgate.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except BenchgateError as error:
+        print(f"benchgate: error: {error.one_line()}", file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("benchgate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

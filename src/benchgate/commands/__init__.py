@@ -1,0 +1,1 @@
+"""One module per subcommand: ``register(subparsers)`` plus a function tests call directly."""

@@ -1,0 +1,16 @@
+"""`benchgate report` (being built; see the open issue)."""
+
+from __future__ import annotations
+
+import argparse
+
+from benchgate.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("report", help="not available yet")
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    raise InputError("'benchgate report' is not available in this version yet")

@@ -1,0 +1,55 @@
+"""Errors that reach the user as one line, and the exit statuses they map to.
+
+Every command returns one of these statuses, so scripts and the action can tell
+a failed gate from bad input from an unreachable GitHub.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_GITHUB_UNREACHABLE = 3
+EXIT_BUILD_FAILED = 4
+EXIT_RUN_FAILED = 5
+EXIT_INTERRUPTED = 130
+
+
+class BenchgateError(Exception):
+    """An error shown to the user as one line: what, where, why."""
+
+    exit_status = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        self.message = message
+        self.where = where
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        # One line, always: multi-line causes (stderr tails) are folded.
+        return " | ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+class InputError(BenchgateError):
+    """Bad input: a malformed file, option or configuration (exit 2)."""
+
+    exit_status = EXIT_BAD_INPUT
+
+
+class BuildError(BenchgateError):
+    """A Node build that failed (exit 4)."""
+
+    exit_status = EXIT_BUILD_FAILED
+
+
+class RunError(BenchgateError):
+    """A benchmark run that could not proceed (exit 5)."""
+
+    exit_status = EXIT_RUN_FAILED
+
+
+class GitHubUnavailable(BenchgateError):
+    """GitHub could not be reached after retries (exit 3)."""
+
+    exit_status = EXIT_GITHUB_UNREACHABLE

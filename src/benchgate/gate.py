@@ -1,0 +1,95 @@
+"""The gate: which comparisons fail a pull request, and why.
+
+A row gates when it is a regression (improvement < 0), its p-value after the
+configured correction is below the threshold's level, and the regression is at
+least the minimum effect. Per-benchmark rules (by glob on the file name) may
+change the threshold or minimum effect of some rows, or ignore them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
+CORRECTIONS = ("holm", "none")
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """A per-benchmark override, matched by glob on the benchmark file name."""
+
+    pattern: str
+    threshold: str | None = None
+    min_effect: float | None = None
+    ignore: bool = False
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    """Everything that decides whether a row gates."""
+
+    threshold: str = "***"
+    correction: str = "holm"
+    min_effect: float = 0.0
+    rules: tuple[GateRule, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.threshold not in THRESHOLDS:
+            raise ValueError(f"threshold must be one of {', '.join(THRESHOLDS)}, not {self.threshold!r}")
+        if self.correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, not {self.correction!r}")
+        if not (self.min_effect >= 0):
+            raise ValueError(f"min-effect must be a percentage >= 0, not {self.min_effect!r}")
+
+
+def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
+    # The last matching rule wins, so later, more specific entries in the config override earlier ones.
+    found = None
+    for rule in rules:
+        if fnmatch.fnmatchcase(filename, rule.pattern):
+            found = rule
+    return found
+
+
+def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
+    """Return a copy of ``comparisons`` with ``gating`` (bool), ``gate_reason`` and ``ignored`` columns."""
+    result = comparisons.copy()
+    p_column = "p_adjusted" if policy.correction == "holm" else "p_value"
+    p_values = result[p_column].to_numpy(dtype=float)
+    improvement = result["improvement"].to_numpy(dtype=float)
+    gating = np.zeros(len(result), dtype=bool)
+    reasons = np.full(len(result), "", dtype=object)
+    ignored = np.zeros(len(result), dtype=bool)
+    p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
+    for index, filename in enumerate(result["filename"].to_numpy()):
+        rule = _rule_for(filename, policy.rules)
+        threshold = policy.threshold
+        min_effect = policy.min_effect
+        if rule is not None:
+            if rule.ignore:
+                ignored[index] = True
+                continue
+            threshold = rule.threshold or threshold
+            min_effect = rule.min_effect if rule.min_effect is not None else min_effect
+        level = THRESHOLDS[threshold]
+        if level is None or not (improvement[index] < 0) or np.isnan(p_values[index]):
+            continue
+        if p_values[index] < level and abs(improvement[index]) >= min_effect:
+            gating[index] = True
+            reasons[index] = (
+                f"{improvement[index]:.2f} % regression, {p_name} = {p_values[index]:.3g} < {level:g} "
+                f"({threshold})" + (f", |effect| >= {min_effect:g} %" if min_effect > 0 else "")
+            )
+    result["gating"] = gating
+    result["gate_reason"] = reasons
+    result["ignored"] = ignored
+    return result
+
+
+def verdict(gated: pd.DataFrame) -> str:
+    """``"fail"`` when any row gates, otherwise ``"pass"``."""
+    return "fail" if bool(gated["gating"].any()) else "pass"

