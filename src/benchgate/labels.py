@@ -1,0 +1,194 @@
+"""PR labels that steer a run, and the trust policy that decides which of them count.
+
+Labels (with the configurable prefix, ``benchmark`` by default)::
+
+    benchmark                          request a run (label-triggered workflows)
+    benchmark:accept-regression        report, but do not fail the check
+    benchmark:threshold=*|**|***|off   gate threshold
+    benchmark:min-effect=3%            smallest regression that gates
+    benchmark:runs=60                  samples per side
+    benchmark:categories=url,buffers   benchmark categories to run
+    benchmark:filter=tojson            file-name filters
+
+Anyone who can label a PR is not necessarily trusted: a label that could let a
+regression through (looser threshold, larger minimum effect, fewer runs, a
+narrower selection, accepting a regression) counts only when the user who added
+it has write, maintain or admin permission, which is checked through the API
+(issue events for who added it, collaborator permission for their role).
+Labels that only tighten the gate count from anyone. A label with a bad value is
+reported with the reason and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchgate import config
+from benchgate.errors import GitHubUnavailable, InputError
+
+VALUE_KEYS = ("threshold", "min-effect", "runs", "categories", "filter")
+FLAG_KEYS = ("accept-regression",)
+APPLIED, IGNORED, INVALID, REQUEST = "applied", "ignored", "invalid", "request"
+
+
+@dataclass(frozen=True)
+class LabelOutcome:
+    """What became of one label, for the comment: applied, ignored (untrusted), invalid, or a run request."""
+
+    label: str
+    status: str
+    reason: str
+    actor: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class LabelDecision:
+    """The label values to apply on top of the settings, and an outcome for every label we recognised."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    outcomes: tuple[LabelOutcome, ...] = ()
+
+    @property
+    def run_requested(self) -> bool:
+        return any(outcome.status == REQUEST for outcome in self.outcomes)
+
+
+@dataclass(frozen=True)
+class ParsedLabel:
+    label: str
+    key: str | None  # None: the bare run-request label
+    value: Any = None
+    error: str | None = None
+
+
+def parse_label(label: str, prefix: str) -> ParsedLabel | None:
+    """Parse one label; None when it is not ours. Bad values come back with ``error`` set."""
+    if label == prefix:
+        return ParsedLabel(label, None)
+    if not label.startswith(prefix + ":"):
+        return None
+    body = label[len(prefix) + 1 :].strip()
+    name, has_value, raw = body.partition("=")
+    name = name.strip()
+    if name in FLAG_KEYS:
+        if has_value:
+            return ParsedLabel(label, name, error=f"'{name}' takes no value")
+        return ParsedLabel(label, name, True)
+    if name not in VALUE_KEYS:
+        known = ", ".join([*FLAG_KEYS, *(f"{key}=..." for key in VALUE_KEYS)])
+        return ParsedLabel(label, name or None, error=f"unknown setting {name!r}; known: {known}")
+    if not has_value or not raw.strip():
+        return ParsedLabel(label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={_EXAMPLES[name]}")
+    try:
+        value = config.parse_setting(name, raw.strip(), where=f"label {label!r}")
+    except InputError as error:
+        # Keep only the reason: the comment already names the label.
+        return ParsedLabel(label, name, error=error.message.split(": ", 1)[-1])
+    return ParsedLabel(label, name, value)
+
+
+_EXAMPLES = {"threshold": "**", "min-effect": "3%", "runs": "60", "categories": "url,buffers", "filter": "tojson"}
+
+
+def loosens(key: str, value: Any, settings: config.Settings) -> bool:
+    """Could this label value let a regression through that the settings without it would catch?"""
+    if key == "accept-regression":
+        return True
+    if key == "threshold":
+        return config.THRESHOLD_ORDER.index(value) > config.THRESHOLD_ORDER.index(settings.threshold)
+    if key == "min-effect":
+        return value > settings.min_effect
+    if key == "runs":
+        return value < settings.runs
+    # A narrower selection can leave the regressing benchmark out.
+    return key in ("categories", "filter")
+
+
+def decide(
+    labels: Iterable[str],
+    settings: config.Settings,
+    *,
+    actor_of: Callable[[str], str | None],
+    can_write: Callable[[str], bool],
+) -> LabelDecision:
+    """Apply the trust policy to the PR's labels against ``settings`` (defaults < file < options).
+
+    ``actor_of(label)`` names who added the label most recently (None when unknown);
+    ``can_write(user)`` checks their permission through the API.
+    """
+    parsed = [item for item in (parse_label(label, settings.label_prefix) for label in labels) if item is not None]
+    counts: dict[str, int] = {}
+    for item in parsed:
+        if item.key and item.error is None:
+            counts[item.key] = counts.get(item.key, 0) + 1
+    permission_cache: dict[str, bool | None] = {}
+
+    def trusted(user: str) -> bool | None:
+        if user not in permission_cache:
+            try:
+                permission_cache[user] = bool(can_write(user))
+            except GitHubUnavailable:
+                permission_cache[user] = None
+        return permission_cache[user]
+
+    values: dict[str, Any] = {}
+    outcomes = []
+    for item in parsed:
+        if item.key is None:
+            outcomes.append(LabelOutcome(item.label, REQUEST, "requests a benchmark run"))
+            continue
+        if item.error is not None:
+            outcomes.append(LabelOutcome(item.label, INVALID, item.error, key=item.key))
+            continue
+        if counts[item.key] > 1:
+            others = [other.label for other in parsed if other.key == item.key and other is not item]
+            reason = f"conflicts with {', '.join(others)}; remove all but one"
+            outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
+            continue
+        if not loosens(item.key, item.value, settings):
+            outcomes.append(LabelOutcome(item.label, APPLIED, "tightens or keeps the gate", key=item.key))
+            values[item.key] = item.value
+            continue
+        actor = actor_of(item.label)
+        if actor is None:
+            reason = "loosens the gate, and the issue events do not say who added it"
+            outcomes.append(LabelOutcome(item.label, IGNORED, reason, key=item.key))
+            continue
+        allowed = trusted(actor)
+        if allowed is None:
+            reason = f"loosens the gate, and @{actor}'s permission could not be checked (GitHub unreachable)"
+            outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
+        elif allowed:
+            reason = f"added by @{actor}, who has write access"
+            outcomes.append(LabelOutcome(item.label, APPLIED, reason, actor, item.key))
+            values[item.key] = item.value
+        else:
+            reason = f"loosens the gate, and @{actor} who added it lacks write, maintain or admin permission"
+            outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
+    return LabelDecision(values, tuple(outcomes))
+
+
+def label_adders(events: Iterable[Any]) -> dict[str, str]:
+    """Map each label to the user who added it last, from issue events (objects with label/actor/event)."""
+    adders: dict[str, str] = {}
+    for event in events:
+        if getattr(event, "event", None) == "labeled" and event.label and event.actor:
+            adders[event.label] = event.actor
+        elif getattr(event, "event", None) == "unlabeled" and event.label:
+            adders.pop(event.label, None)
+    return adders
+
+
+def decide_with_client(client: Any, pr_number: int, labels: Iterable[str], settings: config.Settings) -> LabelDecision:
+    """``decide`` with who-added-what from the issue events API and permissions from the collaborator API."""
+    labels = list(labels)
+    if not any(parse_label(label, settings.label_prefix) for label in labels):
+        return LabelDecision()
+    try:
+        adders = label_adders(client.label_events(pr_number))
+    except GitHubUnavailable:
+        adders = {}
+    return decide(labels, settings, actor_of=adders.get, can_write=client.can_write)

@@ -1,0 +1,131 @@
+"""Label parsing and the trust policy (decisions from callables; the API path is in test_labels_api.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from benchgate import config, labels
+
+DEFAULTS = config.Settings()
+
+
+@pytest.mark.parametrize(
+    ("label", "key", "value"),
+    [
+        ("benchmark", None, None),
+        ("benchmark:accept-regression", "accept-regression", True),
+        ("benchmark:threshold=**", "threshold", "**"),
+        ("benchmark:threshold=off", "threshold", "off"),
+        ("benchmark:min-effect=3%", "min-effect", 3.0),
+        ("benchmark:runs=60", "runs", 60),
+        ("benchmark:categories=url,buffers", "categories", ("url", "buffers")),
+        ("benchmark:filter=tojson", "filter", ("tojson",)),
+    ],
+)
+def test_parse_valid(label, key, value):
+    parsed = labels.parse_label(label, "benchmark")
+    assert parsed is not None and parsed.error is None
+    assert (parsed.key, parsed.value) == (key, value)
+
+
+@pytest.mark.parametrize(
+    ("label", "reason"),
+    [
+        ("benchmark:threshold=****", "must be one of *, **, ***, off"),
+        ("benchmark:runs=1", "must be between 2 and 1000"),
+        ("benchmark:min-effect=lots", "must be a percentage"),
+        ("benchmark:speed=fast", "unknown setting 'speed'"),
+        ("benchmark:runs", "'runs' needs a value"),
+        ("benchmark:accept-regression=yes", "takes no value"),
+    ],
+)
+def test_parse_invalid_names_reason(label, reason):
+    parsed = labels.parse_label(label, "benchmark")
+    assert parsed is not None and parsed.error is not None and reason in parsed.error
+
+
+def test_other_labels_and_prefixes_are_not_ours():
+    assert labels.parse_label("bug", "benchmark") is None
+    assert labels.parse_label("benchmarks", "benchmark") is None
+    assert labels.parse_label("perf:runs=60", "perf").value == 60
+
+
+def test_trust_policy():
+    adders = {
+        "benchmark:threshold=off": "outsider",
+        "benchmark:min-effect=5%": "maintainer",
+        "benchmark:runs=1": "maintainer",
+        "benchmark:accept-regression": "maintainer",
+    }
+    asked = []
+
+    def can_write(user):
+        asked.append(user)
+        return user == "maintainer"
+
+    decision = labels.decide(["bug", "benchmark", *adders], DEFAULTS, actor_of=adders.get, can_write=can_write)
+    by_label = {outcome.label: outcome for outcome in decision.outcomes}
+    assert decision.run_requested
+    # Loosening by a read-only user: ignored, and the reason names them.
+    assert by_label["benchmark:threshold=off"].status == labels.IGNORED
+    assert "@outsider" in by_label["benchmark:threshold=off"].reason
+    assert by_label["benchmark:min-effect=5%"].status == labels.APPLIED
+    assert by_label["benchmark:accept-regression"].status == labels.APPLIED
+    assert by_label["benchmark:runs=1"].status == labels.INVALID
+    assert decision.values == {"min-effect": 5.0, "accept-regression": True}
+    assert sorted(asked) == ["maintainer", "outsider"]  # one API call per user, cached
+
+
+def test_tightening_label_needs_no_permission():
+    decision = labels.decide(
+        ["benchmark:threshold=*", "benchmark:runs=100"],
+        DEFAULTS,
+        actor_of=lambda label: "outsider",
+        can_write=lambda user: pytest.fail("no permission check for a tightening label"),
+    )
+    assert decision.values == {"threshold": "*", "runs": 100}
+
+
+def test_loosening_is_relative_to_configured_settings():
+    strict_file = config.resolve(file_values={"threshold": "*", "min-effect": 10.0})
+    decision = labels.decide(
+        ["benchmark:threshold=**", "benchmark:min-effect=3%"],
+        strict_file,
+        actor_of=lambda label: "outsider",
+        can_write=lambda user: False,
+    )
+    statuses = {outcome.label: outcome.status for outcome in decision.outcomes}
+    assert statuses == {"benchmark:threshold=**": labels.IGNORED, "benchmark:min-effect=3%": labels.APPLIED}
+
+
+def test_unknown_adder_is_ignored():
+    decision = labels.decide(
+        ["benchmark:accept-regression"], DEFAULTS, actor_of=lambda label: None, can_write=lambda user: True
+    )
+    assert decision.values == {}
+    assert "do not say who added it" in decision.outcomes[0].reason
+
+
+def test_label_adders_takes_latest_and_forgets_removed():
+    events = [
+        SimpleNamespace(event="labeled", label="a", actor="x"),
+        SimpleNamespace(event="labeled", label="a", actor="y"),
+        SimpleNamespace(event="labeled", label="b", actor="x"),
+        SimpleNamespace(event="unlabeled", label="b", actor="x"),
+        SimpleNamespace(event="commented", label=None, actor="z"),
+    ]
+    assert labels.label_adders(events) == {"a": "y"}
+
+
+def test_conflicting_labels_change_nothing():
+    decision = labels.decide(
+        ["benchmark:threshold=*", "benchmark:threshold=off"],
+        DEFAULTS,
+        actor_of=lambda label: "maintainer",
+        can_write=lambda user: True,
+    )
+    assert decision.values == {}
+    assert [outcome.status for outcome in decision.outcomes] == [labels.INVALID, labels.INVALID]
+    assert "conflicts with benchmark:threshold=off" in decision.outcomes[0].reason
