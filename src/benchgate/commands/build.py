@@ -1,16 +1,108 @@
-"""`benchgate build` (being built; see the open issue)."""
+"""`benchgate build --repo PATH REF`: build (or reuse) the Node binary of a git ref; prints its path last."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TextIO
 
-from benchgate.errors import InputError
+from benchgate.build import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
+from benchgate.buildcache import CacheLimit, parse_size
+from benchgate.errors import EXIT_OK, InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("build", help="not available yet")
+    parser = subparsers.add_parser(
+        "build",
+        help="build the Node binary of a git ref in a worktree, reusing the binary cache",
+        description="Build the Node checkout at REF in its own git worktree under the cache directory "
+        "(never in your working tree) and print the binary's path on the last line. "
+        "Options taking values that start with '-' need '=', e.g. --configure-flags=--debug.",
+    )
+    parser.add_argument("ref", metavar="REF", help="commit, branch or tag to build")
+    parser.add_argument("--repo", type=Path, default=Path("."), help="the Node git repository (default: .)")
+    parser.add_argument("--side", choices=SIDES, default="base", help="which side this binary is (default: base)")
+    parser.add_argument("--configure-flags", default="", metavar="FLAGS", help="flags for ./configure (one string)")
+    parser.add_argument(
+        "--configure-command", default=None, metavar="CMD", help="configure step (default ./configure; '' skips)"
+    )
+    parser.add_argument("--build-command", default=DEFAULT_BUILD_COMMAND, metavar="CMD", help="run with sh -c")
+    parser.add_argument("--binary-path", default="out/Release/node", metavar="PATH", help="built binary, relative")
+    parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+    parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="default: $BENCHGATE_CACHE or ~/.cache/benchgate")
+    parser.add_argument("--cache-max-entries", type=int, default=CacheLimit().max_entries, metavar="N")
+    parser.add_argument("--cache-max-size", default=None, metavar="SIZE", help="e.g. 20G (default 20GiB)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per build step")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--untrusted",
+        "--read-only-ccache",
+        dest="trusted",
+        action="store_false",
+        default=None,
+        help="PR code: ccache read-only, credentials stripped (default for --side head)",
+    )
+    trust.add_argument(
+        "--trusted", dest="trusted", action="store_true", help="let a head build write ccache (trusted refs only)"
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="echo build output to stderr")
+    parser.add_argument("--record", type=Path, default=None, metavar="FILE", help="write the build record as JSON")
     parser.set_defaults(handler=_handler)
 
 
+def build(
+    repo: Path,
+    ref: str,
+    *,
+    side: str = "base",
+    settings: BuildSettings | None = None,
+    cache_dir: Path | None = None,
+    trusted: bool | None = None,
+    echo: TextIO | None = None,
+) -> BuildResult:
+    """Build ``ref``; ``trusted`` defaults to True for the base side and False for the head side."""
+    if trusted is None:
+        trusted = side == "base"
+    return build_ref(repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo)
+
+
 def _handler(args: argparse.Namespace) -> int:
-    raise InputError("'benchgate build' is not available in this version yet")
+    try:
+        flags = tuple(shlex.split(args.configure_flags))
+        configure = ("./configure",) if args.configure_command is None else args.configure_command
+    except ValueError as error:
+        raise InputError(f"--configure-flags: {error}") from None
+    limit = CacheLimit(
+        max_entries=args.cache_max_entries,
+        max_bytes=parse_size(args.cache_max_size) if args.cache_max_size else CacheLimit().max_bytes,
+    )
+    settings = BuildSettings(
+        configure_flags=flags,
+        configure_command=configure,
+        build_command=args.build_command,
+        binary_path=args.binary_path,
+        ninja=args.ninja,
+        use_ccache=args.ccache,
+        cache_limit=limit,
+        timeout=args.timeout,
+    )
+    result = build(
+        args.repo,
+        args.ref,
+        side=args.side,
+        settings=settings,
+        cache_dir=args.cache_dir,
+        trusted=args.trusted,
+        echo=sys.stderr if args.verbose else None,
+    )
+    if args.record:
+        args.record.write_text(json.dumps(result.record(), indent=2) + "\n")
+    how = "cached" if result.cached else "built"
+    stats = f"; {result.ccache.summary()}" if result.ccache and not result.cached else ""
+    print(f"{result.side} {result.ref} {result.sha[:12]} {how} in {result.duration:.2f}s; log {result.log}{stats}")
+    print(result.binary)
+    return EXIT_OK

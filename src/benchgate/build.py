@@ -1,0 +1,469 @@
+"""Build a Node binary from a git ref, in its own worktree, reusing the binary cache.
+
+``build_ref`` resolves the ref to a SHA, computes the cache key from the SHA and every
+input that changes the binary, and under that key's lock either returns the verified
+cached binary or builds it (configure, then the build command) in a detached worktree
+under the cache directory, stores it, and evicts least recently used entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from benchgate import compilercache, worktrees
+from benchgate.buildcache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir, parse_size
+from benchgate.errors import BuildError, InputError
+from benchgate.worktrees import merge_base, resolve_commit
+
+__all__ = [
+    "BaseBuildError",
+    "BuildResult",
+    "BuildSettings",
+    "HeadBuildError",
+    "SideBuildError",
+    "build_ref",
+    "merge_base",
+    "resolve_commit",
+]
+
+SIDES = ("base", "head")
+DEFAULT_BUILD_COMMAND = "make -j$(nproc)"
+LOG_TAIL_LINES = 8
+KEPT_LOGS = 200
+# Untrusted (PR) builds run without anything that looks like a credential in their environment.
+_EXCERPT_LINE = re.compile(r"^\s*\d*\s*\|")
+_SECRET_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.IGNORECASE)
+
+
+class SideBuildError(BuildError):
+    """A failed build of one side; ``infrastructure`` tells the gate how to report it."""
+
+    infrastructure = False
+
+    def __init__(self, message: str, *, side: str, ref: str, sha: str, log: Path | None) -> None:
+        self.side, self.ref, self.sha, self.log = side, ref, sha, log
+        super().__init__(message)
+
+
+class HeadBuildError(SideBuildError):
+    """The PR head does not build: the PR fails the gate."""
+
+    infrastructure = False
+
+
+class BaseBuildError(SideBuildError):
+    """The base does not build: an infrastructure error, not a verdict on the PR."""
+
+    infrastructure = True
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """How binaries are built. Defaults follow Node's BUILDING.md.
+
+    ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and ninja is
+    installed) and ``configure_flags`` appended; an empty ``configure_command`` skips
+    configuring. String commands run through ``sh -c``; tuples run as argv.
+    """
+
+    configure_flags: tuple[str, ...] = ()
+    build_command: tuple[str, ...] | str = DEFAULT_BUILD_COMMAND
+    binary_path: str = "out/Release/node"
+    configure_command: tuple[str, ...] | str = ("./configure",)
+    ninja: bool | None = None
+    use_ccache: bool | None = None
+    cache_limit: CacheLimit = field(default_factory=CacheLimit)
+    ccache_max_size: str = "10G"
+    timeout: float | None = None
+    keep_failed_worktree: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.configure_flags, str):
+            object.__setattr__(self, "configure_flags", tuple(shlex.split(self.configure_flags)))
+        for name in ("configure_flags", "build_command", "configure_command"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        if not self.build_command:
+            raise InputError("build command is empty")
+        binary = Path(self.binary_path)
+        if not self.binary_path or binary.is_absolute() or ".." in binary.parts:
+            raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, object]) -> BuildSettings:
+        """Settings from a config mapping (keys: configure_flags, configure_command, build_command,
+        binary_path, ninja, ccache, cache_max_entries, cache_max_size, ccache_max_size, timeout)."""
+        known = {"configure_flags", "configure_command", "build_command", "binary_path", "ninja", "ccache"}
+        known |= {"cache_max_entries", "cache_max_size", "ccache_max_size", "timeout"}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values: dict = {k: config[k] for k in ("configure_flags", "configure_command", "build_command") if k in config}
+        for name in ("binary_path", "ninja", "ccache_max_size", "timeout"):
+            if name in config:
+                values[name] = config[name]
+        if "ccache" in config:
+            values["use_ccache"] = config["ccache"]
+        if "cache_max_entries" in config or "cache_max_size" in config:
+            size = config.get("cache_max_size")
+            values["cache_limit"] = CacheLimit(
+                max_entries=config.get("cache_max_entries", CacheLimit().max_entries),  # type: ignore[arg-type]
+                max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
+            )
+        return cls(**values)
+
+    def uses_ninja(self) -> bool:
+        return self.ninja if self.ninja is not None else shutil.which("ninja") is not None
+
+    def configure_argv(self) -> list[str] | None:
+        """The configure step as argv, or None when configuring is skipped."""
+        if not self.configure_command:
+            return None
+        extra = list(self.configure_flags)
+        if self.uses_ninja() and "--ninja" not in extra:
+            extra.insert(0, "--ninja")
+        if isinstance(self.configure_command, str):
+            return ["sh", "-c", " ".join([self.configure_command, shlex.join(extra)]).strip()]
+        return [*self.configure_command, *extra]
+
+    def build_argv(self) -> list[str]:
+        if isinstance(self.build_command, str):
+            return ["sh", "-c", self.build_command]
+        return list(self.build_command)
+
+    def key_inputs(self, env: Mapping[str, str]) -> dict:
+        """Everything besides the SHA that changes the binary (the job count of `make -j$(nproc)` does not)."""
+        return {
+            "configure": self.configure_argv(),
+            "build": self.build_argv(),
+            "binary_path": self.binary_path,
+            "compilers": compilercache.compiler_identity(env),
+            "machine": platform.machine(),
+        }
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """A built (or cached) binary of one side."""
+
+    binary: Path
+    sha: str
+    ref: str
+    side: str
+    key: str
+    cached: bool
+    log: Path | None
+    worktree: Path
+    duration: float
+    trusted: bool
+    binary_sha256: str
+    ccache: compilercache.CcacheStats | None = None
+    ccache_mode: str = "disabled"
+
+    def record(self) -> dict:
+        """The build's entry for run.json."""
+        return {
+            "side": self.side,
+            "ref": self.ref,
+            "sha": self.sha,
+            "cache_key": self.key,
+            "cached": self.cached,
+            "binary": str(self.binary),
+            "binary_sha256": self.binary_sha256,
+            "log": str(self.log) if self.log else None,
+            "worktree": str(self.worktree),
+            "duration_seconds": round(self.duration, 3),
+            "trusted": self.trusted,
+            "ccache_mode": self.ccache_mode,
+            "ccache": self.ccache.as_dict() if self.ccache else None,
+        }
+
+
+def build_ref(
+    repo: Path,
+    ref: str,
+    *,
+    side: str,
+    settings: BuildSettings | None = None,
+    cache_dir: Path | None = None,
+    trusted: bool = True,
+    echo: TextIO | None = None,
+) -> BuildResult:
+    """Build (or reuse) the binary of ``ref`` in ``repo``; raises HeadBuildError/BaseBuildError on failure.
+
+    ``trusted=False`` makes ccache read-only and strips credentials from the build's environment.
+    ``echo`` receives the build output as it happens (the log file always does).
+    """
+    if side not in SIDES:
+        raise InputError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
+    started = time.monotonic()
+    settings = settings or BuildSettings()
+    repo = Path(repo).resolve()
+    sha = resolve_commit(repo, ref)
+    cache = BinaryCache((Path(cache_dir) if cache_dir else default_cache_dir()).resolve(), settings.cache_limit)
+    env = _build_env(trusted)
+    key = cache_key({"sha": sha, **settings.key_inputs(env)})
+    worktree = cache.root / "worktrees" / f"{sha[:12]}-{key[:12]}"
+
+    def waiting() -> None:
+        print(f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})", file=sys.stderr)
+
+    with cache.lock(key, on_wait=waiting):
+        entry, reason = cache.validate(key)
+        if entry is not None:
+            cache.touch(entry)
+            with cache.lock(f"git-{worktrees.repo_id(repo)}"):
+                worktrees.ensure_worktree(repo, worktree, sha)
+            return _result(entry, ref, side, worktree, started, trusted, cached=True)
+        if reason != "missing":
+            print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
+            cache.remove(key)
+        result = _build_and_store(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo)
+    common_dir = worktrees.git_common_dir(repo)
+    cache.evict(keep=frozenset({key}), on_remove=lambda evicted: _remove_entry_worktree(cache, evicted, common_dir))
+    _prune_logs(cache.root / "logs")
+    return result
+
+
+def _build_env(trusted: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if not trusted:
+        env = {name: value for name, value in env.items() if not _SECRET_ENV.search(name)}
+    return env
+
+
+def _build_and_store(
+    cache: BinaryCache,
+    repo: Path,
+    ref: str,
+    sha: str,
+    key: str,
+    side: str,
+    settings: BuildSettings,
+    env: dict[str, str],
+    worktree: Path,
+    trusted: bool,
+    started: float,
+    echo: TextIO | None,
+) -> BuildResult:
+    logs = cache.root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    log_path = logs / f"{side}-{sha[:12]}-{key[:12]}-{stamp}-{os.getpid()}.log"
+    with cache.lock(f"git-{worktrees.repo_id(repo)}"):
+        worktrees.ensure_worktree(repo, worktree, sha)
+    worktrees.clean_worktree(worktree)
+
+    ccache = compilercache.find_ccache() if settings.use_ccache is not False else None
+    if settings.use_ccache and ccache is None:
+        raise InputError("ccache was requested but is not installed")
+    stats_log = log_path.with_suffix(".ccache-stats")
+    if ccache:
+        env = compilercache.ccache_env(
+            env,
+            ccache=ccache,
+            ccache_dir=cache.root / "ccache",
+            base_dir=worktree,
+            stats_log=stats_log,
+            read_only=not trusted,
+            max_size=settings.ccache_max_size,
+        )
+    steps = [argv for argv in (settings.configure_argv(), settings.build_argv()) if argv]
+    stats = None
+    try:
+        with open(log_path, "wb") as log:
+            log.write(
+                f"# benchgate build: side={side} ref={ref} sha={sha} key={key}\n"
+                f"# worktree={worktree} trusted={trusted} ccache={'read-only' if not trusted else 'read-write'}"
+                f"{'' if ccache else ' (not used)'}\n".encode()
+            )
+            failure = None
+            for argv in steps:
+                log.write(f"$ {shlex.join(argv)}\n".encode())
+                log.flush()
+                status = _run_step(argv, worktree, env, log, echo, settings.timeout)
+                if status != 0:
+                    outcome = "timed out" if status is None else f"exited with status {status}"
+                    failure = f"`{shlex.join(argv)}` {outcome}"
+                    break
+            if ccache:
+                stats = compilercache.read_stats_log(stats_log, read_only=not trusted)
+                log.write(f"# {stats.summary()}\n".encode())
+        built = worktree / settings.binary_path
+        if failure is None and (not built.is_file() or not os.access(built, os.X_OK)):
+            failure = f"the build produced no executable {settings.binary_path}"
+        if failure is not None:
+            _fail(side, ref, sha, log_path, failure, repo, worktree, settings)
+        metadata = {
+            "sha": sha,
+            "ref": ref,
+            "side": side,
+            "worktree": str(worktree),
+            "git_common_dir": str(worktrees.git_common_dir(repo)),
+            "original_log": str(log_path),
+            "configure": settings.configure_argv(),
+            "build": settings.build_argv(),
+            "binary_path": settings.binary_path,
+            "ccache": stats.as_dict() if stats else None,
+        }
+        entry = cache.store(key, built, metadata, log_path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            stats_log.unlink()
+    # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
+    worktrees.clean_worktree(worktree)
+    mode = "disabled" if not ccache else ("read-write" if trusted else "read-only")
+    return BuildResult(
+        binary=entry.binary,
+        sha=sha,
+        ref=ref,
+        side=side,
+        key=key,
+        cached=False,
+        log=log_path,
+        worktree=worktree,
+        duration=time.monotonic() - started,
+        trusted=trusted,
+        binary_sha256=entry.sha256,
+        ccache=stats,
+        ccache_mode=mode,
+    )
+
+
+def _result(
+    entry: CacheEntry, ref: str, side: str, worktree: Path, started: float, trusted: bool, *, cached: bool
+) -> BuildResult:
+    ccache = entry.metadata.get("ccache")
+    return BuildResult(
+        binary=entry.binary,
+        sha=entry.metadata.get("sha", ""),
+        ref=ref,
+        side=side,
+        key=entry.key,
+        cached=cached,
+        log=entry.log,
+        worktree=worktree,
+        duration=time.monotonic() - started,
+        trusted=trusted,
+        binary_sha256=entry.sha256,
+        # The stats of the build that produced the entry; nothing was compiled this time.
+        ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
+        ccache_mode="not used (binary cache hit)",
+    )
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_step(
+    argv: list[str], cwd: Path, env: dict[str, str], log, echo: TextIO | None, timeout: float | None
+) -> int | None:
+    """Run one build step with output to ``log`` (and ``echo``); returns its status, None on timeout."""
+    timed_out = threading.Event()
+    with _sigterm_unwinds():
+        # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
+        process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+
+        def kill() -> None:
+            timed_out.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        try:
+            if timer:
+                timer.start()
+            assert process.stdout is not None
+            for line in process.stdout:
+                log.write(line)
+                if echo is not None:
+                    echo.write(line.decode(errors="replace"))
+            status = process.wait()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+    return None if timed_out.is_set() else status
+
+
+def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last non-empty lines of a build log, each clipped, joined with newlines."""
+    try:
+        text = log.read_bytes()[-64 * 1024 :].decode(errors="replace")
+    except OSError:
+        return ""
+    kept = [
+        line.strip()[:240]
+        for line in text.splitlines()
+        # Our own header lines and gcc's source excerpts ("15 |   code", "|   ^") say nothing new.
+        if line.strip() and not line.startswith("# ") and not _EXCERPT_LINE.match(line)
+    ]
+    return "\n".join(kept[-lines:])
+
+
+def _fail(
+    side: str, ref: str, sha: str, log: Path, what: str, repo: Path, worktree: Path, settings: BuildSettings
+) -> None:
+    if not settings.keep_failed_worktree:
+        worktrees.remove_worktree(worktree, worktrees.git_common_dir(repo))
+    error_class = HeadBuildError if side == "head" else BaseBuildError
+    message = f"{side} build of {ref} ({sha[:12]}) failed: {what}; log {log}; last lines:\n{log_tail(log)}"
+    raise error_class(message, side=side, ref=ref, sha=sha, log=log)
+
+
+def _remove_entry_worktree(cache: BinaryCache, entry: CacheEntry, common_dir: Path) -> None:
+    worktree = entry.metadata.get("worktree")
+    if worktree and Path(worktree).parent == cache.root / "worktrees":
+        recorded = entry.metadata.get("git_common_dir")
+        worktrees.remove_worktree(Path(worktree), Path(recorded) if recorded else common_dir)
+
+
+def _prune_logs(logs: Path, keep: int = KEPT_LOGS) -> None:
+    if not logs.is_dir():
+        return
+    dated = []
+    for path in logs.glob("*.log"):
+        with contextlib.suppress(FileNotFoundError):
+            dated.append((path.stat().st_mtime, path))
+    for _, old in sorted(dated)[:-keep]:
+        with contextlib.suppress(FileNotFoundError):
+            old.unlink()

@@ -1,0 +1,316 @@
+"""Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary.
+
+Layout under the cache root (``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``)::
+
+    binaries/<key>/<name>        the binary (e.g. ``node``), mode 0755
+    binaries/<key>/entry.json    key, sha256, size, build inputs, log, worktree
+    binaries/<key>/build.log     copy of the log of the build that made it
+    binaries/<key>/COMPLETE      completion marker, written last (holds the sha256)
+    binaries/<key>/last-used     its mtime is the LRU clock
+    binaries/.tmp-*              staging directories (never look complete)
+    locks/<key>.lock             fcntl.flock lock per key (files are never deleted)
+
+An entry is used only when its marker exists and the binary's size, mode and
+sha256 match what ``entry.json`` records; anything else is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate.errors import InputError
+
+CACHE_ENV = "BENCHGATE_CACHE"
+# Bumped whenever the key's inputs or the entry layout change, so old entries stop matching.
+KEY_FORMAT = 1
+COMPLETE_MARKER = "COMPLETE"
+ENTRY_FILE = "entry.json"
+LAST_USED_FILE = "last-used"
+LOG_FILE = "build.log"
+STAGING_PREFIX = ".tmp-"
+# A staging directory older than this belongs to a process that died mid-store.
+STALE_STAGING_SECONDS = 600
+
+_SIZE_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_SIZE_UNITS.update({f"{unit}I": 2 ** (10 * power) for power, unit in enumerate("KMGT", start=1)})
+
+
+def default_cache_dir() -> Path:
+    """The cache root: ``$BENCHGATE_CACHE`` when set, else ``~/.cache/benchgate``."""
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "benchgate"
+
+
+def parse_size(text: str) -> int:
+    """Parse ``500M``, ``20G``, ``2GiB`` or a plain byte count into bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT][iI]?)?[bB]?\s*", text)
+    if not match:
+        raise InputError(f"cannot read size {text!r}: expected a number with an optional K, M, G or T suffix")
+    number, unit = match.groups()
+    return int(float(number) * _SIZE_UNITS[(unit or "").upper()])
+
+
+@dataclass(frozen=True)
+class CacheLimit:
+    """Bounds of the binary cache; the least recently used entries go first. None means unbounded."""
+
+    max_entries: int | None = 10
+    max_bytes: int | None = 20 * 2**30
+
+    def __post_init__(self) -> None:
+        if self.max_entries is not None and self.max_entries < 1:
+            raise InputError(f"cache entry limit must be at least 1, not {self.max_entries}")
+        if self.max_bytes is not None and self.max_bytes < 1:
+            raise InputError(f"cache size limit must be positive, not {self.max_bytes}")
+
+
+def cache_key(inputs: Mapping[str, object]) -> str:
+    """The cache key: sha256 over the canonical JSON of everything that changes the binary."""
+    canonical = json.dumps({"key_format": KEY_FORMAT, **inputs}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A complete, verified cache entry."""
+
+    key: str
+    directory: Path
+    binary: Path
+    sha256: str
+    size: int
+    metadata: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def log(self) -> Path | None:
+        path = self.directory / LOG_FILE
+        return path if path.exists() else None
+
+    @property
+    def last_used(self) -> float:
+        try:
+            return (self.directory / LAST_USED_FILE).stat().st_mtime
+        except FileNotFoundError:
+            return 0.0
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class BinaryCache:
+    """The binary cache under ``root``. Callers hold ``lock(key)`` around validate/store/remove of a key."""
+
+    def __init__(self, root: Path, limit: CacheLimit | None = None) -> None:
+        self.root = Path(root)
+        self.limit = limit or CacheLimit()
+        self.entries_dir = self.root / "binaries"
+        self.locks_dir = self.root / "locks"
+        for directory in (self.entries_dir, self.locks_dir):
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise InputError(f"cannot create cache directory {directory}: {error.strerror}") from None
+
+    # -- locks ---------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, name: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``); blocks while another job holds it."""
+        handle = open(self.locks_dir / f"{name}.lock", "a+b")  # noqa: SIM115 - closed in finally
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait:
+                    on_wait()
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            handle.close()  # closing the descriptor releases the flock
+
+    @contextlib.contextmanager
+    def try_lock(self, name: str) -> Iterator[bool]:
+        """Take the lock ``name`` only if free; yields whether it was taken."""
+        handle = open(self.locks_dir / f"{name}.lock", "a+b")  # noqa: SIM115 - closed in finally
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            handle.close()
+
+    # -- entries -------------------------------------------------------------------------------
+
+    def entry_dir(self, key: str) -> Path:
+        return self.entries_dir / key
+
+    def validate(self, key: str) -> tuple[CacheEntry | None, str]:
+        """Check the entry for ``key``; returns (entry, "") or (None, why it cannot be used)."""
+        directory = self.entry_dir(key)
+        if not directory.is_dir():
+            return None, "missing"
+        marker = directory / COMPLETE_MARKER
+        if not marker.is_file():
+            return None, "incomplete (no completion marker: an interrupted build or store)"
+        try:
+            metadata = json.loads((directory / ENTRY_FILE).read_text())
+            recorded_sha256, recorded_size = metadata["sha256"], int(metadata["size"])
+            binary = directory / metadata["binary_name"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            return None, f"unreadable {ENTRY_FILE} ({error})"
+        if metadata.get("key") != key or marker.read_text().strip() != recorded_sha256:
+            return None, "entry metadata does not match its key or completion marker"
+        try:
+            status = binary.stat()
+        except FileNotFoundError:
+            return None, f"binary {binary.name} missing"
+        if status.st_size != recorded_size:
+            return None, f"binary truncated or changed (size {status.st_size}, recorded {recorded_size})"
+        if not status.st_mode & 0o100 or not os.access(binary, os.X_OK):
+            return None, "binary not executable"
+        if file_sha256(binary) != recorded_sha256:
+            return None, "binary sha256 does not match the recorded one"
+        return CacheEntry(key, directory, binary, recorded_sha256, recorded_size, metadata), ""
+
+    def store(self, key: str, binary: Path, metadata: Mapping[str, object], log: Path | None = None) -> CacheEntry:
+        """Copy ``binary`` into the entry for ``key``: staged, renamed into place, completion marker last."""
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.entries_dir))
+        try:
+            staged_binary = staging / binary.name
+            shutil.copyfile(binary, staged_binary)
+            os.chmod(staged_binary, 0o755)
+            _fsync_path(staged_binary)
+            digest, size = file_sha256(staged_binary), staged_binary.stat().st_size
+            if log is not None and log.exists():
+                shutil.copyfile(log, staging / LOG_FILE)
+            record = {
+                **metadata,
+                "key": key,
+                "binary_name": binary.name,
+                "sha256": digest,
+                "size": size,
+                "stored_at": time.time(),
+            }
+            (staging / ENTRY_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+            _fsync_path(staging / ENTRY_FILE)
+            final = self.entry_dir(key)
+            if final.exists():  # an invalid or incomplete leftover; the caller holds the key lock
+                self._discard(final)
+            os.rename(staging, final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        # The marker goes last and atomically: an entry without it is never used.
+        marker_tmp = final / f".{COMPLETE_MARKER}.tmp"
+        marker_tmp.write_text(digest + "\n")
+        _fsync_path(marker_tmp)
+        os.rename(marker_tmp, final / COMPLETE_MARKER)
+        _fsync_path(final)
+        entry = CacheEntry(key, final, final / binary.name, digest, size, record)
+        self.touch(entry)
+        return entry
+
+    def touch(self, entry: CacheEntry) -> None:
+        """Mark ``entry`` as just used (the LRU clock)."""
+        (entry.directory / LAST_USED_FILE).touch()
+        os.utime(entry.directory / LAST_USED_FILE)
+
+    def remove(self, key: str) -> None:
+        """Remove the entry for ``key`` (caller holds the key lock)."""
+        directory = self.entry_dir(key)
+        if directory.exists():
+            self._discard(directory)
+
+    def _discard(self, directory: Path) -> None:
+        # Drop the marker first, then move the directory out of the way, so no reader sees a half-deleted entry.
+        with contextlib.suppress(FileNotFoundError):
+            (directory / COMPLETE_MARKER).unlink()
+        trash = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "trash-", dir=self.entries_dir))
+        os.rename(directory, trash / "entry")
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def complete_entries(self) -> list[CacheEntry]:
+        """Entries that carry a completion marker (not re-hashed), least recently used first."""
+        entries = []
+        for directory in self.entries_dir.iterdir():
+            if directory.name.startswith(".") or not (directory / COMPLETE_MARKER).is_file():
+                continue
+            try:
+                metadata = json.loads((directory / ENTRY_FILE).read_text())
+                binary = directory / metadata["binary_name"]
+                size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
+            except (OSError, ValueError, KeyError):
+                continue
+            entries.append(CacheEntry(directory.name, directory, binary, metadata.get("sha256", ""), size, metadata))
+        return sorted(entries, key=lambda entry: entry.last_used)
+
+    def evict(
+        self, *, keep: frozenset[str] = frozenset(), on_remove: Callable[[CacheEntry], None] | None = None
+    ) -> list[str]:
+        """Remove least recently used entries until within the limit; returns the evicted keys.
+
+        Entries in ``keep`` and entries whose lock another job holds (being built or read) are skipped.
+        Also clears leftovers: stale staging directories and incomplete entries nobody is building.
+        """
+        evicted: list[str] = []
+        with self.lock("cache"):
+            self._clear_leftovers()
+            entries = self.complete_entries()
+            total = sum(entry.size for entry in entries)
+            count = len(entries)
+            for entry in entries:
+                over_count = self.limit.max_entries is not None and count > self.limit.max_entries
+                over_size = self.limit.max_bytes is not None and total > self.limit.max_bytes
+                if not (over_count or over_size):
+                    break
+                if entry.key in keep:
+                    continue
+                with self.try_lock(entry.key) as taken:
+                    if not taken:
+                        continue
+                    self.remove(entry.key)
+                    if on_remove:
+                        on_remove(entry)
+                evicted.append(entry.key)
+                count -= 1
+                total -= entry.size
+        return evicted
+
+    def _clear_leftovers(self) -> None:
+        now = time.time()
+        for directory in self.entries_dir.iterdir():
+            if directory.name.startswith(STAGING_PREFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    if now - directory.stat().st_mtime > STALE_STAGING_SECONDS:
+                        shutil.rmtree(directory, ignore_errors=True)
+            elif not (directory / COMPLETE_MARKER).exists():
+                with self.try_lock(directory.name) as taken:
+                    if taken and not (directory / COMPLETE_MARKER).exists():
+                        shutil.rmtree(directory, ignore_errors=True)

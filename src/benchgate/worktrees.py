@@ -1,0 +1,107 @@
+"""Git plumbing for builds: resolving refs, merge bases, and worktrees outside the user's checkout.
+
+Builds never touch the user's working tree: each one gets a detached ``git worktree``
+under the cache directory, which shares the repository's objects but not its files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+from benchgate.errors import InputError
+
+# Hooks of the user's repository have no business running inside our build worktrees.
+_GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false")
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run git in ``cwd``; with ``check`` a failure becomes an InputError naming the command and git's message."""
+    try:
+        completed = subprocess.run(
+            [*_GIT, "-C", str(cwd), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+    except FileNotFoundError:
+        raise InputError("git is not installed (needed to build from refs)") from None
+    if check and completed.returncode != 0:
+        reason = completed.stderr.strip() or f"exit status {completed.returncode}"
+        raise InputError(f"git {' '.join(args)} failed in {cwd}: {reason}")
+    return completed
+
+
+def git_common_dir(repo: Path) -> Path:
+    """The repository's shared .git directory; InputError when ``repo`` is not a git repository."""
+    if not Path(repo).is_dir():
+        raise InputError(f"repository {repo} does not exist or is not a directory")
+    completed = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False)
+    if completed.returncode != 0:
+        raise InputError(f"{repo} is not a git repository: {completed.stderr.strip()}")
+    return Path(completed.stdout.strip())
+
+
+def repo_id(repo: Path) -> str:
+    """A short stable name for the repository (used to name its lock)."""
+    return hashlib.sha256(str(git_common_dir(repo)).encode()).hexdigest()[:16]
+
+
+def resolve_commit(repo: Path, ref: str) -> str:
+    """The full commit SHA ``ref`` names in ``repo``; InputError when it names no commit."""
+    if not ref or ref.startswith("-"):
+        raise InputError(f"invalid git ref {ref!r}")
+    git_common_dir(repo)
+    completed = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+    if completed.returncode != 0:
+        raise InputError(f"ref {ref!r} is not a commit in {repo} (fetch it first?)")
+    return completed.stdout.strip()
+
+
+def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
+    """The merge-base commit of ``head_ref`` and ``base_branch`` (tried as given, then as ``origin/<branch>``)."""
+    head = resolve_commit(repo, head_ref)
+    try:
+        base = resolve_commit(repo, base_branch)
+    except InputError:
+        try:
+            base = resolve_commit(repo, f"origin/{base_branch}")
+        except InputError:
+            message = f"base branch {base_branch!r} is neither a local nor an origin/ branch in {repo}"
+            raise InputError(message) from None
+    completed = git(repo, "merge-base", base, head, check=False)
+    if completed.returncode != 0:
+        raise InputError(f"{head_ref!r} and {base_branch!r} have no common ancestor in {repo}")
+    return completed.stdout.strip()
+
+
+def worktree_head(path: Path) -> str | None:
+    """The commit checked out in worktree ``path``, or None when it is not a usable worktree."""
+    if not (path / ".git").exists():
+        return None
+    completed = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+    return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def ensure_worktree(repo: Path, path: Path, sha: str) -> Path:
+    """A detached worktree of ``repo`` at ``sha`` in ``path``, reused when it already is one (caller locks)."""
+    if worktree_head(path) == sha:
+        return path
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(repo, "worktree", "prune")
+    git(repo, "worktree", "add", "--detach", "--force", str(path), sha)
+    return path
+
+
+def clean_worktree(path: Path) -> None:
+    """Return the worktree to its pristine checkout: build outputs and any edits are removed."""
+    git(path, "reset", "--hard", "--quiet")
+    git(path, "clean", "-ffdxq")
+
+
+def remove_worktree(path: Path, common_dir: Path | None) -> None:
+    """Delete worktree ``path`` and let its repository forget it."""
+    shutil.rmtree(path, ignore_errors=True)
+    if common_dir is not None and common_dir.is_dir():
+        git(common_dir, "worktree", "prune", check=False)
