@@ -10,27 +10,28 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from benchgate import compilercache, worktrees
-from benchgate.buildcache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir, parse_size
+from benchgate.buildcache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
+from benchgate.buildsettings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.errors import BuildError, InputError
 from benchgate.worktrees import merge_base, resolve_commit
 
 __all__ = [
+    "DEFAULT_BUILD_COMMAND",
     "BaseBuildError",
+    "CacheLimit",
     "BuildResult",
     "BuildSettings",
     "HeadBuildError",
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 SIDES = ("base", "head")
-DEFAULT_BUILD_COMMAND = "make -j$(nproc)"
 LOG_TAIL_LINES = 8
 KEPT_LOGS = 200
 # Untrusted (PR) builds run without anything that looks like a credential in their environment.
@@ -69,92 +69,6 @@ class BaseBuildError(SideBuildError):
     """The base does not build: an infrastructure error, not a verdict on the PR."""
 
     infrastructure = True
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    """How binaries are built. Defaults follow Node's BUILDING.md.
-
-    ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and ninja is
-    installed) and ``configure_flags`` appended; an empty ``configure_command`` skips
-    configuring. String commands run through ``sh -c``; tuples run as argv.
-    """
-
-    configure_flags: tuple[str, ...] = ()
-    build_command: tuple[str, ...] | str = DEFAULT_BUILD_COMMAND
-    binary_path: str = "out/Release/node"
-    configure_command: tuple[str, ...] | str = ("./configure",)
-    ninja: bool | None = None
-    use_ccache: bool | None = None
-    cache_limit: CacheLimit = field(default_factory=CacheLimit)
-    ccache_max_size: str = "10G"
-    timeout: float | None = None
-    keep_failed_worktree: bool = False
-
-    def __post_init__(self) -> None:
-        if isinstance(self.configure_flags, str):
-            object.__setattr__(self, "configure_flags", tuple(shlex.split(self.configure_flags)))
-        for name in ("configure_flags", "build_command", "configure_command"):
-            value = getattr(self, name)
-            if isinstance(value, list):
-                object.__setattr__(self, name, tuple(value))
-        if not self.build_command:
-            raise InputError("build command is empty")
-        binary = Path(self.binary_path)
-        if not self.binary_path or binary.is_absolute() or ".." in binary.parts:
-            raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
-
-    @classmethod
-    def from_mapping(cls, config: Mapping[str, object]) -> BuildSettings:
-        """Settings from a config mapping (keys: configure_flags, configure_command, build_command,
-        binary_path, ninja, ccache, cache_max_entries, cache_max_size, ccache_max_size, timeout)."""
-        known = {"configure_flags", "configure_command", "build_command", "binary_path", "ninja", "ccache"}
-        known |= {"cache_max_entries", "cache_max_size", "ccache_max_size", "timeout"}
-        unknown = sorted(set(config) - known)
-        if unknown:
-            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values: dict = {k: config[k] for k in ("configure_flags", "configure_command", "build_command") if k in config}
-        for name in ("binary_path", "ninja", "ccache_max_size", "timeout"):
-            if name in config:
-                values[name] = config[name]
-        if "ccache" in config:
-            values["use_ccache"] = config["ccache"]
-        if "cache_max_entries" in config or "cache_max_size" in config:
-            size = config.get("cache_max_size")
-            values["cache_limit"] = CacheLimit(
-                max_entries=config.get("cache_max_entries", CacheLimit().max_entries),  # type: ignore[arg-type]
-                max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
-            )
-        return cls(**values)
-
-    def uses_ninja(self) -> bool:
-        return self.ninja if self.ninja is not None else shutil.which("ninja") is not None
-
-    def configure_argv(self) -> list[str] | None:
-        """The configure step as argv, or None when configuring is skipped."""
-        if not self.configure_command:
-            return None
-        extra = list(self.configure_flags)
-        if self.uses_ninja() and "--ninja" not in extra:
-            extra.insert(0, "--ninja")
-        if isinstance(self.configure_command, str):
-            return ["sh", "-c", " ".join([self.configure_command, shlex.join(extra)]).strip()]
-        return [*self.configure_command, *extra]
-
-    def build_argv(self) -> list[str]:
-        if isinstance(self.build_command, str):
-            return ["sh", "-c", self.build_command]
-        return list(self.build_command)
-
-    def key_inputs(self, env: Mapping[str, str]) -> dict:
-        """Everything besides the SHA that changes the binary (the job count of `make -j$(nproc)` does not)."""
-        return {
-            "configure": self.configure_argv(),
-            "build": self.build_argv(),
-            "binary_path": self.binary_path,
-            "compilers": compilercache.compiler_identity(env),
-            "machine": platform.machine(),
-        }
 
 
 @dataclass(frozen=True)
