@@ -1,0 +1,323 @@
+"""The PR comment: pure markdown rendering of one report.
+
+Layout, top to bottom: the verdict and why; base and head; the significant rows
+(regressions first) with compare.R's columns; a text bar chart; every row in a
+collapsed ``<details>``; compare.R's false-positive note; the runner and its
+warnings; failed and skipped benchmarks; labels applied or ignored and why; how
+to override; a link to the workflow run. A hidden marker lets the poster find
+and edit the same comment on every run.
+
+Everything from the run directory (benchmark names, stderr, environment) is
+untrusted: it is shown inside code spans or code blocks, so it cannot inject
+markdown, HTML or @-mentions. When the body would pass GitHub's 65,536-character
+limit, detail is dropped in a fixed order (all-rows table, stderr and chart,
+then significant rows past the gating ones) and the comment says where the full
+report is.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchgate import __version__
+from benchgate.config import Settings
+from benchgate.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
+from benchgate.outcome import ACCEPTED, FAIL, Outcome
+from benchgate.runrecord import RunSummary
+
+MARKER = "<!-- benchgate:comment -->"
+GITHUB_COMMENT_LIMIT = 65536
+BAR_WIDTH = 20
+MAX_NAME_IN_CHART = 90
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+@dataclass(frozen=True)
+class CommentContext:
+    """Everything the comment shows; built by ``benchgate report``."""
+
+    gated: pd.DataFrame
+    settings: Settings
+    outcome: Outcome
+    run: RunSummary
+    labels: LabelDecision = LabelDecision()
+    run_url: str | None = None
+    full_report: str = "the job summary and the results artifact of the workflow run"
+
+
+def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
+    """Untrusted text as a code span: no markdown, HTML or mentions inside."""
+    text = _CONTROL.sub(" ", str(text)).replace("\n", " ").replace("`", "'")
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"`{text}`" if text.strip() else "` `"
+
+
+def plain(text: str) -> str:
+    """Text built by us from trusted parts, escaped so it renders literally and pings nobody."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(_CONTROL.sub(" ", text), quote=False))
+    return escaped.replace("@", "@\u2060")
+
+
+def _block(text: str) -> str:
+    # Backticks cannot close the fence once they are gone.
+    return "```text\n" + _CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
+
+
+def _percent(value: float) -> str:
+    return "NA" if value is None or math.isnan(value) else f"{value:.2f} %"
+
+
+def _accuracy(value: float) -> str:
+    return "NA" if value is None or math.isnan(value) else f"±{value:.2f}%"
+
+
+def _name(row) -> str:
+    return f"{row.filename} {row.configuration}"
+
+
+def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
+    """Rows with compare.R stars: gating first, then regressions (worst first), then improvements (best first)."""
+    rows = gated[gated["confidence"].isin(["*", "**", "***"])].copy()
+    rows["_order"] = [
+        (0 if gating else 1 if improvement < 0 else 2, improvement if improvement < 0 else -improvement)
+        for gating, improvement in zip(rows["gating"], rows["improvement"], strict=True)
+    ]
+    return rows.sort_values("_order", kind="mergesort").drop(columns="_order")
+
+
+def markdown_table(rows: pd.DataFrame) -> str:
+    """compare.R's columns as a GitHub table, plus a gate column."""
+    lines = [
+        "| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) | gate |",
+        "|:--|:-:|--:|--:|--:|--:|:--|",
+    ]
+    for row in rows.itertuples(index=False):
+        gate = "❌ fails" if row.gating else "ignored" if row.ignored else ""
+        confidence = str(row.confidence).replace("*", "\\*")
+        lines.append(
+            f"| {code(_name(row), in_table=True)} | {confidence} | {_percent(row.improvement)} "
+            f"| {_accuracy(row.accuracy_1)} | {_accuracy(row.accuracy_2)} | {_accuracy(row.accuracy_3)} | {gate} |"
+        )
+    return "\n".join(lines)
+
+
+def bar_chart(rows: pd.DataFrame) -> str:
+    """Signed text bars around a centre line, scaled to the largest change: ``|██████████░░ +158.99% ***``."""
+    rows = rows[rows["improvement"].notna()]
+    if rows.empty:
+        return ""
+    scale = float(rows["improvement"].abs().max()) or 1.0
+    names = [_name(row)[:MAX_NAME_IN_CHART] for row in rows.itertuples(index=False)]
+    width = max(len(name) for name in names)
+    left, right = f"-{scale:.1f}%", f"+{scale:.1f}%"
+    # Axis labels: the scale's ends at the bar's ends, 0% over the centre line.
+    axis = f"{'':<{width}}  {left:<{BAR_WIDTH}}0%{'':<{BAR_WIDTH - 1 - len(right)}}{right}"
+    lines = [axis.rstrip()]
+    for name, row in zip(names, rows.itertuples(index=False), strict=True):
+        filled = max(1, round(abs(row.improvement) / scale * BAR_WIDTH))
+        if row.improvement < 0:
+            bar = "░" * (BAR_WIDTH - filled) + "█" * filled + "|" + " " * BAR_WIDTH
+        else:
+            bar = " " * BAR_WIDTH + "|" + "█" * filled + "░" * (BAR_WIDTH - filled)
+        lines.append(f"{name:<{width}}  {bar} {row.improvement:+.2f}% {row.confidence}".rstrip())
+    return _block("\n".join(lines))
+
+
+def false_positive_note(count: int, settings: Settings) -> str:
+    """compare.R's warning about many comparisons, with what the gate does about it."""
+    note = (
+        "Be aware that when doing many comparisons the risk of a false-positive result increases. "
+        f"In this case, there are {count} comparisons, you can thus expect the following amount of "
+        f"false-positive results: {count * 0.05:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
+        f"{count * 0.01:.2f} at 1% (\\*\\*, \\*\\*\\*), {count * 0.001:.2f} at 0.1% (\\*\\*\\*)."
+    )
+    if settings.correction == "holm":
+        note += " The gate uses Holm-adjusted p-values, so noise alone fails a PR at most at the threshold's risk."
+    return f"> {note}"
+
+
+def _verdict(ctx: CommentContext) -> list[str]:
+    outcome, prefix = ctx.outcome, ctx.settings.label_prefix
+    count = outcome.gating_rows
+    if outcome.verdict == FAIL:
+        title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
+        if not count:
+            title = "### ❌ benchgate: the benchmark run fails the gate"
+    elif outcome.verdict == ACCEPTED:
+        title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
+    else:
+        title = "### ✅ benchgate: no regression fails the gate"
+    lines = [title, ""]
+    gating = ctx.gated[ctx.gated["gating"]]
+    for row in gating.head(30).itertuples(index=False):
+        lines.append(f"- {code(_name(row))}: {plain(row.gate_reason)}")
+    if len(gating) > 30:
+        lines.append(f"- … and {len(gating) - 30} more, in the table below")
+    lines += [f"- {plain(problem)}" for problem in outcome.problems]
+    return lines
+
+
+def _side(binary, label: str) -> str:
+    parts = [f"{label} {code(binary.sha[:12]) if binary.sha else code(binary.ref or 'unknown')}"]
+    if binary.version:
+        parts.append(f"node {code(binary.version)}")
+    if binary.node_args:
+        parts.append(f"args {code(' '.join(binary.node_args))}")
+    return " ".join(parts)
+
+
+def _setting(ctx: CommentContext, attribute: str, text: str) -> str:
+    source = ctx.settings.source_of(attribute)
+    return text if source == "default" else f"{text} ({source})"
+
+
+def _context_line(ctx: CommentContext) -> str:
+    settings, run = ctx.settings, ctx.run
+    runs = run.runs if run.runs is not None else "?"
+    parts = [
+        f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}",
+        f"{runs} runs per side" + (f" in {run.shards} shards" if run.shards > 1 else ""),
+        f"{len(ctx.gated)} comparisons",
+        _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
+        + ", "
+        + _setting(ctx, "correction", f"{settings.correction} correction")
+        + ", "
+        + _setting(ctx, "min_effect", f"min effect {settings.min_effect:g} %"),
+    ]
+    return " · ".join(parts)
+
+
+def _environment(run: RunSummary) -> list[str]:
+    if not run.environment and not run.warnings:
+        return []
+    lines = ["#### Runner", ""]
+    if run.environment:
+        lines.append(" · ".join(f"{code(key)}: {code(value, limit=120)}" for key, value in run.environment))
+        lines.append("")
+    lines += [f"- ⚠️ {code(warning)}" for warning in run.warnings]
+    return lines
+
+
+def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
+    if not run.failures and not run.skipped:
+        return []
+    lines = ["#### Failed or skipped benchmarks", ""]
+    for failure in run.failures[:limit]:
+        status = f"exit {failure.exit_status}" if failure.exit_status is not None else "no exit status"
+        where = "on both binaries" if failure.side == "both" else f"on the **{failure.side}**"
+        lines.append(
+            f"- ❌ {code(failure.filename + ' ' + failure.configuration)} {where}: {code(failure.reason or status)} "
+            f"({status})"
+        )
+        if stderr and failure.stderr_tail.strip():
+            tail = "\n".join(failure.stderr_tail.strip().splitlines()[-8:])[-1500:]
+            block = "\n".join("  " + line for line in _block(tail).splitlines())
+            lines += ["", "  <details><summary>stderr</summary>", "", block, "", "  </details>", ""]
+    if len(run.failures) > limit:
+        lines.append(f"- … and {len(run.failures) - limit} more failures")
+    for skipped in run.skipped[:limit]:
+        lines.append(f"- ⏭️ {code(skipped.filename)} skipped: {code(skipped.reason)}")
+    if len(run.skipped) > limit:
+        lines.append(f"- … and {len(run.skipped) - limit} more skipped")
+    return lines
+
+
+def _labels(decision: LabelDecision) -> list[str]:
+    shown = [outcome for outcome in decision.outcomes if outcome.status != REQUEST]
+    if not shown:
+        return []
+    marks = {APPLIED: "✅ applied", IGNORED: "🚫 ignored", INVALID: "⚠️ invalid"}
+    lines = ["#### Labels", "", "| label | | why |", "|:--|:--|:--|"]
+    for outcome in shown:
+        lines.append(f"| {code(outcome.label, in_table=True)} | {marks[outcome.status]} | {plain(outcome.reason)} |")
+    return lines
+
+
+def _override(ctx: CommentContext) -> str:
+    prefix = ctx.settings.label_prefix
+    return (
+        f"<sub>To override, a maintainer adds a label: {code(prefix + ':accept-regression')} (report, do not fail), "
+        f"{code(prefix + ':threshold=**')} or {code('off')}, {code(prefix + ':min-effect=3%')}, "
+        f"{code(prefix + ':runs=60')}, {code(prefix + ':categories=url,buffers')}, {code(prefix + ':filter=tojson')}. "
+        "Labels that loosen the gate count only when added by someone with write, maintain or admin permission.</sub>"
+    )
+
+
+def _footer(ctx: CommentContext) -> list[str]:
+    lines = []
+    link = f"[Workflow run]({ctx.run_url})" if ctx.run_url else "Local run"
+    lines.append(f"<sub>{link} · benchgate {__version__}</sub>")
+    return lines
+
+
+def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
+    significant = significant_rows(ctx.gated)
+    shown = significant if max_significant is None else significant.head(max_significant)
+    parts = [MARKER, *_verdict(ctx), "", _context_line(ctx), ""]
+    if truncated:
+        parts += [
+            f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
+            "",
+        ]
+    if len(significant):
+        parts += [f"#### Significant changes ({len(significant)} of {len(ctx.gated)})", "", markdown_table(shown)]
+        if len(shown) < len(significant):
+            parts += ["", f"_{len(significant) - len(shown)} more significant rows are in {ctx.full_report}._"]
+        chart = bar_chart(shown) if details else ""
+        parts += ["", chart] if chart else []
+    else:
+        parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
+    parts.append("")
+    if all_rows:
+        parts += [
+            f"<details><summary>All {len(ctx.gated)} comparisons</summary>",
+            "",
+            markdown_table(ctx.gated),
+            "",
+            "</details>",
+        ]
+    else:
+        parts.append(f"_The table of all {len(ctx.gated)} comparisons is in {ctx.full_report}._")
+    parts += ["", false_positive_note(len(ctx.gated), ctx.settings), ""]
+    for section in (_environment(ctx.run), _failures(ctx.run, stderr=details, limit=200 if details else 20)):
+        parts += [*section, ""] if section else []
+    parts += [*_labels(ctx.labels), ""] if ctx.labels.outcomes else []
+    parts += [_override(ctx), "", *_footer(ctx)]
+    return "\n".join(parts).replace("\n\n\n", "\n\n") + "\n"
+
+
+def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
+    """The comment body; under ``limit`` characters, shortened in a fixed order when needed."""
+    body = _render(ctx, all_rows=True, details=True, max_significant=None, truncated=False)
+    if limit is None or len(body) <= limit:
+        return body
+    body = _render(ctx, all_rows=False, details=True, max_significant=None, truncated=True)
+    if len(body) <= limit:
+        return body
+    body = _render(ctx, all_rows=False, details=False, max_significant=None, truncated=True)
+    if len(body) <= limit:
+        return body
+    # Keep the gating rows above all; find the most significant rows that still fit.
+    low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
+    best = _render(ctx, all_rows=False, details=False, max_significant=low, truncated=True)
+    while low < high:
+        middle = (low + high + 1) // 2
+        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle, truncated=True)
+        if len(candidate) <= limit:
+            low, best = middle, candidate
+        else:
+            high = middle - 1
+    if len(best) > limit:  # pathological: even the verdict does not fit
+        note = f"\n\n… shortened; the full report is in {ctx.full_report}.\n"
+        best = best[: limit - len(note)] + note
+    return best

@@ -1,0 +1,78 @@
+"""The verdict of a report: the gated rows plus everything else that must not pass silently.
+
+Besides rows that fail the gate, a PR fails when the head crashed or timed out
+where the base succeeded, when the head produced fewer than 2 samples for a
+configuration the base measured, or when the run did not complete. A trusted
+``accept-regression`` label turns a failure into an accepted (neutral) result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchgate.config import Settings
+from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK
+from benchgate.runrecord import Failure, RunSummary
+
+PASS, FAIL, ACCEPTED = "pass", "fail", "accepted"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the report concludes, and why."""
+
+    verdict: str
+    gating_rows: int
+    head_failures: tuple[Failure, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def failed(self) -> bool:
+        """True when something fails the gate (even if a label accepted it)."""
+        return bool(self.gating_rows or self.problems)
+
+    @property
+    def check_conclusion(self) -> str:
+        return {PASS: "success", FAIL: "failure", ACCEPTED: "neutral"}[self.verdict]
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_GATE_FAILED if self.verdict == FAIL else EXIT_OK
+
+
+def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
+    """Failures of the head where the base did not fail on the same benchmark configuration."""
+    base_failed = {(f.filename, f.configuration) for f in run.failures if f.side in ("base", "both")}
+    return tuple(
+        failure
+        for failure in run.failures
+        if failure.side == "head" and (failure.filename, failure.configuration) not in base_failed
+    )
+
+
+def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
+    """The verdict over the gated comparison table and the run summary."""
+    gating_rows = int(gated["gating"].sum())
+    head_failures = head_only_failures(run)
+    problems = []
+    if head_failures:
+        problems.append(f"{len(head_failures)} benchmark process(es) failed on the head where the base succeeded")
+    starved = gated[(gated["n_base"] >= 2) & (gated["n_head"] < 2) & ~gated["ignored"]]
+    failed_keys = {(f.filename, f.configuration) for f in head_failures}
+    unexplained = [
+        key for key in zip(starved["filename"], starved["configuration"], strict=True) if key not in failed_keys
+    ]
+    if unexplained:
+        problems.append(f"{len(unexplained)} configuration(s) have base samples but fewer than 2 head samples")
+    if not run.complete:
+        problems.append("the run did not complete, so part of the selection was never measured")
+    failed = bool(gating_rows or problems)
+    if not failed:
+        verdict = PASS
+    elif settings.accept_regression:
+        verdict = ACCEPTED
+    else:
+        verdict = FAIL
+    return Outcome(verdict, gating_rows, head_failures, tuple(problems))

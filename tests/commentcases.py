@@ -1,0 +1,144 @@
+"""Deterministic report contexts for the comment goldens and the report tests (no statistics run needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchgate import config, gate, labels, outcome, stats
+from benchgate.comment import CommentContext
+from benchgate.runrecord import Binary, Failure, RunSummary, Skipped
+
+RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
+
+ROWS = [
+    # filename, configuration, improvement %, raw p
+    ("buffers/buffer-compare.js", "n=1000000 size=16386", -15.56, 1e-6),
+    ("buffers/buffer-compare.js", "n=1000000 size=4096", -2.63, 0.09),
+    ("buffers/buffer-concat.js", "n=800000 withTotalLength=0 pieceSize=1 pieces=16", 300.67, 1e-9),
+    ("buffers/buffer-tojson.js", "len=256 n=10000", 482.81, 1e-8),
+    ("streams/creation.js", "kind='transform' n=50000000", -7.59, 0.004),
+    ("url/url-parse.js", 'type="a|b" n=100', 0.4, 0.6),
+]
+
+
+def comparisons(rows=ROWS) -> pd.DataFrame:
+    """A comparison table with stats.COMPARISON_COLUMNS from fixed improvements and p-values."""
+    improvement = np.array([row[2] for row in rows], dtype=float)
+    p_value = np.array([row[3] for row in rows], dtype=float)
+    accuracy = np.abs(improvement) / 4 + 1.0
+    frame = pd.DataFrame(
+        {
+            "filename": [row[0] for row in rows],
+            "configuration": [row[1] for row in rows],
+            "n_base": 30,
+            "n_head": 30,
+            "mean_base": 1000.0,
+            "mean_head": 1000.0 * (1 + improvement / 100),
+            "improvement": improvement,
+            "t_statistic": np.sign(improvement) * 5.0,
+            "df": 57.0,
+            "p_value": p_value,
+            "p_adjusted": stats.holm_adjust(p_value),
+            "confidence": stats.stars(p_value),
+            "accuracy_1": accuracy,
+            "accuracy_2": accuracy * 1.33,
+            "accuracy_3": accuracy * 1.73,
+            "incomplete": False,
+        }
+    )
+    for column in stats.COMPARISON_COLUMNS:
+        if column not in frame:  # flags the statistics add later (e.g. constant) are all false here
+            frame[column] = False
+    return frame[stats.COMPARISON_COLUMNS]
+
+
+def run_summary(**changes) -> RunSummary:
+    values = dict(
+        base=Binary(sha="a" * 40, ref="main", version="v20.11.0"),
+        head=Binary(sha="b" * 40, ref="refs/pull/123/head", version="v20.11.0", node_args=("--jitless",)),
+        runs=30,
+        environment=(("cpu", "AMD EPYC 7B13"), ("cores", "2"), ("governor", "performance")),
+        warnings=(),
+        shards=1,
+        has_record=True,
+    )
+    values.update(changes)
+    return RunSummary(**values)
+
+
+def context(
+    rows=ROWS,
+    *,
+    settings: config.Settings | None = None,
+    decision: labels.LabelDecision | None = None,
+    run: RunSummary | None = None,
+) -> CommentContext:
+    settings = settings or config.Settings()
+    decision = decision or labels.LabelDecision()
+    settings = config.with_labels(settings, decision.values)
+    run = run or run_summary()
+    gated = gate.apply_gate(comparisons(rows), settings.policy())
+    return CommentContext(
+        gated=gated,
+        settings=settings,
+        outcome=outcome.decide(gated, run, settings),
+        run=run,
+        labels=decision,
+        run_url=RUN_URL,
+    )
+
+
+def by_actor(adders: dict[str, str], writers: set[str]) -> labels.LabelDecision:
+    return labels.decide(list(adders), config.Settings(), actor_of=adders.get, can_write=lambda user: user in writers)
+
+
+def variants() -> dict[str, CommentContext]:
+    """Every comment variant the goldens pin down."""
+    passing = [row for row in ROWS if row[2] > -1]
+    failing_run = run_summary(
+        failures=(
+            Failure(
+                "buffers/buffer-tojson.js",
+                "len=4096 n=10000",
+                "head",
+                134,
+                "crashed",
+                "FATAL ERROR: Reached heap limit\n``` injected fence\n@nodejs/tsc <script>alert(1)</script>",
+            ),
+            Failure("misc/startup.js", "mode=process", "both", 1, "exit status 1", "Error: x"),
+        ),
+        skipped=(Skipped("http/simple.js", "needs autocannon or wrk; neither is installed"),),
+        warnings=("load average 2.31 is high for 2 cores", "frequency governor is powersave, not performance"),
+    )
+    return {
+        "pass": context(passing),
+        "fail": context(),
+        "accepted": context(
+            decision=by_actor({"benchmark": "maintainer", "benchmark:accept-regression": "maintainer"}, {"maintainer"})
+        ),
+        "ignored-label": context(
+            decision=by_actor(
+                {
+                    "benchmark:threshold=off": "drive-by",
+                    "benchmark:runs=abc": "drive-by",
+                    "benchmark:min-effect=5%": "drive-by",
+                },
+                {"maintainer"},
+            )
+        ),
+        "failed-benchmarks": context(passing, run=failing_run),
+    }
+
+
+def many_rows(count: int) -> list[tuple[str, str, float, float]]:
+    """``count`` rows: a few gating regressions, some improvements, mostly noise."""
+    rows = []
+    for index in range(count):
+        if index % 97 == 0:
+            rows.append((f"category{index % 7}/file{index}.js", f"n={index} size=1024 kind='x'", -20.0, 1e-12))
+        elif index % 5 == 0:
+            rows.append((f"category{index % 7}/file{index}.js", f"n={index} size=1024 kind='x'", 12.5, 1e-4))
+        else:
+            rows.append((f"category{index % 7}/file{index}.js", f"n={index} size=1024 kind='x'", 0.3, 0.5))
+    return rows

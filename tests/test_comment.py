@@ -1,0 +1,97 @@
+"""The PR comment: golden files for every variant, size limit, and escaping of untrusted text.
+
+Regenerate the goldens after an intended change with
+``BENCHGATE_REGENERATE_GOLDEN=1 pytest tests/test_comment.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from commentcases import context, many_rows, variants
+
+from benchgate import comment
+
+GOLDEN = Path(__file__).parent / "golden"
+REGENERATE = os.environ.get("BENCHGATE_REGENERATE_GOLDEN") == "1"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / f"comment-{name}.md"
+    if REGENERATE:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden {path}; run with BENCHGATE_REGENERATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(variants()))
+def test_comment_variants_match_goldens(name):
+    check_golden(name, comment.render_comment(variants()[name]))
+
+
+def test_truncated_variant_matches_golden():
+    body = comment.render_comment(context(many_rows(120)), limit=9000)
+    assert len(body) <= 9000
+    check_golden("truncated", body)
+
+
+def test_pass_and_fail_say_so_first():
+    cases = variants()
+    first = {name: comment.render_comment(ctx).splitlines()[1] for name, ctx in cases.items()}
+    assert first["pass"].startswith("### ✅") and first["failed-benchmarks"].startswith("### ❌")
+    assert first["fail"] == "### ❌ benchgate: 1 regression fails the gate"
+    assert first["accepted"].startswith("### ⚠️")
+    assert all(body.startswith(comment.MARKER) for body in map(comment.render_comment, cases.values()))
+
+
+def test_fail_lists_regressions_first_and_why():
+    body = comment.render_comment(variants()["fail"])
+    table = body.split("#### Significant changes")[1].split("<details>")[0]
+    assert table.index("buffer-compare.js n=1000000 size=16386") < table.index("buffer-tojson.js")
+    assert "Holm-adjusted p" in body and "❌ fails" in table
+    assert "|█" in body and "+482.81% \\*\\*\\*" not in body and "+482.81% ***" in body
+
+
+def test_ignored_label_says_why():
+    body = comment.render_comment(variants()["ignored-label"])
+    assert "🚫 ignored" in body and "@\u2060drive-by" in body and "lacks write" in body
+    assert "⚠️ invalid" in body and "must be a whole number" in body
+    # The ignored threshold=off did not loosen anything: the regression still fails.
+    assert body.splitlines()[1].startswith("### ❌")
+
+
+def outside_code(body: str) -> str:
+    """The markdown that GitHub interprets: fenced blocks and code spans removed."""
+    body = re.sub(r"^ *```text\n.*?^ *```$", "", body, flags=re.S | re.M)
+    return re.sub(r"`[^`\n]*`", "", body)
+
+
+def test_untrusted_text_cannot_inject_markup():
+    body = comment.render_comment(variants()["failed-benchmarks"])
+    interpreted = outside_code(body)
+    assert "<script>" not in interpreted and "@nodejs" not in interpreted
+    assert "``` injected" not in body
+    # No mention of a team can ping anyone: it sits inside a code block.
+    stderr_block = body.split("<details><summary>stderr</summary>")[1].split("</details>")[0]
+    assert "@nodejs/tsc" in stderr_block and stderr_block.count("```") == 2
+
+
+def test_comment_under_github_limit_keeps_verdict_and_gating_rows():
+    ctx = context(many_rows(6000))
+    full = comment.render_comment(ctx, limit=None)
+    assert len(full) > comment.GITHUB_COMMENT_LIMIT
+    body = comment.render_comment(ctx)
+    assert len(body) <= comment.GITHUB_COMMENT_LIMIT
+    assert body.startswith(comment.MARKER) and "regressions fail the gate" in body
+    for index in range(0, 6000, 97):
+        assert f"file{index}.js n={index} " in body
+    assert "shortened to fit GitHub's limit" in body and "job summary" in body
+
+
+def test_pipe_in_configuration_does_not_break_the_table():
+    body = comment.render_comment(variants()["pass"])
+    row = next(line for line in body.splitlines() if "url-parse.js" in line)
+    assert "a\\|b" in row and row.count(" | ") == 6
