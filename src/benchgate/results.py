@@ -12,11 +12,14 @@ Samples come back as a DataFrame with one row per sample and the columns
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import os
+import re
 import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,60 +34,169 @@ CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
 SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time"]
+# A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
+_DECIMAL = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:Infinity|NaN)\s*")
 
 
-def _read_text(source: str | Path) -> tuple[str, str]:
-    """Return (display name, text) for a path or "-" (stdin); BOM and CRLF tolerated."""
+def _read_bytes(source: str | Path) -> tuple[str, bytes]:
+    """Return (display name, raw bytes) for a path or "-" (stdin)."""
     if str(source) == "-":
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        path = Path(source)
-        name = str(path)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError("no such file", where=name) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, expected a compare.js CSV file", where=name) from None
-        except OSError as error:
-            raise InputError(f"cannot read: {error.strerror}", where=name) from None
+        return "<stdin>", sys.stdin.buffer.read()
+    path = Path(source)
     try:
-        text = data.decode("utf-8-sig")
+        return str(path), path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", where=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a compare.js CSV file", where=str(path)) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", where=str(path)) from None
+
+
+def _decode(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text (byte {error.start})", where=name) from None
-    return name, text
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError(f"line {line}: not UTF-8 text (byte {error.start})", where=name) from None
 
 
-def _parse_csv(name: str, text: str) -> pd.DataFrame:
+def _header(name: str, text: str) -> list[str]:
+    """The header's column names; InputError for an empty file or a missing required column."""
     if not text.strip():
-        raise InputError("empty file, expected a compare.js CSV with a header line", where=name)
+        raise InputError(f"empty file, expected a compare.js CSV starting with the header {CSV_HEADER}", where=name)
+    first_line = text[: text.find("\n")] if "\n" in text else text
+    first_line = first_line.split("\r")[0]
     try:
-        # skipinitialspace accepts the older '", "' separated header and rows.
-        frame = pd.read_csv(
-            io.StringIO(text),
-            dtype=str,
-            keep_default_na=False,
-            skipinitialspace=True,
-            engine="c",
-        )
-    except pd.errors.ParserError as error:
-        raise InputError(f"malformed CSV: {str(error).strip()}", where=name) from None
-    frame.columns = [str(column).strip() for column in frame.columns]
-    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+        columns = [field.strip() for field in next(csv.reader([first_line], skipinitialspace=True))]
+    except (csv.Error, StopIteration):
+        columns = []
+    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
     if missing:
         raise InputError(
-            f"line 1: missing column {', '.join(repr(c) for c in missing)}; expected header {CSV_HEADER}",
+            f"line 1: missing column {', '.join(repr(c) for c in missing)}; expected the header {CSV_HEADER}, "
+            f"found {first_line[:120]!r}",
             where=name,
         )
-    if frame.empty:
+    return columns
+
+
+def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any) -> pd.DataFrame:
+    """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
+    return pd.DataFrame(
+        {
+            "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
+            "filename": filename,
+            "configuration": configuration,
+            "rate": np.asarray(rate, dtype="float64"),
+            "time": np.asarray(time, dtype="float64"),
+        }
+    )
+
+
+def _parse_fast(text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
+    """pandas' C parser; None whenever anything looks off, so the exact parser can name the line."""
+    has_time = "time" in columns
+    dtype = {"binary": "category", "filename": "category", "configuration": "category", "rate": "float64"}
+    if has_time:
+        dtype["time"] = "float64"
+    try:
+        with warnings.catch_warnings():
+            # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
+            warnings.simplefilter("error")
+            frame = pd.read_csv(
+                io.StringIO(text),
+                dtype=dtype,
+                na_filter=False,
+                skipinitialspace=True,
+                index_col=False,
+                engine="c",
+            )
+    except Exception:  # any parser complaint: the exact parser below finds and names the line
+        return None
+    if [str(column).strip() for column in frame.columns] != columns or frame.empty:
+        return None
+    labels = frame["binary"]
+    if not set(labels.cat.categories) <= {base_label, head_label} or "" in set(frame["filename"].cat.categories):
+        return None
+    rate = frame["rate"].to_numpy()
+    if not (np.isfinite(rate) & (rate > 0)).all():
+        return None
+    if has_time:
+        time = frame["time"].to_numpy()
+        if not np.isfinite(time).all():
+            return None
+    else:
+        time = np.full(len(frame), np.nan)
+    code_of_category = np.array([0 if label == base_label else 1 for label in labels.cat.categories], dtype="int8")
+    side_codes = code_of_category[labels.cat.codes.to_numpy()]
+    return _samples_frame(side_codes, frame["filename"], frame["configuration"], rate, time)
+
+
+def _number(raw: str) -> float:
+    """A decimal number as compare.js prints it, NaN for anything else (no Python-only forms like 1_000)."""
+    return float(raw) if _DECIMAL.fullmatch(raw) else math.nan
+
+
+def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame:
+    """Record-by-record parse that tracks physical lines (quoted newlines, blank lines) for its errors."""
+    position = {column: columns.index(column) for column in (*REQUIRED_COLUMNS, "time") if column in columns}
+    has_time = "time" in position
+    sides, filenames, configurations, rates, times = [], [], [], [], []
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text) + 1))
+    line_end = 0
+    try:
+        next(reader)
+        line_end = reader.line_num
+        for record in reader:
+            line, line_end = line_end + 1, reader.line_num
+            if len(record) == 0 or (len(record) == 1 and not record[0].strip()):
+                continue  # blank lines hold no sample (R's read.csv skips them too)
+            where = f"line {line}"
+            if len(record) != len(columns):
+                spans = f" (a quoted field runs on to line {line_end}: unbalanced quote?)" if line_end > line else ""
+                raise InputError(
+                    f"{where}: expected {len(columns)} fields as in the header, found {len(record)}{spans}", where=name
+                )
+            if [field.strip() for field in record] == columns:
+                raise InputError(
+                    f"{where}: a second header line (files joined with cat?); pass each CSV as its own argument",
+                    where=name,
+                )
+            label = record[position["binary"]].strip()
+            if label not in (base_label, head_label):
+                raise InputError(
+                    f"{where}: binary label {label!r} is neither the base label {base_label!r} nor the head "
+                    f"label {head_label!r} (use --base-label/--head-label)",
+                    where=name,
+                )
+            filename = record[position["filename"]]
+            if not filename:
+                raise InputError(f"{where}: empty filename", where=name)
+            raw_rate = record[position["rate"]]
+            rate = _number(raw_rate)
+            if not (math.isfinite(rate) and rate > 0):
+                raise InputError(f"{where}: rate {raw_rate!r} is not a finite positive number", where=name)
+            time = math.nan
+            if has_time:
+                raw_time = record[position["time"]]
+                time = _number(raw_time)
+                if not math.isfinite(time):
+                    raise InputError(f"{where}: time {raw_time!r} is not a finite number", where=name)
+            sides.append(0 if label == base_label else 1)
+            filenames.append(filename)
+            configurations.append(record[position["configuration"]])
+            rates.append(rate)
+            times.append(time)
+    except csv.Error as error:
+        raise InputError(f"line {line_end + 1}: malformed CSV: {error}", where=name) from None
+    finally:
+        csv.field_size_limit(limit)
+    if not rates:
         raise InputError("no rows after the header", where=name)
-    return frame
-
-
-def _line_of(frame: pd.DataFrame, index: int) -> int:
-    # Header is line 1; configurations never hold raw newlines (compare.js escapes them).
-    return int(index) + 2
+    return _samples_frame(sides, filenames, configurations, rates, times)
 
 
 def read_samples(
@@ -95,52 +207,30 @@ def read_samples(
 ) -> pd.DataFrame:
     """Read one or more compare.js CSV files (``-`` is stdin) into one sample frame.
 
-    Several files are concatenated, as shards of one run. Raises InputError naming
-    the file and line for anything that is not a valid sample; no row is dropped.
+    Several files are concatenated, as shards of one run. Accepts both header
+    forms (``","`` and the older ``", "``), RFC 4180 quoting, CRLF and a UTF-8
+    BOM; the time column may be absent. Raises InputError naming the file and
+    the physical line for anything that is not a valid sample; no row is
+    dropped (blank lines are not rows). The returned frame has SAMPLE_COLUMNS.
     """
+    if base_label == head_label:
+        raise InputError(f"the base and head labels are both {base_label!r}")
     frames = []
     for source in sources:
-        name, text = _read_text(source)
-        frame = _parse_csv(name, text)
-        labels = frame["binary"].str.strip()
-        unknown = ~labels.isin([base_label, head_label])
-        if unknown.any():
-            index = int(np.flatnonzero(unknown.to_numpy())[0])
-            raise InputError(
-                f"line {_line_of(frame, index)}: binary label {labels.iloc[index]!r} is neither "
-                f"the base label {base_label!r} nor the head label {head_label!r} "
-                "(use --base-label/--head-label)",
-                where=name,
-            )
-        rate = pd.to_numeric(frame["rate"].str.strip(), errors="coerce").astype("float64")
-        bad_rate = ~(np.isfinite(rate.to_numpy()) & (rate.to_numpy() > 0))
-        if bad_rate.any():
-            index = int(np.flatnonzero(bad_rate)[0])
-            raise InputError(
-                f"line {_line_of(frame, index)}: rate {frame['rate'].iloc[index]!r} is not a finite positive number",
-                where=name,
-            )
-        if "time" in frame.columns:
-            time = pd.to_numeric(frame["time"].str.strip(), errors="coerce").astype("float64")
-        else:
-            time = pd.Series(np.nan, index=frame.index)
-        if frame["filename"].eq("").any():
-            index = int(np.flatnonzero(frame["filename"].eq("").to_numpy())[0])
-            raise InputError(f"line {_line_of(frame, index)}: empty filename", where=name)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "side": np.where(labels.to_numpy() == base_label, BASE, HEAD),
-                    "filename": frame["filename"].to_numpy(),
-                    "configuration": frame["configuration"].to_numpy(),
-                    "rate": rate.to_numpy(),
-                    "time": time.to_numpy(),
-                }
-            )
-        )
+        name, data = _read_bytes(source)
+        text = _decode(name, data)
+        columns = _header(name, text)
+        frame = _parse_fast(text, columns, base_label, head_label)
+        if frame is None:
+            frame = _parse_exact(name, text, columns, base_label, head_label)
+        frames.append(frame)
     if not frames:
         raise InputError("no CSV files given")
-    return pd.concat(frames, ignore_index=True)
+    if len(frames) == 1:
+        return frames[0]
+    samples = pd.concat(frames, ignore_index=True)
+    samples["side"] = pd.Categorical(samples["side"], categories=[BASE, HEAD])
+    return samples
 
 
 def js_number(value: float) -> str:
@@ -225,3 +315,86 @@ def read_run_record(path: Path) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise InputError("run record is not a JSON object", where=str(path))
     return record
+
+
+# --- Writer half: the configuration string compare.js builds from a report's `conf` ---
+
+# util.inspect escapes C0 controls, the quote in use, backslash, DEL and C1 controls.
+_INSPECT_NAMED = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 92: "\\\\"}
+_INSPECT_LINE_WIDTH = 16  # util.inspect's kMinLineWidth
+_INSPECT_BREAK_LENGTH = 128  # util.inspect's default breakLength
+
+
+def _inspect_escape(text: str, quote: str) -> str:
+    out = []
+    for char in text:
+        point = ord(char)
+        if point in _INSPECT_NAMED:
+            out.append(_INSPECT_NAMED[point])
+        elif char == quote:
+            out.append("\\" + quote)
+        elif point < 0x20 or 0x7F <= point <= 0x9F:
+            out.append(f"\\x{point:02X}")
+        elif 0xD800 <= point <= 0xDFFF:
+            out.append(f"\\u{point:x}")  # a lone surrogate (paired ones are one code point here)
+        else:
+            out.append(char)
+    return quote + "".join(out) + quote
+
+
+def _inspect_quoted(text: str) -> str:
+    quote = "'"
+    if "'" in text:
+        if '"' not in text:
+            quote = '"'
+        elif "`" not in text and "${" not in text:
+            quote = "`"
+    return _inspect_escape(text, quote)
+
+
+def _inspect_string(text: str) -> str:
+    if len(text) > _INSPECT_LINE_WIDTH and len(text) > _INSPECT_BREAK_LENGTH - 4:
+        # util.inspect splits long strings after each newline (only "\n"), each piece quoted on its own.
+        lines = text.split("\n")
+        pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+        return " +\n  ".join(_inspect_quoted(piece) for piece in pieces)
+    return _inspect_quoted(text)
+
+
+def js_inspect(value: Any) -> str:
+    """A configuration value as Node's ``util.inspect`` shows it (strings quoted, numbers as JavaScript prints)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**21 else js_number(float(value))
+    if isinstance(value, float):
+        if value == 0 and math.copysign(1.0, value) < 0:
+            return "-0"
+        return js_number(value)
+    if isinstance(value, str):
+        return _inspect_string(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+def format_configuration(conf: dict[str, Any]) -> str:
+    """compare.js's configuration column: `` key=inspect(value)`` for each key in order, joined by spaces."""
+    return " ".join(f"{key}={js_inspect(value)}" for key, value in conf.items())
+
+
+def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
+    """(binary, filename, configuration) of the samples written past byte ``offset`` of a results.csv.
+
+    ``benchgate run --resume`` uses it to see which configurations an interrupted job already wrote.
+    """
+    import csv as _csv  # local: the reader half of this module has its own parser
+
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        tail = handle.read().decode("utf-8")
+    keys = []
+    for record in _csv.reader(io.StringIO(tail, newline="")):
+        if len(record) >= 3 and record[0] in ("old", "new"):
+            keys.append((record[0], record[1], record[2]))
+    return keys

@@ -4,25 +4,33 @@ For every (filename, configuration): the improvement of the mean rate, Welch's
 two-sided t-test (R's ``t.test`` default), compare.R's confidence stars and its
 accuracy columns, plus a Holm-adjusted p-value over the whole report.
 
+The arithmetic follows R step by step (two-pass means and variances, R's
+``stderr``/``df`` formulas, ``2 * pt(-|t|, df)``, ``qt(1 - risk/2, df)``), so the
+numbers agree with R to every printed digit; tests/fixtures/analyze holds R's
+own numbers for our fixtures.
+
 Where compare.R is fragile we do better, on purpose:
 - fewer than 2 samples on a side: NA stars and accuracy, like compare.R, and the
-  row is flagged ``incomplete``;
-- zero variance on both sides (R's t.test stops with "data are essentially
-  constant" and compare.R prints nothing): equal means give p = 1, different
-  means give p = 0, accuracy 0, and the table goes on.
+  row is flagged ``incomplete`` (no side at all: improvement NaN, R's ``NaN %``);
+- "essentially constant" data (R's t.test stops with that error when the
+  standard error is below 10 machine epsilons of the larger mean, and compare.R
+  prints nothing at all): the row is flagged ``constant``; equal means give
+  t = 0 and p = 1, different means give t = +-inf and p = 0; the accuracy is 0
+  (no spread) and df is NaN (Welch's df is 0/0 there). The table goes on.
+- compare.R groups on ``paste(filename, " ", configuration)``, so two different
+  (filename, configuration) pairs that paste to the same text would be merged;
+  we keep them apart and order them by that text, then by filename.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
-
-from benchgate.results import BASE, HEAD
+from scipy import special
 
 STAR_LEVELS = (("***", 0.001), ("**", 0.01), ("*", 0.05))
 RISKS = {"*": 0.05, "**": 0.01, "***": 0.001}
-# R's t.test refuses data whose standard error is below this fraction of the means.
+# R's t.test refuses data whose standard error is below this fraction of the larger mean.
 _ESSENTIALLY_CONSTANT = 10 * np.finfo(float).eps
 
 COMPARISON_COLUMNS = [
@@ -42,6 +50,7 @@ COMPARISON_COLUMNS = [
     "accuracy_2",
     "accuracy_3",
     "incomplete",
+    "constant",
 ]
 
 
@@ -49,26 +58,47 @@ def stars(p_values: np.ndarray) -> np.ndarray:
     """compare.R's confidence column for raw p-values ("NA" where the p-value is NaN)."""
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, "", dtype=object)
-    out[p < 0.05] = "*"
-    out[p < 0.01] = "**"
-    out[p < 0.001] = "***"
+    for label, level in reversed(STAR_LEVELS):
+        out[p < level] = label
     out[np.isnan(p)] = "NA"
     return out
 
 
 def holm_adjust(p_values: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjustment, as R's ``p.adjust(p, "holm")`` (NaN stays NaN, not counted)."""
+    """Holm's step-down adjustment, as R's ``p.adjust(p, "holm")``: NaN stays NaN and is not counted."""
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full(p.shape, np.nan)
     valid = np.flatnonzero(~np.isnan(p))
     if valid.size == 0:
         return adjusted
-    order = valid[np.argsort(p[valid], kind="mergesort")]
-    m = order.size
-    factors = m - np.arange(m)
-    stepped = np.maximum.accumulate(np.minimum(1.0, factors * p[order]))
-    adjusted[order] = stepped
+    order = valid[np.argsort(p[valid], kind="stable")]
+    factors = order.size - np.arange(order.size)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(factors * p[order]))
     return adjusted
+
+
+def _group_codes(samples: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
+    """Dense code per (filename, configuration) pair, and the pairs themselves in code order."""
+    filename_codes, filenames = pd.factorize(samples["filename"])
+    configuration_codes, configurations = pd.factorize(samples["configuration"])
+    pair = filename_codes.astype(np.int64) * max(len(configurations), 1) + configuration_codes
+    codes, pairs = pd.factorize(pair)
+    pair_filenames = [str(filenames[i]) for i in pairs // max(len(configurations), 1)]
+    pair_configurations = [str(configurations[i]) for i in pairs % max(len(configurations), 1)]
+    return codes, pair_filenames, pair_configurations
+
+
+def _two_pass_moments(cell: np.ndarray, rate: np.ndarray, cells: int) -> tuple[np.ndarray, ...]:
+    """Count, mean and sample variance per cell, computed like R's mean() and var() (two passes)."""
+    count = np.bincount(cell, minlength=cells).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.bincount(cell, weights=rate, minlength=cells) / count
+        # R refines the mean with the mean residual; it matters for large rates with a small spread.
+        mean = mean + np.bincount(cell, weights=rate - mean[cell], minlength=cells) / count
+        deviation = rate - mean[cell]
+        variance = np.bincount(cell, weights=deviation * deviation, minlength=cells) / (count - 1)
+    variance[count < 2] = np.nan
+    return count, mean, variance
 
 
 def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
@@ -76,55 +106,46 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
 
     ``samples`` has the columns of ``results.read_samples``. The result has
     COMPARISON_COLUMNS; improvement and accuracy are in percent, NaN where
-    compare.R prints NA.
+    compare.R prints NA. Rows are ordered by ``filename + " " + configuration``
+    in code-point order, which is what compare.R (plyr's ddply) prints under
+    the C locale (``LC_ALL=C Rscript compare.R``).
     """
-    grouped = samples.groupby(["filename", "configuration", "side"], sort=False, observed=True)["rate"]
-    summary = grouped.agg(["count", "mean", "var"]).unstack("side")
-    table = pd.DataFrame(index=summary.index)
-    for side in (BASE, HEAD):
-        for stat in ("count", "mean", "var"):
-            column = (stat, side)
-            table[f"{stat}_{side}"] = summary[column] if column in summary.columns else np.nan
-    table = table.reset_index()
+    codes, filenames, configurations = _group_codes(samples)
+    groups = len(filenames)
+    side = samples["side"].cat.codes.to_numpy().astype(np.int64) if len(samples) else np.zeros(0, np.int64)
+    count, mean, variance = _two_pass_moments(codes * 2 + side, samples["rate"].to_numpy(dtype=float), 2 * groups)
+    n_base, n_head = count[0::2], count[1::2]
+    mean_base, mean_head = mean[0::2], mean[1::2]
+    var_base, var_head = variance[0::2], variance[1::2]
 
-    n_base = table["count_base"].fillna(0).to_numpy(dtype=float)
-    n_head = table["count_head"].fillna(0).to_numpy(dtype=float)
-    mean_base = table["mean_base"].to_numpy(dtype=float)
-    mean_head = table["mean_head"].to_numpy(dtype=float)
-    var_base = table["var_base"].to_numpy(dtype=float)
-    var_head = table["var_head"].to_numpy(dtype=float)
-
+    complete = (n_base > 1) & (n_head > 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         improvement = (mean_head - mean_base) / mean_base * 100
-        complete = (n_base > 1) & (n_head > 1)
-        se_base = var_base / n_base
-        se_head = var_head / n_head
-        shared_se = np.sqrt(se_base + se_head)
-        df = (se_base + se_head) ** 2 / (se_base**2 / (n_base - 1) + se_head**2 / (n_head - 1))
-        t_statistic = (mean_head - mean_base) / shared_se
-        p_value = 2 * scipy_stats.t.sf(np.abs(t_statistic), df)
-
-        constant = complete & (shared_se < _ESSENTIALLY_CONSTANT * np.maximum(np.abs(mean_base), np.abs(mean_head)))
-        same = constant & (mean_base == mean_head)
-        t_statistic[constant] = np.where(same[constant], 0.0, np.sign(mean_head - mean_base)[constant] * np.inf)
-        p_value[constant] = np.where(same[constant], 1.0, 0.0)
-        df[constant] = n_base[constant] + n_head[constant] - 2
-
+        # R's t.test.default, with x = "new" (its factor levels sort "new" before "old").
+        stderr_head = np.sqrt(var_head / n_head)
+        stderr_base = np.sqrt(var_base / n_base)
+        stderr = np.sqrt(stderr_head**2 + stderr_base**2)
+        df = stderr**4 / (stderr_head**4 / (n_head - 1) + stderr_base**4 / (n_base - 1))
+        t_statistic = (mean_head - mean_base) / stderr
+        p_value = 2 * special.stdtr(df, -np.abs(t_statistic))
+        constant = complete & (stderr < _ESSENTIALLY_CONSTANT * np.maximum(np.abs(mean_base), np.abs(mean_head)))
+        difference = np.sign(mean_head - mean_base)
+        t_statistic[constant] = np.where(difference[constant] == 0, 0.0, difference[constant] * np.inf)
+        p_value[constant] = np.where(difference[constant] == 0, 1.0, 0.0)
+        df[constant] = np.nan
         accuracy = {}
         for index, risk in enumerate(RISKS.values(), start=1):
-            quantile = scipy_stats.t.ppf(1 - risk / 2, df)
-            value = quantile * shared_se / mean_base * 100
+            interval = special.stdtrit(df, 1 - risk / 2) * stderr
+            value = interval / mean_base * 100
             value[constant] = 0.0
-            value[~complete] = np.nan
             accuracy[index] = value
-
-    for array in (t_statistic, df, p_value):
+    for array in (t_statistic, df, p_value, *accuracy.values()):
         array[~complete] = np.nan
 
     result = pd.DataFrame(
         {
-            "filename": table["filename"],
-            "configuration": table["configuration"],
+            "filename": filenames,
+            "configuration": configurations,
             "n_base": n_base.astype(int),
             "n_head": n_head.astype(int),
             "mean_base": mean_base,
@@ -139,9 +160,9 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
             "accuracy_2": accuracy[2],
             "accuracy_3": accuracy[3],
             "incomplete": ~complete,
-        }
+            "constant": constant,
+        },
+        columns=COMPARISON_COLUMNS,
     )
-    # compare.R groups on paste(filename, configuration) and prints in that order (C collation).
-    names = (result["filename"] + " " + result["configuration"]).to_numpy(dtype=str)
-    order = np.argsort(names, kind="mergesort")
+    order = sorted(range(groups), key=lambda i: (f"{filenames[i]} {configurations[i]}", filenames[i]))
     return result.iloc[order].reset_index(drop=True)
