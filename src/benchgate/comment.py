@@ -183,9 +183,12 @@ def _setting(ctx: CommentContext, attribute: str, text: str) -> str:
 
 def _context_line(ctx: CommentContext) -> str:
     settings, run = ctx.settings, ctx.run
-    runs = run.runs if run.runs is not None else "?"
+    runs = run.runs if run.runs is not None else int(ctx.gated["n_base"].max()) if len(ctx.gated) else 0
+    sides = f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
+    if not run.has_record:
+        sides = "No run record (run.json): commits and runner unknown"
     parts = [
-        f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}",
+        sides,
         f"{runs} runs per side" + (f" in {run.shards} shards" if run.shards > 1 else ""),
         f"{len(ctx.gated)} comparisons",
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")

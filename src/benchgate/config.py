@@ -37,7 +37,6 @@ _CPUSET = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
 _SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 _GLOB = re.compile(r"^[^\x00-\x1f]{1,200}$")
 
-BUILD_KEYS = {"configure-flags": "list", "jobs": "int", "ccache": "bool", "cache-dir": "str"}
 
 
 @dataclass(frozen=True)
@@ -208,28 +207,18 @@ def _parse_changed_files(value: Any, where: str, key: str) -> tuple[tuple[str, t
 
 
 def _parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
-    if not isinstance(value, dict):
-        raise _fail(where, key, f"must be a mapping with keys {', '.join(BUILD_KEYS)}")
-    settings = []
-    for name, item in value.items():
-        here = f"{key}.{name}"
-        kind = BUILD_KEYS.get(str(name))
-        if kind is None:
-            raise _fail(where, here, f"unknown build setting; known: {', '.join(BUILD_KEYS)}")
-        if kind == "list":
-            parsed: Any = tuple(_as_list(item, where, here))
-        elif kind == "int":
-            if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= 1024:
-                raise _fail(where, here, f"must be a whole number between 1 and 1024, not {item!r}")
-            parsed = item
-        elif kind == "bool":
-            parsed = _parse_bool(item, where, here)
-        else:
-            if not isinstance(item, str) or not item.strip():
-                raise _fail(where, here, f"must be a non-empty string, not {item!r}")
-            parsed = item.strip()
-        settings.append((str(name), parsed))
-    return tuple(settings)
+    # The build module owns the meaning of its settings; validating through it keeps one set of rules.
+    from benchgate.buildsettings import BuildSettings
+
+    if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
+        raise _fail(where, key, "must be a mapping of build settings (configure-flags, jobs, ccache, ...)")
+    try:
+        BuildSettings.from_mapping(value)
+    except InputError as error:
+        raise _fail(where, key, error.message) from None
+    except (TypeError, ValueError) as error:
+        raise _fail(where, key, str(error).splitlines()[0]) from None
+    return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in value.items())
 
 
 def parse_setting(key: str, value: Any, *, where: str) -> Any:

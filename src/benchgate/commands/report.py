@@ -1,16 +1,232 @@
-"""`benchgate report` (being built; see the open issue)."""
+"""`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR.
+
+RESULTS are run directories (``results.csv`` + ``run.json`` from ``benchgate
+run --output``), CSV files or globs of either; several are shards of one run.
+Everything in them is untrusted (see ``benchgate.runrecord``).
+
+Exit status: 0 pass (or a regression accepted by a trusted label), 1 the gate
+failed, 2 bad input or configuration, 3 GitHub unreachable after retries while
+the gate passed. Whatever happens to the posting, stdout, the job summary and
+``--report-path`` carry the full report, and the status still follows the gate.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
-from benchgate.errors import InputError
+from benchgate import actions_env, config, gate, labels, outcome, report, runrecord, stats
+from benchgate.comment import MARKER, CommentContext, render_comment
+from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
+
+CHECK_NAME = "benchgate"
+SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
+OPTION_KEYS = ("threshold", "correction", "min-effect", "label-prefix")
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What ``report_results`` did; ``exit_status`` is the command's status."""
+
+    exit_status: int
+    verdict: str
+    regressions: int
+    comment: str
+    comment_url: str | None = None
+    check_url: str | None = None
+    report_path: Path | None = None
+    posting_error: str | None = None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("report", help="not available yet")
+    parser = subparsers.add_parser(
+        "report", help="analyse run directories, apply config and labels, post the PR comment and check"
+    )
+    parser.add_argument("results", nargs="+", metavar="RESULTS", help="run directories, results CSVs, or globs")
+    parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="repository configuration file")
+    parser.add_argument("--threshold", help="gate threshold: *, **, *** or off")
+    parser.add_argument("--correction", help="holm or none")
+    parser.add_argument("--min-effect", metavar="PCT", help="smallest regression that gates, e.g. 3%%")
+    parser.add_argument("--label-prefix", help="prefix of the PR labels (default benchmark)")
+    parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
+    parser.add_argument("--pr", type=int, help="pull request number (default from $GITHUB_EVENT_PATH)")
+    parser.add_argument("--token", help="GitHub token (default $GITHUB_TOKEN; prefer the variable)")
+    parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL or https://api.github.com)")
+    parser.add_argument(
+        "--head-sha", help="the approved head commit; results for another commit or a PR that moved are refused"
+    )
+    parser.add_argument("--label", action="append", default=[], help="with --dry-run: act as if the PR had LABEL")
+    parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
+    parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
+    parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    raise InputError("'benchgate report' is not available in this version yet")
+    options = {key: getattr(args, key.replace("-", "_")) for key in OPTION_KEYS}
+    return report_results(
+        args.results,
+        config_path=args.config,
+        options=options,
+        repository=args.repository,
+        pr=args.pr,
+        token=args.token,
+        api_url=args.api_url,
+        head_sha=args.head_sha,
+        dry_run_labels=args.label,
+        report_path=args.report_path,
+        dry_run=args.dry_run,
+        retries=args.retries,
+    ).exit_status
+
+
+def _client(repository: str, token: str | None, api_url: str | None, retries: int):
+    from benchgate.github import GitHubClient  # PyGithub loads only when posting
+
+    api = api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    return GitHubClient(token=token, repository=repository, api_url=api, max_retries=retries)
+
+
+def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
+    recorded = run.head.sha
+    if head_sha and recorded and not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
+        raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
+
+
+def report_results(
+    results: Sequence[str],
+    *,
+    config_path: str | Path | None = config.DEFAULT_CONFIG_PATH,
+    options: dict | None = None,
+    repository: str | None = None,
+    pr: int | None = None,
+    token: str | None = None,
+    api_url: str | None = None,
+    head_sha: str | None = None,
+    dry_run_labels: Sequence[str] = (),
+    report_path: Path | None = None,
+    dry_run: bool = False,
+    retries: int = 5,
+    client=None,
+    stdout=None,
+) -> ReportResult:
+    """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check."""
+    stdout = stdout or sys.stdout
+    settings = config.load_settings(config_path, options or {})
+    samples, run = runrecord.load(list(results))
+    _check_results_commit(run, head_sha)
+    comparisons = stats.compare_samples(samples)
+
+    posting_errors: list[BenchgateError] = []
+    pr_info = None
+    decision = labels.LabelDecision()
+    if dry_run:
+        # Whoever runs the command locally is the authority for the labels they pass.
+        decision = labels.decide(dry_run_labels, settings, actor_of=lambda label: "you", can_write=lambda user: True)
+    else:
+        repository = repository or os.environ.get("GITHUB_REPOSITORY")
+        token = token or os.environ.get("GITHUB_TOKEN") or None
+        pr = pr or actions_env.pull_request_number(actions_env.read_event())
+        missing = [name for name, value in (("--repository", repository), ("--pr", pr)) if not value]
+        if missing:
+            raise InputError(
+                f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event); "
+                "use --dry-run to print the comment instead"
+            )
+        client = client or _client(repository, token, api_url, retries)
+        try:
+            pr_info = client.pull_request(pr)
+            if head_sha and not pr_info.head_sha.startswith(head_sha):
+                raise InputError(
+                    f"PR #{pr}'s head is {pr_info.head_sha[:12]} but the results are for {head_sha[:12]}: "
+                    "the PR moved since the approved run (or the results belong to another PR); not posting"
+                )
+            decision = labels.decide_with_client(client, pr, pr_info.labels, settings)
+        except GitHubUnavailable as error:
+            posting_errors.append(error)
+    settings = config.with_labels(settings, decision.values)
+    gated = gate.apply_gate(comparisons, settings.policy())
+    result = outcome.decide(gated, run, settings)
+    context = CommentContext(
+        gated=gated,
+        settings=settings,
+        outcome=result,
+        run=run,
+        labels=decision,
+        run_url=actions_env.workflow_run_url(),
+    )
+    body = render_comment(context)
+    full_report = render_comment(context, limit=None)
+
+    # Everything that does not need GitHub happens first, so a failed post loses nothing.
+    if report_path is not None:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(full_report, encoding="utf-8")
+    actions_env.write_step_summary(render_comment(context, limit=SUMMARY_CHARACTERS))
+    for row in gated[gated["gating"]].itertuples(index=False):
+        actions_env.error_annotation(f"{row.filename} {row.configuration}: {row.gate_reason}", title="benchgate")
+    for failure in result.head_failures:
+        actions_env.error_annotation(
+            f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
+        )
+    if dry_run:
+        stdout.write(body)
+    else:
+        stdout.write(report.render_text(gated, settings.policy()))
+        for problem in result.problems:
+            stdout.write(f"gate: {problem}\n")
+        stdout.write(f"verdict: {result.verdict}\n")
+    stdout.flush()
+
+    comment_url = check_url = None
+    if not dry_run and not posting_errors:
+        try:
+            comment_url = client.upsert_comment(pr, body, MARKER)
+            stdout.write(f"comment: {comment_url}\n")
+            check_url = client.create_check_run(
+                head_sha or pr_info.head_sha,
+                name=CHECK_NAME,
+                conclusion=result.check_conclusion,
+                title=_check_title(result),
+                summary=body.removeprefix(MARKER).lstrip("\n"),
+                details_url=actions_env.workflow_run_url() or comment_url,
+            )
+            stdout.write(f"check: {check_url}\n")
+        except BenchgateError as error:
+            posting_errors.append(error)
+
+    status = result.exit_status
+    posting_error = None
+    if posting_errors:
+        error = posting_errors[0]
+        posting_error = error.one_line()
+        print(f"benchgate: error: {posting_error}", file=sys.stderr)
+        actions_env.error_annotation(f"could not post the report: {posting_error}", title="benchgate")
+        if status == 0:
+            status = EXIT_GITHUB_UNREACHABLE if isinstance(error, GitHubUnavailable) else EXIT_BAD_INPUT
+    actions_env.set_outputs(
+        {
+            "verdict": result.verdict,
+            "regressions": result.gating_rows,
+            "comment-url": comment_url or "",
+            "check-url": check_url or "",
+            "report-path": str(report_path) if report_path else "",
+        }
+    )
+    return ReportResult(
+        status, result.verdict, result.gating_rows, body, comment_url, check_url, report_path, posting_error
+    )
+
+
+def _check_title(result: outcome.Outcome) -> str:
+    if result.verdict == outcome.PASS:
+        return "No regression fails the gate"
+    count = result.gating_rows
+    what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
+    if result.verdict == outcome.ACCEPTED:
+        return f"{what} accepted by label"
+    return f"{what} fail{'s' if count == 1 or not count else ''} the gate"

@@ -1,0 +1,117 @@
+"""The GitHub Actions runner's files and conventions: outputs, job summary, annotations, event payload.
+
+Outside Actions (the variables unset) every function here does nothing, so the
+same commands run locally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from benchgate.errors import InputError
+
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary over 1 MiB
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+
+
+def in_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def set_outputs(values: Mapping[str, Any]) -> None:
+    """Append outputs to ``$GITHUB_OUTPUT`` with a random heredoc delimiter (values may hold newlines)."""
+    path = os.environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as handle:
+        for name, value in values.items():
+            text = "" if value is None else str(value)
+            delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+            handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
+
+
+def fit_summary(markdown: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
+    """``markdown`` cut to ``limit`` bytes of UTF-8, with a note when it was cut."""
+    data = markdown.encode("utf-8")
+    if len(data) <= limit:
+        return markdown
+    note = "\n\n… (the job summary is cut at GitHub's 1 MiB limit; the results artifact has everything)\n"
+    room = limit - len(note.encode("utf-8"))
+    return data[:room].decode("utf-8", errors="ignore") + note
+
+
+def write_step_summary(markdown: str) -> Path | None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` (under the 1 MiB limit); returns the file written."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        existing = Path(path).stat().st_size
+    except FileNotFoundError:
+        existing = 0
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(fit_summary(markdown, max(STEP_SUMMARY_LIMIT - existing - 1, 1024)))
+    return Path(path)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def error_annotation(message: str, *, title: str | None = None, stream: TextIO | None = None) -> None:
+    """Print an ``::error::`` workflow command (escaped, so untrusted text cannot start another command)."""
+    properties = f" title={_escape_property(title)}" if title else ""
+    print(f"::error{properties}::{_escape_data(message)}", file=stream or sys.stdout)
+
+
+def read_event() -> dict[str, Any]:
+    """The webhook payload at ``$GITHUB_EVENT_PATH``; {} when there is none."""
+    path = os.environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        return {}
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_EVENT_BYTES:
+            raise InputError(f"event payload is too large ({size} bytes)", where=path)
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("event payload file not found", where=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"event payload is not valid JSON: {error}", where=path) from None
+    if not isinstance(event, dict):
+        raise InputError("event payload is not a JSON object", where=path)
+    return event
+
+
+def pull_request_number(event: Mapping[str, Any]) -> int | None:
+    """The PR number of a pull_request(_target), issue_comment on a PR, or workflow_dispatch with a ``pr`` input."""
+    for candidate in (
+        (event.get("pull_request") or {}).get("number"),
+        (event.get("issue") or {}).get("number") if (event.get("issue") or {}).get("pull_request") else None,
+        (event.get("inputs") or {}).get("pr"),
+    ):
+        if isinstance(candidate, int) and not isinstance(candidate, bool) and candidate > 0:
+            return candidate
+        if isinstance(candidate, str) and candidate.strip().isdigit() and int(candidate) > 0:
+            return int(candidate)
+    return None
+
+
+def workflow_run_url() -> str | None:
+    """Link to the current workflow run, from the variables the runner sets."""
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    repository, run_id = os.environ.get("GITHUB_REPOSITORY"), os.environ.get("GITHUB_RUN_ID")
+    if not repository or not run_id:
+        return None
+    attempt = os.environ.get("GITHUB_RUN_ATTEMPT")
+    return f"{server}/{repository}/actions/runs/{run_id}" + (f"/attempts/{attempt}" if attempt else "")
