@@ -1,0 +1,186 @@
+"""Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file.
+
+The mapping shipped with benchgate is ``benchgate/data/changed-files.yml``;
+``--changed-map FILE`` replaces it. Files the mapping cannot place fall back to
+its ``default`` categories (or ``--changed-default``) and are named, so a
+reviewer sees what was guessed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from benchgate.errors import InputError
+
+
+@dataclass(frozen=True)
+class Rule:
+    patterns: tuple[re.Pattern[str], ...]
+    categories: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A parsed changed-files.yml."""
+
+    rules: tuple[Rule, ...]
+    ignore: tuple[re.Pattern[str], ...]
+    default: tuple[str, ...]
+    source: str
+
+
+@dataclass
+class ChangedCategories:
+    """The categories a change selects, and how each changed file was placed."""
+
+    categories: list[str] = field(default_factory=list)
+    changed_files: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+    fallback: list[str] = field(default_factory=list)
+
+    def record(self) -> dict:
+        return {
+            "categories": self.categories,
+            "changed_files": self.changed_files,
+            "ignored": self.ignored,
+            "unmapped": self.unmapped,
+            "fallback": self.fallback,
+        }
+
+    def notes(self) -> list[str]:
+        """Lines for the user: what fell back to the default, and what selects nothing."""
+        lines = []
+        if self.unmapped:
+            lines.append(
+                f"{len(self.unmapped)} changed file(s) map to no benchmark category, so the default "
+                f"{self.fallback or 'nothing'} runs for them: {', '.join(self.unmapped)}"
+            )
+        if not self.categories:
+            lines.append("the change touches no benchmarked code: nothing to run")
+        return lines
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob: ``*`` and ``?`` stay in one directory, ``**`` crosses them, ``{name}`` captures one part."""
+    out = []
+    position = 0
+    while position < len(pattern):
+        if pattern.startswith("**/", position):
+            out.append("(?:.*/)?")
+            position += 3
+        elif pattern.startswith("**", position):
+            out.append(".*")
+            position += 2
+        elif pattern[position] == "*":
+            out.append("[^/]*")
+            position += 1
+        elif pattern[position] == "?":
+            out.append("[^/]")
+            position += 1
+        elif (match := re.match(r"\{(\w+)\}", pattern[position:])) is not None:
+            out.append(f"(?P<{match.group(1)}>[^/]+)")
+            position += match.end()
+        else:
+            out.append(re.escape(pattern[position]))
+            position += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _strings(value, where: str, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise InputError(f"{what} must be a list of non-empty strings", where=where)
+    return tuple(value)
+
+
+def load_mapping(path: Path | None = None) -> Mapping:
+    """Parse a changed-files YAML (the shipped one when ``path`` is None); InputError naming the problem."""
+    if path is None:
+        text = resources.files("benchgate").joinpath("data/changed-files.yml").read_text(encoding="utf-8")
+        where = "benchgate/data/changed-files.yml"
+    else:
+        where = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot read the changed-files map: {error.strerror}", where=where) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InputError(f"not valid YAML: {str(error).splitlines()[0]}", where=where) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping with 'rules', 'ignore' and 'default'", where=where)
+    rules = []
+    for index, item in enumerate(data.get("rules") or []):
+        if not isinstance(item, dict):
+            raise InputError(f"rules[{index}] must be a mapping with 'paths' and 'categories'", where=where)
+        paths = _strings(item.get("paths"), where, f"rules[{index}].paths")
+        categories = _strings(item.get("categories"), where, f"rules[{index}].categories")
+        if not paths:
+            raise InputError(f"rules[{index}] has no paths", where=where)
+        rules.append(Rule(tuple(glob_to_regex(pattern) for pattern in paths), categories))
+    return Mapping(
+        rules=tuple(rules),
+        ignore=tuple(glob_to_regex(pattern) for pattern in _strings(data.get("ignore"), where, "ignore")),
+        default=_strings(data.get("default"), where, "default"),
+        source=where,
+    )
+
+
+def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
+    """Files changed between the merge base of ``ref`` and ``head`` (``git diff REF...HEAD``), plus uncommitted ones
+    when ``head`` is the working tree's HEAD."""
+
+    def git(*args: str) -> str:
+        try:
+            completed = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120)
+        except OSError as error:
+            raise InputError(f"cannot run git: {error}") from None
+        if completed.returncode != 0:
+            message = (completed.stderr.strip().splitlines() or ["git failed"])[-1]
+            raise InputError(f"--changed-from {ref}: git {' '.join(args)}: {message}", where=str(repo))
+        return completed.stdout
+
+    names = git("diff", "--name-only", "--no-renames", f"{ref}...{head}").splitlines()
+    if head == "HEAD":
+        names += git("diff", "--name-only", "--no-renames", "HEAD").splitlines()
+    return sorted(set(name for name in names if name))
+
+
+def _categories_of(path: str, rule: Rule) -> list[str] | None:
+    for pattern in rule.patterns:
+        match = pattern.match(path)
+        if match:
+            captured = match.groupdict()
+            return [category.format(**captured) if "{" in category else category for category in rule.categories]
+    return None
+
+
+def map_changes(
+    files: list[str], mapping: Mapping, available: set[str], default: tuple[str, ...] | None = None
+) -> ChangedCategories:
+    """Place each changed file: ignored, mapped to categories that exist in ``available``, or unmapped."""
+    fallback = [name for name in (mapping.default if default is None else default) if name in available]
+    result = ChangedCategories(changed_files=list(files), fallback=fallback)
+    selected: dict[str, None] = {}
+    for path in files:
+        if any(pattern.match(path) for pattern in mapping.ignore):
+            result.ignored.append(path)
+            continue
+        found = [name for rule in mapping.rules for name in (_categories_of(path, rule) or []) if name in available]
+        if found:
+            selected.update(dict.fromkeys(found))
+        else:
+            result.unmapped.append(path)
+    if result.unmapped:
+        selected.update(dict.fromkeys(fallback))
+    result.categories = list(selected)
+    return result

@@ -1,0 +1,109 @@
+"""Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs.
+
+The ETA weighs the jobs still to run by how long each (file, side) took so far,
+falling back to the mean of all jobs for files not seen yet.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TextIO
+
+_BAR_WIDTH = 24
+
+
+def format_seconds(seconds: float) -> str:
+    """``H:MM:SS`` (or ``M:SS`` under an hour)."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """Receives job events from the runner and shows them on ``stream``."""
+
+    def __init__(
+        self, stream: TextIO | None = None, *, live: bool | None = None, interval: float = 30.0, clock=time.monotonic
+    ) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.interval = interval
+        self.clock = clock
+        self.schedule: Sequence = ()
+        self.done = 0
+        self.samples = 0
+        self.current = ""
+        self._durations: dict[tuple[str, str], list[float]] = defaultdict(list)
+        self._started = 0.0
+        self._last_line = float("-inf")
+        self._resumed_at = 0
+
+    def start(self, schedule: Sequence, completed: int = 0) -> None:
+        self.schedule = schedule
+        self.done = completed
+        self._resumed_at = completed
+        self._started = self.clock()
+        self._show(force=True)
+
+    def job_started(self, job) -> None:
+        self.current = f"{job.filename} ({job.side}, run {job.iteration + 1})"
+        self._show()
+
+    def sample(self) -> None:
+        self.samples += 1
+        self._show()
+
+    def job_finished(self, job, duration: float) -> None:
+        self._durations[(job.filename, job.side)].append(duration)
+        self.done = job.index + 1
+        self._show()
+
+    def eta(self) -> float | None:
+        """Seconds left, or None before any job finished."""
+        all_durations = [value for values in self._durations.values() for value in values]
+        if not all_durations:
+            return None
+        fallback = sum(all_durations) / len(all_durations)
+        left = 0.0
+        for job in self.schedule[self.done :]:
+            known = self._durations.get((job.filename, job.side))
+            left += sum(known) / len(known) if known else fallback
+        return left
+
+    def line(self) -> str:
+        total = len(self.schedule)
+        fraction = self.done / total if total else 1.0
+        eta = self.eta()
+        eta_text = format_seconds(eta) if eta is not None else "--:--"
+        elapsed = format_seconds(self.clock() - self._started)
+        return (
+            f"{self.done}/{total} jobs {fraction:4.0%} | {self.samples} samples | "
+            f"elapsed {elapsed} | ETA {eta_text} | {self.current}"
+        )
+
+    def _show(self, force: bool = False) -> None:
+        now = self.clock()
+        if self.live:
+            total = len(self.schedule)
+            filled = int(_BAR_WIDTH * self.done / total) if total else _BAR_WIDTH
+            bar = "#" * filled + "-" * (_BAR_WIDTH - filled)
+            self.stream.write(f"\r\x1b[K[{bar}] {self.line()}"[:200])
+            self.stream.flush()
+        elif force or now - self._last_line >= self.interval:
+            self._last_line = now
+            self.stream.write(f"benchgate: {self.line()}\n")
+            self.stream.flush()
+
+    def finish(self, interrupted: bool = False) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[K")
+        state = "interrupted" if interrupted else "done"
+        self.stream.write(
+            f"benchgate: {state}: {self.done}/{len(self.schedule)} jobs, {self.samples} samples "
+            f"in {format_seconds(self.clock() - self._started)}\n"
+        )
+        self.stream.flush()

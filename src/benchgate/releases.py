@@ -1,0 +1,282 @@
+"""Node binaries: checking a local one, and fetching official releases into a cache.
+
+Official binaries come from the dist site (``https://nodejs.org/dist`` or a
+mirror: ``vX.Y.Z/node-vX.Y.Z-linux-ARCH.tar.xz``, checked against the
+release's ``SHASUMS256.txt``) or, as a second source, from the npm package
+``node-linux-ARCH@X.Y.Z``, which ships the same binary as ``package/bin/node``
+(npm checks the package's integrity hash). Both land in
+``$BENCHGATE_CACHE/releases`` (default ``~/.cache/benchgate``) and are recorded
+with version, sha256 and where they came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate.errors import InputError, RunError
+
+DEFAULT_DIST_URL = "https://nodejs.org/dist"
+SOURCES = ("auto", "dist", "npm")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+_NODE_VERSION_OUTPUT = re.compile(r"^v\d+\.\d+\.\d+\S*$")
+_DOWNLOAD_TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class NodeBinary:
+    """One side's Node executable and how it was obtained."""
+
+    path: Path
+    version: str
+    sha256: str
+    node_args: tuple[str, ...] = ()
+    source: str = "local"
+    ref: str | None = None
+    sha: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def record(self) -> dict:
+        """The binary as run.json stores it."""
+        return {
+            "path": str(self.path),
+            "version": self.version,
+            "sha256": self.sha256,
+            "node_args": list(self.node_args),
+            "source": self.source,
+            "ref": self.ref,
+            "sha": self.sha,
+            **self.extra,
+        }
+
+
+def cache_dir() -> Path:
+    """``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``."""
+    return Path(os.environ.get("BENCHGATE_CACHE") or Path.home() / ".cache" / "benchgate")
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def inspect_binary(path: str | Path, *, side: str, node_args: tuple[str, ...] = (), **fields) -> NodeBinary:
+    """Check that ``path`` is a runnable Node executable; InputError (one line, naming the side) when not."""
+    option = f"--{side}-binary"
+    candidate = Path(path).expanduser()
+    if not candidate.exists():
+        raise InputError(f"{option} {path}: no such file")
+    if candidate.is_dir() or not os.access(candidate, os.X_OK):
+        raise InputError(f"{option} {path}: not an executable file")
+    candidate = candidate.resolve()
+    try:
+        completed = subprocess.run(
+            [str(candidate), "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise InputError(f"{option} {path}: cannot run it to ask its version ({error})") from None
+    version = completed.stdout.strip()
+    if completed.returncode != 0 or not _NODE_VERSION_OUTPUT.match(version):
+        shown = (version or completed.stderr.strip())[:80]
+        raise InputError(f"{option} {path}: not a Node executable ('--version' printed {shown!r})")
+    return NodeBinary(
+        path=candidate, version=version, sha256=file_sha256(candidate), node_args=tuple(node_args), **fields
+    )
+
+
+def normalize_version(text: str) -> str:
+    """``18.16.0`` or ``v18.16.0`` -> ``18.16.0``; InputError for anything else."""
+    match = _VERSION.match(text.strip())
+    if not match:
+        raise InputError(f"release version {text!r}: expected X.Y.Z, e.g. 18.16.0")
+    return ".".join(match.groups())
+
+
+def platform_arch() -> str:
+    """Node's name for this machine's architecture (x64, arm64...)."""
+    machine = platform.machine().lower()
+    return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "ppc64le": "ppc64le"}.get(
+        machine, machine
+    )
+
+
+@dataclass(frozen=True)
+class Release:
+    """An official binary in the cache."""
+
+    version: str
+    binary: Path
+    sha256: str
+    source: str
+    origin: str
+    checksum: str
+
+    def record(self) -> dict:
+        return {
+            "version": self.version,
+            "binary": str(self.binary),
+            "sha256": self.sha256,
+            "source": self.source,
+            "origin": self.origin,
+            "checksum": self.checksum,
+        }
+
+
+def _cached(directory: Path) -> Release | None:
+    marker = directory / "release.json"
+    if not marker.is_file():
+        return None
+    data = json.loads(marker.read_text(encoding="utf-8"))
+    binary = Path(data["binary"])
+    if not binary.is_file() or file_sha256(binary) != data["sha256"]:
+        return None  # damaged cache entry: fetch again
+    return Release(**data)
+
+
+def _store(directory: Path, node_bytes: bytes, **fields) -> Release:
+    directory.mkdir(parents=True, exist_ok=True)
+    binary = directory / "node"
+    temporary = directory / "node.tmp"
+    temporary.write_bytes(node_bytes)
+    temporary.chmod(0o755)
+    os.replace(temporary, binary)
+    release = Release(binary=binary, sha256=hashlib.sha256(node_bytes).hexdigest(), **fields)
+    (directory / "release.json").write_text(json.dumps(release.record(), indent=2) + "\n", encoding="utf-8")
+    return release
+
+
+def _download(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT) as response:
+            return response.read()
+    except (urllib.error.URLError, OSError, TimeoutError) as error:
+        reason = getattr(error, "reason", error)
+        raise RunError(f"cannot download {url}: {reason}") from None
+
+
+def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str | None = None) -> Release:
+    """Download ``node-vVERSION-linux-ARCH.tar.xz`` from the dist site or a mirror; verify it against SHASUMS256.txt."""
+    arch = arch or platform_arch()
+    directory = cache_dir() / "releases" / f"dist-v{version}-linux-{arch}"
+    cached = _cached(directory)
+    if cached:
+        return cached
+    base = f"{mirror.rstrip('/')}/v{version}"
+    archive_name = f"node-v{version}-linux-{arch}.tar.xz"
+    sums = _download(f"{base}/SHASUMS256.txt").decode("utf-8", errors="replace")
+    expected = next(
+        (line.split()[0] for line in sums.splitlines() if line.split()[1:] == [archive_name]),
+        None,
+    )
+    if expected is None:
+        raise RunError(f"{base}/SHASUMS256.txt lists no {archive_name}")
+    archive = _download(f"{base}/{archive_name}")
+    actual = hashlib.sha256(archive).hexdigest()
+    if actual != expected:
+        raise RunError(f"{base}/{archive_name}: sha256 {actual} does not match SHASUMS256.txt ({expected})")
+    member = f"node-v{version}-linux-{arch}/bin/node"
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as bundle:
+        try:
+            extracted = bundle.extractfile(member)
+        except KeyError:
+            extracted = None
+        if extracted is None:
+            raise RunError(f"{base}/{archive_name} holds no {member}")
+        node_bytes = extracted.read()
+    return _store(
+        directory,
+        node_bytes,
+        version=version,
+        source="dist",
+        origin=f"{base}/{archive_name}",
+        checksum=f"sha256:{expected} (SHASUMS256.txt)",
+    )
+
+
+def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -> Release:
+    """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); keep ``package/bin/node``."""
+    arch = arch or platform_arch()
+    directory = cache_dir() / "releases" / f"npm-v{version}-linux-{arch}"
+    cached = _cached(directory)
+    if cached:
+        return cached
+    if shutil.which(npm) is None:
+        raise RunError("npm is not installed; it is needed to fetch releases from the npm registry")
+    spec = f"node-linux-{arch}@{version}"
+    with tempfile.TemporaryDirectory(prefix="benchgate-npm-") as scratch:
+        completed = subprocess.run(
+            [npm, "pack", spec, "--json", "--pack-destination", scratch],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=scratch,
+        )
+        if completed.returncode != 0:
+            tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
+            raise RunError(f"npm pack {spec} failed: {tail[0]}")
+        info = json.loads(completed.stdout)[0]
+        with tarfile.open(Path(scratch) / info["filename"]) as bundle:
+            extracted = bundle.extractfile("package/bin/node")
+            if extracted is None:
+                raise RunError(f"{spec} holds no package/bin/node")
+            node_bytes = extracted.read()
+    return _store(
+        directory,
+        node_bytes,
+        version=version,
+        source="npm",
+        origin=f"npm:{spec}",
+        checksum=info.get("integrity", ""),
+    )
+
+
+def fetch_release(version: str, *, source: str = "auto", mirror: str = DEFAULT_DIST_URL) -> Release:
+    """An official Node release binary, cached; ``auto`` tries the dist site first, then npm."""
+    version = normalize_version(version)
+    if source not in SOURCES:
+        raise InputError(f"release source {source!r}: expected one of {', '.join(SOURCES)}")
+    if source == "dist":
+        return fetch_from_dist(version, mirror=mirror)
+    if source == "npm":
+        return fetch_from_npm(version)
+    try:
+        return fetch_from_dist(version, mirror=mirror)
+    except RunError as dist_error:
+        try:
+            return fetch_from_npm(version)
+        except RunError as npm_error:
+            raise RunError(f"node {version}: dist site: {dist_error.message}; npm: {npm_error.message}") from None
+
+
+def release_binary(
+    version: str, *, side: str, node_args: tuple[str, ...] = (), source: str = "auto", mirror: str = DEFAULT_DIST_URL
+) -> NodeBinary:
+    """Fetch (or reuse) an official release and check it like a local binary."""
+    release = fetch_release(version, source=source, mirror=mirror)
+    binary = inspect_binary(release.binary, side=side, node_args=node_args, source=f"release:{release.source}")
+    if binary.version != f"v{release.version}":
+        raise RunError(f"the {release.origin} binary reports {binary.version}, expected v{release.version}")
+    return NodeBinary(
+        path=binary.path,
+        version=binary.version,
+        sha256=binary.sha256,
+        node_args=binary.node_args,
+        source=binary.source,
+        extra={"origin": release.origin, "checksum": release.checksum},
+    )

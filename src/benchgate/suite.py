@@ -1,0 +1,199 @@
+"""Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments.
+
+A Node checkout's ``benchmark/`` directory holds one directory per category
+(``buffers``, ``fs``, ``url``...); each file in it whose name starts with
+neither ``.`` nor ``_`` is a benchmark. ``--filter`` and ``--exclude`` are
+substring matches on the file name (not the category): a file is kept when it
+matches any filter (or there is no filter) and matches no exclude. ``all``
+stands for every category. ``--set key=value`` is passed unchanged to each
+benchmark file, which parses it with ``common.js``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate.errors import InputError
+
+# common.js accepts `key=value` with a non-empty key; the value may be empty or hold '='.
+_SET_PATTERN = re.compile(r"^([^=]+)=([\s\S]*)$")
+# Directories in benchmark/ that are not categories (compare.js skips fixtures too).
+_NOT_CATEGORIES = frozenset({"fixtures", "node_modules"})
+_BENCHMARK_SUFFIXES = (".js", ".mjs", ".cjs")
+# HTTP benchmarks hand the load generation to bench.http(), which needs autocannon or wrk.
+_HTTP_CALL = re.compile(r"\.http\(\s*\{")
+HTTP_BENCHMARKERS = ("wrk", "autocannon")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``: a deterministic 1/count of the selected files."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def take(self, files: Sequence[str]) -> list[str]:
+        """The files of this shard: every count-th file of the sorted list, starting at index-1."""
+        return [name for position, name in enumerate(sorted(files)) if position % self.count == self.index - 1]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to run: the categories and filters asked for, and the files they select."""
+
+    benchmark_dir: Path
+    categories: tuple[str, ...]
+    filters: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    set_args: tuple[str, ...] = ()
+    shard: Shard | None = None
+    files: tuple[str, ...] = field(default=())
+
+    def record(self) -> dict:
+        """The selection as run.json stores it."""
+        return {
+            "benchmark_dir": str(self.benchmark_dir),
+            "categories": list(self.categories),
+            "filter": list(self.filters),
+            "exclude": list(self.excludes),
+            "set": list(self.set_args),
+            "files": list(self.files),
+            "shard": str(self.shard) if self.shard else None,
+        }
+
+
+def parse_set(values: Iterable[str]) -> tuple[str, ...]:
+    """Validate ``--set key=value`` arguments the way common.js parses them; InputError on the first bad one."""
+    parsed = []
+    for value in values:
+        if not _SET_PATTERN.match(value):
+            raise InputError(f"--set {value!r}: expected key=value with a non-empty key")
+        parsed.append(value)
+    return tuple(parsed)
+
+
+def parse_shard(text: str | None) -> Shard | None:
+    """Parse ``I/N`` (1 <= I <= N); None for no sharding."""
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise InputError(f"--shard {text!r}: expected I/N, e.g. 1/4")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or not 1 <= index <= count:
+        raise InputError(f"--shard {text!r}: I must be between 1 and N")
+    return Shard(index, count)
+
+
+def list_categories(benchmark_dir: Path) -> dict[str, list[str]]:
+    """Every category of a benchmark directory and its benchmark files (sorted, as names inside the category)."""
+    if not benchmark_dir.is_dir():
+        raise InputError("benchmark directory not found", where=str(benchmark_dir))
+    categories: dict[str, list[str]] = {}
+    for entry in sorted(benchmark_dir.iterdir()):
+        if not entry.is_dir() or entry.name in _NOT_CATEGORIES or entry.name[0] in "._":
+            continue
+        categories[entry.name] = sorted(
+            child.name
+            for child in entry.iterdir()
+            if child.is_file() and child.name[0] not in "._" and child.name.endswith(_BENCHMARK_SUFFIXES)
+        )
+    return categories
+
+
+def _skipped_by_filters(name: str, filters: Sequence[str], excludes: Sequence[str]) -> bool:
+    keep = not filters or any(pattern in name for pattern in filters)
+    return not keep or any(pattern in name for pattern in excludes)
+
+
+def select(
+    benchmark_dir: Path,
+    categories: Sequence[str],
+    *,
+    filters: Sequence[str] = (),
+    excludes: Sequence[str] = (),
+    set_args: Sequence[str] = (),
+    shard: Shard | None = None,
+) -> Selection:
+    """Resolve categories and filters to benchmark files (``category/file.js``); InputError when nothing matches."""
+    benchmark_dir = benchmark_dir.resolve()
+    if not (benchmark_dir / "common.js").is_file():
+        raise InputError("not a Node benchmark directory (no common.js)", where=str(benchmark_dir))
+    available = list_categories(benchmark_dir)
+    if not categories:
+        raise InputError("no benchmark category given (e.g. 'buffers', or 'all')")
+    wanted = list(available) if "all" in categories else list(dict.fromkeys(categories))
+    unknown = [name for name in wanted if name not in available]
+    if unknown:
+        raise InputError(
+            f"unknown category {', '.join(repr(name) for name in unknown)}; "
+            f"available: {', '.join(available) or 'none'}",
+            where=str(benchmark_dir),
+        )
+    files = [
+        f"{category}/{name}"
+        for category in wanted
+        for name in available[category]
+        if not _skipped_by_filters(name, filters, excludes)
+    ]
+    if not files:
+        raise InputError(
+            f"no benchmark file in {', '.join(wanted)} matches --filter {list(filters)} / --exclude {list(excludes)}"
+        )
+    if shard is not None:
+        selected_count = len(files)
+        files = shard.take(files)
+        if not files:
+            raise InputError(f"shard {shard} of {selected_count} selected file(s) is empty; use fewer shards")
+    return Selection(
+        benchmark_dir=benchmark_dir,
+        categories=tuple(wanted),
+        filters=tuple(filters),
+        excludes=tuple(excludes),
+        set_args=parse_set(set_args),
+        shard=shard,
+        files=tuple(files),
+    )
+
+
+def is_http_benchmark(path: Path) -> bool:
+    """True when the benchmark drives an HTTP load generator through ``bench.http({...})``."""
+    try:
+        return bool(_HTTP_CALL.search(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+def find_http_benchmarker(
+    set_args: Sequence[str] = (),
+    which: Callable[[str], str | None] = shutil.which,
+    benchmark_dir: Path | None = None,
+) -> str | None:
+    """The HTTP load generator common.js would use (autocannon or wrk), or None when neither is installed.
+
+    A ``--set benchmarker=NAME`` names the one the user wants; only that one counts then
+    (Node's ``test-double-*`` benchmarkers count when the suite ships ``_test-double-benchmarker.js``).
+    """
+    for argument in set_args:
+        key, _, value = argument.partition("=")
+        if key == "benchmarker":
+            if value.startswith("test-double") and benchmark_dir is not None:
+                return value if (benchmark_dir / "_test-double-benchmarker.js").is_file() else None
+            return value if which(value) else None
+    for name in HTTP_BENCHMARKERS:
+        if which(name):
+            return name
+    return None
+
+
+def default_benchmark_dir() -> Path:
+    """``./benchmark`` of the current directory (a Node checkout), as compare.js is used."""
+    return Path(os.getcwd()) / "benchmark"
