@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# The fake GitHub API (tests/fakegithub): the `fake_github` fixture for every test module.
+pytest_plugins = ["fakegithub.plugin"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -1,0 +1,347 @@
+"""The GitHub REST API, as benchgate needs it: the only module that imports PyGithub.
+
+Retries are ours, not PyGithub's. PyGithub's default ``GithubRetry`` (urllib3)
+sleeps with ``time.sleep`` (tests could not skip the waits) and, like urllib3,
+does not retry POST. So PyGithub runs with ``retry=None`` and no write
+throttling, and every public method here is one retried *unit*: on a 5xx, a
+rate-limit answer or a dropped connection the whole unit starts again. That is
+what makes retrying writes safe: ``upsert_comment`` searches for its marker
+again before writing, so a POST that took effect but whose answer was lost is
+found and edited, not posted twice.
+
+Waits: ``retry-after`` (seconds) when GitHub sends it; at a primary rate limit
+(``x-ratelimit-remaining: 0``) until ``x-ratelimit-reset``; otherwise
+exponential backoff from ``backoff_seconds``. A wait longer than
+``max_wait_seconds`` is not worth sitting through on a CI runner: the client
+gives up at once with :class:`GitHubUnavailable` naming the reset time.
+
+Errors: after ``max_retries`` retries, :class:`benchgate.errors.GitHubUnavailable`
+(exit 3). A request GitHub refuses for good (401 bad token, 403 missing
+permission, 404 unknown repository/PR/comment, 422 invalid) raises
+:class:`GitHubRequestError` (an :class:`~benchgate.errors.InputError`, exit 2):
+retrying cannot fix it and the workflow's configuration must change.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+
+from benchgate.errors import GitHubUnavailable, InputError
+
+T = TypeVar("T")
+
+WRITE_ROLES = frozenset({"admin", "maintain", "write"})
+ROLES = ("admin", "maintain", "write", "triage", "read")
+# The legacy "permission" field, for custom roles whose role_name is not a built-in one.
+_PERMISSION_AS_ROLE = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
+CHECK_CONCLUSIONS = ("success", "failure", "neutral")
+COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
+CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and output.text
+MAX_BACKOFF_SECONDS = 60.0
+_TRUNCATED = "\n\n… (truncated to GitHub's limit)"
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    """What benchgate needs to know about a pull request."""
+
+    number: int
+    head_sha: str
+    base_sha: str
+    head_ref: str
+    base_ref: str
+    labels: tuple[str, ...]
+    html_url: str
+    author: str
+    head_repo: str  # owner/name of the head repository ("" when a fork was deleted)
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One label added to or removed from an issue or pull request, and who did it."""
+
+    label: str
+    actor: str  # login; "ghost" for deleted accounts
+    created_at: str  # ISO 8601, UTC, e.g. 2026-01-01T00:00:01Z
+    event: str  # "labeled" | "unlabeled"
+
+
+class GitHubRequestError(InputError):
+    """GitHub refused a request for a reason retrying cannot fix (bad token, permission, not found; exit 2)."""
+
+    def __init__(self, message: str, *, status: int, where: str | None = None) -> None:
+        self.status = status
+        super().__init__(message, where=where)
+
+
+_HINTS = {
+    401: "the token is missing, expired or wrong",
+    403: "the token lacks a permission this needs (pull-requests/issues: write, checks: write, or metadata: read)",
+    404: "no such repository, pull request or user, or the token cannot see it",
+    422: "GitHub rejected the request as invalid",
+}
+
+
+class _Retry(Exception):
+    """A transient failure: wait ``wait`` seconds (None: use backoff) and run the unit again."""
+
+    def __init__(self, reason: str, wait: float | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+
+
+class GitHubClient:
+    """A client for one repository (``owner/name``) on github.com or a GitHub Enterprise Server.
+
+    ``api_url`` is what Actions puts in ``GITHUB_API_URL``: ``https://api.github.com``,
+    ``https://HOST/api/v3``, or a test server. ``token`` None means unauthenticated.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str | None,
+        repository: str,
+        api_url: str = "https://api.github.com",
+        max_retries: int = 5,
+        backoff_seconds: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        max_wait_seconds: float = 300.0,
+        clock: Callable[[], float] = time.time,
+        timeout: float = 30.0,
+    ) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+            raise InputError(f"repository must look like owner/name, got {repository!r}", where="GitHub")
+        self.repository = repository
+        self.api_url = api_url.rstrip("/")
+        self.max_retries = max_retries
+        self.backoff_seconds = backoff_seconds
+        self.max_wait_seconds = max_wait_seconds
+        self._sleep = sleep
+        self._clock = clock
+        self._github = Github(
+            auth=Auth.Token(token) if token else None,
+            base_url=self.api_url,
+            timeout=int(timeout),
+            per_page=100,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            lazy=True,  # no request until an attribute is read: get_repo/get_issue cost nothing
+        )
+        self._repo = self._github.get_repo(repository)
+
+    # -- the public operations, each one retried unit -------------------------------------------
+
+    def pull_request(self, number: int) -> PullRequestInfo:
+        """The pull request ``number`` (GET /repos/{o}/{r}/pulls/{n})."""
+
+        def fetch() -> PullRequestInfo:
+            pull = self._repo.get_pull(number)
+            head_repo = pull.head.repo
+            return PullRequestInfo(
+                number=pull.number,
+                head_sha=pull.head.sha,
+                base_sha=pull.base.sha,
+                head_ref=pull.head.ref,
+                base_ref=pull.base.ref,
+                labels=tuple(label.name for label in pull.labels),
+                html_url=pull.html_url,
+                author=pull.user.login if pull.user is not None else "ghost",
+                head_repo=head_repo.full_name if head_repo is not None else "",
+            )
+
+        return self._retrying(f"read pull request #{number}", fetch)
+
+    def label_events(self, number: int) -> list[LabelEvent]:
+        """Every labeled/unlabeled event of issue or PR ``number``, oldest first, across all pages."""
+
+        def fetch() -> list[LabelEvent]:
+            found = []
+            for event in self._repo.get_issue(number).get_events():
+                # Check the kind first: reading .label on another kind of event would make
+                # PyGithub fetch the event again just to learn it has no label.
+                if event.event not in ("labeled", "unlabeled"):
+                    continue
+                found.append(
+                    LabelEvent(
+                        label=event.label.name,
+                        actor=event.actor.login if event.actor is not None else "ghost",
+                        created_at=_iso(event.created_at),
+                        event=event.event,
+                    )
+                )
+            return found
+
+        return self._retrying(f"read the label events of #{number}", fetch)
+
+    def permission(self, username: str) -> str:
+        """``username``'s role on the repository: admin, maintain, write, triage, read, or none.
+
+        A user who is not a collaborator (GitHub answers 404) has role ``none``.
+        A custom role maps to the base permission GitHub reports for it.
+        """
+
+        def fetch() -> str:
+            try:
+                # PyGithub URL-quotes the login itself.
+                role = self._repo.get_collaborator_role_name(username)
+                if role in ROLES:
+                    return role
+                return _PERMISSION_AS_ROLE.get(self._repo.get_collaborator_permission(username), "none")
+            except GithubException as error:
+                if error.status == 404:
+                    return "none"
+                raise
+
+        return self._retrying(f"read {username}'s permission", fetch)
+
+    def can_write(self, username: str) -> bool:
+        """True when ``username`` has write, maintain or admin role (may start runs, loosen the gate)."""
+        return self.permission(username) in WRITE_ROLES
+
+    def upsert_comment(self, number: int, body: str, marker: str) -> str:
+        """Create or edit in place the one comment of ours on ``number``; return its html_url.
+
+        Our comment is the first whose body starts with ``marker`` (a hidden HTML
+        comment such as ``<!-- benchgate -->``); all pages are searched, so it is
+        found on PRs with hundreds of comments. ``marker`` is put at the start of
+        ``body`` when it is not there already.
+        """
+        if not marker.strip():
+            raise InputError("the comment marker must not be empty", where="GitHub")
+        text = body if body.startswith(marker) else f"{marker}\n{body}"
+        if len(text) > COMMENT_LIMIT:
+            raise InputError(f"comment is {len(text)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
+
+        def upsert() -> str:
+            issue = self._repo.get_issue(number)
+            for comment in issue.get_comments():
+                if (comment.body or "").startswith(marker):
+                    if comment.body != text:
+                        comment.edit(text)
+                    return comment.html_url
+            return issue.create_comment(text).html_url
+
+        return self._retrying(f"post the comment on #{number}", upsert)
+
+    def create_check_run(
+        self,
+        head_sha: str,
+        *,
+        name: str = "benchgate",
+        conclusion: str,
+        title: str,
+        summary: str,
+        text: str | None = None,
+        details_url: str | None = None,
+    ) -> str:
+        """Create a completed check run on ``head_sha``; return its html_url.
+
+        ``summary`` and ``text`` beyond GitHub's 65,535 characters are cut with a note.
+        A retried creation may leave two runs of the same name; GitHub shows the latest.
+        """
+        if conclusion not in CHECK_CONCLUSIONS:
+            raise InputError(
+                f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
+            )
+        output = {"title": title, "summary": _fit(summary, CHECK_OUTPUT_LIMIT)}
+        if text is not None:
+            output["text"] = _fit(text, CHECK_OUTPUT_LIMIT)
+        extra = {"details_url": details_url} if details_url else {}
+
+        def create() -> str:
+            run = self._repo.create_check_run(
+                name, head_sha, status="completed", conclusion=conclusion, output=output, **extra
+            )
+            return run.html_url
+
+        return self._retrying(f"create the {name} check on {head_sha[:12]}", create)
+
+    # -- retries and error mapping ---------------------------------------------------------------
+
+    def _retrying(self, what: str, unit: Callable[[], T]) -> T:
+        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times."""
+        attempt = 0
+        while True:
+            try:
+                return self._classified(unit)
+            except _Retry as transient:
+                if attempt >= self.max_retries:
+                    raise GitHubUnavailable(
+                        f"could not {what} after {attempt + 1} attempts: {transient.reason}", where=self.api_url
+                    ) from None
+                wait = transient.wait
+                if wait is None:
+                    wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
+                elif wait > self.max_wait_seconds:
+                    raise GitHubUnavailable(
+                        f"could not {what}: {transient.reason}; that is {wait:.0f} s away, "
+                        f"longer than the {self.max_wait_seconds:.0f} s benchgate waits",
+                        where=self.api_url,
+                    ) from None
+                self._sleep(max(wait, 0.0))
+                attempt += 1
+
+    def _classified(self, unit: Callable[[], T]) -> T:
+        """Run ``unit`` once, turning failures into _Retry (transient) or GitHubRequestError (permanent)."""
+        try:
+            return unit()
+        except GithubException as error:
+            raise self._classify(error) from error
+        except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
+            raise _Retry(f"no answer from GitHub ({type(error).__name__})", None) from error
+
+    def _classify(self, error: GithubException) -> Exception:
+        status = error.status
+        headers = {key.lower(): value for key, value in (error.headers or {}).items()}
+        message = _message(error)
+        wait = self._header_wait(headers)
+        rate_limited = status == 429 or (
+            status == 403
+            and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers or "rate limit" in message)
+        )
+        if rate_limited:
+            reason = f"rate limited ({status} {message})"
+            if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+                reset = datetime.fromtimestamp(float(headers["x-ratelimit-reset"]), UTC)
+                reason += f", resets at {reset:%H:%M:%S} UTC"
+            return _Retry(reason, wait)
+        if status >= 500:
+            return _Retry(f"{status} {message}", wait)
+        hint = _HINTS.get(status, "unexpected answer")
+        return GitHubRequestError(f"{status} {message}: {hint}", status=status, where=f"GitHub {self.repository}")
+
+    def _header_wait(self, headers: dict[str, str]) -> float | None:
+        """Seconds GitHub asked us to wait, or None when it did not say."""
+        retry_after = headers.get("retry-after", "").strip()
+        if retry_after.isdigit():
+            return float(retry_after)
+        reset = headers.get("x-ratelimit-reset", "").strip()
+        if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+            return max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
+        return None
+
+
+def _message(error: GithubException) -> str:
+    data = error.data if isinstance(error.data, dict) else {}
+    return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
+
+
+def _iso(moment: datetime | None) -> str:
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _fit(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - len(_TRUNCATED)] + _TRUNCATED

@@ -1,0 +1,255 @@
+"""benchgate.github.GitHubClient against the fake GitHub (every request checked against GitHub's OpenAPI)."""
+
+from __future__ import annotations
+
+import pytest
+from fakegithub import FakeGitHub, Fault
+
+from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
+from benchgate.github import GitHubClient, GitHubRequestError, LabelEvent, PullRequestInfo
+
+REPO = "nodejs/node"
+MARKER = "<!-- benchgate -->"
+
+
+class Sleeps(list):
+    """An injectable sleep that records the waits instead of waiting."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest.fixture
+def client(fake_github: FakeGitHub, sleeps: Sleeps) -> GitHubClient:
+    fake_github.add_pull(REPO, 42, labels=["benchmark"], author="dave", head_repo="dave/node", head_ref="fast-url")
+    return GitHubClient(token="t0ken", repository=REPO, api_url=fake_github.url, sleep=sleeps)
+
+
+def test_pull_request_reads_shas_refs_labels_author_and_fork(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    info = client.pull_request(42)
+    pull = fake_github.state.repos[REPO].pulls[42]
+    assert info == PullRequestInfo(
+        number=42,
+        head_sha=pull.head_sha,
+        base_sha=pull.base_sha,
+        head_ref="fast-url",
+        base_ref="main",
+        labels=("benchmark",),
+        html_url=f"{fake_github.url}/{REPO}/pull/42",
+        author="dave",
+        head_repo="dave/node",
+    )
+    assert fake_github.requests_to("GET")[0].authorization == "token t0ken"
+
+
+def test_sticky_comment_is_created_once_then_edited_in_place(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    fake_github.add_comment(REPO, 42, "LGTM", author="reviewer")
+    first = client.upsert_comment(42, "verdict: pass", MARKER)
+    second = client.upsert_comment(42, "verdict: FAIL", MARKER)
+    assert first == second
+    assert fake_github.comments(REPO, 42) == ["LGTM", f"{MARKER}\nverdict: FAIL"]
+    assert len(fake_github.requests_to("POST", "/comments")) == 1
+    assert len(fake_github.requests_to("PATCH", "/issues/comments/")) == 1
+
+
+def test_sticky_comment_found_on_a_later_page_of_a_busy_pr(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    for index in range(150):
+        fake_github.add_comment(REPO, 42, f"discussion {index}", author="reviewer")
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nold table", author="github-actions[bot]")
+    for index in range(80):
+        fake_github.add_comment(REPO, 42, f"more discussion {index}", author="reviewer")
+    client.upsert_comment(42, f"{MARKER}\nnew table", MARKER)
+    bodies = fake_github.comments(REPO, 42)
+    assert len(bodies) == 231
+    assert [body for body in bodies if body.startswith(MARKER)] == [f"{MARKER}\nnew table"]
+    assert bodies[150] == f"{MARKER}\nnew table"  # edited where it was, not re-posted at the end
+    assert fake_github.requests_to("POST") == []
+    pages = [dict(r.query).get("page", "1") for r in fake_github.requests_to("GET", "/comments")]
+    assert pages == ["1", "2"]  # stopped at the page holding the marker, 100 per page
+
+
+def test_a_quoted_marker_in_someone_elses_comment_is_not_ours(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    fake_github.add_comment(REPO, 42, f"> {MARKER}\n> quoting the bot", author="reviewer")
+    client.upsert_comment(42, "table", MARKER)
+    assert fake_github.comments(REPO, 42) == [f"> {MARKER}\n> quoting the bot", f"{MARKER}\ntable"]
+
+
+def test_comment_over_githubs_limit_is_refused_before_sending(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    with pytest.raises(InputError, match="65536"):
+        client.upsert_comment(42, "x" * 65536, MARKER)
+    assert fake_github.requests == []
+
+
+def test_label_events_across_pages_skip_other_events(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    expected = []
+    for index in range(130):
+        label = f"benchmark:runs={index}"
+        actor = "alice" if index % 2 else "mallory"
+        kind = "labeled" if index % 3 else "unlabeled"
+        fake_github.add_event(REPO, 42, kind, actor, label)
+        expected.append((label, actor, kind))
+        if index % 10 == 0:
+            fake_github.add_event(REPO, 42, "renamed", "dave")  # not a label event, must be skipped
+    events = client.label_events(42)
+    assert [(e.label, e.actor, e.event) for e in events] == expected
+    assert all(isinstance(e, LabelEvent) and e.created_at.endswith("Z") for e in events)
+    assert events[0].created_at < events[-1].created_at
+    assert len(fake_github.requests_to("GET", "/events")) == 2  # 143 events, 100 per page
+
+
+@pytest.mark.parametrize(
+    ("role", "can_write"),
+    [("admin", True), ("maintain", True), ("write", True), ("triage", False), ("read", False)],
+)
+def test_permission_reports_the_role_name(client: GitHubClient, fake_github: FakeGitHub, role, can_write) -> None:
+    fake_github.set_role(REPO, "alice", role)
+    assert client.permission("alice") == role
+    assert client.can_write("alice") is can_write
+
+
+def test_non_collaborator_has_no_permission(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    assert client.permission("mallory") == "none"
+    assert client.can_write("mallory") is False
+
+
+def test_custom_role_falls_back_to_its_base_permission(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    fake_github.set_role(REPO, "carol", "benchmark-runner")  # the fake reports custom roles as permission "read"
+    assert client.permission("carol") == "read"
+    assert client.can_write("carol") is False
+
+
+def test_check_run_is_created_completed_with_output(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    sha = "c" * 40
+    url = client.create_check_run(
+        sha,
+        conclusion="failure",
+        title="2 regressions (***)",
+        summary="| benchmark | improvement |",
+        text="details",
+        details_url="https://example.test/run/1",
+    )
+    [run] = fake_github.state.repos[REPO].check_runs
+    assert url == f"{fake_github.url}/{REPO}/runs/{run.id}"
+    assert (run.name, run.head_sha, run.status, run.conclusion) == ("benchgate", sha, "completed", "failure")
+    assert run.output == {"title": "2 regressions (***)", "summary": "| benchmark | improvement |", "text": "details"}
+    assert run.details_url == "https://example.test/run/1"
+
+
+def test_check_run_summary_is_cut_to_githubs_limit(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    client.create_check_run("c" * 40, conclusion="neutral", title="t", summary="y" * 70000)
+    [run] = fake_github.state.repos[REPO].check_runs
+    assert len(run.output["summary"]) == 65535
+    assert run.output["summary"].endswith("(truncated to GitHub's limit)")
+
+
+def test_check_run_refuses_an_unknown_conclusion(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    with pytest.raises(InputError, match="bogus"):
+        client.create_check_run("c" * 40, conclusion="bogus", title="t", summary="s")
+    assert fake_github.requests == []
+
+
+def test_retries_after_502_with_exponential_backoff(client: GitHubClient, fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.queue(Fault(502), Fault(503, "Service Unavailable"), Fault(500))
+    assert client.pull_request(42).number == 42
+    assert sleeps == [1.0, 2.0, 4.0]
+    assert [r.status for r in fake_github.requests] == [502, 503, 500, 200]
+
+
+def test_retries_after_dropped_connection(client: GitHubClient, fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.queue(Fault(drop=True))
+    fake_github.set_role(REPO, "alice", "write")
+    assert client.can_write("alice") is True
+    assert sleeps == [1.0]
+
+
+def test_retries_after_primary_rate_limit_until_reset(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    now = 1_900_000_000.0
+    client = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, sleep=sleeps, clock=lambda: now)
+    fault = Fault.rate_limited()
+    fault.headers["x-ratelimit-reset"] = str(int(now) + 7)
+    fake_github.queue(fault)
+    assert client.pull_request(42).number == 42
+    assert sleeps == [8.0]  # until the reset second has passed
+
+
+def test_retries_after_secondary_rate_limit_honouring_retry_after(client, fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.queue(Fault.secondary_rate_limited(13, status=403), Fault.secondary_rate_limited(2, status=429))
+    assert client.permission("nobody") == "none"
+    assert sleeps == [13.0, 2.0]
+
+
+def test_gives_up_after_max_retries_with_github_unavailable(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    client = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, sleep=sleeps, max_retries=3)
+    fake_github.queue(*[Fault(502, "Bad Gateway")] * 4, Fault(502))
+    with pytest.raises(GitHubUnavailable) as raised:
+        client.pull_request(42)
+    assert raised.value.exit_status == EXIT_GITHUB_UNREACHABLE
+    assert "after 4 attempts: 502 Bad Gateway" in raised.value.one_line()
+    assert "\n" not in raised.value.one_line()
+    assert sleeps == [1.0, 2.0, 4.0]
+    assert len(fake_github.faults) == 1  # exactly 1 + max_retries requests were sent
+
+
+def test_rate_limit_reset_too_far_away_gives_up_at_once(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    client = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, sleep=sleeps)
+    fake_github.queue(Fault.rate_limited(reset_in=3000))
+    with pytest.raises(GitHubUnavailable, match="resets at .* longer than the 300 s"):
+        client.pull_request(42)
+    assert sleeps == []
+
+
+def test_comment_post_that_succeeded_unheard_is_not_duplicated(client, fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.queue(Fault(502, method="POST", after=True))  # GitHub stored it, the answer was lost
+    client.upsert_comment(42, "table", MARKER)
+    assert fake_github.comments(REPO, 42) == [f"{MARKER}\ntable"]
+    assert sleeps == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("setup", "status", "hint"),
+    [
+        (lambda fake: setattr(fake, "token", "other"), 401, "token is missing, expired or wrong"),
+        (lambda fake: setattr(fake, "read_only", True), 403, "lacks a permission"),
+        (lambda fake: None, 404, "no such repository"),
+    ],
+)
+def test_permanent_refusals_are_one_line_input_errors(fake_github: FakeGitHub, sleeps, setup, status, hint) -> None:
+    fake_github.add_pull(REPO, 42)
+    setup(fake_github)
+    client = GitHubClient(token="t0ken", repository=REPO, api_url=fake_github.url, sleep=sleeps)
+    with pytest.raises(GitHubRequestError) as raised:
+        client.upsert_comment(42 if status != 404 else 7, "table", MARKER)
+    assert raised.value.status == status
+    assert raised.value.exit_status == EXIT_BAD_INPUT
+    assert hint in raised.value.one_line() and REPO in raised.value.one_line()
+    assert sleeps == []  # not retried
+
+
+def test_enterprise_server_base_url(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    for index in range(120):
+        fake_github.add_comment(REPO, 42, f"comment {index}")
+    fake_github.add_event(REPO, 42, "labeled", "alice", "benchmark")
+    fake_github.set_role(REPO, "alice", "maintain")
+    client = GitHubClient(token="t", repository=REPO, api_url=fake_github.enterprise_url + "/", sleep=sleeps)
+    assert client.pull_request(42).number == 42
+    assert [e.label for e in client.label_events(42)] == ["benchmark"]
+    assert client.can_write("alice")
+    client.upsert_comment(42, "table", MARKER)
+    client.upsert_comment(42, "table 2", MARKER)
+    client.create_check_run("d" * 40, conclusion="success", title="ok", summary="ok")
+    assert fake_github.comments(REPO, 42)[-1] == f"{MARKER}\ntable 2"
+    assert fake_github.requests and all(r.enterprise for r in fake_github.requests)
+
+
+def test_repository_must_be_owner_slash_name() -> None:
+    with pytest.raises(InputError, match="owner/name"):
+        GitHubClient(token=None, repository="not a repo")
