@@ -69,6 +69,10 @@ class CacheLimit:
     max_bytes: int | None = 20 * 2**30
 
     def __post_init__(self) -> None:
+        for name in ("max_entries", "max_bytes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise InputError(f"cache {name.replace('_', ' ')} must be a whole number, not {value!r}")
         if self.max_entries is not None and self.max_entries < 1:
             raise InputError(f"cache entry limit must be at least 1, not {self.max_entries}")
         if self.max_bytes is not None and self.max_bytes < 1:

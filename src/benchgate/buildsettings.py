@@ -7,6 +7,7 @@ then ``make -j$(nproc)``, binary at ``out/Release/node``.
 from __future__ import annotations
 
 import platform
+import re
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -43,15 +44,37 @@ class BuildSettings:
 
     def __post_init__(self) -> None:
         if isinstance(self.configure_flags, str):
-            object.__setattr__(self, "configure_flags", tuple(shlex.split(self.configure_flags)))
+            try:
+                object.__setattr__(self, "configure_flags", tuple(shlex.split(self.configure_flags)))
+            except ValueError as error:
+                raise InputError(f"configure flags {self.configure_flags!r}: {error}") from None
         for name in ("configure_flags", "build_command", "configure_command"):
             value = getattr(self, name)
             if isinstance(value, list):
-                object.__setattr__(self, name, tuple(value))
+                object.__setattr__(self, name, value := tuple(value))
+            if not isinstance(value, str | tuple) or (
+                isinstance(value, tuple) and not all(isinstance(item, str) for item in value)
+            ):
+                raise InputError(f"{name.replace('_', '-')} must be a string or a list of strings, not {value!r}")
+        if isinstance(self.configure_flags, str):
+            raise InputError("configure-flags must be a list of strings")
         if not self.build_command:
             raise InputError("build command is empty")
-        if self.jobs is not None and (not isinstance(self.jobs, int) or self.jobs < 1):
+        for name in ("ninja", "use_ccache"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), bool):
+                raise InputError(f"{name.replace('use_', '')} must be true or false, not {getattr(self, name)!r}")
+        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1):
             raise InputError(f"jobs must be a positive integer, not {self.jobs!r}")
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or self.timeout <= 0
+        ):
+            raise InputError(f"timeout must be a positive number of seconds, not {self.timeout!r}")
+        if not isinstance(self.ccache_max_size, str) or not re.fullmatch(
+            r"\d+(\.\d+)?\s*([kMGT]i?)?", self.ccache_max_size
+        ):
+            raise InputError(f"ccache max size must look like 10G or 500M, not {self.ccache_max_size!r}")
+        if not isinstance(self.binary_path, str):
+            raise InputError(f"binary path must be a string, not {self.binary_path!r}")
         binary = Path(self.binary_path)
         if not self.binary_path or binary.is_absolute() or ".." in binary.parts:
             raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
