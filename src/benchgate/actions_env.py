@@ -69,7 +69,12 @@ def _escape_property(text: str) -> str:
 
 
 def error_annotation(message: str, *, title: str | None = None, stream: TextIO | None = None) -> None:
-    """Print an ``::error::`` workflow command (escaped, so untrusted text cannot start another command)."""
+    """Print an ``::error::`` workflow command (escaped, so untrusted text cannot start another command).
+
+    Only inside Actions: in a terminal the one-line error on stderr says the same.
+    """
+    if not in_actions():
+        return
     properties = f" title={_escape_property(title)}" if title else ""
     print(f"::error{properties}::{_escape_data(message)}", file=stream or sys.stdout)
 
