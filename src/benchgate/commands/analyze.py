@@ -6,19 +6,46 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import pandas as pd
+
 from benchgate import gate, report, results, stats
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
 
+FORMATS = ("text", "markdown", "json", "csv")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("analyze", help="analyse compare.js CSV files like compare.R, and gate")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="compare.js CSV files; - reads stdin")
-    parser.add_argument("--base-label", default="old")
-    parser.add_argument("--head-label", default="new")
-    parser.add_argument("--threshold", default="***", choices=list(gate.THRESHOLDS))
-    parser.add_argument("--correction", default="holm", choices=list(gate.CORRECTIONS))
-    parser.add_argument("--min-effect", type=float, default=0.0, metavar="PCT")
-    parser.add_argument("--gate", action="store_true", help="exit 1 when a row fails the gate")
+    parser = subparsers.add_parser(
+        "analyze",
+        help="analyse compare.js CSV files like compare.R, and gate",
+        description="Welch's t-test per benchmark configuration, as Node's benchmark/compare.R, "
+        "with a Holm-corrected regression gate.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="compare.js CSV files (shards of one run); - is stdin")
+    parser.add_argument("--base-label", default="old", metavar="LABEL", help="binary label of the base (default old)")
+    parser.add_argument("--head-label", default="new", metavar="LABEL", help="binary label of the head (default new)")
+    parser.add_argument(
+        "--threshold",
+        default="***",
+        choices=list(gate.THRESHOLDS),
+        help="significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001 (default), off",
+    )
+    parser.add_argument(
+        "--correction",
+        default="holm",
+        choices=list(gate.CORRECTIONS),
+        help="multiple-comparison correction of the gate's p-values (default holm)",
+    )
+    parser.add_argument(
+        "--min-effect",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="smallest regression in percent that can fail the gate (default 0)",
+    )
+    parser.add_argument("--gate", action="store_true", help="exit 1 when a row fails the gate (0 otherwise)")
+    parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
+    parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
     parser.set_defaults(handler=_handler)
 
 
@@ -28,11 +55,24 @@ def analyze(
     base_label: str = "old",
     head_label: str = "new",
     policy: gate.GatePolicy | None = None,
-):
+) -> pd.DataFrame:
     """Read the CSVs, compute the comparison table and apply the gate; returns the gated DataFrame."""
     policy = policy or gate.GatePolicy()
     samples = results.read_samples(files, base_label=base_label, head_label=head_label)
     return gate.apply_gate(stats.compare_samples(samples), policy)
+
+
+def render(gated: pd.DataFrame, policy: gate.GatePolicy, output_format: str = "text", *, bars: bool = True) -> str:
+    """The analysis in one of FORMATS."""
+    if output_format == "text":
+        return report.render_text(gated, policy, bars=bars)
+    if output_format == "markdown":
+        return report.render_markdown(gated, policy)
+    if output_format == "json":
+        return report.render_json(gated, policy)
+    if output_format == "csv":
+        return report.render_csv(gated, policy)
+    raise InputError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -40,8 +80,11 @@ def _handler(args: argparse.Namespace) -> int:
         policy = gate.GatePolicy(args.threshold, args.correction, args.min_effect)
     except ValueError as error:
         raise InputError(str(error)) from None
+    if args.files.count("-") > 1:
+        raise InputError("stdin (-) given more than once")
     gated = analyze(args.files, base_label=args.base_label, head_label=args.head_label, policy=policy)
-    sys.stdout.write(report.render_text(gated, policy))
+    sys.stdout.write(render(gated, policy, args.format, bars=not args.no_bars))
+    sys.stdout.flush()
     if args.gate and gate.verdict(gated) == "fail":
         return EXIT_GATE_FAILED
     return EXIT_OK
