@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from fakegithub.faults import DOCS, Fault, RecordedRequest
 from fakegithub.state import PullRequest, Renderer, State, Templates
@@ -237,7 +237,7 @@ class FakeGitHub:
         for route_method, pattern, name in ROUTES:
             match = pattern.match(path)
             if match and route_method == method:
-                params = match.groupdict()
+                params = {key: unquote(value) for key, value in match.groupdict().items()}
                 repo_name = f"{params.pop('owner')}/{params.pop('repo')}"
                 if repo_name not in self.state.repos:
                     raise _Reply(404, "Not Found")
