@@ -14,7 +14,7 @@ import sys
 from benchgate import __version__
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError
 
-COMMANDS = ("analyze", "run", "build", "report")
+COMMANDS = ("analyze", "run", "build", "report", "authorize")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,197 @@
+"""`benchgate authorize`: may this event start a benchmark run, and of which exact commit?
+
+A PR's code runs on the benchmark machine, so a run starts only when someone
+with write, maintain or admin permission asked for it, checked through the API:
+
+- ``pull_request`` / ``pull_request_target`` ``labeled`` with the request label
+  (``benchmark``): the issue events API names who added it, the collaborator
+  permission API gives their role. The approved commit is the PR head *when the
+  label was added* (from the event); a PR that moved since is refused.
+- ``workflow_dispatch``: the user who started it (``GITHUB_ACTOR``) is checked the
+  same way; with a ``pr`` input the PR's current head is approved, and a ``sha``
+  input, when given, must still be that head.
+- ``push`` and ``schedule`` run the repository's own commits: approved as is.
+
+Other labels on a ``labeled`` event are not a request: ``approved=false``, exit 0.
+A refused request exits 2 with the reason. The outputs (``$GITHUB_OUTPUT``) give
+the approved PR and SHA plus the run settings after config, inputs and trusted
+labels, for the benchmark job, which itself has no token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchgate import actions_env, config, labels
+from benchgate.errors import EXIT_OK, InputError
+
+RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard")
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """The decision, and what the benchmark job should run when approved."""
+
+    approved: bool
+    reason: str
+    pr: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    base_ref: str = ""
+    actor: str = ""
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "authorize", help="check that a run was requested by someone with write permission; pin the approved SHA"
+    )
+    parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="configuration file (base branch)")
+    for key in RUN_KEYS + ("label-prefix",):
+        parser.add_argument(f"--{key}", help=f"the {key} setting (as an action input)")
+    parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
+    parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL)")
+    parser.add_argument("--retries", type=int, default=5)
+    parser.set_defaults(handler=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    options = {key: getattr(args, key.replace("-", "_")) for key in RUN_KEYS + ("label-prefix",)}
+    result = authorize(
+        config_path=args.config, options=options, repository=args.repository, api_url=args.api_url, retries=args.retries
+    )
+    print(("approved: " if result.approved else "not started: ") + result.reason)
+    return EXIT_OK
+
+
+def _text(settings: config.Settings) -> dict[str, str]:
+    return {
+        "runs": str(settings.runs),
+        "categories": ",".join(settings.categories),
+        "filter": ",".join(settings.filter),
+        "exclude": ",".join(settings.exclude),
+        "set": "\n".join(settings.set),
+        "cpuset": settings.cpuset,
+        "shard": settings.shard,
+    }
+
+
+def _publish(result: Authorization) -> Authorization:
+    actions_env.set_outputs(
+        {
+            "approved": "true" if result.approved else "false",
+            "reason": result.reason,
+            "pr": result.pr or "",
+            "head-sha": result.head_sha,
+            "base-sha": result.base_sha,
+            "base-ref": result.base_ref,
+            **result.settings,
+        }
+    )
+    return result
+
+
+def _refuse(message: str) -> InputError:
+    actions_env.error_annotation(message, title="benchgate authorize")
+    return InputError(message, where="authorize")
+
+
+def authorize(
+    *,
+    config_path: str | None = config.DEFAULT_CONFIG_PATH,
+    options: Mapping[str, Any] | None = None,
+    repository: str | None = None,
+    api_url: str | None = None,
+    token: str | None = None,
+    event_name: str | None = None,
+    event: Mapping[str, Any] | None = None,
+    actor: str | None = None,
+    retries: int = 5,
+    client: Any = None,
+) -> Authorization:
+    """Decide whether the current Actions event may start a run; write the outputs; InputError when refused."""
+    settings = config.load_settings(config_path, options or {})
+    event_name = event_name or os.environ.get("GITHUB_EVENT_NAME", "")
+    event = event if event is not None else actions_env.read_event()
+    if event_name in ("push", "schedule"):
+        sha = os.environ.get("GITHUB_SHA", "")
+        return _publish(
+            Authorization(True, f"{event_name} of the repository's own commit", None, sha, settings=_text(settings))
+        )
+    if event_name not in ("pull_request", "pull_request_target", "workflow_dispatch"):
+        raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
+
+    repository = repository or os.environ.get("GITHUB_REPOSITORY")
+    if not repository:
+        raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
+    if client is None:
+        from benchgate.github import GitHubClient
+
+        client = GitHubClient(
+            token=token or os.environ.get("GITHUB_TOKEN") or None,
+            repository=repository,
+            api_url=api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+            max_retries=retries,
+        )
+    prefix = settings.label_prefix
+
+    if event_name == "workflow_dispatch":
+        requester = actor or os.environ.get("GITHUB_ACTOR") or ""
+        inputs = event.get("inputs") or {}
+        pr = actions_env.pull_request_number(event)
+        if not requester or not client.can_write(requester):
+            raise _refuse(f"@{requester or '?'} started the workflow but lacks write, maintain or admin permission")
+        if pr is None:
+            sha = os.environ.get("GITHUB_SHA", "")
+            return _publish(
+                Authorization(
+                    True,
+                    f"started by @{requester}, who has write access",
+                    None,
+                    sha,
+                    actor=requester,
+                    settings=_text(settings),
+                )
+            )
+        pull = client.pull_request(pr)
+        wanted = str(inputs.get("sha") or "").strip()
+        if wanted and not pull.head_sha.startswith(wanted):
+            raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the requested {wanted[:12]}")
+        approved_sha, how = pull.head_sha, f"started by @{requester}, who has write access"
+    else:
+        action = event.get("action")
+        label = ((event.get("label") or {}).get("name")) or ""
+        if action != "labeled" or label != prefix:
+            return _publish(Authorization(False, f"not a run request (the {prefix!r} label was not just added)"))
+        pr = actions_env.pull_request_number(event)
+        if pr is None:
+            raise _refuse("the event payload names no pull request")
+        approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
+        adders = labels.label_adders(client.label_events(pr))
+        requester = adders.get(label, "")
+        if not requester:
+            raise _refuse(f"the issue events of #{pr} do not show who added {label!r}")
+        if not client.can_write(requester):
+            raise _refuse(f"@{requester} added {label!r} but lacks write, maintain or admin permission")
+        pull = client.pull_request(pr)
+        if label not in pull.labels:
+            raise _refuse(f"the {label!r} label was removed from #{pr} since")
+        if not approved_sha or pull.head_sha != approved_sha:
+            raise _refuse(
+                f"PR #{pr} moved since @{requester} added {label!r}: approved {approved_sha[:12] or '?'}, "
+                f"now {pull.head_sha[:12]}; remove and add the label again to approve the new commits"
+            )
+        how = f"@{requester}, who has write access, added {label!r}"
+    decision = labels.decide_with_client(client, pr, pull.labels, settings)
+    resolved = config.with_labels(settings, decision.values)
+    for outcome in decision.outcomes:
+        if outcome.status in (labels.IGNORED, labels.INVALID):
+            print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
+    return _publish(
+        Authorization(True, how, pr, approved_sha, pull.base_sha, pull.base_ref, requester, settings=_text(resolved))
+    )
