@@ -299,6 +299,19 @@ class Session:
     def _failures_of(self, filename: str, side: str) -> int:
         return sum(1 for item in self.state.failures if item["filename"] == filename and item["side"] == side)
 
+    def _name_failed_configurations(self, filename: str) -> None:
+        """A failure seen before any complete run of its file gets its configuration once the order is known."""
+        known = self._configuration_order.get(filename, [])
+        for item in self.state.failures:
+            done = item.get("configurations_done")
+            if (
+                item["filename"] == filename
+                and item["configuration"] is None
+                and done is not None
+                and done < len(known)
+            ):
+                item["configuration"] = known[done]
+
     def _run_job(self, job: Job) -> None:
         if self.plan.max_failures and self._failures_of(job.filename, job.side) >= self.plan.max_failures:
             return  # skipped; the note was added when the limit was reached
@@ -354,6 +367,7 @@ class Session:
         known = self._configuration_order.get(job.filename, [])
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
+        self._name_failed_configurations(job.filename)
         reason = _failure_reason(result, reported, queue_length, bad_reports, self.plan.timeout)
         if reason is None:
             return
@@ -366,6 +380,7 @@ class Session:
                 "stderr_tail": result.stderr_tail,
                 "reason": reason,
                 "iteration": job.iteration,
+                "configurations_done": len(reported),
             }
         )
         if self.plan.max_failures and self._failures_of(job.filename, job.side) == self.plan.max_failures:

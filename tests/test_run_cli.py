@@ -1,0 +1,233 @@
+"""`benchgate run` end to end: bad input before anything runs, outputs, gate verdicts, interrupt and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchgate import cli, results
+
+BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def _run(capsys, *args):
+    status = cli.main(["run", "--benchmark-dir", str(BENCH), "--no-progress", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _bad(capsys, tmp_path, *args):
+    status, out, err = _run(capsys, "--output", str(tmp_path / "out"), *args)
+    assert status == 2, err
+    assert err.startswith("benchgate: error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()  # nothing ran, nothing written
+    return err
+
+
+def test_missing_binary(capsys, tmp_path):
+    err = _bad(capsys, tmp_path, "calc", "--base-binary", "/nonexistent/node", "--head-binary", NODE)
+    assert "--base-binary /nonexistent/node: no such file" in err
+
+
+def test_binary_that_is_not_node(capsys, tmp_path):
+    fake = tmp_path / "fake-node"
+    fake.write_text("#!/bin/sh\necho 'Python 3.11'\n")
+    fake.chmod(0o755)
+    err = _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", str(fake))
+    assert "--head-binary" in err and "not a Node executable" in err
+
+
+def test_unknown_category(capsys, tmp_path):
+    err = _bad(capsys, tmp_path, "calc", "bufers", "--base-binary", NODE, "--head-binary", NODE)
+    assert "unknown category 'bufers'" in err
+
+
+def test_filter_selecting_nothing(capsys, tmp_path):
+    err = _bad(capsys, tmp_path, "calc", "--filter", "zzz", "--base-binary", NODE, "--head-binary", NODE)
+    assert "no benchmark file" in err
+
+
+def test_malformed_set(capsys, tmp_path):
+    err = _bad(capsys, tmp_path, "calc", "--set", "n", "--base-binary", NODE, "--head-binary", NODE)
+    assert "--set 'n'" in err
+
+
+def test_no_binary_and_bad_numbers(capsys, tmp_path):
+    assert "no head binary" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE)
+    assert "--runs 0" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", NODE, "--runs", "0")
+    assert "--cpuset" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", NODE, "--cpuset", "x")
+
+
+def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
+    out = tmp_path / "out"
+    status, stdout, _ = _run(
+        capsys,
+        "calc",
+        "text",
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
+        "--head-node-args=--max-old-space-size=200",
+        "--runs",
+        "2",
+        "--seed",
+        "11",
+        "--output",
+        str(out),
+        "--format",
+        "markdown",
+        "--cpuset",
+        "0-1",
+    )
+    assert status == 0, stdout
+    assert "benchgate" in stdout and "| " in stdout and "Runner" in stdout
+    record = json.loads((out / "run.json").read_text())
+    assert record["schema"] == 1 and record["tool"] == "benchgate" and record["complete"] is True
+    assert record["seed"] == 11 and record["runs"] == 2
+    assert record["binaries"]["head"]["node_args"] == ["--max-old-space-size=200"]
+    assert record["binaries"]["base"]["version"].startswith("v") and len(record["binaries"]["base"]["sha256"]) == 64
+    assert record["selection"]["files"] == ["calc/add.js", "calc/flags.js", "text/quote.js"]
+    assert set(record["durations"]) == set(record["selection"]["files"])
+    assert record["environment"]["cpuset"] == "0,1" and isinstance(record["environment"]["warnings"], list)
+    assert record["failures"] == [] and record["skipped"] == []
+    samples = results.read_samples([out / "results.csv"])
+    assert set(Counter(zip(samples["side"], samples["configuration"], strict=True)).values()) == {2}
+    assert len(samples) == 2 * 2 * (2 + 1 + 4)
+    assert (out / "results.csv").read_text().startswith('"binary","filename","configuration","rate","time"\n')
+
+
+def test_existing_output_is_refused(capsys, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.csv").write_text("x")
+    status, _, err = _run(capsys, "calc", "--base-binary", NODE, "--head-binary", NODE, "--output", str(out))
+    assert status == 2 and "--resume" in err
+
+
+def test_head_crash_where_base_succeeds_fails_the_gate(capsys, tmp_path):
+    out = tmp_path / "out"
+    status, stdout, _ = _run(
+        capsys,
+        "fault",
+        "calc",
+        "--filter",
+        "crash",
+        "--filter",
+        "add",
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
+        "--head-node-args=--expose-gc",
+        "--runs",
+        "2",
+        "--output",
+        str(out),
+    )
+    assert status == 1
+    assert "failed on the head: fault/crash.js n=10 size=2" in stdout and "verdict: FAIL" in stdout
+    record = json.loads((out / "run.json").read_text())
+    assert {(f["side"], f["gating"]) for f in record["failures"]} == {("head", True)}
+
+
+def test_http_benchmarks_without_a_load_generator_are_skipped_not_reported(capsys, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "node").symlink_to(NODE)
+    monkeypatch.setenv("PATH", str(bin_dir))  # no wrk, no autocannon
+    out = tmp_path / "out"
+    status, stdout, err = _run(
+        capsys,
+        "net",
+        "calc",
+        "--filter",
+        "http",
+        "--filter",
+        "add",
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
+        "--runs",
+        "2",
+        "--output",
+        str(out),
+    )
+    assert status == 0
+    assert "skipped net/http-simple.js: HTTP benchmark needs autocannon or wrk" in err
+    assert "skipped: net/http-simple.js" in stdout
+    record = json.loads((out / "run.json").read_text())
+    assert record["skipped"][0]["filename"] == "net/http-simple.js"
+    assert "net/http-simple.js" not in (out / "results.csv").read_text()
+
+
+def _wait_for_rows(csv: Path, rows: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if csv.exists() and csv.read_text().count("\n") > rows:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the run produced no samples in time")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_keeps_every_sample_and_resume_reaches_the_same_counts(tmp_path, signum):
+    out = tmp_path / "out"
+    command = [
+        sys.executable,
+        "-m",
+        "benchgate",
+        "run",
+        "calc",
+        "text",
+        "--benchmark-dir",
+        str(BENCH),
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
+        "--runs",
+        "3",
+        "--seed",
+        "5",
+        "--no-analyze",
+        "--output",
+        str(out),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
+    _wait_for_rows(out / "results.csv", 7, time.monotonic() + 60)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "--resume" in err
+    record = json.loads((out / "run.json").read_text())
+    assert record["complete"] is False and record["interrupted"] is True
+    before = results.read_samples([out / "results.csv"])
+    assert len(before) >= 7
+    resumed = subprocess.run(
+        [*command[:4], "--resume", "--output", str(out), "--no-progress", "--no-analyze"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    record = json.loads((out / "run.json").read_text())
+    assert record["complete"] is True and record["seed"] == 5
+    samples = results.read_samples([out / "results.csv"])
+    counts = Counter(zip(samples["side"], samples["filename"], samples["configuration"], strict=True))
+    assert len(counts) == 2 * (2 + 1 + 4) and set(counts.values()) == {3}, counts
+    # the samples written before the interrupt are still there, unchanged, at the start of the file
+    assert samples.iloc[: len(before)]["rate"].tolist() == before["rate"].tolist()

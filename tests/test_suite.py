@@ -1,0 +1,100 @@
+"""Selection means what compare.js's arguments mean: categories, --filter/--exclude on file names, --set, shards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchgate import suite
+from benchgate.errors import InputError
+
+BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
+
+
+def test_categories_are_directories_and_benchmarks_skip_dot_and_underscore_files():
+    categories = suite.list_categories(BENCH)
+    assert set(categories) == {"calc", "text", "fault", "net"}  # not fixtures/
+    assert categories["calc"] == ["add.js", "flags.js"]  # not _helper.js, not .hidden.js
+
+
+def test_select_all_and_order():
+    selection = suite.select(BENCH, ["all"])
+    assert selection.files[:2] == ("calc/add.js", "calc/flags.js")
+    assert len(selection.files) == 6
+    assert suite.select(BENCH, ["text", "calc"]).files == ("text/quote.js", "calc/add.js", "calc/flags.js")
+
+
+def test_filter_matches_file_names_any_of_them_and_exclude_wins():
+    assert suite.select(BENCH, ["calc"], filters=["add"]).files == ("calc/add.js",)
+    # compare.js matches the file name, not the category: 'calc' selects nothing inside calc/.
+    with pytest.raises(InputError, match="no benchmark file"):
+        suite.select(BENCH, ["calc"], filters=["calc"])
+    assert suite.select(BENCH, ["all"], filters=["add", "quote"]).files == ("calc/add.js", "text/quote.js")
+    assert suite.select(BENCH, ["calc", "fault"], filters=["a"], excludes=["flag", "hang"]).files == (
+        "calc/add.js",
+        "fault/crash.js",
+    )
+
+
+def test_unknown_category_names_it_and_the_available_ones():
+    with pytest.raises(InputError) as error:
+        suite.select(BENCH, ["calc", "nope"])
+    assert "'nope'" in error.value.one_line() and "available: calc, fault, net, text" in error.value.one_line()
+
+
+def test_not_a_benchmark_directory(tmp_path):
+    with pytest.raises(InputError, match="no common.js"):
+        suite.select(tmp_path, ["calc"])
+    with pytest.raises(InputError, match="no benchmark category"):
+        suite.select(BENCH, [])
+
+
+@pytest.mark.parametrize("good", ["n=1", "type=a=b", "x=", "name=two words"])
+def test_set_accepts_what_common_js_accepts(good):
+    assert suite.parse_set([good]) == (good,)
+
+
+@pytest.mark.parametrize("bad", ["n", "=1", ""])
+def test_set_rejects_malformed(bad):
+    with pytest.raises(InputError, match="--set"):
+        suite.parse_set(["n=1", bad])
+
+
+@pytest.mark.parametrize("bad", ["0/2", "3/2", "1/0", "a/b", "1-2", "2"])
+def test_shard_rejects_malformed(bad):
+    with pytest.raises(InputError, match="--shard"):
+        suite.parse_shard(bad)
+
+
+@given(st.lists(st.text(alphabet="abcdef/.", min_size=1, max_size=8), unique=True, max_size=30), st.integers(1, 6))
+def test_shards_partition_the_files(files, count):
+    parts = [suite.Shard(index, count).take(files) for index in range(1, count + 1)]
+    assert sorted(name for part in parts for name in part) == sorted(files)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_shard_selection_is_recorded():
+    first = suite.select(BENCH, ["all"], shard=suite.parse_shard("1/2"))
+    second = suite.select(BENCH, ["all"], shard=suite.parse_shard("2/2"))
+    assert set(first.files) | set(second.files) == set(suite.select(BENCH, ["all"]).files)
+    assert not set(first.files) & set(second.files)
+    assert first.record()["shard"] == "1/2"
+
+
+def test_http_benchmarks_are_detected_and_need_a_load_generator():
+    assert suite.is_http_benchmark(BENCH / "net" / "http-simple.js")
+    assert not suite.is_http_benchmark(BENCH / "calc" / "add.js")
+    assert suite.find_http_benchmarker(which=lambda name: None) is None
+    assert suite.find_http_benchmarker(which=lambda name: f"/usr/bin/{name}" if name == "autocannon" else None) == (
+        "autocannon"
+    )
+    # A benchmarker named with --set must itself exist.
+    assert suite.find_http_benchmarker(["benchmarker=autocannon"], which=lambda name: None) is None
+    assert suite.find_http_benchmarker(["benchmarker=wrk"], which=lambda name: f"/opt/{name}") == "wrk"
+    # Node's test-double benchmarker counts when the suite ships it.
+    assert (
+        suite.find_http_benchmarker(["benchmarker=test-double-http"], which=lambda n: None, benchmark_dir=BENCH) is None
+    )
