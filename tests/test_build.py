@@ -218,6 +218,18 @@ def test_worktree_is_clean_after_build_and_removed_with_its_entry(node_repo, cac
     assert len(make_runs(marker)) == 3
 
 
+def test_binary_in_use_is_not_evicted(node_repo, cache_dir, marker) -> None:
+    one_entry = BuildSettings(ninja=False, cache_limit=CacheLimit(max_entries=1, max_bytes=None))
+    base = build_ref(node_repo.path, "v0.1.0", side="base", settings=one_entry, cache_dir=cache_dir)
+    head = build_ref(node_repo.path, "main", side="head", settings=one_entry, cache_dir=cache_dir, trusted=False)
+    assert base.binary.is_file() and base.worktree.is_dir()  # over the limit, but base is still in use
+    base.release()
+    head.release()
+    build_ref(node_repo.path, node_repo.commits["v2"], side="base", settings=one_entry, cache_dir=cache_dir)
+    assert not base.binary.exists() and not base.worktree.exists()
+    assert not head.binary.exists()
+
+
 def ccache_files(cache_dir: Path) -> set[str]:
     """The compiled results and manifests ccache holds (not its statistics counters)."""
     root = cache_dir / "ccache"

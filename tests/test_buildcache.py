@@ -172,3 +172,14 @@ def test_sizes_and_limits() -> None:
         parse_size("lots")
     with pytest.raises(InputError):
         CacheLimit(max_entries=0)
+
+
+def test_eviction_skips_an_entry_in_use_until_released(tmp_path: Path) -> None:
+    cache = BinaryCache(tmp_path / "cache", CacheLimit(max_entries=1, max_bytes=None))
+    for number, key in enumerate(("a", "b")):
+        cache.store(key, make_binary(tmp_path / key), {})
+        age(cache, key, 100 - number)
+    held = cache.hold("a")  # a job is benchmarking with a's binary
+    assert cache.evict(keep=frozenset({"b"})) == []
+    held.close()
+    assert cache.evict(keep=frozenset({"b"})) == ["a"]

@@ -18,9 +18,9 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
 from benchgate import compilercache, worktrees
 from benchgate.buildcache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
@@ -88,6 +88,13 @@ class BuildResult:
     binary_sha256: str
     ccache: compilercache.CcacheStats | None = None
     ccache_mode: str = "disabled"
+    # Shared lock keeping the entry (binary and worktree) from eviction while this process uses it.
+    in_use: IO[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        """Let eviction remove this binary again (otherwise that happens when the process ends)."""
+        if self.in_use is not None:
+            self.in_use.close()
 
     def record(self) -> dict:
         """The build's entry for run.json."""
@@ -143,11 +150,12 @@ def build_ref(
             cache.touch(entry)
             with cache.lock(f"git-{worktrees.repo_id(repo)}"):
                 worktrees.ensure_worktree(repo, worktree, sha)
-            return _result(entry, ref, side, worktree, started, trusted, cached=True)
+            return replace(_result(entry, ref, side, worktree, started, trusted, cached=True), in_use=cache.hold(key))
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
         result = _build_and_store(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo)
+        result = replace(result, in_use=cache.hold(key))
     common_dir = worktrees.git_common_dir(repo)
     cache.evict(keep=frozenset({key}), on_remove=lambda evicted: _remove_entry_worktree(cache, evicted, common_dir))
     _prune_logs(cache.root / "logs")

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from benchgate.errors import InputError
 
@@ -170,6 +171,16 @@ class BinaryCache:
         finally:
             handle.close()
 
+    def hold(self, key: str) -> IO[bytes]:
+        """Mark the entry for ``key`` as in use (a shared lock) until the returned file is closed.
+
+        Eviction skips held entries, so a binary and its worktree stay while a job benchmarks
+        with them; the lock goes away with the process at the latest.
+        """
+        handle = open(self.locks_dir / f"{key}.in-use.lock", "a+b")  # noqa: SIM115 - the caller closes it
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        return handle
+
     # -- entries -------------------------------------------------------------------------------
 
     def entry_dir(self, key: str) -> Path:
@@ -280,7 +291,7 @@ class BinaryCache:
     ) -> list[str]:
         """Remove least recently used entries until within the limit; returns the evicted keys.
 
-        Entries in ``keep`` and entries whose lock another job holds (being built or read) are skipped.
+        Entries in ``keep``, entries being built or read (key lock) and entries in use (``hold``) are skipped.
         Also clears leftovers: stale staging directories and incomplete entries nobody is building.
         """
         evicted: list[str] = []
@@ -296,8 +307,8 @@ class BinaryCache:
                     break
                 if entry.key in keep:
                     continue
-                with self.try_lock(entry.key) as taken:
-                    if not taken:
+                with self.try_lock(entry.key) as free, self.try_lock(f"{entry.key}.in-use") as unused:
+                    if not (free and unused):
                         continue
                     self.remove(entry.key)
                     if on_remove:
