@@ -292,8 +292,10 @@ def test_interrupted_build_leaves_no_complete_entry(node_repo, cache_dir, marker
     assert cache.complete_entries() == []
     worktree = next((cache_dir / "worktrees").iterdir())
     assert processes_inside(worktree) == []  # make and its children were killed with the build
+    build_ref(node_repo.path, "v0.1.0", side="base", settings=SETTINGS, cache_dir=cache_dir)
+    assert not worktree.exists() and str(worktree) not in worktree_paths(node_repo.path)  # orphan cleaned up
     result = build_ref(node_repo.path, "main", side="base", settings=SETTINGS, cache_dir=cache_dir)
-    assert not result.cached and len(make_runs(marker)) == 2
+    assert not result.cached and len(make_runs(marker)) == 3
     assert run_binary(result.binary, "--nodelike-info").startswith("nodelike 0.2.0")
 
 
@@ -303,6 +305,13 @@ def test_merge_base(node_repo) -> None:
     assert merge_base(node_repo.path, "feature", "trunk") == node_repo.commits["v1"]  # origin/ fallback
     with pytest.raises(InputError, match="base branch 'nope'"):
         merge_base(node_repo.path, "feature", "nope")
+
+
+def test_merge_base_in_a_shallow_clone_says_so(node_repo, tmp_path) -> None:
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "--quiet", "--depth=1", "--no-single-branch", f"file://{node_repo.path}", str(clone))
+    with pytest.raises(InputError, match="no common ancestor.*shallow clone"):
+        merge_base(clone, "origin/feature", "main")
 
 
 def test_cli_build_prints_binary_path_last(node_repo, cache_dir, marker, capsys) -> None:

@@ -139,7 +139,8 @@ def build_ref(
     cache = BinaryCache((Path(cache_dir) if cache_dir else default_cache_dir()).resolve(), settings.cache_limit)
     env = _build_env(trusted)
     key = cache_key({"sha": sha, **settings.key_inputs(env)})
-    worktree = cache.root / "worktrees" / f"{sha[:12]}-{key[:12]}"
+    # The full key in the name lets cleanup tell which entry (and lock) a worktree belongs to.
+    worktree = cache.root / "worktrees" / f"{sha[:12]}-{key}"
 
     def waiting() -> None:
         print(f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})", file=sys.stderr)
@@ -158,6 +159,7 @@ def build_ref(
         result = replace(result, in_use=cache.hold(key))
     common_dir = worktrees.git_common_dir(repo)
     cache.evict(keep=frozenset({key}), on_remove=lambda evicted: _remove_entry_worktree(cache, evicted, common_dir))
+    _remove_orphan_worktrees(cache)
     _prune_logs(cache.root / "logs")
     return result
 
@@ -377,6 +379,21 @@ def _remove_entry_worktree(cache: BinaryCache, entry: CacheEntry, common_dir: Pa
     if worktree and Path(worktree).parent == cache.root / "worktrees":
         recorded = entry.metadata.get("git_common_dir")
         worktrees.remove_worktree(Path(worktree), Path(recorded) if recorded else common_dir)
+
+
+def _remove_orphan_worktrees(cache: BinaryCache) -> None:
+    """Remove worktrees whose entry is gone (interrupted or abandoned builds) when no job is using them."""
+    directory = cache.root / "worktrees"
+    if not directory.is_dir():
+        return
+    complete = {entry.key for entry in cache.complete_entries()}
+    for worktree in directory.iterdir():
+        key = worktree.name.partition("-")[2]
+        if not key or key in complete:
+            continue
+        with cache.try_lock(key) as free, cache.try_lock(f"{key}.in-use") as unused:
+            if free and unused and key not in {entry.key for entry in cache.complete_entries()}:
+                worktrees.remove_worktree(worktree, None)
 
 
 def _prune_logs(logs: Path, keep: int = KEPT_LOGS) -> None:

@@ -6,6 +6,7 @@ under the cache directory, which shares the repository's objects but not its fil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import subprocess
@@ -70,7 +71,9 @@ def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
             raise InputError(message) from None
     completed = git(repo, "merge-base", base, head, check=False)
     if completed.returncode != 0:
-        raise InputError(f"{head_ref!r} and {base_branch!r} have no common ancestor in {repo}")
+        shallow = git(repo, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() == "true"
+        hint = " (a shallow clone: fetch with full history, e.g. fetch-depth: 0)" if shallow else ""
+        raise InputError(f"{head_ref!r} and {base_branch!r} have no common ancestor in {repo}{hint}")
     return completed.stdout.strip()
 
 
@@ -101,7 +104,11 @@ def clean_worktree(path: Path) -> None:
 
 
 def remove_worktree(path: Path, common_dir: Path | None) -> None:
-    """Delete worktree ``path`` and let its repository forget it."""
+    """Delete worktree ``path`` and let its repository (``common_dir``, else read from ``path/.git``) forget it."""
+    if common_dir is None:
+        # A linked worktree's .git file says "gitdir: <common dir>/worktrees/<name>".
+        with contextlib.suppress(OSError, ValueError):
+            common_dir = Path((path / ".git").read_text().split("gitdir:", 1)[1].strip()).parent.parent
     shutil.rmtree(path, ignore_errors=True)
     if common_dir is not None and common_dir.is_dir():
         git(common_dir, "worktree", "prune", check=False)
