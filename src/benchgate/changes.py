@@ -136,8 +136,10 @@ def load_mapping(path: Path | None = None) -> Mapping:
 
 
 def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
-    """Files changed between the merge base of ``ref`` and ``head`` (``git diff REF...HEAD``), plus uncommitted ones
-    when ``head`` is the working tree's HEAD."""
+    """Files changed between the merge base of ``ref`` and ``head`` (``git diff REF...HEAD``).
+
+    When ``head`` is the checked-out HEAD, uncommitted and untracked files are added.
+    """
 
     def git(*args: str) -> str:
         try:
@@ -151,7 +153,9 @@ def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
 
     names = git("diff", "--name-only", "--no-renames", f"{ref}...{head}").splitlines()
     if head == "HEAD":
+        # The working tree is what gets measured: uncommitted and new (untracked) files count too.
         names += git("diff", "--name-only", "--no-renames", "HEAD").splitlines()
+        names += git("ls-files", "--others", "--exclude-standard").splitlines()
     return sorted(set(name for name in names if name))
 
 

@@ -146,7 +146,7 @@ def _cached(directory: Path) -> Release | None:
     binary = Path(data["binary"])
     if not binary.is_file() or file_sha256(binary) != data["sha256"]:
         return None  # damaged cache entry: fetch again
-    return Release(**data)
+    return Release(**{**data, "binary": binary})
 
 
 def _store(directory: Path, node_bytes: bytes, **fields) -> Release:
