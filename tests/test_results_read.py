@@ -1,0 +1,239 @@
+"""read_samples: every form of compare.js CSV we accept, and a precise one-line error for everything else."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchgate import results
+from benchgate.cli import main
+from benchgate.errors import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
+HEADER = '"binary","filename","configuration","rate","time"\n'
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "results.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return path
+
+
+def read(*paths: Path | str, **labels: str) -> pd.DataFrame:
+    return results.read_samples([str(path) for path in paths], **labels)
+
+
+def as_records(samples: pd.DataFrame) -> list[tuple]:
+    return list(
+        zip(
+            samples["side"].astype(str),
+            samples["filename"].astype(str),
+            samples["configuration"].astype(str),
+            samples["rate"],
+            strict=True,
+        )
+    )
+
+
+def error_of(tmp_path: Path, text: str | bytes, **labels: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as caught:
+        read(path, **labels)
+    message = caught.value.one_line()
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message[len(f"{path}: ") :]
+
+
+def test_canonical_fixture_reads_every_row_with_quotes_undoubled():
+    samples = read(FIXTURES / "quoting.csv")
+    assert list(samples.columns) == results.SAMPLE_COLUMNS
+    assert len(samples) == 192  # 8 configurations x 2 binaries x 12 runs, header excluded
+    configurations = set(samples["configuration"].astype(str))
+    raw = (FIXTURES / "quoting.csv").read_text()
+    assert '"type=""a,b"" n=10"' in raw and '"type=""""quoted"""" n=1"' in raw
+    # RFC 4180: a doubled quote inside a quoted field is one quote.
+    assert 'type="a,b" n=10' in configurations and 'type=""quoted"" n=1' in configurations
+    assert "sep=, end=," in configurations and "  leading and trailing  " in configurations and "" in configurations
+    assert samples["side"].value_counts().to_dict() == {"base": 96, "head": 96}
+    assert samples["time"].notna().all()
+
+
+@pytest.mark.parametrize("variant", ["crlf-bom", "old-header", "no-time", "blank-lines"])
+def test_encoding_variants_hold_the_same_samples(variant):
+    canonical = read(FIXTURES / "quoting.csv")
+    other = read(FIXTURES / f"quoting-{variant}.csv")
+    assert as_records(other) == as_records(canonical)
+    assert other["time"].isna().all() if variant == "no-time" else np.allclose(other["time"], canonical["time"])
+
+
+def test_old_header_with_spaces_after_separators(tmp_path):
+    text = '"binary", "filename", "configuration", "rate", "time"\n"old", "a.js", "n=1, m=2", 10.5, 0.1\n'
+    samples = read(write(tmp_path, text))
+    assert as_records(samples) == [("base", "a.js", "n=1, m=2", 10.5)]
+
+
+def test_unquoted_header_and_fields_and_extra_columns_are_fine(tmp_path):
+    text = "binary,filename,configuration,rate,time,extra\nnew,a.js,n=1,3e5,0.25,whatever\n"
+    assert as_records(read(write(tmp_path, text))) == [("head", "a.js", "n=1", 3e5)]
+
+
+def test_several_files_concatenate_as_shards(tmp_path):
+    one = write(tmp_path, HEADER + '"old","a.js","n=1",1,1\n"new","a.js","n=1",2,1\n', "one.csv")
+    two = write(tmp_path, '"binary","filename","configuration","rate"\r\n"old","b.js","",3\r\n', "two.csv")
+    samples = read(one, two)
+    assert as_records(samples) == [
+        ("base", "a.js", "n=1", 1.0),
+        ("head", "a.js", "n=1", 2.0),
+        ("base", "b.js", "", 3.0),
+    ]
+    assert samples["time"].isna().tolist() == [False, False, True]
+
+
+def test_stdin_dash(monkeypatch):
+    data = (FIXTURES / "quoting-crlf-bom.csv").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert as_records(results.read_samples(["-"])) == as_records(read(FIXTURES / "quoting.csv"))
+
+
+def test_other_labels(tmp_path):
+    path = write(tmp_path, HEADER + '"main","a.js","n=1",1,1\n"pr","a.js","n=1",2,1\n')
+    assert read(path, base_label="main", head_label="pr")["side"].astype(str).tolist() == ["base", "head"]
+    with pytest.raises(InputError, match="line 2: binary label 'main' is neither"):
+        read(path)
+
+
+# (file text, expected message after "<path>: ")
+BAD_INPUTS = {
+    "empty": ("", "empty file"),
+    "whitespace only": ("  \r\n\n", "empty file"),
+    "header only": (HEADER, "no rows after the header"),
+    "header and blank lines": (HEADER + "\n\r\n\n", "no rows after the header"),
+    "missing rate column": (
+        '"binary","filename","configuration","time"\n"old","a.js","",1\n',
+        "line 1: missing column 'rate'",
+    ),
+    "no header": ('"old","a.js","n=1",1,1\n', "line 1: missing column 'binary', 'filename', 'configuration', 'rate'"),
+    "third label": (
+        HEADER + '"old","a.js","",1,1\n"new","a.js","",1,1\n"newer","a.js","",1,1\n',
+        "line 4: binary label 'newer'",
+    ),
+    "zero rate": (HEADER + '"old","a.js","",0,1\n', "line 2: rate '0' is not a finite positive number"),
+    "negative rate": (HEADER + '"old","a.js","",-3.5,1\n', "line 2: rate '-3.5' is not a finite positive number"),
+    "NaN rate": (HEADER + '"old","a.js","",1,1\n"old","a.js","",NaN,1\n', "line 3: rate 'NaN' is not a finite"),
+    "Infinity rate": (HEADER + '"old","a.js","",Infinity,1\n', "line 2: rate 'Infinity' is not a finite"),
+    "text rate": (HEADER + '"old","a.js","",fast,1\n', "line 2: rate 'fast' is not a finite"),
+    "python-only number": (HEADER + '"old","a.js","",1_000,1\n', "line 2: rate '1_000' is not a finite"),
+    "empty rate": (HEADER + '"old","a.js","",,1\n', "line 2: rate '' is not a finite"),
+    "bad time": (HEADER + '"old","a.js","",1,soon\n', "line 2: time 'soon' is not a finite number"),
+    "short row": (
+        HEADER + '"old","a.js","",1,1\n"new","a.js","",1\n',
+        "line 3: expected 5 fields as in the header, found 4",
+    ),
+    "long row": (HEADER + '"old","a.js","",1,1,7\n', "line 2: expected 5 fields as in the header, found 6"),
+    "long row without time": ("binary,filename,configuration,rate\nold,a.js,,1,5\n", "line 2: expected 4 fields"),
+    "empty filename": (HEADER + '"old","","n=1",1,1\n', "line 2: empty filename"),
+    "second header": (HEADER + '"old","a.js","",1,1\n' + HEADER, "line 3: a second header line"),
+    "not utf-8": (HEADER.encode() + b'"old","a\xff.js","",1,1\n', "line 2: not UTF-8 text"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=list(BAD_INPUTS))
+def test_bad_input_names_file_and_line(tmp_path, case):
+    text, expected = BAD_INPUTS[case]
+    assert error_of(tmp_path, text).startswith(expected)
+
+
+def test_line_numbers_count_quoted_newlines_and_blank_lines(tmp_path):
+    text = (
+        HEADER  # line 1
+        + '"old","a.js","multi\nline\r\nconfig",1,1\n'  # lines 2-4
+        + "\n"  # line 5
+        + "   \n"  # line 6
+        + '"new","a.js","multi\nline\r\nconfig",2,1\r\n'  # lines 7-9
+        + "\r\n"  # line 10
+        + '"new","a.js","x",-1,1\n'  # line 11
+    )
+    assert error_of(tmp_path, text).startswith("line 11: rate '-1'")
+
+
+def test_unbalanced_quote_points_at_where_the_record_starts(tmp_path):
+    text = HEADER + '"old","a.js","n=1",1,1\n"old","a.js","n=1,1,1\n"new","a.js","n=1",1,1\n'
+    message = error_of(tmp_path, text)
+    assert message.startswith("line 3: expected 5 fields") and "runs on to line 4: unbalanced quote?" in message
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        read(tmp_path / "nope.csv")
+    with pytest.raises(InputError, match="is a directory"):
+        read(tmp_path)
+
+
+def test_cli_bad_input_is_one_line_exit_2_without_traceback(tmp_path, capsys):
+    path = write(tmp_path, HEADER + '"old","a.js","",1,1\n\n"new","a.js","",oops,1\n')
+    assert main(["analyze", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"benchgate: error: {path}: line 4: rate 'oops' is not a finite positive number\n"
+
+
+# Generated files: the fast pandas path and the exact record parser must agree on every valid input, and an
+# error planted anywhere must be reported at the physical line where its record starts.
+field_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12)
+records = st.lists(
+    st.tuples(
+        st.sampled_from(["old", "new"]),
+        st.sampled_from(["a.js", "dir/b-c.js", "x y.js", 'q"uote.js', "c,omma.js"]),
+        field_text,
+        st.floats(min_value=1e-9, max_value=1e15, allow_nan=False, allow_infinity=False),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+def quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def render(rows, newline: str, blank_after: set[int]) -> tuple[str, list[int]]:
+    """CSV text and the physical line on which each record starts."""
+    lines, starts, line = [HEADER.rstrip("\n")], [], 2
+    for index, (label, filename, configuration, rate) in enumerate(rows):
+        starts.append(line)
+        record = ",".join([quote(label), quote(filename), quote(configuration), repr(rate), "0.5"])
+        lines.append(record)
+        line += 1 + len(re.findall(r"\r\n|\r|\n", record))
+        if index in blank_after:
+            lines.append("")
+            line += 1
+    return newline.join(lines) + newline, starts
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=records, crlf=st.booleans(), blanks=st.sets(st.integers(0, 24), max_size=4), data=st.data())
+def test_generated_files_parse_exactly_and_errors_name_the_right_line(tmp_path, rows, crlf, blanks, data):
+    text, starts = render(rows, "\r\n" if crlf else "\n", blanks)
+    columns = results._header("t", text)
+    fast = results._parse_fast(text, columns, "old", "new")
+    exact = results._parse_exact("t", text, columns, "old", "new")
+    expected = [("base" if r[0] == "old" else "head", r[1], r[2], r[3]) for r in rows]
+    assert as_records(exact) == expected
+    if fast is not None:  # pandas declines a few exotic texts (e.g. lone CR in a field); the exact path takes over
+        assert as_records(fast) == expected
+    bad = data.draw(st.integers(0, len(rows) - 1))
+    broken = list(rows)
+    broken[bad] = (rows[bad][0], rows[bad][1], rows[bad][2], -1.0)
+    broken_text, broken_starts = render(broken, "\r\n" if crlf else "\n", blanks)
+    assert broken_starts == starts
+    with pytest.raises(InputError, match=rf"^t: line {starts[bad]}: rate '-1.0' is not a finite positive number$"):
+        results._parse_exact("t", broken_text, columns, "old", "new")
+    assert results._parse_fast(broken_text, columns, "old", "new") is None
