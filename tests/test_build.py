@@ -157,6 +157,16 @@ def test_configure_failure_is_reported(node_repo, cache_dir, marker) -> None:
     assert make_runs(marker) == []
 
 
+def test_build_step_timeout_kills_the_build(node_repo, cache_dir, marker, monkeypatch) -> None:
+    monkeypatch.setenv("NODELIKE_BUILD_DELAY", "30")
+    settings = BuildSettings(ninja=False, timeout=1.5)
+    started = time.monotonic()
+    with pytest.raises(HeadBuildError, match=r"`sh -c 'make -j\$\(nproc\)'` timed out"):
+        build_ref(node_repo.path, "main", side="head", settings=settings, cache_dir=cache_dir, trusted=False)
+    assert time.monotonic() - started < 20
+    assert BinaryCache(cache_dir).complete_entries() == []
+
+
 def _cli_build(repo: Path, cache_dir: Path, ref: str, env: dict[str, str]) -> subprocess.Popen:
     command = [sys.executable, "-m", "benchgate", "build", "--repo", str(repo), "--cache-dir", str(cache_dir)]
     return subprocess.Popen(

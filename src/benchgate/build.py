@@ -12,12 +12,8 @@ import contextlib
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TextIO
@@ -25,6 +21,7 @@ from typing import IO, TextIO
 from benchgate import compilercache, worktrees
 from benchgate.buildcache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
 from benchgate.buildsettings import DEFAULT_BUILD_COMMAND, BuildSettings
+from benchgate.buildsteps import run_step
 from benchgate.errors import BuildError, InputError
 from benchgate.worktrees import merge_base, resolve_commit
 
@@ -189,9 +186,14 @@ def _build_and_store(
     logs.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log_path = logs / f"{side}-{sha[:12]}-{key[:12]}-{stamp}-{os.getpid()}.log"
-    with cache.lock(f"git-{worktrees.repo_id(repo)}"):
-        worktrees.ensure_worktree(repo, worktree, sha)
-    worktrees.clean_worktree(worktree)
+    try:
+        with cache.lock(f"git-{worktrees.repo_id(repo)}"):
+            worktrees.ensure_worktree(repo, worktree, sha)
+        worktrees.clean_worktree(worktree)
+    except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
+        error_class = HeadBuildError if side == "head" else BaseBuildError
+        message = f"{side} checkout of {ref} ({sha[:12]}) in {worktree} failed: {error.message}"
+        raise error_class(message, side=side, ref=ref, sha=sha, log=None) from None
 
     ccache = compilercache.find_ccache() if settings.use_ccache is not False else None
     if settings.use_ccache and ccache is None:
@@ -220,7 +222,7 @@ def _build_and_store(
             for argv in steps:
                 log.write(f"$ {shlex.join(argv)}\n".encode())
                 log.flush()
-                status = _run_step(argv, worktree, env, log, echo, settings.timeout)
+                status = run_step(argv, worktree, env, log, echo, settings.timeout)
                 if status != 0:
                     outcome = "timed out" if status is None else f"exited with status {status}"
                     failure = f"`{shlex.join(argv)}` {outcome}"
@@ -289,64 +291,6 @@ def _result(
         ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
         ccache_mode="not used (binary cache hit)",
     )
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
-
-
-@contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _run_step(
-    argv: list[str], cwd: Path, env: dict[str, str], log, echo: TextIO | None, timeout: float | None
-) -> int | None:
-    """Run one build step with output to ``log`` (and ``echo``); returns its status, None on timeout."""
-    timed_out = threading.Event()
-    with _sigterm_unwinds():
-        # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
-        process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-
-        def kill() -> None:
-            timed_out.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-
-        timer = threading.Timer(timeout, kill) if timeout else None
-        try:
-            if timer:
-                timer.start()
-            assert process.stdout is not None
-            for line in process.stdout:
-                log.write(line)
-                if echo is not None:
-                    echo.write(line.decode(errors="replace"))
-            status = process.wait()
-        except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            raise
-        finally:
-            if timer:
-                timer.cancel()
-    return None if timed_out.is_set() else status
 
 
 def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
