@@ -1,0 +1,103 @@
+"""`benchgate analyze` end to end: files, stdin, shards, formats, exit statuses."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchgate.cli import main
+from benchgate.commands.analyze import analyze
+from benchgate.gate import GatePolicy
+
+FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
+
+
+def run(capsys, *arguments: str) -> tuple[int, str, str]:
+    status = main(["analyze", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_readme_first_command_prints_compare_r_table_and_fails_the_gate(repo_root, capsys):
+    status, out, err = run(capsys, str(repo_root / "examples" / "compare-sample.csv"), "--gate")
+    assert (status, err) == (1, "")
+    assert out.splitlines()[0].split() == ["confidence", "improvement", "accuracy", "(*)", "(**)", "(***)", "gate"]
+    assert "buffers/buffer-compare.js n=1000000 size=16            ***    -11.42 %" in out
+    assert "gate: FAIL: 2 of 7 comparisons" in out
+
+
+def test_console_script_runs_from_a_shell_with_stdin(repo_root):
+    csv_text = (repo_root / "examples" / "compare-sample.csv").read_bytes()
+    done = subprocess.run(
+        [sys.executable, "-m", "benchgate", "analyze", "-", "--format", "json", "--gate"],
+        input=csv_text,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stderr == b""
+    assert json.loads(done.stdout)["verdict"] == "fail"
+
+
+def test_bad_input_from_a_shell_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text('"binary","filename","configuration","rate","time"\n"old","a.js","",1,1\n"base","a.js","",1,1\n')
+    done = subprocess.run([sys.executable, "-m", "benchgate", "analyze", str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"benchgate: error: {bad}: line 3: binary label 'base' is neither the base label 'old' nor the head label "
+        "'new' (use --base-label/--head-label)\n"
+    )
+
+
+def test_shards_give_the_same_analysis_as_one_file(tmp_path, capsys):
+    lines = (FIXTURES / "quoting.csv").read_text().splitlines(keepends=True)
+    first, second = tmp_path / "shard-1.csv", tmp_path / "shard-2.csv"
+    first.write_text("".join(lines[:90]))
+    second.write_text(lines[0] + "".join(lines[90:]))
+    whole = run(capsys, str(FIXTURES / "quoting.csv"), "--format", "json")
+    sharded = run(capsys, str(first), str(second), "--format", "json")
+    assert whole == sharded and whole[0] == 0
+
+
+def test_stdin_mixed_with_files(monkeypatch, capsys):
+    data = (FIXTURES / "quoting.csv").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    status, out, _ = run(capsys, "-", str(FIXTURES / "unequal-n.csv"), "--format", "csv")
+    assert status == 0 and len(out.splitlines()) == 1 + 8 + 6
+
+
+def test_stdin_twice_is_refused(capsys):
+    status, out, err = run(capsys, "-", "-")
+    assert (status, out) == (2, "") and "stdin (-) given more than once" in err
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "json", "csv"])
+def test_every_format_renders_the_same_rows(output_format, capsys):
+    status, out, _ = run(capsys, str(FIXTURES / "sorting.csv"), "--format", output_format)
+    assert status == 0
+    for name in ("a b.js n=1", "z.js é=1", "é.js n=1"):
+        if output_format in ("json", "csv"):
+            filename, configuration = name.split(" ", 1) if not name.startswith("a b") else ("a b.js", "n=1")
+            assert filename in out and configuration in out
+        else:
+            assert name in out
+
+
+def test_labels_options(tmp_path, capsys):
+    path = tmp_path / "labels.csv"
+    rows = [f'"{label}","a.js","n=1",{rate},0.1' for label, rate in [("main", 10), ("pr", 5), ("main", 11), ("pr", 6)]]
+    path.write_text('"binary","filename","configuration","rate","time"\n' + "\n".join(rows) + "\n")
+    status, out, _ = run(capsys, str(path), "--base-label", "main", "--head-label", "pr", "--format", "json")
+    assert status == 0 and json.loads(out)["rows"][0]["improvement"] == pytest.approx(-47.619047619, rel=1e-9)
+    status, _, err = run(capsys, str(path), "--base-label", "x", "--head-label", "x")
+    assert status == 2 and "both 'x'" in err
+
+
+def test_analyze_is_callable_with_keywords():
+    gated = analyze([str(FIXTURES / "many.csv")], policy=GatePolicy(threshold="**", min_effect=5.0))
+    assert int(gated["gating"].sum()) == 3 and len(gated) == 120

@@ -1,0 +1,170 @@
+"""Rendering: compare.R's text table, bars, markdown, the JSON shape and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchgate import bars, gate, report, results, stats
+
+FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
+ROW_KEYS = {
+    "filename",
+    "configuration",
+    "n_base",
+    "n_head",
+    "mean_base",
+    "mean_head",
+    "improvement",
+    "p_value",
+    "p_adjusted",
+    "df",
+    "confidence",
+    "accuracy",
+    "gating",
+}
+
+
+def gated_fixture(name: str, **policy) -> tuple[pd.DataFrame, gate.GatePolicy]:
+    chosen = gate.GatePolicy(**policy)
+    table = stats.compare_samples(results.read_samples([FIXTURES / f"{name}.csv"]))
+    return gate.apply_gate(table, chosen), chosen
+
+
+def test_number_formats_are_compare_rs():
+    assert report.format_improvement(-11.4153) == "-11.42 %"
+    assert report.format_improvement(-0.001) == "-0.00 %"  # C's printf, as R's sprintf
+    assert report.format_improvement(math.nan) == "NaN %"
+    assert report.format_accuracy(1.4054) == "±1.41%"
+    assert report.format_accuracy(2.4354) == "±2.44%"
+    assert report.format_accuracy(math.nan) == "NA"
+
+
+def test_text_has_table_note_bars_and_gate_lines():
+    gated, policy = gated_fixture("many")
+    text = report.render_text(gated, policy)
+    table, note, chart, gate_lines = text.rstrip("\n").split("\n\n")
+    assert table.splitlines()[0].split()[-1] == "gate" and len(table.splitlines()) == 121
+    assert "there are 120 comparisons" in note and "6.00 false positives" in note
+    assert len(chart.splitlines()) == 121 and chart.splitlines()[0].strip().startswith("-")
+    assert gate_lines.splitlines()[0] == "gate: FAIL: 3 of 120 comparisons regress at *** after Holm correction"
+    assert all(line.startswith("  FAIL group") for line in gate_lines.splitlines()[1:])
+    assert "regression, Holm-adjusted p = " in gate_lines
+    assert "█" not in report.render_text(gated, policy, bars=False)
+
+
+def test_text_lists_incomplete_and_constant_rows():
+    gated, policy = gated_fixture("small-n")
+    text = report.render_text(gated, policy)
+    assert "incomplete (fewer than 2 samples on a side, not tested): 4: " in text
+    assert "small/n.js only-new" in text.splitlines()[-1]
+    gated, policy = gated_fixture("constant")
+    text = report.render_text(gated, policy)
+    assert "constant rates on both sides" in text and "'data are essentially constant'" in text
+    assert text.splitlines()[-2].startswith("  FAIL constant/rates.js slower: -10.00 % regression")
+
+
+def test_control_characters_in_names_stay_on_one_line():
+    assert report.row_name("a.js", "x=1\ny=2\t") == "a.js x=1\\ny=2\\t"
+
+
+def test_bars_scale_symmetric_to_the_largest_change():
+    chart = bars.render_bars(
+        [bars.Bar("up", 50.0, "***"), bars.Bar("down", -25.0, "*"), bars.Bar("none", math.nan, "NA")], half_width=10
+    )
+    axis, up, down, none = chart.splitlines()
+    assert axis == "     -50.0%    0%   +50.0%"
+    assert up == "up   " + " " * 10 + "|" + "█" * 10 + "   +50.00% ***"
+    assert down == "down " + "░" * 5 + "█" * 5 + "|" + " " * 10 + "   -25.00% *"
+    assert none == "none " + " " * 10 + "|" + " " * 10 + "        NA NA"
+    assert axis[up.index("|") :].startswith("0%") and up.index("|") == down.index("|") == 15
+    assert len(axis) == up.index("|") + 11  # "+50.0%" ends over the bar's last cell
+
+
+def test_bar_scale_rounds_up_and_never_divides_by_zero():
+    assert bars.scale_for([158.99, -167.65]) == 167.7
+    assert bars.scale_for([0.0, math.nan]) == 0.1
+    assert bars.render_bar(0.0, 0.1, 3) == "   |░░░"
+
+
+def test_markdown_table_puts_regressions_first_and_escapes_names():
+    frame = pd.DataFrame(
+        {
+            "filename": ["a.js", "b.js", "c.js", "d.js", "e.js"],
+            "configuration": ["x=1", "pipe=a|b", "tick=`x`", "@team <b>", "ok"],
+            "improvement": [12.0, -3.0, -20.0, -1.0, 0.5],
+            "p_value": [1e-9, 1e-9, 1e-9, 0.02, 0.6],
+        }
+    )
+    frame["p_adjusted"] = stats.holm_adjust(frame["p_value"].to_numpy())
+    frame["confidence"] = stats.stars(frame["p_value"].to_numpy())
+    for k in (1, 2, 3):
+        frame[f"accuracy_{k}"] = 1.0 * k
+    gated = gate.apply_gate(frame, gate.GatePolicy())
+    table = report.render_markdown_table(gated).splitlines()
+    assert table[0].startswith("| benchmark | confidence | improvement | accuracy (\\*)")
+    names = [line.split(" | ")[0][2:] for line in table[2:]]
+    # gating rows worst first, then other starred regressions, then the rest in compare.R order
+    assert names == ["`` c.js tick=`x` ``", "`b.js pipe=a\\|b`", "`d.js @team <b>`", "`a.js x=1`", "`e.js ok`"]
+    assert [line.replace("\\|", "").count("|") for line in table] == [8] * len(table)  # pipes in names are escaped
+    assert table[2].endswith("| ❌ fails |") and table[4].endswith("|  |")
+
+
+def test_markdown_document_has_verdict_table_reasons_bars_and_note():
+    gated, policy = gated_fixture("many")
+    text = report.render_markdown(gated, policy)
+    assert text.startswith("**benchgate** ❌ FAIL: 3 of 120 comparisons regress at \\*\\*\\* after Holm correction")
+    assert report.render_markdown_table(gated) in text
+    assert text.count("regression, Holm-adjusted p") == 3 and "```text" in text
+    assert "- 0.12 false positives, when considering a 0.1% risk acceptance (\\*\\*\\*)" in text
+
+
+def test_json_has_exactly_the_issue_shape():
+    gated, policy = gated_fixture("small-n", threshold="**", min_effect=1.5)
+    document = json.loads(report.render_json(gated, policy))
+    assert list(document) == ["comparisons", "threshold", "correction", "min_effect", "verdict", "rows"]
+    assert document["comparisons"] == len(document["rows"]) == 7
+    assert (document["threshold"], document["correction"], document["min_effect"]) == ("**", "holm", 1.5)
+    assert document["verdict"] == "fail"
+    for row in document["rows"]:
+        assert set(row) == ROW_KEYS and set(row["accuracy"]) == {"*", "**", "***"}
+        assert row["confidence"] in {"", "*", "**", "***", "NA"}
+        assert isinstance(row["n_base"], int) and isinstance(row["gating"], bool)
+    by_name = {row["configuration"]: row for row in document["rows"]}
+    assert by_name["only-old"]["improvement"] is None and by_name["only-old"]["mean_head"] is None
+    assert by_name["n_old=1"]["p_value"] is None and by_name["n_old=1"]["accuracy"]["***"] is None
+    assert by_name["n_old=1"]["confidence"] == "NA" and isinstance(by_name["n_old=1"]["improvement"], float)
+    assert by_name["normal"]["gating"] is True and by_name["normal"]["improvement"] < -1.5
+
+
+def test_json_p_adjusted_is_the_gates_p():
+    gated, _ = gated_fixture("many")
+    holm = json.loads(report.render_json(gated, gate.GatePolicy()))["rows"]
+    none = json.loads(report.render_json(gated, gate.GatePolicy(correction="none")))["rows"]
+    assert [row["p_adjusted"] for row in holm] == pytest.approx(gated["p_adjusted"].tolist(), rel=0)
+    assert [row["p_adjusted"] for row in none] == [row["p_value"] for row in none]
+
+
+def test_json_is_strict_even_for_constant_rows():
+    gated, policy = gated_fixture("constant")
+    text = report.render_json(gated, policy)
+    assert "NaN" not in text and "Infinity" not in text
+    rows = {row["configuration"]: row for row in json.loads(text)["rows"]}
+    assert rows["slower"]["p_value"] == 0.0 and rows["slower"]["df"] is None and rows["slower"]["gating"]
+
+
+def test_csv_round_trips_the_json_rows():
+    gated, policy = gated_fixture("quoting")
+    parsed = list(csv.DictReader(io.StringIO(report.render_csv(gated, policy))))
+    document = json.loads(report.render_json(gated, policy))
+    assert list(parsed[0]) == report.CSV_COLUMNS
+    for line, row in zip(parsed, document["rows"], strict=True):
+        assert line["configuration"] == row["configuration"]
+        assert float(line["p_value"]) == row["p_value"] and float(line["accuracy_***"]) == row["accuracy"]["***"]
+        assert line["gating"] == ("true" if row["gating"] else "false")
