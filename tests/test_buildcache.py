@@ -183,3 +183,10 @@ def test_eviction_skips_an_entry_in_use_until_released(tmp_path: Path) -> None:
     assert cache.evict(keep=frozenset({"b"})) == []
     held.close()
     assert cache.evict(keep=frozenset({"b"})) == ["a"]
+
+
+def test_cache_dir_from_environment(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "elsewhere"))
+    assert buildcache.default_cache_dir() == tmp_path / "elsewhere"
+    monkeypatch.delenv("BENCHGATE_CACHE")
+    assert buildcache.default_cache_dir() == Path.home() / ".cache" / "benchgate"
