@@ -29,7 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--configure-command", default=None, metavar="CMD", help="configure step (default ./configure; '' skips)"
     )
-    parser.add_argument("--build-command", default=DEFAULT_BUILD_COMMAND, metavar="CMD", help="run with sh -c")
+    parser.add_argument(
+        "--build-command",
+        default=DEFAULT_BUILD_COMMAND,
+        metavar="CMD",
+        help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})",
+    )
     parser.add_argument("--binary-path", default="out/Release/node", metavar="PATH", help="built binary, relative")
     parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
     parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
