@@ -21,6 +21,7 @@ labels, for the benchmark job, which itself has no token.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -90,6 +91,7 @@ def _publish(result: Authorization) -> Authorization:
             "head-sha": result.head_sha,
             "base-sha": result.base_sha,
             "base-ref": result.base_ref,
+            "run-settings": json.dumps(dict(result.settings), sort_keys=True),
             **result.settings,
         }
     )

@@ -1,0 +1,287 @@
+"""action.yml end to end: its own steps, run like the Actions runner runs a composite action, against the
+fake GitHub as a separate process and a real benchmark run (node against itself, --jitless on the head).
+
+Plus static checks of action.yml and the example workflows: they parse, inputs and outputs are consistent,
+and no expression is interpolated into a script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from actionsim import evaluate, run_action, substitute
+
+from benchgate.comment import MARKER
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO = "nodejs/node"
+PR = 9
+HEAD_SHA = "9ead" + "0" * 36
+TOKEN = "ghs_e2e_test_token"
+
+BENCHMARK = """'use strict';
+// A numeric loop the optimizing compiler makes fast: --jitless makes it many times slower.
+const common = require('../common.js');
+
+const bench = common.createBenchmark(main, { size: [1000], n: [3000] });
+
+function sum(values) {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += values[i];
+  return total;
+}
+
+function main({ size, n }) {
+  const values = new Float64Array(size).map((_, i) => i % 7);
+  let total = 0;
+  for (let i = 0; i < 1000; i++) total += sum(values); // warm up the compiler
+  bench.start();
+  for (let i = 0; i < n; i++) total += sum(values);
+  bench.end(n);
+  if (total < 0) console.log(total);
+}
+"""
+
+
+def action() -> dict:
+    return yaml.safe_load((REPO_ROOT / "action.yml").read_text())
+
+
+# -- static checks ---------------------------------------------------------------------------------
+
+
+def test_action_inputs_and_outputs_are_consistent():
+    spec = action()
+    declared = set(spec["inputs"])
+    text = (REPO_ROOT / "action.yml").read_text()
+    used = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", text))
+    assert used <= declared, f"undeclared inputs used: {used - declared}"
+    assert declared <= used, f"inputs never used: {declared - used}"
+    required = {
+        "mode",
+        "github-token",
+        "repo-path",
+        "base-ref",
+        "head-ref",
+        "categories",
+        "filter",
+        "exclude",
+        "set",
+        "runs",
+        "cpuset",
+        "shard",
+        "results",
+        "threshold",
+        "correction",
+        "min-effect",
+        "config",
+        "label-prefix",
+    }
+    assert required <= declared
+    assert {"verdict", "regressions", "comment-url", "report-path"} <= set(spec["outputs"])
+    step_ids = {step.get("id") for step in spec["runs"]["steps"]}
+    for name, output in spec["outputs"].items():
+        match = re.fullmatch(r"\$\{\{ steps\.([a-z]+)\.outputs\.([a-z-]+) \}\}", output["value"])
+        assert match and match.group(1) in step_ids, name
+    assert spec["runs"]["using"] == "composite"
+
+
+def test_no_expression_is_interpolated_into_a_script():
+    for step in action()["runs"]["steps"]:
+        assert "${{" not in step["run"], step["name"]
+        assert step["shell"] == "bash"
+
+
+def test_the_benchmark_step_gets_no_token():
+    run_step = next(step for step in action()["runs"]["steps"] if step["id"] == "run")
+    assert not any("token" in str(value) or "secrets" in str(value) for value in run_step["env"].values())
+    assert "unset GITHUB_TOKEN" in run_step["run"]
+
+
+@pytest.mark.parametrize("path", sorted((REPO_ROOT / "examples").rglob("*.yml")), ids=lambda p: p.name)
+def test_example_yaml_parses(path):
+    document = yaml.safe_load(path.read_text())
+    assert isinstance(document, dict)
+    if "jobs" in document:
+        assert True in document or "on" in document  # YAML 1.1 reads the `on:` key as True
+        for job in document["jobs"].values():
+            for step in job.get("steps", []):
+                # Untrusted event fields must go through env:, never straight into a script.
+                run = step.get("run", "")
+                assert not re.search(r"\$\{\{\s*github\.(event|head_ref)", run), step
+
+
+def test_expression_subset():
+    context = {"inputs": {"mode": "all", "x": ""}, "steps": {"a": {"outputs": {"approved": "true"}}}}
+    assert evaluate("inputs.mode == 'ALL' && steps.a.outputs.approved == 'true'", context) is True
+    assert evaluate("inputs.mode == 'run' || (inputs.mode == 'all' && !inputs.x)", context) is True
+    assert substitute("${{ inputs.x || steps.a.outputs.approved }}-${{ steps.b.outputs.c }}", context) == "true-"
+
+
+# -- end to end ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_server(tmp_path):
+    """The fake GitHub in standalone mode (its own process), requiring the workflow token."""
+    state = {
+        "repos": {
+            REPO: {
+                "collaborators": {"maintainer": "write", "drive-by": "read"},
+                "pulls": {str(PR): {"head_sha": HEAD_SHA, "base_sha": "ba5e" + "0" * 36, "labels": []}},
+                "events": [],
+            }
+        }
+    }
+    events = [("maintainer", "benchmark"), ("drive-by", "benchmark:threshold=off")]
+    for index, (actor, label) in enumerate(events):
+        state["repos"][REPO]["events"].append(
+            {
+                "id": 500 + index,
+                "issue_number": PR,
+                "event": "labeled",
+                "actor": actor,
+                "created_at": f"2026-01-01T00:00:0{index}Z",
+                "label": label,
+            }
+        )
+        state["repos"][REPO]["pulls"][str(PR)]["labels"].append(label)
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "tests")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fakegithub",
+            "--port",
+            "0",
+            "--state",
+            str(tmp_path / "state.json"),
+            "--dump",
+            str(tmp_path / "dump.json"),
+            "--port-file",
+            str(tmp_path / "port"),
+            "--token",
+            TOKEN,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "port").exists() or not (tmp_path / "port").read_text():
+        assert process.poll() is None, process.stderr.read()
+        assert time.monotonic() < deadline, "fake GitHub did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{(tmp_path / 'port').read_text()}", tmp_path / "dump.json"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def suite(tmp_path):
+    """A small Node-style suite: the example suite's harness plus one compiler-sensitive benchmark."""
+    root = tmp_path / "node"
+    (root / "benchmark" / "loops").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "examples" / "suite" / "benchmark" / "common.js", root / "benchmark" / "common.js")
+    (root / "benchmark" / "loops" / "sum.js").write_text(BENCHMARK)
+    return root
+
+
+def simulate(tmp_path, api_url, suite, name, inputs):
+    work = tmp_path / name
+    (work / "temp").mkdir(parents=True)
+    event = {
+        "action": "labeled",
+        "label": {"name": "benchmark"},
+        "pull_request": {"number": PR, "head": {"sha": HEAD_SHA}, "base": {"sha": "ba5e" + "0" * 36}},
+        "sender": {"login": "maintainer"},
+    }
+    (work / "event.json").write_text(json.dumps(event))
+    runner_env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "LANG": "C.UTF-8",
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request_target",
+        "GITHUB_EVENT_PATH": str(work / "event.json"),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "777",
+        "GITHUB_ACTOR": "maintainer",
+        "GITHUB_SHA": "ba5e" + "0" * 36,
+        "GITHUB_WORKSPACE": str(suite),
+        "RUNNER_TEMP": str(work / "temp"),
+        "GITHUB_ACTION_PATH": str(REPO_ROOT),
+        "BENCHGATE_SYSTEM_PACKAGES": "1",  # reuse this interpreter's packages: no PyPI in tests
+        "BENCHGATE_CACHE": str(tmp_path / "cache"),
+    }
+    github = {"token": TOKEN, "event": event, "event_name": "pull_request_target", "repository": REPO}
+    node = shutil.which("node")
+    base_inputs = {
+        "mode": "all",
+        "python": sys.executable,
+        "base-binary": node,
+        "head-binary": node,
+        "benchmark-dir": str(suite / "benchmark"),
+        "categories": "loops",
+        "results": str(work / "results"),
+        "config": str(suite / ".github" / "benchgate.yml"),
+    }
+    return run_action(
+        REPO_ROOT, with_inputs={**base_inputs, **inputs}, github=github, runner_env=runner_env, workdir=work
+    )
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node on PATH")
+def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, suite):
+    api_url, dump = fake_server
+
+    failing = simulate(
+        tmp_path, api_url, suite, "fail", {"head-node-args": "--jitless", "runs": "8", "threshold": "**"}
+    )
+    report = failing.step("report")
+    assert failing.step("authorize").outputs["approved"] == "true"
+    assert failing.step("authorize").outputs["head-sha"] == HEAD_SHA
+    assert failing.step("run").returncode == 0, failing.step("run").stderr
+    assert "GITHUB_TOKEN" not in failing.step("run").env
+    assert report.returncode == 1, report.stderr
+    assert failing.outputs["verdict"] == "fail" and int(failing.outputs["regressions"]) >= 1
+    assert failing.outputs["comment-url"].startswith(api_url.replace("http://", "http://"))
+    assert re.search(r"^::error title=benchgate::loops/sum\.js n=3000 size=1000: -\d", report.stdout, re.M)
+    assert MARKER in report.summary and "loops/sum.js" in report.summary
+    assert Path(failing.outputs["report-path"]).read_text().startswith(MARKER)
+
+    state = json.loads(dump.read_text())
+    assert state["violations"] == []
+    repo = state["state"]["repos"][REPO]
+    assert len(repo["comments"]) == 1
+    body = repo["comments"][0]["body"]
+    assert "❌ benchgate" in body and "lacks write, maintain or admin permission" in body  # drive-by's label
+    assert [(run["name"], run["conclusion"], run["head_sha"]) for run in repo["check_runs"]] == [
+        ("benchgate", "failure", HEAD_SHA)
+    ]
+
+    passing = simulate(tmp_path, api_url, suite, "pass", {"runs": "4"})
+    assert passing.failed is None, passing.failed and passing.failed.stderr
+    assert passing.outputs["verdict"] == "pass" and passing.outputs["regressions"] == "0"
+    state = json.loads(dump.read_text())
+    repo = state["state"]["repos"][REPO]
+    assert len(repo["comments"]) == 1 and "✅ benchgate" in repo["comments"][0]["body"]  # edited in place
+    assert passing.outputs["comment-url"] == failing.outputs["comment-url"]
+    assert [run["conclusion"] for run in repo["check_runs"]] == ["failure", "success"]
+    assert state["violations"] == []
