@@ -103,7 +103,7 @@ def _parse_fast(text: str, columns: list[str], base_label: str, head_label: str)
     try:
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
-            warnings.simplefilter("error")
+            warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
                 io.StringIO(text),
                 dtype=dtype,
