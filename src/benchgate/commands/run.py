@@ -57,7 +57,12 @@ class RunOptions:
     min_effect: float = 0.0
     progress: bool = True
     progress_interval: float = 30.0
-    build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), from --repo builds
+    repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
+    base_ref: str | None = None
+    head_ref: str | None = None
+    base_branch: str = "main"
+    build_cache: Path | None = None
+    build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
 
 
 def _now() -> str:
@@ -75,6 +80,28 @@ def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> relea
             version, side=side, node_args=node_args, source=options.release_source, mirror=options.dist_mirror
         )
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
+
+
+def _build_both(options: RunOptions) -> Path:
+    """Build (or reuse) base and head from ``--repo``; the binaries and, by default, the head's benchmark/."""
+    from benchgate import build
+
+    given = [name for name in ("base_binary", "head_binary", "base_version", "head_version") if getattr(options, name)]
+    if given:
+        raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
+    if not options.head_ref:
+        raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
+    repo = options.repo.resolve()
+    base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
+    results_by_side = {}
+    for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, False)):
+        # The head is the pull request's code: built untrusted (no credentials, read-only compiler cache).
+        print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
+        results_by_side[side] = build.build_ref(repo, ref, side=side, cache_dir=options.build_cache, trusted=trusted)
+    for side, result in results_by_side.items():
+        setattr(options, f"{side}_binary", str(result.binary))
+        options.build_records[side] = result.record()
+    return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
 
 
 def _check_cpuset(cpuset: str | None) -> None:
@@ -205,7 +232,10 @@ def _prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     _check_cpuset(options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
-    benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
+    if options.repo is not None:
+        benchmark_dir = _build_both(options)
+    else:
+        benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
     selection, placement = _select(options, benchmark_dir)
     binaries = {
         "base": _binary(options, "base", tuple(options.base_node_args)),
@@ -387,6 +417,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--changed-default", metavar="CATS", help="comma-separated categories for changed files the map cannot place"
     )
+    parser.add_argument("--repo", type=Path, help="a Node git checkout: build base and head from --base-ref/--head-ref")
+    parser.add_argument("--base-ref", metavar="REF", help="with --repo: the base commit (default: the merge base)")
+    parser.add_argument("--head-ref", metavar="REF", help="with --repo: the head commit (the pull request)")
+    parser.add_argument("--base-branch", default="main", help="with --repo: branch for the merge base (default main)")
+    parser.add_argument("--build-cache", type=Path, metavar="DIR", help="build cache (default: $BENCHGATE_CACHE)")
     parser.add_argument("--resume", action="store_true", help="continue the interrupted run in --output")
     parser.add_argument("--no-analyze", action="store_true", help="do not print the analysis at the end")
     parser.add_argument("--format", default="text", choices=FORMATS, help="the printed analysis: text or markdown")
@@ -436,5 +471,10 @@ def _handler(args: argparse.Namespace) -> int:
         min_effect=args.min_effect,
         progress=not args.no_progress,
         progress_interval=args.progress_interval,
+        repo=args.repo,
+        base_ref=args.base_ref,
+        head_ref=args.head_ref,
+        base_branch=args.base_branch,
+        build_cache=args.build_cache,
     )
     return run_benchmarks(options)
