@@ -242,3 +242,12 @@ def test_shards_of_different_commits_are_refused(tmp_path, actions, capsys):
 def test_posting_needs_a_pr(tmp_path, actions, capsys):
     assert main(["report", str(write_run(tmp_path / "run", NEUTRAL)), "--config", str(tmp_path / "x.yml")]) == 2
     assert "posting needs --pr" in capsys.readouterr().err
+
+
+def test_a_missing_shard_fails_the_gate(tmp_path, actions, capsys):
+    write_run(tmp_path / "shard-1", NEUTRAL, record={"selection": {"shard": "1/3"}})
+    write_run(tmp_path / "shard-3", NEUTRAL, seed=3, record={"selection": {"shard": "3/3"}})
+    status = main(["report", str(tmp_path / "shard-*"), "--dry-run", "--config", str(tmp_path / "absent.yml")])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "no results from shard(s) 2/3" in out and "the run did not complete" in out

@@ -29,6 +29,7 @@ MAX_NAME = 512
 MAX_TEXT = 4096
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _SIDES = ("base", "head", "both")
+_SHARD = re.compile(r"^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class RunSummary:
     skipped: tuple[Skipped, ...] = ()
     shards: int = 0
     has_record: bool = False
+    shard: str | None = None  # "I/N" when this record is one shard of a sharded run
 
 
 class _Checker:
@@ -194,6 +196,9 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
             )
         )
     environment, warnings = _environment(check, record.get("environment"))
+    shard = check.text(check.mapping(record.get("selection"), "selection").get("shard"), "selection.shard", 16)
+    if shard is not None and not _SHARD.match(shard):
+        raise check.fail("selection.shard", "must look like I/N")
     return RunSummary(
         base=_binary(check, binaries.get("base"), "binaries.base"),
         head=_binary(check, binaries.get("head"), "binaries.head"),
@@ -205,7 +210,21 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
         skipped=tuple(skipped),
         shards=1,
         has_record=True,
+        shard=shard,
     )
+
+
+def _missing_shards(records: list[RunSummary]) -> list[str]:
+    """Shards of a sharded run with no results: a lost runner must not pass as a smaller selection."""
+    given = [summary.shard for summary in records if summary.shard]
+    if not given:
+        return []
+    counts = {int(shard.split("/")[1]) for shard in given}
+    if len(counts) > 1:
+        raise InputError(f"the shards disagree on the shard count: {', '.join(sorted(set(given)))}")
+    count = counts.pop()
+    present = {int(shard.split("/")[0]) for shard in given}
+    return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
 
 
 def _same(values: list[Any], what: str) -> Any:
@@ -223,11 +242,14 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     for side in ("base", "head"):
         _same([getattr(summary, side).sha for summary in records], f"the {side} commit")
     warnings = tuple(dict.fromkeys(warning for summary in records for warning in summary.warnings))
+    missing = _missing_shards(records)
+    if missing:
+        warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
     return RunSummary(
         base=records[0].base,
         head=records[0].head,
         runs=_same([summary.runs for summary in records], "the number of runs"),
-        complete=all(summary.complete for summary in records) and len(records) == len(summaries),
+        complete=all(summary.complete for summary in records) and len(records) == len(summaries) and not missing,
         environment=records[0].environment,
         warnings=warnings,
         failures=tuple(failure for summary in records for failure in summary.failures),
