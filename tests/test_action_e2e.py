@@ -254,10 +254,10 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     failing = simulate(
         tmp_path, api_url, suite, "fail", {"head-node-args": "--jitless", "runs": "8", "threshold": "**"}
     )
-    report = failing.step("report")
-    assert failing.step("authorize").outputs["approved"] == "true"
+    assert failing.step("authorize").outputs["approved"] == "true", failing.step("authorize").stderr
     assert failing.step("authorize").outputs["head-sha"] == HEAD_SHA
     assert failing.step("run").returncode == 0, failing.step("run").stderr
+    report = failing.step("report")
     assert "GITHUB_TOKEN" not in failing.step("run").env
     assert report.returncode == 1, report.stderr
     assert failing.outputs["verdict"] == "fail" and int(failing.outputs["regressions"]) >= 1
