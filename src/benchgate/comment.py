@@ -18,13 +18,13 @@ report is.
 from __future__ import annotations
 
 import html
-import math
 import re
 from dataclasses import dataclass
 
 import pandas as pd
 
-from benchgate import __version__
+from benchgate import __version__, report
+from benchgate.bars import Bar, render_bars
 from benchgate.config import Settings
 from benchgate.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.outcome import ACCEPTED, FAIL, Outcome
@@ -32,7 +32,6 @@ from benchgate.runrecord import RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
 GITHUB_COMMENT_LIMIT = 65536
-BAR_WIDTH = 20
 MAX_NAME_IN_CHART = 90
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
@@ -73,14 +72,6 @@ def _block(text: str) -> str:
     return "```text\n" + _CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
 
 
-def _percent(value: float) -> str:
-    return "NA" if value is None or math.isnan(value) else f"{value:.2f} %"
-
-
-def _accuracy(value: float) -> str:
-    return "NA" if value is None or math.isnan(value) else f"±{value:.2f}%"
-
-
 def _name(row) -> str:
     return f"{row.filename} {row.configuration}"
 
@@ -96,41 +87,21 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown_table(rows: pd.DataFrame) -> str:
-    """compare.R's columns as a GitHub table, plus a gate column."""
-    lines = [
-        "| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) | gate |",
-        "|:--|:-:|--:|--:|--:|--:|:--|",
-    ]
-    for row in rows.itertuples(index=False):
-        gate = "❌ fails" if row.gating else "ignored" if row.ignored else ""
-        confidence = str(row.confidence).replace("*", "\\*")
-        lines.append(
-            f"| {code(_name(row), in_table=True)} | {confidence} | {_percent(row.improvement)} "
-            f"| {_accuracy(row.accuracy_1)} | {_accuracy(row.accuracy_2)} | {_accuracy(row.accuracy_3)} | {gate} |"
-        )
-    return "\n".join(lines)
+    """compare.R's columns as a GitHub table with a gate column (``report.render_markdown_table``)."""
+    return report.render_markdown_table(rows)
 
 
 def bar_chart(rows: pd.DataFrame) -> str:
-    """Signed text bars around a centre line, scaled to the largest change: ``|██████████░░ +158.99% ***``."""
+    """``report``'s text bars around a centre line, in a code block: ``|██████████░░ +158.99% ***``."""
     rows = rows[rows["improvement"].notna()]
     if rows.empty:
         return ""
-    scale = float(rows["improvement"].abs().max()) or 1.0
-    names = [_name(row)[:MAX_NAME_IN_CHART] for row in rows.itertuples(index=False)]
-    width = max(len(name) for name in names)
-    left, right = f"-{scale:.1f}%", f"+{scale:.1f}%"
-    # Axis labels: the scale's ends at the bar's ends, 0% over the centre line.
-    axis = f"{'':<{width}}  {left:<{BAR_WIDTH}}0%{'':<{BAR_WIDTH - 1 - len(right)}}{right}"
-    lines = [axis.rstrip()]
-    for name, row in zip(names, rows.itertuples(index=False), strict=True):
-        filled = max(1, round(abs(row.improvement) / scale * BAR_WIDTH))
-        if row.improvement < 0:
-            bar = "░" * (BAR_WIDTH - filled) + "█" * filled + "|" + " " * BAR_WIDTH
-        else:
-            bar = " " * BAR_WIDTH + "|" + "█" * filled + "░" * (BAR_WIDTH - filled)
-        lines.append(f"{name:<{width}}  {bar} {row.improvement:+.2f}% {row.confidence}".rstrip())
-    return _block("\n".join(lines))
+    # Names are untrusted: no backticks (they could close the fence), bounded length.
+    bars = [
+        Bar(_CONTROL.sub(" ", bar.label).replace("`", "'")[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence)
+        for bar in report.bars_for(rows)
+    ]
+    return _block(render_bars(bars))
 
 
 def false_positive_note(count: int, settings: Settings) -> str:
