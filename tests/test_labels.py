@@ -1,4 +1,7 @@
-"""Label parsing and the trust policy (decisions from callables; the API path is in test_labels_api.py)."""
+"""Label parsing and the trust policy: decisions from callables, and through the fake GitHub API.
+
+The report command's label tests (tests/test_report_cmd.py) cover the same policy end to end.
+"""
 
 from __future__ import annotations
 
@@ -129,3 +132,25 @@ def test_conflicting_labels_change_nothing():
     assert decision.values == {}
     assert [outcome.status for outcome in decision.outcomes] == [labels.INVALID, labels.INVALID]
     assert "conflicts with benchmark:threshold=off" in decision.outcomes[0].reason
+
+
+def test_trust_through_the_api_uses_the_latest_adder(fake_github):
+    from benchgate.github import GitHubClient
+
+    repo = "nodejs/node"
+    fake_github.add_pull(repo, 3)
+    fake_github.set_role(repo, "maintainer", "admin")
+    fake_github.set_role(repo, "reader", "read")
+    fake_github.add_event(repo, 3, "labeled", "maintainer", "benchmark:min-effect=9%")
+    fake_github.add_event(repo, 3, "unlabeled", "reader", "benchmark:min-effect=9%")
+    fake_github.add_event(repo, 3, "labeled", "reader", "benchmark:min-effect=9%")  # re-added by a reader
+    fake_github.add_event(repo, 3, "labeled", "maintainer", "benchmark:accept-regression")
+    client = GitHubClient(token="t", repository=repo, api_url=fake_github.url, max_retries=0)
+    pull = client.pull_request(3)
+    decision = labels.decide_with_client(client, 3, pull.labels, DEFAULTS)
+    statuses = {outcome.label: (outcome.status, outcome.actor) for outcome in decision.outcomes}
+    assert statuses == {
+        "benchmark:min-effect=9%": (labels.IGNORED, "reader"),
+        "benchmark:accept-regression": (labels.APPLIED, "maintainer"),
+    }
+    assert decision.values == {"accept-regression": True}

@@ -102,7 +102,8 @@ def pull_request_number(event: Mapping[str, Any]) -> int | None:
     """The PR number of a pull_request(_target), issue_comment on a PR, or workflow_dispatch with a ``pr`` input."""
     for candidate in (
         (event.get("pull_request") or {}).get("number"),
-        (event.get("issue") or {}).get("number") if (event.get("issue") or {}).get("pull_request") else None,
+        # An issue_comment event is about a PR when its issue has a pull_request key (even an empty one).
+        (event.get("issue") or {}).get("number") if "pull_request" in (event.get("issue") or {}) else None,
         (event.get("inputs") or {}).get("pr"),
     ):
         if isinstance(candidate, int) and not isinstance(candidate, bool) and candidate > 0:
