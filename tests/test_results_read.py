@@ -142,6 +142,8 @@ BAD_INPUTS = {
     "empty filename": (HEADER + '"old","","n=1",1,1\n', "line 2: empty filename"),
     "second header": (HEADER + '"old","a.js","",1,1\n' + HEADER, "line 3: a second header line"),
     "not utf-8": (HEADER.encode() + b'"old","a\xff.js","",1,1\n', "line 2: not UTF-8 text"),
+    "not utf-8 header": (b'"bin\xe9ry","filename","configuration","rate"\n', "line 1: not UTF-8 text"),
+    "only a BOM": (b"\xef\xbb\xbf\r\n", "empty file"),
 }
 
 
@@ -222,8 +224,8 @@ def render(rows, newline: str, blank_after: set[int]) -> tuple[str, list[int]]:
 @given(rows=records, crlf=st.booleans(), blanks=st.sets(st.integers(0, 24), max_size=4), data=st.data())
 def test_generated_files_parse_exactly_and_errors_name_the_right_line(tmp_path, rows, crlf, blanks, data):
     text, starts = render(rows, "\r\n" if crlf else "\n", blanks)
-    columns = results._header("t", text)
-    fast = results._parse_fast(text, columns, "old", "new")
+    columns = results._header("t", text.encode())
+    fast = results._parse_fast(text.encode(), columns, "old", "new")
     exact = results._parse_exact("t", text, columns, "old", "new")
     expected = [("base" if r[0] == "old" else "head", r[1], r[2], r[3]) for r in rows]
     assert as_records(exact) == expected
@@ -236,4 +238,4 @@ def test_generated_files_parse_exactly_and_errors_name_the_right_line(tmp_path, 
     assert broken_starts == starts
     with pytest.raises(InputError, match=rf"^t: line {starts[bad]}: rate '-1.0' is not a finite positive number$"):
         results._parse_exact("t", broken_text, columns, "old", "new")
-    assert results._parse_fast(broken_text, columns, "old", "new") is None
+    assert results._parse_fast(broken_text.encode(), columns, "old", "new") is None

@@ -12,6 +12,7 @@ Samples come back as a DataFrame with one row per sample and the columns
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -35,6 +36,7 @@ REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
 SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time"]
 # A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
+_NOT_BLANK = re.compile(rb"\S")
 _DECIMAL = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:Infinity|NaN)\s*")
 
 
@@ -61,12 +63,13 @@ def _decode(name: str, data: bytes) -> str:
         raise InputError(f"line {line}: not UTF-8 text (byte {error.start})", where=name) from None
 
 
-def _header(name: str, text: str) -> list[str]:
+def _header(name: str, data: bytes) -> list[str]:
     """The header's column names; InputError for an empty file or a missing required column."""
-    if not text.strip():
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    if not _NOT_BLANK.search(data, start):
         raise InputError(f"empty file, expected a compare.js CSV starting with the header {CSV_HEADER}", where=name)
-    first_line = text[: text.find("\n")] if "\n" in text else text
-    first_line = first_line.split("\r")[0]
+    end = min((i for i in (data.find(b"\n", start), data.find(b"\r", start)) if i >= 0), default=len(data))
+    first_line = _decode(name, data[start:end])
     try:
         columns = [field.strip() for field in next(csv.reader([first_line], skipinitialspace=True))]
     except (csv.Error, StopIteration):
@@ -94,8 +97,8 @@ def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any
     )
 
 
-def _parse_fast(text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
-    """pandas' C parser; None whenever anything looks off, so the exact parser can name the line."""
+def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
+    """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
     has_time = "time" in columns
     dtype = {"binary": "category", "filename": "category", "configuration": "category", "rate": "float64"}
     if has_time:
@@ -105,7 +108,8 @@ def _parse_fast(text: str, columns: list[str], base_label: str, head_label: str)
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
-                io.StringIO(text),
+                io.BytesIO(data),
+                encoding="utf-8",  # strict: bad bytes go to the exact path, which names their line
                 dtype=dtype,
                 na_filter=False,
                 skipinitialspace=True,
@@ -218,11 +222,10 @@ def read_samples(
     frames = []
     for source in sources:
         name, data = _read_bytes(source)
-        text = _decode(name, data)
-        columns = _header(name, text)
-        frame = _parse_fast(text, columns, base_label, head_label)
+        columns = _header(name, data)
+        frame = _parse_fast(data, columns, base_label, head_label)
         if frame is None:
-            frame = _parse_exact(name, text, columns, base_label, head_label)
+            frame = _parse_exact(name, _decode(name, data), columns, base_label, head_label)
         frames.append(frame)
     if not frames:
         raise InputError("no CSV files given")
