@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 import yaml
 from actionsim import evaluate, run_action, substitute
+from nodelike import make_node_like_repo
 
 from benchgate.comment import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPO = "nodejs/node"
 PR = 9
-HEAD_SHA = "9ead" + "0" * 36
 TOKEN = "ghs_e2e_test_token"
 
 BENCHMARK = """'use strict';
@@ -131,13 +131,24 @@ def test_expression_subset():
 
 
 @pytest.fixture
-def fake_server(tmp_path):
+def node_repo(tmp_path):
+    """A Node-like git repository (real configure, make and cc; its "node" execs the installed node) whose
+    benchmark/ holds the example suite's harness and one compiler-sensitive benchmark."""
+    harness = (REPO_ROOT / "examples" / "suite" / "benchmark" / "common.js").read_text()
+    return make_node_like_repo(
+        tmp_path / "node", extra_files={"benchmark/common.js": harness, "benchmark/loops/sum.js": BENCHMARK}
+    )
+
+
+@pytest.fixture
+def fake_server(tmp_path, node_repo):
     """The fake GitHub in standalone mode (its own process), requiring the workflow token."""
+    pull = {"head_sha": node_repo.commits["feature"], "base_sha": node_repo.commits["v2"], "labels": []}
     state = {
         "repos": {
             REPO: {
                 "collaborators": {"maintainer": "write", "drive-by": "read"},
-                "pulls": {str(PR): {"head_sha": HEAD_SHA, "base_sha": "ba5e" + "0" * 36, "labels": []}},
+                "pulls": {str(PR): pull},
                 "events": [],
             }
         }
@@ -154,7 +165,7 @@ def fake_server(tmp_path):
                 "label": label,
             }
         )
-        state["repos"][REPO]["pulls"][str(PR)]["labels"].append(label)
+        pull["labels"].append(label)
     (tmp_path / "state.json").write_text(json.dumps(state))
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "tests")}
     process = subprocess.Popen(
@@ -190,23 +201,15 @@ def fake_server(tmp_path):
         process.wait(timeout=10)
 
 
-@pytest.fixture
-def suite(tmp_path):
-    """A small Node-style suite: the example suite's harness plus one compiler-sensitive benchmark."""
-    root = tmp_path / "node"
-    (root / "benchmark" / "loops").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "examples" / "suite" / "benchmark" / "common.js", root / "benchmark" / "common.js")
-    (root / "benchmark" / "loops" / "sum.js").write_text(BENCHMARK)
-    return root
-
-
-def simulate(tmp_path, api_url, suite, name, inputs):
+def simulate(tmp_path, api_url, node_repo, name, inputs):
+    """Run action.yml's steps for a `benchmark` label added to PR 9, as the runner would."""
     work = tmp_path / name
     (work / "temp").mkdir(parents=True)
+    head, base = node_repo.commits["feature"], node_repo.commits["v2"]
     event = {
         "action": "labeled",
         "label": {"name": "benchmark"},
-        "pull_request": {"number": PR, "head": {"sha": HEAD_SHA}, "base": {"sha": "ba5e" + "0" * 36}},
+        "pull_request": {"number": PR, "head": {"sha": head}, "base": {"sha": base}},
         "sender": {"login": "maintainer"},
     }
     (work / "event.json").write_text(json.dumps(event))
@@ -223,65 +226,80 @@ def simulate(tmp_path, api_url, suite, name, inputs):
         "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_RUN_ID": "777",
         "GITHUB_ACTOR": "maintainer",
-        "GITHUB_SHA": "ba5e" + "0" * 36,
-        "GITHUB_WORKSPACE": str(suite),
+        "GITHUB_SHA": base,
+        "GITHUB_WORKSPACE": str(tmp_path),
         "RUNNER_TEMP": str(work / "temp"),
         "GITHUB_ACTION_PATH": str(REPO_ROOT),
         "BENCHGATE_SYSTEM_PACKAGES": "1",  # reuse this interpreter's packages: no PyPI in tests
         "BENCHGATE_CACHE": str(tmp_path / "cache"),
     }
     github = {"token": TOKEN, "event": event, "event_name": "pull_request_target", "repository": REPO}
-    node = shutil.which("node")
     base_inputs = {
         "mode": "all",
         "python": sys.executable,
-        "base-binary": node,
-        "head-binary": node,
-        "benchmark-dir": str(suite / "benchmark"),
+        "repo-path": str(node_repo.path),
         "categories": "loops",
         "results": str(work / "results"),
-        "config": str(suite / ".github" / "benchgate.yml"),
+        "config": str(tmp_path / "base-checkout" / ".github" / "benchgate.yml"),
     }
     return run_action(
         REPO_ROOT, with_inputs={**base_inputs, **inputs}, github=github, runner_env=runner_env, workdir=work
     )
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node on PATH")
-def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, suite):
-    api_url, dump = fake_server
+def comments_and_checks(dump: Path) -> tuple[list[dict], list[dict]]:
+    data = json.loads(dump.read_text())
+    assert data["violations"] == []
+    repo = data["state"]["repos"][REPO]
+    return repo["comments"], repo["check_runs"]
 
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("cc") is None, reason="needs node and cc")
+def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, node_repo):
+    api_url, dump = fake_server
+    head = node_repo.commits["feature"]
+    node = shutil.which("node")
+
+    # 1. node against itself with --jitless on the head: a real, large regression.
     failing = simulate(
-        tmp_path, api_url, suite, "fail", {"head-node-args": "--jitless", "runs": "8", "threshold": "**"}
+        tmp_path,
+        api_url,
+        node_repo,
+        "fail",
+        {
+            "base-binary": node,
+            "head-binary": node,
+            "head-node-args": "--jitless",
+            "benchmark-dir": str(node_repo.path / "benchmark"),
+            "runs": "8",
+            "threshold": "**",
+        },
     )
-    assert failing.step("authorize").outputs["approved"] == "true", failing.step("authorize").stderr
-    assert failing.step("authorize").outputs["head-sha"] == HEAD_SHA
+    authorized = failing.step("authorize")
+    assert authorized.outputs["approved"] == "true", authorized.stderr
+    assert authorized.outputs["head-sha"] == head and authorized.outputs["pr"] == str(PR)
     assert failing.step("run").returncode == 0, failing.step("run").stderr
-    report = failing.step("report")
     assert "GITHUB_TOKEN" not in failing.step("run").env
+    report = failing.step("report")
     assert report.returncode == 1, report.stderr
     assert failing.outputs["verdict"] == "fail" and int(failing.outputs["regressions"]) >= 1
-    assert failing.outputs["comment-url"].startswith(api_url.replace("http://", "http://"))
     assert re.search(r"^::error title=benchgate::loops/sum\.js n=3000 size=1000: -\d", report.stdout, re.M)
     assert MARKER in report.summary and "loops/sum.js" in report.summary
     assert Path(failing.outputs["report-path"]).read_text().startswith(MARKER)
+    comments, checks = comments_and_checks(dump)
+    assert len(comments) == 1 and failing.outputs["comment-url"].endswith(f"#issuecomment-{comments[0]['id']}")
+    assert "❌ benchgate" in comments[0]["body"]
+    assert "lacks write, maintain or admin permission" in comments[0]["body"]  # drive-by's threshold=off
+    assert [(c["name"], c["conclusion"], c["head_sha"]) for c in checks] == [("benchgate", "failure", head)]
 
-    state = json.loads(dump.read_text())
-    assert state["violations"] == []
-    repo = state["state"]["repos"][REPO]
-    assert len(repo["comments"]) == 1
-    body = repo["comments"][0]["body"]
-    assert "❌ benchgate" in body and "lacks write, maintain or admin permission" in body  # drive-by's label
-    assert [(run["name"], run["conclusion"], run["head_sha"]) for run in repo["check_runs"]] == [
-        ("benchgate", "failure", HEAD_SHA)
-    ]
-
-    passing = simulate(tmp_path, api_url, suite, "pass", {"runs": "4"})
+    # 2. base and head built from the approved commits (no change to the benchmarked code): the gate passes.
+    passing = simulate(tmp_path, api_url, node_repo, "pass", {"runs": "4"})
     assert passing.failed is None, passing.failed and passing.failed.stderr
     assert passing.outputs["verdict"] == "pass" and passing.outputs["regressions"] == "0"
-    state = json.loads(dump.read_text())
-    repo = state["state"]["repos"][REPO]
-    assert len(repo["comments"]) == 1 and "✅ benchgate" in repo["comments"][0]["body"]  # edited in place
+    record = json.loads((tmp_path / "pass" / "results" / "run.json").read_text())
+    assert record["binaries"]["head"]["sha"] == head and record["binaries"]["base"]["sha"] == node_repo.commits["v2"]
+    comments, checks = comments_and_checks(dump)
+    assert len(comments) == 1 and "✅ benchgate" in comments[0]["body"]  # the same comment, edited in place
+    assert head[:12] in comments[0]["body"]  # the run record names the built head commit
     assert passing.outputs["comment-url"] == failing.outputs["comment-url"]
-    assert [run["conclusion"] for run in repo["check_runs"]] == ["failure", "success"]
-    assert state["violations"] == []
+    assert [c["conclusion"] for c in checks] == ["failure", "success"]
