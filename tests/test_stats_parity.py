@@ -138,3 +138,18 @@ def test_name_collision_keeps_pairs_apart():
     table = ours("name-collision")
     assert list(zip(table["filename"], table["configuration"], strict=True)) == [("x.js", "a b"), ("x.js a", "b")]
     assert table["improvement"].iloc[0] > 0 > table["improvement"].iloc[1]
+
+
+def test_row_order_is_compare_rs_under_the_c_collation_not_icus():
+    """R sorts by bytes only when LC_COLLATE is C; in a UTF-8 locale ICU orders case and punctuation otherwise."""
+    byte_order = (FIXTURES / "sorting.compare-R.txt").read_text(encoding="utf-8").split("\n\n")[0].splitlines()[1:]
+    icu_order = (
+        (FIXTURES / "sorting.compare-R-utf8-collation.txt")
+        .read_text(encoding="utf-8")
+        .split("\n\n")[0]
+        .splitlines()[1:]
+    )
+    assert sorted(byte_order) == sorted(icu_order) and byte_order != icu_order
+    names = [f"{f} {c}" for f, c in zip(ours("sorting")["filename"], ours("sorting")["configuration"], strict=True)]
+    assert names == sorted(names, key=lambda name: name.encode("utf-8"))
+    assert [line[: len(name)] for line, name in zip(byte_order, names, strict=True)] == names

@@ -26,5 +26,8 @@ if [[ -n "$compare_r" ]]; then
     env -u LC_ALL LANG=C.UTF-8 LC_CTYPE=C.UTF-8 LC_COLLATE=C \
       Rscript "$compare_r" < "$fixtures/$name.csv" > "$fixtures/$name.compare-R.txt"
   done
+  # For the record: in a UTF-8 collation locale (C.UTF-8 included) R sorts with ICU instead of bytes.
+  env -u LC_ALL -u LC_COLLATE LANG=C.UTF-8 LC_CTYPE=C.UTF-8 \
+    Rscript "$compare_r" < "$fixtures/sorting.csv" > "$fixtures/sorting.compare-R-utf8-collation.txt"
 fi
 echo "reference data written to $fixtures"
