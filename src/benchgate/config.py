@@ -38,7 +38,6 @@ _SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 _GLOB = re.compile(r"^[^\x00-\x1f]{1,200}$")
 
 
-
 @dataclass(frozen=True)
 class Settings:
     """Everything a run and a report need; ``sources`` says where each non-default value came from."""
