@@ -100,6 +100,9 @@ def main() -> None:
             elapsed, _ = timed([*benchgate_command(), "analyze", str(big), "--format", "json"], None)
             verdict = "under" if elapsed < 10 else "OVER"
             print(f"{rows} rows (500 configurations x 2 x 1000): benchgate analyze {elapsed:.2f} s ({verdict} 10 s)")
+            if args.compare_r:
+                theirs, _ = timed(["Rscript", str(args.compare_r)], big, env)
+                print(f"{rows} rows: Rscript compare.R {theirs:.2f} s (ratio {elapsed / theirs:.3f})")
 
 
 if __name__ == "__main__":
