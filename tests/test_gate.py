@@ -139,3 +139,18 @@ def test_many_fixture_gates_exactly_its_planted_regressions():
                        "group4/bench-4.js n=1000000 variant=7"}  # fmt: skip
     raw = gate.apply_gate(comparisons, gate.GatePolicy(threshold="*", correction="none"))
     assert raw["gating"].sum() > gated["gating"].sum()  # a raw-p gate also fails on noise / small effects
+
+
+def test_on_pure_noise_holm_rarely_fails_a_400_row_report_while_raw_p_often_does():
+    """The issue's arithmetic: 400 null comparisons at *** fail a raw-p gate in ~18 % of reports (1 - 0.9995^400)."""
+    rng = np.random.default_rng(400)
+    raw_failures = holm_failures = 0
+    reports = 300
+    for _ in range(reports):
+        noise = table(
+            [("noise.js", float(i), float(p)) for i, p in zip(rng.normal(size=400), rng.uniform(size=400), strict=True)]
+        )
+        raw_failures += gate.verdict(gate.apply_gate(noise, gate.GatePolicy(correction="none"))) == "fail"
+        holm_failures += gate.verdict(gate.apply_gate(noise, gate.GatePolicy())) == "fail"
+    assert 0.10 < raw_failures / reports < 0.27
+    assert holm_failures <= 2  # expected 0.15 at most (0.05 % per report)
