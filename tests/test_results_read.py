@@ -85,6 +85,16 @@ def test_unquoted_header_and_fields_and_extra_columns_are_fine(tmp_path):
     assert as_records(read(write(tmp_path, text))) == [("head", "a.js", "n=1", 3e5)]
 
 
+def test_numeric_looking_text_stays_text(tmp_path):
+    text = HEADER + '"0","007.js","00",1,1\n"1","007.js","1.50",2,1\n"1","007.js","00",3,1\n'
+    samples = read(write(tmp_path, text), base_label="0", head_label="1")
+    assert as_records(samples) == [
+        ("base", "007.js", "00", 1.0),
+        ("head", "007.js", "1.50", 2.0),
+        ("head", "007.js", "00", 3.0),
+    ]
+
+
 def test_several_files_concatenate_as_shards(tmp_path):
     one = write(tmp_path, HEADER + '"old","a.js","n=1",1,1\n"new","a.js","n=1",2,1\n', "one.csv")
     two = write(tmp_path, '"binary","filename","configuration","rate"\r\n"old","b.js","",3\r\n', "two.csv")

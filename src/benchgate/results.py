@@ -8,8 +8,8 @@ The CSV is the format Node's ``benchmark/compare.js`` prints::
 Samples come back as a DataFrame with one row per sample and the columns
 ``side`` ("base" or "head"), ``filename``, ``configuration``, ``rate`` and
 ``time`` (NaN where the file has no time column). ``side`` is a Categorical
-with categories [base, head]; ``filename`` and ``configuration`` hold strings
-(often as Categoricals, which keeps a million-row file cheap).
+with categories [base, head]; ``filename`` and ``configuration`` hold the
+fields' text exactly (never converted to numbers).
 
 Reading takes two paths to the same result: pandas' C parser on the raw bytes
 (fast), and, whenever that parser or a check on its result finds anything off,
@@ -107,7 +107,8 @@ def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
     """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
     has_time = "time" in columns
-    dtype = {"binary": "category", "filename": "category", "configuration": "category", "rate": "float64"}
+    # Text stays text: a "category" dtype would let pandas infer numeric categories ("00" -> 0, "1.50" -> 1.5).
+    dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64"}
     if has_time:
         dtype["time"] = "float64"
     try:
@@ -127,8 +128,9 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
         return None
     if [str(column).strip() for column in frame.columns] != columns or frame.empty:
         return None
-    labels = frame["binary"]
-    if not set(labels.cat.categories) <= {base_label, head_label} or "" in set(frame["filename"].cat.categories):
+    is_head = (frame["binary"] == head_label).to_numpy(dtype=bool)
+    is_base = (frame["binary"] == base_label).to_numpy(dtype=bool)
+    if not (is_base | is_head).all() or (frame["filename"] == "").any():
         return None
     rate = frame["rate"].to_numpy()
     if not (np.isfinite(rate) & (rate > 0)).all():
@@ -139,9 +141,7 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
             return None
     else:
         time = np.full(len(frame), np.nan)
-    code_of_category = np.array([0 if label == base_label else 1 for label in labels.cat.categories], dtype="int8")
-    side_codes = code_of_category[labels.cat.codes.to_numpy()]
-    return _samples_frame(side_codes, frame["filename"], frame["configuration"], rate, time)
+    return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time)
 
 
 def _number(raw: str) -> float:
