@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchgate import results
@@ -230,9 +230,9 @@ def render(rows, newline: str, blank_after: set[int]) -> tuple[str, list[int]]:
     return newline.join(lines) + newline, starts
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None)
 @given(rows=records, crlf=st.booleans(), blanks=st.sets(st.integers(0, 24), max_size=4), data=st.data())
-def test_generated_files_parse_exactly_and_errors_name_the_right_line(tmp_path, rows, crlf, blanks, data):
+def test_generated_files_parse_exactly_and_errors_name_the_right_line(rows, crlf, blanks, data):
     text, starts = render(rows, "\r\n" if crlf else "\n", blanks)
     columns = results._header("t", text.encode())
     fast = results._parse_fast(text.encode(), columns, "old", "new")
