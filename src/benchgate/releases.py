@@ -103,6 +103,8 @@ def inspect_binary(path: str | Path, *, side: str, node_args: tuple[str, ...] = 
     if completed.returncode != 0 or not _NODE_VERSION_OUTPUT.match(version):
         shown = (version or completed.stderr.strip())[:80]
         raise InputError(f"{option} {path}: not a Node executable ('--version' printed {shown!r})")
+    # A local binary has no git ref: its path is what identifies it in the report.
+    fields.setdefault("ref", str(candidate))
     return NodeBinary(
         path=candidate, version=version, sha256=file_sha256(candidate), node_args=tuple(node_args), **fields
     )
@@ -286,5 +288,6 @@ def release_binary(
         sha256=binary.sha256,
         node_args=binary.node_args,
         source=binary.source,
+        ref=f"v{release.version}",  # the release's tag in nodejs/node
         extra={"origin": release.origin, "checksum": release.checksum},
     )

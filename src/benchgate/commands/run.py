@@ -322,6 +322,7 @@ def run_benchmarks(options: RunOptions) -> int:
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     checkpoint(final=True)
+    print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(
             f"benchgate: interrupted; {state.samples} sample(s) are in {csv_path}; continue with "
