@@ -251,3 +251,13 @@ def test_a_missing_shard_fails_the_gate(tmp_path, actions, capsys):
     out = capsys.readouterr().out
     assert status == 1
     assert "no results from shard(s) 2/3" in out and "the run did not complete" in out
+
+
+def test_a_token_github_refuses_still_leaves_the_full_report(fake_github, tmp_path, actions, capsys):
+    fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA)
+    fake_github.queue(Fault(401, "Bad credentials"))
+    result = run_report(fake_github, write_run(tmp_path / "run", NEUTRAL), tmp_path=tmp_path)
+    assert result.exit_status == 2 and "401 Bad credentials" in result.posting_error
+    assert "confidence improvement" in capsys.readouterr().out
+    assert MARKER in actions["summary"].read_text()
+    assert outputs(actions["output"])["verdict"] == "pass"

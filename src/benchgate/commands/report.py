@@ -140,14 +140,18 @@ def report_results(
         client = client or _client(repository, token, api_url, retries)
         try:
             pr_info = client.pull_request(pr)
-            if head_sha and not pr_info.head_sha.startswith(head_sha):
-                raise InputError(
-                    f"PR #{pr}'s head is {pr_info.head_sha[:12]} but the results are for {head_sha[:12]}: "
-                    "the PR moved since the approved run (or the results belong to another PR); not posting"
-                )
-            decision = labels.decide_with_client(client, pr, pr_info.labels, settings)
-        except GitHubUnavailable as error:
+        except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
             posting_errors.append(error)
+        if pr_info is not None and head_sha and not pr_info.head_sha.startswith(head_sha):
+            raise InputError(
+                f"PR #{pr}'s head is {pr_info.head_sha[:12]} but the results are for {head_sha[:12]}: "
+                "the PR moved since the approved run (or the results belong to another PR); not posting"
+            )
+        if pr_info is not None:
+            try:
+                decision = labels.decide_with_client(client, pr, pr_info.labels, settings)
+            except BenchgateError as error:
+                posting_errors.append(error)
     settings = config.with_labels(settings, decision.values)
     gated = gate.apply_gate(comparisons, settings.policy())
     result = outcome.decide(gated, run, settings)
