@@ -1,0 +1,110 @@
+"""Progress with ETA (live bar on a terminal, plain lines otherwise), and resuming mid-process."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchgate import releases, results
+from benchgate.progress import Progress, format_seconds
+from benchgate.runner import BASE, HEAD, Job, RunPlan, Session, SessionState, build_schedule
+
+BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
+NODE = shutil.which("node")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_weighs_remaining_jobs_by_what_each_file_and_side_took():
+    clock = Clock()
+    schedule = build_schedule(["a/slow.js", "a/fast.js"], 3, seed=1)
+    progress = Progress(io.StringIO(), live=False, interval=1000, clock=clock)
+    progress.start(schedule)
+    assert progress.eta() is None
+    durations = {"a/slow.js": 10.0, "a/fast.js": 1.0}
+    for job in schedule[:4]:  # the whole first iteration
+        clock.now += durations[job.filename]
+        progress.job_finished(job, durations[job.filename])
+    assert progress.eta() == pytest.approx(2 * (2 * 10.0 + 2 * 1.0))
+    assert "4/12 jobs" in progress.line() and "ETA 0:44" in progress.line()
+
+
+def test_plain_lines_come_every_interval_in_ci_logs():
+    clock = Clock()
+    stream = io.StringIO()
+    progress = Progress(stream, live=False, interval=30, clock=clock)
+    jobs = [Job(i, 0, "a/x.js", BASE if i % 2 else HEAD) for i in range(10)]
+    progress.start(jobs)
+    for job in jobs:
+        clock.now += 10
+        progress.job_started(job)
+        progress.sample()
+        progress.job_finished(job, 10)
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert lines[0].startswith("benchgate: 0/10 jobs")
+    assert 3 <= len(lines) <= 6  # start, one every 30 s over 100 s, done
+    assert lines[-1] == "benchgate: done: 10/10 jobs, 10 samples in 1:40"
+
+
+def test_a_terminal_gets_a_live_bar():
+    stream = io.StringIO()
+    progress = Progress(stream, live=True, clock=Clock())
+    jobs = [Job(i, 0, "a/x.js", BASE) for i in range(4)]
+    progress.start(jobs)
+    progress.job_finished(jobs[0], 1.0)
+    progress.job_finished(jobs[1], 1.0)
+    assert "\r\x1b[K[############------------] 2/4 jobs" in stream.getvalue()
+    progress.finish(interrupted=True)
+    assert stream.getvalue().endswith("benchgate: interrupted: 2/4 jobs, 0 samples in 0:00\n")
+
+
+def test_format_seconds():
+    assert format_seconds(59.6) == "1:00" and format_seconds(3725) == "1:02:05"
+
+
+class _StopAfter(Progress):
+    """Interrupts the session (through its signal handler) after a number of samples."""
+
+    def __init__(self, session_ref: list, samples: int) -> None:
+        super().__init__(io.StringIO(), live=False)
+        self.session_ref, self.limit = session_ref, samples
+
+    def sample(self) -> None:
+        super().sample()
+        if self.samples == self.limit:
+            self.session_ref[0]._handle_signal(2, None)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_resume_after_an_interrupt_inside_a_process_reaches_exact_counts(tmp_path):
+    node = releases.inspect_binary(NODE, side="base")
+    plan = RunPlan(benchmark_dir=BENCH, files=("text/quote.js",), binaries={BASE: node, HEAD: node}, runs=2, seed=4)
+    csv = tmp_path / "results.csv"
+    state = SessionState()
+    holder: list = []
+    with results.ResultsWriter(csv) as writer:
+        session = Session(plan, writer, state, on_checkpoint=lambda: None, progress=_StopAfter(holder, 6))
+        holder.append(session)
+        session.run()
+    assert session.interrupted and state.completed_jobs == 1  # 4 samples of job 1, 2 of job 2
+    assert len(results.read_samples([csv])) == 6
+    already = results.sample_keys_after(csv, state.csv_bytes)
+    assert len(already) == 2
+    resumed_state = SessionState(completed_jobs=state.completed_jobs, csv_bytes=state.csv_bytes)
+    with results.ResultsWriter(csv) as writer:
+        Session(plan, writer, resumed_state, on_checkpoint=lambda: None, already_written=already).run()
+    samples = results.read_samples([csv])
+    counts = Counter(zip(samples["side"], samples["configuration"], strict=True))
+    assert len(counts) == 8 and set(counts.values()) == {2}
