@@ -293,13 +293,19 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     assert [(c["name"], c["conclusion"], c["head_sha"]) for c in checks] == [("benchgate", "failure", head)]
 
     # 2. base and head built from the approved commits (no change to the benchmarked code): the gate passes.
-    passing = simulate(tmp_path, api_url, node_repo, "pass", {"runs": "4"})
+    # The base branch's configuration sets the runs and the minimum effect this time.
+    config = tmp_path / "base-checkout" / ".github" / "benchgate.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text("runs: 4\nmin-effect: 1%\nrules:\n  - match: 'misc/*'\n    ignore: true\n")
+    passing = simulate(tmp_path, api_url, node_repo, "pass", {})
     assert passing.failed is None, passing.failed and passing.failed.stderr
+    assert passing.step("authorize").outputs["runs"] == "4"
     assert passing.outputs["verdict"] == "pass" and passing.outputs["regressions"] == "0"
     record = json.loads((tmp_path / "pass" / "results" / "run.json").read_text())
     assert record["binaries"]["head"]["sha"] == head and record["binaries"]["base"]["sha"] == node_repo.commits["v2"]
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and "✅ benchgate" in comments[0]["body"]  # the same comment, edited in place
     assert head[:12] in comments[0]["body"]  # the run record names the built head commit
+    assert "4 runs per side" in comments[0]["body"] and "min effect 1 % (file)" in comments[0]["body"]
     assert passing.outputs["comment-url"] == failing.outputs["comment-url"]
     assert [c["conclusion"] for c in checks] == ["failure", "success"]

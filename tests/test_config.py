@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchgate import config
@@ -76,6 +78,7 @@ def test_options_accept_comma_lists_and_percent():
         ("accept-regression: true\n", "key 'accept-regression': only a PR label can accept a regression"),
         ("- a\n- b\n", "the configuration must be a YAML mapping"),
         ("shard: 5/4\n", "key 'shard': must be I/N with 1 <= I <= N"),
+        ("changed-files:\n  rules: [{categories: [fs]}]\n", "key 'changed-files': rules[0] has no paths"),
     ],
 )
 def test_invalid_file_names_file_key_and_reason(tmp_path, text, expected):
@@ -111,3 +114,4 @@ def test_report_command_exits_2_on_bad_config(tmp_path, capsys, repo_root):
 def test_example_config_is_valid(repo_root):
     settings = config.load_settings(repo_root / "examples" / "benchgate.yml", {}, config_required=True)
     assert settings.rules and settings.label_prefix == "benchmark"
+    assert json.loads(settings.changed_files)["default"] == ["misc"]

@@ -10,8 +10,10 @@ raises InputError naming the source (file, option or label), the key and why.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,7 +57,7 @@ class Settings:
     label_prefix: str = "benchmark"
     accept_regression: bool = False
     rules: tuple[GateRule, ...] = ()
-    changed_files: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    changed_files: str = ""  # the changed-files map as JSON, "" for the shipped one
     build: tuple[tuple[str, Any], ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
@@ -195,14 +197,22 @@ def _parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     return tuple(rules)
 
 
-def _parse_changed_files(value: Any, where: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _parse_changed_files(value: Any, where: str, key: str) -> str:
+    # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
+    # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
+    from benchgate.changes import load_mapping
+
     if not isinstance(value, dict):
-        raise _fail(where, key, "must map file globs to lists of benchmark categories")
-    mapping = []
-    for glob, categories in value.items():
-        glob_text = _parse_string(glob, where, key, _GLOB, "a file glob")
-        mapping.append((glob_text, _checked_items(categories, where, f"{key}.{glob_text}", _CATEGORY, "category")))
-    return tuple(mapping)
+        raise _fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")
+    text = json.dumps(value, sort_keys=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        try:
+            load_mapping(Path(handle.name))
+        except InputError as error:
+            raise _fail(where, key, error.message) from None
+    return text
 
 
 def _parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:

@@ -79,6 +79,7 @@ def _text(settings: config.Settings) -> dict[str, str]:
         "set": "\n".join(settings.set),
         "cpuset": settings.cpuset,
         "shard": settings.shard,
+        "changed-map": settings.changed_files,
     }
 
 
