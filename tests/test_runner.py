@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchgate import releases, results
-from benchgate.runner import BASE, HEAD, BenchmarkProcess, RunPlan, Session, SessionState, build_schedule, job_argv
+from benchgate.runner import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
+from benchgate.session import RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

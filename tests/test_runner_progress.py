@@ -11,7 +11,8 @@ import pytest
 
 from benchgate import releases, results
 from benchgate.progress import Progress, format_seconds
-from benchgate.runner import BASE, HEAD, Job, RunPlan, Session, SessionState, build_schedule
+from benchgate.runner import BASE, HEAD, Job, build_schedule
+from benchgate.session import RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

@@ -44,9 +44,11 @@ class ChangedCategories:
     ignored: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
     fallback: list[str] = field(default_factory=list)
+    map_source: str = ""
 
     def record(self) -> dict:
         return {
+            "map": self.map_source,
             "categories": self.categories,
             "changed_files": self.changed_files,
             "ignored": self.ignored,
@@ -188,3 +190,16 @@ def map_changes(
         selected.update(dict.fromkeys(fallback))
     result.categories = list(selected)
     return result
+
+
+def categories_for_change(
+    benchmark_dir: Path, ref: str, map_path: Path | None = None, default: tuple[str, ...] | None = None
+) -> ChangedCategories:
+    """The categories of ``benchmark_dir`` that the change from ``ref`` to the checkout's HEAD touches."""
+    from benchgate.suite import list_categories
+
+    mapping = load_mapping(map_path)
+    changed = changed_files(benchmark_dir.parent, ref)
+    placed = map_changes(changed, mapping, set(list_categories(benchmark_dir)), default)
+    placed.map_source = mapping.source
+    return placed

@@ -194,6 +194,17 @@ def find_http_benchmarker(
     return None
 
 
+def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
+    """run.json "skipped" entries for the HTTP benchmarks of a selection when no load generator is installed."""
+    http_files = [name for name in selection.files if is_http_benchmark(selection.benchmark_dir / name)]
+    if not http_files or find_http_benchmarker(selection.set_args, which, selection.benchmark_dir):
+        return []
+    return [
+        {"filename": name, "reason": "HTTP benchmark needs autocannon or wrk, and neither is installed: not run"}
+        for name in http_files
+    ]
+
+
 def default_benchmark_dir() -> Path:
     """``./benchmark`` of the current directory (a Node checkout), as compare.js is used."""
     return Path(os.getcwd()) / "benchmark"

@@ -18,7 +18,7 @@ from pathlib import Path
 from benchgate import changes, gate, releases, results, suite, system
 from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.progress import Progress
-from benchgate.runner import RunPlan, Session, SessionState, mark_gating
+from benchgate.session import RunPlan, Session, SessionState, mark_gating, plan_from_record
 
 FORMATS = ("text", "markdown")
 
@@ -120,13 +120,12 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     categories = tuple(options.categories)
     placement = None
     if options.changed_from:
-        available = set(suite.list_categories(benchmark_dir))
-        mapping = changes.load_mapping(options.changed_map)
-        changed = changes.changed_files(benchmark_dir.parent, options.changed_from)
-        placed = changes.map_changes(changed, mapping, available, options.changed_default)
+        placed = changes.categories_for_change(
+            benchmark_dir, options.changed_from, options.changed_map, options.changed_default
+        )
         for note in placed.notes():
             print(f"benchgate: {note}", file=sys.stderr)
-        placement = {"from": options.changed_from, "map": mapping.source, **placed.record()}
+        placement = {"from": options.changed_from, **placed.record()}
         categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
         if not categories:
             return None, placement
@@ -139,16 +138,6 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
         shard=suite.parse_shard(options.shard),
     )
     return selection, placement
-
-
-def _http_skips(selection: suite.Selection) -> list[dict]:
-    http_files = [name for name in selection.files if suite.is_http_benchmark(selection.benchmark_dir / name)]
-    if not http_files or suite.find_http_benchmarker(selection.set_args, benchmark_dir=selection.benchmark_dir):
-        return []
-    return [
-        {"filename": name, "reason": "HTTP benchmark needs autocannon or wrk, and neither is installed: not run"}
-        for name in http_files
-    ]
 
 
 def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
@@ -181,32 +170,6 @@ def _new_record(options: RunOptions, selection, binaries, seed, environment, ski
     return record
 
 
-def _plan_from_record(record: dict, output: Path) -> tuple[RunPlan, dict]:
-    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged."""
-    binaries = {}
-    for side in ("base", "head"):
-        stored = record["binaries"][side]
-        binary = releases.inspect_binary(stored["path"], side=side, node_args=tuple(stored["node_args"]))
-        if binary.sha256 != stored["sha256"]:
-            raise InputError(
-                f"--resume: the {side} binary {stored['path']} changed since the run started", where=str(output)
-            )
-        binaries[side] = binary
-    selection = record["selection"]
-    skipped_files = {item["filename"] for item in record["skipped"] if "side" not in item}
-    plan = RunPlan(
-        benchmark_dir=Path(selection["benchmark_dir"]),
-        files=tuple(name for name in selection["files"] if name not in skipped_files),
-        binaries=binaries,
-        runs=int(record["runs"]),
-        seed=int(record["seed"]),
-        set_args=tuple(selection["set"]),
-        timeout=record["options"]["timeout"],
-        cpuset=record["options"]["cpuset"],
-    )
-    return plan, record
-
-
 def _prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
@@ -214,7 +177,7 @@ def _prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         record = results.read_run_record(record_path)
         if record.get("complete"):
             raise InputError("--resume: this run is already complete", where=str(output))
-        return _plan_from_record(record, output)
+        return plan_from_record(record, output), record
     if csv_path.exists() or record_path.exists():
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
@@ -247,7 +210,7 @@ def _prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
         record = _new_record(options, empty, binaries, seed, environment, [], placement)
         return None, record
-    skipped = _http_skips(selection)
+    skipped = suite.http_skips(selection)
     record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
     skipped_files = {item["filename"] for item in skipped}
     plan = RunPlan(

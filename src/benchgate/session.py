@@ -1,0 +1,266 @@
+"""One run: carries out the schedule, writes each sample as it arrives, keeps the state ``--resume`` needs.
+
+The state (how much of the schedule is done, where results.csv ended then, failures,
+skips, durations) goes into run.json after every benchmark process, so an interrupted
+run can be continued: the schedule is rebuilt from the recorded seed, the finished
+prefix is skipped, and samples that an interrupted process already wrote are not
+written twice when that process runs again.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate import releases
+from benchgate.errors import InputError
+from benchgate.results import format_configuration
+from benchgate.runner import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+
+
+@dataclass
+class RunPlan:
+    """Everything one run needs, fixed before the first process starts."""
+
+    benchmark_dir: Path
+    files: tuple[str, ...]
+    binaries: dict  # side -> releases.NodeBinary
+    runs: int
+    seed: int
+    set_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    cpuset: str | None = None
+    max_failures: int = 3  # per file and side; later jobs of a side that keeps failing are skipped
+
+
+@dataclass
+class SessionState:
+    """What run.json's "progress" keeps so ``--resume`` can continue: a prefix of the schedule is done."""
+
+    completed_jobs: int = 0
+    csv_bytes: int = 0
+    failures: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    durations: dict[str, float] = field(default_factory=dict)
+    samples: int = 0
+
+
+class Session:
+    """Carries out a schedule: writes each sample as it arrives, records failures, stops cleanly on a signal."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        writer,
+        state: SessionState,
+        *,
+        on_checkpoint: Callable[[], None],
+        progress=None,
+        already_written: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
+        self.plan = plan
+        self.writer = writer
+        self.state = state
+        self.on_checkpoint = on_checkpoint
+        self.progress = progress
+        self.process = BenchmarkProcess()
+        self.interrupted = False
+        self.schedule = build_schedule(plan.files, plan.runs, plan.seed)
+        # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
+        self._already_written = list(already_written)
+        # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
+        self._configuration_order: dict[str, list[str]] = {}
+        self._env = dict(os.environ)
+
+    def _handle_signal(self, signum, frame) -> None:
+        self.interrupted = True
+        self.process.stop()
+
+    def run(self) -> None:
+        """Run the jobs not done yet; returns when the schedule is done or a signal stopped it."""
+        previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            if self.progress:
+                self.progress.start(self.schedule, self.state.completed_jobs)
+            for job in self.schedule[self.state.completed_jobs :]:
+                if self.interrupted:
+                    break
+                self._run_job(job)
+                if self.interrupted:
+                    break
+                self.state.completed_jobs = job.index + 1
+                self.state.csv_bytes = self.writer.path.stat().st_size
+                self._already_written = []
+                self.on_checkpoint()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if self.progress:
+                self.progress.finish(interrupted=self.interrupted)
+
+    def _failures_of(self, filename: str, side: str) -> int:
+        return sum(1 for item in self.state.failures if item["filename"] == filename and item["side"] == side)
+
+    def _name_failed_configurations(self, filename: str) -> None:
+        """A failure seen before any complete run of its file gets its configuration once the order is known."""
+        known = self._configuration_order.get(filename, [])
+        for item in self.state.failures:
+            done = item.get("configurations_done")
+            if (
+                item["filename"] == filename
+                and item["configuration"] is None
+                and done is not None
+                and done < len(known)
+            ):
+                item["configuration"] = known[done]
+
+    def _run_job(self, job: Job) -> None:
+        if self.plan.max_failures and self._failures_of(job.filename, job.side) >= self.plan.max_failures:
+            return  # skipped; the note was added when the limit was reached
+        binary = self.plan.binaries[job.side]
+        label = CSV_LABELS[job.side]
+        reported: list[str] = []
+        bad_reports: list[str] = []
+        queue_length: list[int] = []
+
+        def on_message(message: dict) -> None:
+            kind = message.get("type")
+            if kind == "config":
+                if isinstance(message.get("queueLength"), int):
+                    queue_length.append(message["queueLength"])
+                return
+            if kind != "report" or not isinstance(message.get("conf"), dict):
+                return  # Node's own internal messages ({cmd: 'NODE_...'}) and anything else
+            configuration = format_configuration(message["conf"])
+            rate, elapsed = message.get("rate"), message.get("time")
+            if not _positive_number(rate):
+                bad_reports.append(f"{configuration}: rate {rate!r} is not a positive number")
+                return
+            reported.append(configuration)
+            key = (label, job.filename, configuration)
+            if key in self._already_written:
+                self._already_written.remove(key)
+            else:
+                self.writer.append(
+                    label,
+                    job.filename,
+                    configuration,
+                    float(rate),
+                    float(elapsed) if _number(elapsed) else float("nan"),
+                )
+                self.state.samples += 1
+            if self.progress:
+                self.progress.sample()
+
+        if self.progress:
+            self.progress.job_started(job)
+        argv = job_argv(
+            binary.path, binary.node_args, self.plan.benchmark_dir / job.filename, self.plan.set_args, self.plan.cpuset
+        )
+        result = self.process.run(
+            argv, cwd=self.plan.benchmark_dir.parent, env=self._env, timeout=self.plan.timeout, on_message=on_message
+        )
+        self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
+        if result.interrupted:
+            self.interrupted = True
+            return
+        if self.progress:
+            self.progress.job_finished(job, result.duration)
+        known = self._configuration_order.get(job.filename, [])
+        if result.exit_status == 0 and len(reported) > len(known):
+            self._configuration_order[job.filename] = list(reported)
+        self._name_failed_configurations(job.filename)
+        reason = _failure_reason(result, reported, queue_length, bad_reports, self.plan.timeout)
+        if reason is None:
+            return
+        self.state.failures.append(
+            {
+                "filename": job.filename,
+                "configuration": known[len(reported)] if len(reported) < len(known) else None,
+                "side": job.side,
+                "exit_status": result.exit_status,
+                "stderr_tail": result.stderr_tail,
+                "reason": reason,
+                "iteration": job.iteration,
+                "configurations_done": len(reported),
+            }
+        )
+        if self.plan.max_failures and self._failures_of(job.filename, job.side) == self.plan.max_failures:
+            self.state.skipped.append(
+                {
+                    "filename": job.filename,
+                    "reason": f"{job.side} failed {self.plan.max_failures} times; its remaining runs were skipped",
+                    "side": job.side,
+                }
+            )
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _positive_number(value) -> bool:
+    return _number(value) and 0 < value < float("inf")
+
+
+def _failure_reason(
+    result: ProcessResult, reported: list[str], queue_length: list[int], bad_reports: list[str], timeout: float | None
+) -> str | None:
+    if result.timed_out:
+        return f"timed out after {timeout:g} s"
+    if result.exit_status:
+        how = (
+            f"killed by signal {-result.exit_status}"
+            if result.exit_status < 0
+            else f"exited with status {result.exit_status}"
+        )
+        return f"crashed ({how})"
+    if bad_reports:
+        return "invalid report: " + "; ".join(bad_reports)[:900]
+    if not reported:
+        return "exited without reporting any sample"
+    if queue_length and len(reported) < queue_length[-1]:
+        return f"reported {len(reported)} of {queue_length[-1]} configurations"
+    return None
+
+
+def mark_gating(failures: list[dict]) -> list[dict]:
+    """A head failure is gating when the base never failed on the same file and configuration."""
+    base_failed = {(item["filename"], item["configuration"]) for item in failures if item["side"] == BASE}
+    base_failed_files = {item["filename"] for item in failures if item["side"] == BASE}
+    for item in failures:
+        item["gating"] = (
+            item["side"] == HEAD
+            and (item["filename"], item["configuration"]) not in base_failed
+            and (item["configuration"] is not None or item["filename"] not in base_failed_files)
+        )
+    return failures
+
+
+def plan_from_record(record: dict, output: Path) -> RunPlan:
+    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged."""
+    binaries = {}
+    for side in ("base", "head"):
+        stored = record["binaries"][side]
+        binary = releases.inspect_binary(stored["path"], side=side, node_args=tuple(stored["node_args"]))
+        if binary.sha256 != stored["sha256"]:
+            raise InputError(
+                f"--resume: the {side} binary {stored['path']} changed since the run started", where=str(output)
+            )
+        binaries[side] = binary
+    selection = record["selection"]
+    skipped_files = {item["filename"] for item in record["skipped"] if "side" not in item}
+    plan = RunPlan(
+        benchmark_dir=Path(selection["benchmark_dir"]),
+        files=tuple(name for name in selection["files"] if name not in skipped_files),
+        binaries=binaries,
+        runs=int(record["runs"]),
+        seed=int(record["seed"]),
+        set_args=tuple(selection["set"]),
+        timeout=record["options"]["timeout"],
+        cpuset=record["options"]["cpuset"],
+    )
+    return plan
