@@ -138,8 +138,15 @@ def _verdict(ctx: CommentContext) -> list[str]:
     return lines
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _side(binary, label: str) -> str:
-    parts = [f"{label} {code(binary.sha[:12]) if binary.sha else code(binary.ref or 'unknown')}"]
+    commit = binary.sha[:12] if binary.sha else binary.ref
+    parts = [f"{label} {code(commit)}" if commit else label]
+    if not commit and not binary.version and not binary.node_args:
+        parts.append(code("unknown"))
     if binary.version:
         parts.append(f"node {code(binary.version)}")
     if binary.node_args:
@@ -161,7 +168,7 @@ def _context_line(ctx: CommentContext) -> str:
     parts = [
         sides,
         f"{runs} runs per side" + (f" in {run.shards} shards" if run.shards > 1 else ""),
-        f"{len(ctx.gated)} comparisons",
+        _plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
         + _setting(ctx, "correction", f"{settings.correction} correction")
@@ -254,7 +261,7 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     parts.append("")
     if all_rows:
         parts += [
-            f"<details><summary>All {len(ctx.gated)} comparisons</summary>",
+            f"<details><summary>All {_plural(len(ctx.gated), 'comparison')}</summary>",
             "",
             markdown_table(ctx.gated),
             "",
