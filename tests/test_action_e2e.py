@@ -309,3 +309,29 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     assert "4 runs per side" in comments[0]["body"] and "min effect 1 % (file)" in comments[0]["body"]
     assert passing.outputs["comment-url"] == failing.outputs["comment-url"]
     assert [c["conclusion"] for c in checks] == ["failure", "success"]
+
+
+def _workflows() -> list[Path]:
+    return sorted((REPO_ROOT / "examples" / "workflows").glob("*.yml"))
+
+
+@pytest.mark.parametrize("path", _workflows(), ids=lambda p: p.name)
+def test_example_workflows_use_the_action_safely(path):
+    declared = set(action()["inputs"])
+    workflow = yaml.safe_load(path.read_text())
+    assert workflow.get("permissions") == {}, "workflow-wide permissions must be none; jobs ask for what they need"
+    for name, job in workflow["jobs"].items():
+        uses = [step for step in job["steps"] if str(step.get("uses", "")).startswith("benchgate/benchgate@")]
+        for step in uses:
+            assert set(step.get("with", {})) <= declared, f"{name}: unknown inputs {set(step['with']) - declared}"
+        for step in job["steps"]:
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, name
+        modes = {step.get("with", {}).get("mode") for step in uses}
+        if "run" in modes:  # the job that runs the PR's code
+            assert job["permissions"] == {}, name
+            assert "secrets." not in yaml.safe_dump(job) and "token" not in yaml.safe_dump(job), name
+            assert "self-hosted" in job["runs-on"]
+        if "report" in modes:
+            assert job["permissions"]["pull-requests"] == "write" and job["permissions"]["checks"] == "write"
+            assert "self-hosted" not in str(job["runs-on"])
