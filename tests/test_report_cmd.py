@@ -244,6 +244,18 @@ def test_posting_needs_a_pr(tmp_path, actions, capsys):
     assert "posting needs --pr" in capsys.readouterr().err
 
 
+def test_without_a_pr_only_the_check_is_posted(fake_github, tmp_path, actions, monkeypatch):
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA)  # the repository exists; no PR is named
+    status = main(
+        ["report", str(write_run(tmp_path / "run", REGRESSION)), "--head-sha", HEAD_SHA, "--config", "absent.yml"]
+    )
+    assert status == 1
+    runs = fake_github.state.repo(REPO).check_runs
+    assert [(run.conclusion, run.head_sha) for run in runs] == [("failure", HEAD_SHA)]
+    assert fake_github.requests_to("GET") == [] and outputs(actions["output"])["comment-url"] == ""
+
+
 def test_a_missing_shard_fails_the_gate(tmp_path, actions, capsys):
     write_run(tmp_path / "shard-1", NEUTRAL, record={"selection": {"shard": "1/3"}})
     write_run(tmp_path / "shard-3", NEUTRAL, seed=3, record={"selection": {"shard": "3/3"}})

@@ -131,15 +131,16 @@ def report_results(
         repository = repository or os.environ.get("GITHUB_REPOSITORY")
         token = token or os.environ.get("GITHUB_TOKEN") or None
         pr = pr or actions_env.pull_request_number(actions_env.read_event())
-        missing = [name for name, value in (("--repository", repository), ("--pr", pr)) if not value]
+        # Without a PR (a push, a schedule) only the check run is posted, on the given commit.
+        missing = [name for name, value in (("--repository", repository), ("--pr", pr or head_sha)) if not value]
         if missing:
             raise InputError(
-                f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event); "
-                "use --dry-run to print the comment instead"
+                f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
+                "or --head-sha for a check run alone); use --dry-run to print the comment instead"
             )
         client = client or _client(repository, token, api_url, retries)
         try:
-            pr_info = client.pull_request(pr)
+            pr_info = client.pull_request(pr) if pr else None
         except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
             posting_errors.append(error)
         if pr_info is not None and head_sha and not pr_info.head_sha.startswith(head_sha):
@@ -189,8 +190,9 @@ def report_results(
     comment_url = check_url = None
     if not dry_run and not posting_errors:
         try:
-            comment_url = client.upsert_comment(pr, body, MARKER)
-            stdout.write(f"comment: {comment_url}\n")
+            if pr:
+                comment_url = client.upsert_comment(pr, body, MARKER)
+                stdout.write(f"comment: {comment_url}\n")
             check_url = client.create_check_run(
                 head_sha or pr_info.head_sha,
                 name=CHECK_NAME,
