@@ -69,6 +69,33 @@ def test_no_binary_and_bad_numbers(capsys, tmp_path):
     assert "--cpuset" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", NODE, "--cpuset", "x")
 
 
+def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
+    out = tmp_path / "out"
+    status, _, err = _run(
+        capsys,
+        "calc",
+        "--filter",
+        "add",
+        "--set",
+        "CPUSET=0",
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
+        "--runs",
+        "1",
+        "--no-analyze",
+        "--output",
+        str(out),
+    )
+    assert status == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["options"]["cpuset"] == "0" and record["selection"]["set"] == []
+    assert "disagree" in _bad(
+        capsys, tmp_path / "second", "calc", "--set", "CPUSET=0", "--cpuset", "1", "--base-binary", NODE, "--head-binary", NODE
+    )
+
+
 def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
     out = tmp_path / "out"
     status, stdout, _ = _run(

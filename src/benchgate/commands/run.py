@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import random
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -113,6 +114,20 @@ def _check_cpuset(cpuset: str | None) -> None:
         cpus = []
     if not cpus:
         raise InputError(f"--cpuset {cpuset!r}: expected a CPU list such as 2-3 or 0,2")
+    if shutil.which("taskset") is None:
+        raise InputError("--cpuset needs taskset (util-linux), which is not installed")
+
+
+def _take_cpuset_from_set(options: RunOptions) -> None:
+    """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too."""
+    cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
+    if not cpusets:
+        return
+    value = cpusets[-1].partition("=")[2]
+    if options.cpuset not in (None, value):
+        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
+    options.cpuset = value
+    options.set_args = tuple(item for item in options.set_args if not item.startswith("CPUSET="))
 
 
 def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
@@ -192,6 +207,7 @@ def _prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(str(error)) from None
     if options.output_format not in FORMATS:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
+    _take_cpuset_from_set(options)
     _check_cpuset(options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
