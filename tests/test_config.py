@@ -54,8 +54,8 @@ def test_unquoted_off_in_yaml_means_off(tmp_path):
 
 
 def test_options_accept_comma_lists_and_percent():
-    values = config.parse_options({"categories": "url, buffers", "min-effect": "3%", "set": "n=10\nlen=5"})
-    assert values == {"categories": ("url", "buffers"), "min-effect": 3.0, "set": ("n=10", "len=5")}
+    values = config.parse_options({"categories": "url, buffers", "min-effect": "3%", "set": "n=10\ntype=a,b"})
+    assert values == {"categories": ("url", "buffers"), "min-effect": 3.0, "set": ("n=10", "type=a,b")}
 
 
 @pytest.mark.parametrize(

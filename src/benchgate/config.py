@@ -97,8 +97,9 @@ def _fail(where: str, key: str, reason: str) -> InputError:
 
 def _as_list(value: Any, where: str, key: str) -> list[str]:
     # Inputs and labels give comma/newline separated text; the file may give a YAML list.
+    # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
     if isinstance(value, str):
-        items = [item.strip() for item in re.split(r"[,\n]", value)]
+        items = [item.strip() for item in re.split(r"\n" if key == "set" else r"[,\n]", value)]
         return [item for item in items if item]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return [item.strip() for item in value if item.strip()]
