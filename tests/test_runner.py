@@ -176,3 +176,33 @@ def test_repeated_failures_stop_that_side_of_the_file(tmp_path):
     assert state.skipped == [
         {"filename": "fault/crash.js", "side": "head", "reason": "head failed 2 times; its remaining runs were skipped"}
     ]
+
+
+def test_numbers_and_configuration_values_print_exactly_as_node_prints_them():
+    """js_number (rate, time) and js_inspect (configuration values) against Node itself, on many values."""
+    import random
+
+    generator = random.Random(20)
+    numbers = [generator.random() * 10 ** generator.uniform(-12, 25) for _ in range(3000)]
+    numbers += [float(generator.randrange(1, 10**22)) for _ in range(500)]
+    numbers += [1e21, 1e-7, 1.5e-7, 2.0**53, 2.0**53 + 2, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, 100.0]
+    pieces = ["a", " ", "\n", "\t", "'", '"', "`", "${", "\\", "\x00", "\x7f", "\x9f", "é", "😀", "\ud800"]
+    strings = ["".join(generator.choice(pieces) for _ in range(generator.choice([0, 3, 20, 130]))) for _ in range(800)]
+    strings = [text for text in strings if "\ud800\udc00" not in text]
+    script = (
+        "const { inspect } = require('util');"
+        "const { numbers, strings } = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify({ numbers: numbers.map((x) => `${x}`), "
+        "strings: strings.map((x) => inspect(x)), ints: [0, -0, 7, 1e21].map((x) => inspect(x)) }));"
+    )
+    completed = subprocess.run(
+        [NODE, "-e", script],
+        input=json.dumps({"numbers": numbers, "strings": strings}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(completed.stdout)
+    assert [results.js_number(value) for value in numbers] == expected["numbers"]
+    assert [results.js_inspect(text) for text in strings] == expected["strings"]
+    assert [results.js_inspect(value) for value in (0, -0.0, 7, 1e21)] == expected["ints"]

@@ -248,7 +248,10 @@ def js_number(value: float) -> str:
     if not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
+        if abs(value) < 2**53:
+            return str(int(value))
+        # Past 2**53 JavaScript prints the shortest round-trip digits padded with zeros, not the exact integer.
+        return np.format_float_positional(value, trim="-")
     text = repr(value)
     if "e" not in text:
         return text
