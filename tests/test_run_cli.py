@@ -92,7 +92,17 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
     record = json.loads((out / "run.json").read_text())
     assert record["options"]["cpuset"] == "0" and record["selection"]["set"] == []
     assert "disagree" in _bad(
-        capsys, tmp_path / "second", "calc", "--set", "CPUSET=0", "--cpuset", "1", "--base-binary", NODE, "--head-binary", NODE
+        capsys,
+        tmp_path / "second",
+        "calc",
+        "--set",
+        "CPUSET=0",
+        "--cpuset",
+        "1",
+        "--base-binary",
+        NODE,
+        "--head-binary",
+        NODE,
     )
 
 
@@ -164,7 +174,7 @@ def test_head_crash_where_base_succeeds_fails_the_gate(capsys, tmp_path):
         str(out),
     )
     assert status == 1
-    assert "failed on the head: fault/crash.js n=10 size=2" in stdout and "verdict: FAIL" in stdout
+    assert "failed on the head in 2 runs: fault/crash.js n=10 size=2: crashed" in stdout and "verdict: FAIL" in stdout
     record = json.loads((out / "run.json").read_text())
     assert {(f["side"], f["gating"]) for f in record["failures"]} == {("head", True)}
 

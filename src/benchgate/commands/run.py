@@ -343,11 +343,22 @@ def print_analysis(output: Path, options: RunOptions) -> int:
         sys.stdout.write(comment.render_comment(context, limit=None))
         return decision.exit_status
     lines = [report.render_text(gated, settings.policy()), system.render(record["environment"])]
+    # The same failure in several runs is one line with a count.
+    grouped: dict[tuple, int] = {}
     for failure in record["failures"]:
-        where = f"{failure['filename']} {failure['configuration'] or ''}".strip()
+        key = (
+            failure["side"],
+            failure["filename"],
+            failure["configuration"] or "",
+            failure["reason"],
+            bool(failure.get("gating")),
+        )
+        grouped[key] = grouped.get(key, 0) + 1
+    for (side, filename, configuration, reason, gating), count in grouped.items():
+        runs = f" in {count} runs" if count > 1 else ""
         lines.append(
-            f"failed on the {failure['side']}: {where}: {failure['reason']}"
-            + (" (gating: the base succeeded)" if failure.get("gating") else "")
+            f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}"
+            + (" (gating: the base succeeded)" if gating else "")
         )
     for item in record["skipped"]:
         lines.append(f"skipped: {item['filename']}: {item['reason']}")
