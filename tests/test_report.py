@@ -70,6 +70,27 @@ def test_text_lists_incomplete_and_constant_rows():
     assert text.splitlines()[-2].startswith("  FAIL constant/rates.js slower: -10.00 % regression")
 
 
+def test_a_failed_run_reads_fail_not_pass_whatever_the_statistics_found():
+    gated, policy = gated_fixture("many", threshold="off")
+    assert report.gate_summary(gated, policy)[0].startswith("gate: off")
+    gated, policy = gated_fixture("sorting")
+    assert not gated["gating"].any()
+    assert report.gate_summary(gated, policy)[0].startswith("gate: pass: no regression at ***")
+    problems = ("2 benchmark process(es) failed on the head where the base succeeded", "the run did not complete")
+    text = report.render_text(gated, policy, problems=problems)
+    gate_lines = text.rstrip("\n").split("\n\n")[-1].splitlines()
+    assert gate_lines[0] == f"gate: FAIL: {problems[0]}; {problems[1]}"
+    assert gate_lines[1].startswith("  statistics: no regression at *** after Holm correction (")
+    assert "pass" not in text
+    gated, policy = gated_fixture("many")
+    lines = report.gate_summary(gated, policy, problems[:1])
+    assert lines[:2] == [
+        f"gate: FAIL: {problems[0]}",
+        "  statistics: FAIL: 3 of 120 comparisons regress at *** after Holm correction",
+    ]
+    assert all(line.startswith("  FAIL group") for line in lines[2:5])
+
+
 def test_control_characters_in_names_stay_on_one_line():
     assert report.row_name("a.js", "x=1\ny=2\t") == "a.js x=1\\ny=2\\t"
 

@@ -120,7 +120,7 @@ def test_accepted_regression_is_neutral(fake_github, tmp_path, actions):
     assert fake_github.state.repo(REPO).check_runs[0].conclusion == "neutral"
 
 
-def test_head_failure_fails_the_gate(fake_github, tmp_path, actions):
+def test_head_failure_fails_the_gate(fake_github, tmp_path, actions, capsys):
     fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA)
     failure = {
         "filename": "url/url-parse.js",
@@ -134,6 +134,9 @@ def test_head_failure_fails_the_gate(fake_github, tmp_path, actions):
     result = run_report(fake_github, run_dir, tmp_path=tmp_path)
     assert result.exit_status == 1 and result.regressions == 0
     assert "failed on the head where the base succeeded" in fake_github.comments(REPO, 7)[0]
+    out = capsys.readouterr().out  # the printed text says FAIL once and leads with why, never "pass"
+    assert "gate: FAIL: 1 benchmark process(es) failed on the head where the base succeeded\n" in out
+    assert "verdict: fail\n" in out and "pass" not in out
 
 
 @pytest.mark.parametrize(("effects", "status"), [(NEUTRAL, 3), (REGRESSION, 1)])

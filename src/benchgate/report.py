@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -118,27 +119,33 @@ def _correction_name(policy: GatePolicy) -> str:
     return "Holm correction" if policy.correction == "holm" else "no correction"
 
 
-def gate_summary(gated: pd.DataFrame, policy: GatePolicy) -> list[str]:
-    """The gate's verdict line, then why each failing row fails, then rows the test could not judge."""
+def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
+    """The gate's verdict line, then why each failing row fails, then rows the test could not judge.
+
+    ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
+    head failures, an incomplete run). They fail the gate whatever the statistics found, so
+    with them the verdict line is FAIL and leads with them, and the statistics' finding
+    follows without a verdict of its own.
+    """
     count = len(gated)
     failing = gated[gated["gating"]]
     effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""
-    if THRESHOLDS[policy.threshold] is None:
-        lines = [f"gate: off (--threshold off): no comparison can fail ({count} comparisons)"]
+    where = f"at {policy.threshold} after {_correction_name(policy)}{effect}"
+    off = THRESHOLDS[policy.threshold] is None
+    if off:
+        finding = f"off (--threshold off): no comparison can fail ({count} comparisons)"
     elif len(failing):
-        lines = [
-            f"gate: FAIL: {len(failing)} of {count} comparisons regress at {policy.threshold} "
-            f"after {_correction_name(policy)}{effect}"
-        ]
-        lines += [
-            f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
-            for row in failing.itertuples(index=False)
-        ]
+        finding = f"FAIL: {len(failing)} of {count} comparisons regress {where}"
     else:
-        lines = [
-            f"gate: pass: no regression at {policy.threshold} after {_correction_name(policy)}{effect} "
-            f"({count} comparisons)"
-        ]
+        finding = f"no regression {where} ({count} comparisons)"
+    if problems:
+        lines = [f"gate: FAIL: {'; '.join(problems)}", f"  statistics: {finding}"]
+    else:
+        lines = [f"gate: {finding}" if off or len(failing) else f"gate: pass: {finding}"]
+    lines += [
+        f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
+        for row in failing.itertuples(index=False)
+    ]
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
         names = ", ".join(_names(incomplete))
@@ -153,12 +160,12 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy) -> list[str]:
     return lines
 
 
-def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True) -> str:
-    """compare.R's table and false-positive note, then the text bars, then the gate lines."""
+def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True, problems: Sequence[str] = ()) -> str:
+    """compare.R's table and false-positive note, then the text bars, then the gate lines (see gate_summary)."""
     parts = [render_compare_table(gated), "", false_positive_note(len(gated)), ""]
     if bars and len(gated):
         parts += [render_bars(bars_for(gated)), ""]
-    parts += gate_summary(gated, policy)
+    parts += gate_summary(gated, policy, problems)
     return "\n".join(parts) + "\n"
 
 

@@ -181,9 +181,7 @@ def report_results(
     if dry_run:
         stdout.write(body)
     else:
-        stdout.write(report.render_text(gated, settings.policy()))
-        for problem in result.problems:
-            stdout.write(f"gate: {problem}\n")
+        stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
 
