@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from benchgate import cli, results
+from benchgate.runplan import RunOptions
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -145,6 +147,12 @@ def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
     assert (out / "results.csv").read_text().startswith('"binary","filename","configuration","rate","time"\n')
 
 
+def test_every_run_option_has_a_command_line_option():
+    # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
+    parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
+    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records"}
+
+
 def test_existing_output_is_refused(capsys, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -175,6 +183,9 @@ def test_head_crash_where_base_succeeds_fails_the_gate(capsys, tmp_path):
     )
     assert status == 1
     assert "failed on the head in 2 runs: fault/crash.js n=10 size=2: crashed" in stdout and "verdict: FAIL" in stdout
+    # One verdict throughout: the gate line leads with the head failure, and nothing says "pass".
+    assert "gate: FAIL: 2 benchmark process(es) failed on the head where the base succeeded" in stdout
+    assert "pass" not in stdout
     record = json.loads((out / "run.json").read_text())
     assert {(f["side"], f["gating"]) for f in record["failures"]} == {("head", True)}
 

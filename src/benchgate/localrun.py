@@ -1,0 +1,153 @@
+"""One `benchgate run` from start to verdict: prepare, run with checkpoints, print the analysis.
+
+The session's state goes into run.json after every benchmark process, so an
+interrupted run loses no sample and ``--resume`` continues it. The printed
+verdict is the report's (benchgate.outcome), so a local run and the PR comment agree.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from benchgate import gate, results, system
+from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, RunError
+from benchgate.progress import Progress
+from benchgate.runplan import RunOptions, now, prepare
+from benchgate.session import Session, SessionState, mark_gating
+
+
+def _state_from_record(record: dict) -> SessionState:
+    """The session state run.json holds: empty for a new run, the finished prefix for ``--resume``."""
+    progress_info = record["progress"]
+    return SessionState(
+        completed_jobs=progress_info["completed_jobs"],
+        csv_bytes=progress_info["csv_bytes"],
+        failures=list(record["failures"]),
+        skipped=list(record["skipped"]),
+        durations=dict(record["durations"]),
+        samples=int(record.get("samples", 0)),
+    )
+
+
+def _save_state(record_path: Path, record: dict, state: SessionState, jobs: int, *, final: bool = False) -> None:
+    record.update(
+        durations=state.durations,
+        failures=mark_gating(state.failures),
+        skipped=state.skipped,
+        samples=state.samples,
+        progress={"completed_jobs": state.completed_jobs, "csv_bytes": state.csv_bytes, "jobs": jobs},
+    )
+    if final:
+        record["ended_at"] = now()
+    results.write_run_record(record_path, record)
+
+
+def run_benchmarks(options: RunOptions) -> int:
+    """Run (or resume) the benchmarks into ``options.output``; print the analysis; return the exit status."""
+    plan, record = prepare(options)
+    output = options.output
+    output.mkdir(parents=True, exist_ok=True)
+    record_path, csv_path = output / "run.json", output / "results.csv"
+    if plan is None:
+        record.update(complete=True, ended_at=now())
+        results.write_run_record(record_path, record)
+        print("benchgate: no benchmark category selected by the change; nothing ran")
+        return EXIT_OK
+    for item in record["skipped"]:
+        print(f"benchgate: skipped {item['filename']}: {item['reason']}", file=sys.stderr)
+    for warning in record["environment"].get("warnings", []):
+        print(f"benchgate: warning: {warning}", file=sys.stderr)
+    state = _state_from_record(record)
+    already_written = []
+    if options.resume and csv_path.exists():
+        already_written = results.sample_keys_after(csv_path, state.csv_bytes)
+    with results.ResultsWriter(csv_path) as writer:
+        session = Session(
+            plan,
+            writer,
+            state,
+            on_checkpoint=lambda: _save_state(record_path, record, state, len(session.schedule)),
+            progress=Progress(live=None, interval=options.progress_interval) if options.progress else None,
+            already_written=already_written,
+        )
+        session.on_checkpoint()
+        session.run()
+    record["complete"] = state.completed_jobs >= len(session.schedule)
+    record["interrupted"] = session.interrupted
+    _save_state(record_path, record, state, len(session.schedule), final=True)
+    print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
+    if session.interrupted:
+        print(
+            f"benchgate: interrupted; {state.samples} sample(s) are in {csv_path}; continue with "
+            f"`benchgate run --resume --output {shlex.quote(str(output))}`",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if not options.analyze:
+        return EXIT_OK
+    return print_analysis(output, options)
+
+
+def _failure_lines(failures: list[dict]) -> list[str]:
+    """One line per distinct failure; the same failure in several runs is one line with a count."""
+    grouped: dict[tuple, int] = {}
+    for failure in failures:
+        key = (
+            failure["side"],
+            failure["filename"],
+            failure["configuration"] or "",
+            failure["reason"],
+            bool(failure.get("gating")),
+        )
+        grouped[key] = grouped.get(key, 0) + 1
+    lines = []
+    for (side, filename, configuration, reason, gating), count in grouped.items():
+        runs = f" in {count} runs" if count > 1 else ""
+        lines.append(
+            f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}"
+            + (" (gating: the base succeeded)" if gating else "")
+        )
+    return lines
+
+
+def print_analysis(output: Path, options: RunOptions) -> int:
+    """compare.R's table, the environment and every failure; the exit status of the gate's verdict.
+
+    The verdict is the report's (benchgate.outcome): a head failure where the base succeeded,
+    or an incomplete run, fails it just as a significant regression does, and the text then
+    says FAIL throughout (the gate line leads with why), never "pass".
+    """
+    from benchgate import comment, outcome, report, runrecord, stats
+    from benchgate.config import Settings
+
+    settings = Settings(
+        threshold=options.threshold, correction=options.correction, min_effect=options.min_effect, runs=options.runs
+    )
+    record = results.read_run_record(output / "run.json")
+    if record.get("samples", 0) == 0:
+        summary = runrecord.validate_record(record, str(output / "run.json"))
+        for failure in summary.failures:
+            print(f"failed: {failure.filename} {failure.configuration} on the {failure.side}: {failure.reason}")
+        if outcome.head_only_failures(summary):
+            print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
+            return outcome.EXIT_GATE_FAILED
+        raise RunError("no benchmark produced a sample; see the failures above", where=str(output))
+    samples, summary = runrecord.load([str(output)])
+    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
+    decision = outcome.decide(gated, summary, settings)
+    if options.output_format == "markdown":
+        context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
+        sys.stdout.write(comment.render_comment(context, limit=None))
+        return decision.exit_status
+    lines = [
+        report.render_text(gated, settings.policy(), problems=decision.problems),
+        system.render(record["environment"]),
+        *_failure_lines(record["failures"]),
+        *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),
+    ]
+    problems = "; ".join(decision.problems)
+    lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return decision.exit_status

@@ -1,0 +1,242 @@
+"""What one `benchgate run` will do, fixed and checked before the first benchmark process starts.
+
+``prepare`` turns the options into the plan (binaries, files, schedule seed) and the
+run.json record that starts the run. Everything is checked here (binaries, categories,
+filters, ``--set``, the output directory), so bad input costs one line and exit status 2,
+not a half-written run. A resumed run's plan comes back from its run.json instead.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchgate import changes, gate, releases, results, suite, system
+from benchgate.errors import InputError
+from benchgate.session import RunPlan, plan_from_record
+
+FORMATS = ("text", "markdown")
+
+
+@dataclass
+class RunOptions:
+    """The options of one `benchgate run`, as a test would pass them."""
+
+    output: Path
+    categories: tuple[str, ...] = ()
+    benchmark_dir: Path | None = None
+    base_binary: str | None = None
+    head_binary: str | None = None
+    base_version: str | None = None
+    head_version: str | None = None
+    release_source: str = "auto"
+    dist_mirror: str = releases.DEFAULT_DIST_URL
+    base_node_args: tuple[str, ...] = ()
+    head_node_args: tuple[str, ...] = ()
+    filters: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    set_args: tuple[str, ...] = ()
+    runs: int = 30
+    seed: int | None = None
+    timeout: float | None = None
+    cpuset: str | None = None
+    shard: str | None = None
+    changed_from: str | None = None
+    changed_map: Path | None = None
+    changed_default: tuple[str, ...] | None = None
+    resume: bool = False
+    analyze: bool = True
+    output_format: str = "text"
+    threshold: str = "***"
+    correction: str = "holm"
+    min_effect: float = 0.0
+    progress: bool = True
+    progress_interval: float = 30.0
+    repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
+    base_ref: str | None = None
+    head_ref: str | None = None
+    base_branch: str = "main"
+    build_cache: Path | None = None
+    build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
+
+
+def now() -> str:
+    """The current UTC time as run.json records it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> releases.NodeBinary:
+    path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
+    if path and version:
+        raise InputError(f"--{side}-binary and --{side}-version both given; choose one")
+    if path:
+        return releases.inspect_binary(path, side=side, node_args=node_args)
+    if version:
+        return releases.release_binary(
+            version, side=side, node_args=node_args, source=options.release_source, mirror=options.dist_mirror
+        )
+    raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
+
+
+def _build_both(options: RunOptions) -> Path:
+    """Build (or reuse) base and head from ``--repo``; the binaries and, by default, the head's benchmark/."""
+    from benchgate import build
+
+    given = [name for name in ("base_binary", "head_binary", "base_version", "head_version") if getattr(options, name)]
+    if given:
+        raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
+    if not options.head_ref:
+        raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
+    repo = options.repo.resolve()
+    base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
+    results_by_side = {}
+    for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, False)):
+        # The head is the pull request's code: built untrusted (no credentials, read-only compiler cache).
+        print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
+        results_by_side[side] = build.build_ref(repo, ref, side=side, cache_dir=options.build_cache, trusted=trusted)
+    for side, result in results_by_side.items():
+        setattr(options, f"{side}_binary", str(result.binary))
+        options.build_records[side] = result.record()
+    return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+
+
+def _check_cpuset(cpuset: str | None) -> None:
+    if cpuset is None:
+        return
+    try:
+        cpus = system.parse_cpu_list(cpuset)
+    except ValueError:
+        cpus = []
+    if not cpus:
+        raise InputError(f"--cpuset {cpuset!r}: expected a CPU list such as 2-3 or 0,2")
+    if shutil.which("taskset") is None:
+        raise InputError("--cpuset needs taskset (util-linux), which is not installed")
+
+
+def _take_cpuset_from_set(options: RunOptions) -> None:
+    """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too."""
+    cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
+    if not cpusets:
+        return
+    value = cpusets[-1].partition("=")[2]
+    if options.cpuset not in (None, value):
+        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
+    options.cpuset = value
+    options.set_args = tuple(item for item in options.set_args if not item.startswith("CPUSET="))
+
+
+def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
+    """The selection, plus the --changed-from placement when categories come from a diff."""
+    categories = tuple(options.categories)
+    placement = None
+    if options.changed_from:
+        placed = changes.categories_for_change(
+            benchmark_dir, options.changed_from, options.changed_map, options.changed_default
+        )
+        for note in placed.notes():
+            print(f"benchgate: {note}", file=sys.stderr)
+        placement = {"from": options.changed_from, **placed.record()}
+        categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
+        if not categories:
+            return None, placement
+    selection = suite.select(
+        benchmark_dir,
+        categories,
+        filters=options.filters,
+        excludes=options.excludes,
+        set_args=suite.parse_set(options.set_args),
+        shard=suite.parse_shard(options.shard),
+    )
+    return selection, placement
+
+
+def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
+    record = {
+        "schema": 1,
+        "tool": "benchgate",
+        "binaries": {side: binary.record() for side, binary in binaries.items()},
+        "selection": selection.record(),
+        "seed": seed,
+        "runs": options.runs,
+        "started_at": now(),
+        "ended_at": None,
+        "complete": False,
+        "interrupted": False,
+        "schedule": "interleaved-rotated-v1",
+        "options": {"timeout": options.timeout, "cpuset": options.cpuset},
+        "durations": {},
+        "samples": 0,
+        "environment": environment,
+        "failures": [],
+        "skipped": skipped,
+        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
+    }
+    if placement is not None:
+        record["selection"]["changed"] = placement
+    if options.build_records:
+        record["build"] = options.build_records
+        for side, build in options.build_records.items():
+            record["binaries"][side].update({"ref": build.get("ref"), "sha": build.get("sha"), "source": "build"})
+    return record
+
+
+def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
+    """The plan and the run.json record of a new or resumed run; the plan is None when nothing is selected."""
+    output = options.output
+    record_path, csv_path = output / "run.json", output / "results.csv"
+    if options.resume:
+        record = results.read_run_record(record_path)
+        if record.get("complete"):
+            raise InputError("--resume: this run is already complete", where=str(output))
+        return plan_from_record(record, output), record
+    if csv_path.exists() or record_path.exists():
+        raise InputError(
+            "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
+        )
+    if options.runs < 1:
+        raise InputError(f"--runs {options.runs}: must be at least 1")
+    if options.timeout is not None and options.timeout <= 0:
+        raise InputError(f"--timeout {options.timeout}: must be positive")
+    try:
+        gate.GatePolicy(options.threshold, options.correction, options.min_effect)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if options.output_format not in FORMATS:
+        raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
+    _take_cpuset_from_set(options)
+    _check_cpuset(options.cpuset)
+    suite.parse_set(options.set_args)
+    suite.parse_shard(options.shard)
+    if options.repo is not None:
+        benchmark_dir = _build_both(options)
+    else:
+        benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
+    selection, placement = _select(options, benchmark_dir)
+    binaries = {
+        "base": _binary(options, "base", tuple(options.base_node_args)),
+        "head": _binary(options, "head", tuple(options.head_node_args)),
+    }
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
+    environment = system.collect(cpuset=options.cpuset)
+    if selection is None:
+        empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
+        record = _new_record(options, empty, binaries, seed, environment, [], placement)
+        return None, record
+    skipped = suite.http_skips(selection)
+    record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
+    skipped_files = {item["filename"] for item in skipped}
+    plan = RunPlan(
+        benchmark_dir=selection.benchmark_dir,
+        files=tuple(name for name in selection.files if name not in skipped_files),
+        binaries=binaries,
+        runs=options.runs,
+        seed=seed,
+        set_args=selection.set_args,
+        timeout=options.timeout,
+        cpuset=options.cpuset,
+    )
+    return plan, record
