@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
 from benchgate import __version__
-from benchgate.errors import EXIT_INTERRUPTED, BenchgateError
+from benchgate.errors import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, BenchgateError
 
 COMMANDS = ("analyze", "run", "build", "report", "authorize")
 
@@ -53,3 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        # A path the user gave that cannot be read or written: their input, not our bug.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"benchgate: error: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("BENCHGATE_DEBUG"):
+            traceback.print_exc()
+        detail = " ".join(str(error).split())
+        print(
+            f"benchgate: internal error: {type(error).__name__}: {detail} "
+            "(a bug in benchgate; set BENCHGATE_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL_ERROR
