@@ -253,3 +253,86 @@ def test_enterprise_server_base_url(fake_github: FakeGitHub, sleeps) -> None:
 def test_repository_must_be_owner_slash_name() -> None:
     with pytest.raises(InputError, match="owner/name"):
         GitHubClient(token=None, repository="not a repo")
+
+
+# -- the sticky comment is ours only when this token wrote it ------------------------------------
+
+
+def test_an_attackers_marker_comment_is_never_edited(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    # An installation token (Actions' GITHUB_TOKEN): GET /user is refused, we comment as github-actions[bot].
+    planted = f"{MARKER}\n### ✅ benchgate: no regression fails the gate"
+    fake_github.add_comment(REPO, 42, planted, author="mallory")
+    first = client.upsert_comment(42, "verdict: FAIL", MARKER)
+    second = client.upsert_comment(42, "verdict: FAIL, run 2", MARKER)
+    assert first == second
+    assert fake_github.comments(REPO, 42) == [planted, f"{MARKER}\nverdict: FAIL, run 2"]
+    assert fake_github.comment_authors(REPO, 42) == ["mallory", "github-actions[bot]"]
+    assert len(fake_github.requests_to("GET", "/user")) == 1  # asked once per client, answered 403
+    assert fake_github.requests_to("GET", "/user")[0].status == 403
+
+
+def test_a_user_token_edits_only_its_users_comment(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    fake_github.add_identity("pat-of-benchbot", "benchbot")
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nfrom the Actions bot", author="github-actions[bot]")
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nold table", author="BenchBot")  # logins are case-insensitive
+    client = GitHubClient(token="pat-of-benchbot", repository=REPO, api_url=fake_github.url, sleep=sleeps)
+    assert client.own_login() == "benchbot"
+    client.upsert_comment(42, "new table", MARKER)
+    assert fake_github.comments(REPO, 42) == [f"{MARKER}\nfrom the Actions bot", f"{MARKER}\nnew table"]
+    assert fake_github.requests_to("POST") == []
+
+
+def test_attacker_comments_on_page_one_ours_on_page_two(client: GitHubClient, fake_github: FakeGitHub) -> None:
+    for index in range(120):
+        author = "mallory" if index % 10 == 0 else "reviewer"
+        fake_github.add_comment(REPO, 42, f"{MARKER}\nfake table {index}", author=author)
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nold table", author="github-actions[bot]")
+    client.upsert_comment(42, "new table", MARKER)
+    bodies = fake_github.comments(REPO, 42)
+    assert bodies[:120] == [f"{MARKER}\nfake table {index}" for index in range(120)]
+    assert bodies[120:] == [f"{MARKER}\nnew table"]
+    assert fake_github.requests_to("POST") == []
+    pages = [dict(r.query).get("page", "1") for r in fake_github.requests_to("GET", "/comments")]
+    assert pages == ["1", "2"]
+
+
+def test_another_apps_bot_login_is_given_not_asked(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    fake_github.add_identity("installation-token", "benchgate-app[bot]")
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nold", author="benchgate-app[bot]")
+    fake_github.add_comment(REPO, 42, f"{MARKER}\nnot ours", author="github-actions[bot]")
+    client = GitHubClient(
+        token="installation-token",
+        repository=REPO,
+        api_url=fake_github.url,
+        sleep=sleeps,
+        comment_author="benchgate-app[bot]",
+    )
+    client.upsert_comment(42, "new", MARKER)
+    assert fake_github.comments(REPO, 42) == [f"{MARKER}\nnew", f"{MARKER}\nnot ours"]
+    assert fake_github.requests_to("GET", "/user") == []
+
+
+def test_a_rate_limited_identity_lookup_is_retried_not_taken_for_an_app(fake_github: FakeGitHub, sleeps) -> None:
+    fake_github.add_pull(REPO, 42)
+    fake_github.add_identity("pat", "benchbot")
+    fake_github.queue(Fault.secondary_rate_limited(retry_after=2, status=403, path_contains="/user"))
+    client = GitHubClient(token="pat", repository=REPO, api_url=fake_github.url, sleep=sleeps)
+    assert client.own_login() == "benchbot"
+    assert sleeps == [2.0]
+
+
+@pytest.mark.parametrize("author", ["", "two words", "x" * 60, "evil[bot]]", "-leading"])
+def test_comment_author_must_be_a_login(author: str) -> None:
+    with pytest.raises(InputError, match="comment author"):
+        GitHubClient(token="t", repository=REPO, comment_author=author)
+
+
+@pytest.mark.parametrize(
+    "url", ["notaurl", "ftp://api.github.com", "https://", "http://host:port/api/v3", "api.github.com"]
+)
+def test_api_url_must_be_an_http_url(url: str) -> None:
+    with pytest.raises(InputError, match="GitHub API URL") as raised:
+        GitHubClient(token="t", repository=REPO, api_url=url)
+    assert raised.value.exit_status == EXIT_BAD_INPUT

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException
@@ -46,6 +47,9 @@ CHECK_CONCLUSIONS = ("success", "failure", "neutral")
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
 CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and output.text
 MAX_BACKOFF_SECONDS = 60.0
+# Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+COMMENT_AUTHOR_ENV = "BENCHGATE_COMMENT_AUTHOR"
 _TRUNCATED = "\n\n… (truncated to GitHub's limit)"
 
 
@@ -118,11 +122,15 @@ class GitHubClient:
         max_wait_seconds: float = 300.0,
         clock: Callable[[], float] = time.time,
         timeout: float = 30.0,
+        comment_author: str | None = None,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
             raise InputError(f"repository must look like owner/name, got {repository!r}", where="GitHub")
         self.repository = repository
-        self.api_url = api_url.rstrip("/")
+        self.api_url = check_api_url(api_url)
+        if comment_author is not None and not _LOGIN.fullmatch(comment_author):
+            raise InputError(f"comment author must be a GitHub login, got {comment_author[:60]!r}", where="GitHub")
+        self._own_login = comment_author
         self.max_retries = max_retries
         self.backoff_seconds = backoff_seconds
         self.max_wait_seconds = max_wait_seconds
@@ -209,12 +217,35 @@ class GitHubClient:
         """True when ``username`` has write, maintain or admin role (may start runs, loosen the gate)."""
         return self.permission(username) in WRITE_ROLES
 
+    def own_login(self) -> str:
+        """The login comments posted with this token carry (GET /user), asked once.
+
+        A user token or PAT answers GET /user with its user. An installation token (the
+        GITHUB_TOKEN of Actions) is refused with 403 "Resource not accessible by
+        integration": its comments carry the Actions bot's login, ``github-actions[bot]``.
+        Another GitHub App's token comments as ``<slug>[bot]``: pass ``comment_author``.
+        """
+        if self._own_login is None:
+
+            def fetch() -> str:
+                try:
+                    return self._github.get_user().login
+                except GithubException as error:
+                    if error.status == 403 and "not accessible by integration" in _message(error).lower():
+                        return ACTIONS_BOT_LOGIN
+                    raise
+
+            self._own_login = self._retrying("read who the token belongs to", fetch)
+        return self._own_login
+
     def upsert_comment(self, number: int, body: str, marker: str) -> str:
         """Create or edit in place the one comment of ours on ``number``; return its html_url.
 
         Our comment is the first whose body starts with ``marker`` (a hidden HTML
-        comment such as ``<!-- benchgate -->``); all pages are searched, so it is
-        found on PRs with hundreds of comments. ``marker`` is put at the start of
+        comment such as ``<!-- benchgate -->``) *and* whose author is this token's
+        own login (:meth:`own_login`): anyone can write a comment starting with the
+        marker, and benchgate must never edit theirs. All pages are searched, so it
+        is found on PRs with hundreds of comments. ``marker`` is put at the start of
         ``body`` when it is not there already.
         """
         if not marker.strip():
@@ -222,11 +253,13 @@ class GitHubClient:
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         if len(text) > COMMENT_LIMIT:
             raise InputError(f"comment is {len(text)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
+        login = self.own_login().lower()
 
         def upsert() -> str:
             issue = self._repo.get_issue(number)
             for comment in issue.get_comments():
-                if (comment.body or "").startswith(marker):
+                author = comment.user.login.lower() if comment.user is not None else ""
+                if author == login and (comment.body or "").startswith(marker):
                     if comment.body != text:
                         comment.edit(text)
                     return comment.html_url
@@ -330,6 +363,25 @@ class GitHubClient:
         if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
             return max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
         return None
+
+
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+
+
+def check_api_url(api_url: str) -> str:
+    """``api_url`` without a trailing slash; InputError (exit 2) unless it is an http(s) URL with a host."""
+    text = api_url.strip()
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as error:
+        raise InputError(f"GitHub API URL {text[:80]!r} is not a URL: {error}", where="GitHub") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise InputError(
+            f"GitHub API URL must look like https://api.github.com or https://HOST/api/v3, got {text[:80]!r}",
+            where="GitHub",
+        )
+    return text.rstrip("/")
 
 
 def _message(error: GithubException) -> str:

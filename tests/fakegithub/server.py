@@ -28,6 +28,8 @@ from fakegithub.state import PullRequest, Renderer, State, Templates
 from fakegithub.validation import GitHubSpecValidator, Violation
 
 ENTERPRISE_PREFIX = "/api/v3"
+# Who a token with no identity of its own acts as: Actions' GITHUB_TOKEN, an installation token.
+ACTIONS_BOT = "github-actions[bot]"
 
 
 class _Reply(Exception):
@@ -50,6 +52,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", "/repos/{owner}/{repo}/issues/{number}/comments", "create_comment"),
         ("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", "edit_comment"),
         ("POST", "/repos/{owner}/{repo}/check-runs", "create_check_run"),
+        ("GET", "/user", "get_authenticated_user"),
     )
 ]
 
@@ -69,6 +72,10 @@ class FakeGitHub:
         self.validator = validator or GitHubSpecValidator()
         self.templates = Templates(self.validator.spec)
         self.token = token  # when set, requests must carry it
+        # token -> login it acts as. A login ending in [bot] is an installation token (GET /user
+        # refuses it, as GitHub does); a token not listed here acts as ACTIONS_BOT.
+        self.identities: dict[str, str] = {}
+        self._identity = ACTIONS_BOT  # who the request being answered acts as
         self.read_only = False  # when set, writes answer 403 like a token without write scopes
         self.faults: list[Fault] = []
         self.requests: list[RecordedRequest] = []
@@ -130,6 +137,16 @@ class FakeGitHub:
     def add_event(self, repo: str, number: int, event: str, actor: str, label: str | None = None) -> None:
         with self.lock:
             self.state.add_event(repo, number, event, actor, label)
+
+    def add_identity(self, token: str, login: str) -> None:
+        """Requests carrying ``token`` act as ``login`` (a user's PAT, or ``slug[bot]`` for an app)."""
+        with self.lock:
+            self.identities[token] = login
+
+    def comment_authors(self, repo: str, number: int) -> list[str]:
+        """Authors of the comments on issue/PR ``number``, oldest first."""
+        with self.lock:
+            return [c.author for c in self.state.repo(repo).comments if c.issue_number == number]
 
     def queue(self, *faults: Fault) -> None:
         with self.lock:
@@ -195,6 +212,7 @@ class FakeGitHub:
                 route_known = any(m == method and p.match(path) for m, p, _ in ROUTES)
                 raise _Reply(422 if route_known else 404, "Invalid request." if route_known else "Not Found")
             self._authorize(method, headers)
+            self._identity = self._identity_of(headers)
             status, data, extra = self._route(method, path, query, body, renderer)
         except _Reply as reply:
             status, data, extra = reply.status, {"message": reply.message, "documentation_url": DOCS}, reply.headers
@@ -231,6 +249,13 @@ class FakeGitHub:
         if self.read_only and method != "GET":
             raise _Reply(403, "Resource not accessible by integration")
 
+    def _identity_of(self, headers: dict[str, str]) -> str:
+        """The login the request's token acts as (the lock is held for the whole request)."""
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() in ("token", "bearer") and token in self.identities:
+            return self.identities[token]
+        return ACTIONS_BOT
+
     def _route(
         self, method: str, path: str, query: list[tuple[str, str]], body: bytes, renderer: Renderer
     ) -> tuple[int, Any, dict[str, str]]:
@@ -238,6 +263,8 @@ class FakeGitHub:
             match = pattern.match(path)
             if match and route_method == method:
                 params = {key: unquote(value) for key, value in match.groupdict().items()}
+                if "owner" not in params:  # not a repository route
+                    return getattr(self, f"_{name}")(params, renderer)
                 repo_name = f"{params.pop('owner')}/{params.pop('repo')}"
                 if repo_name not in self.state.repos:
                     raise _Reply(404, "Not Found")
@@ -300,7 +327,7 @@ class FakeGitHub:
         self._pull_or_404(repo, params["number"])
         if len(payload["body"]) > 65536:
             raise _Reply(422, "Validation Failed: body is too long (maximum is 65536 characters)")
-        comment = self.state.add_comment(repo, int(params["number"]), payload["body"], "github-actions[bot]")
+        comment = self.state.add_comment(repo, int(params["number"]), payload["body"], self._identity)
         location = f"{renderer.api_url}/repos/{repo}/issues/comments/{comment.id}"
         return 201, renderer.comment(repo, comment), {"location": location}
 
@@ -311,6 +338,11 @@ class FakeGitHub:
         if comment is None:
             raise _Reply(404, "Not Found")
         return 200, renderer.comment(repo, comment), {}
+
+    def _get_authenticated_user(self, params, renderer):
+        if self._identity.endswith("[bot]"):
+            raise _Reply(403, "Resource not accessible by integration")
+        return 200, renderer.authenticated_user(self._identity), {}
 
     def _create_check_run(self, repo, params, query, payload, renderer, path, all_query):
         if payload.get("status") == "completed" and not payload.get("conclusion"):

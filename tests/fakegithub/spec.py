@@ -32,6 +32,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("post", "/repos/{owner}/{repo}/check-runs"),
+    ("get", "/user"),
 )
 
 # Where validation pretends the API lives; requests are rebased onto it after

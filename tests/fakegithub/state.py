@@ -94,6 +94,7 @@ class Templates:
                 "value"
             ],
             "check_run": examples["check-run-example-of-completed-conclusion"]["value"],
+            "private_user": examples["private-user-response-with-public-and-private-profile-information"]["value"],
         }
 
     def get(self, name: str, api_url: str, web_url: str, repo: str) -> Any:
@@ -225,6 +226,14 @@ class Renderer:
         user["id"] = sum(ord(char) for char in login)  # stable per login
         user["type"] = "Bot" if login.endswith("[bot]") else "User"
         return user
+
+    def authenticated_user(self, login: str) -> dict[str, Any]:
+        """GET /user for a user token: GitHub's private-user example, as ``login``."""
+        data = self._template("private_user", EXAMPLE_REPO)
+        simple = self.user(login)
+        data.update({key: value for key, value in simple.items() if key in data})
+        data.update(login=login, id=simple["id"], name=login, email=f"{login}@example.com", user_view_type="private")
+        return data
 
     def pull(self, repo: str, pull: PullRequest) -> dict[str, Any]:
         data = self._template("pull", repo)
