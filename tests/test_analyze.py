@@ -101,3 +101,47 @@ def test_labels_options(tmp_path, capsys):
 def test_analyze_is_callable_with_keywords():
     gated = analyze([str(FIXTURES / "many.csv")], policy=GatePolicy(threshold="**", min_effect=5.0))
     assert int(gated["gating"].sum()) == 3 and len(gated) == 120
+
+
+def _csv(path: Path, rows: list[tuple[str, str, float]]) -> str:
+    lines = [f'"{binary}","{filename}","n=1",{rate},0.1' for binary, filename, rate in rows]
+    path.write_text('"binary","filename","configuration","rate","time"\n' + "\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "csv"])
+def test_a_csv_with_only_base_rows_tested_nothing_and_fails_the_gate(tmp_path, capsys, output_format):
+    path = _csv(tmp_path / "old-only.csv", [("old", "a.js", 10.0 + i) for i in range(5)])
+    status, out, err = run(capsys, path, "--gate", "--format", output_format)
+    reason = "no comparison could be tested: the head has no samples (1 comparisons)"
+    assert status == 1
+    assert err == f"benchgate: gate failed: {reason}\n"
+    if output_format == "text":
+        assert f"gate: FAIL: {reason}" in out and "gate: pass" not in out
+    if output_format == "json":
+        assert json.loads(out)["verdict"] == "fail"
+    # Without --gate the analysis is printed and the status stays 0.
+    assert run(capsys, path, "--format", output_format)[0] == 0
+
+
+def test_one_run_per_side_tested_nothing(tmp_path, capsys):
+    path = _csv(
+        tmp_path / "one-run.csv", [("old", "a.js", 10.0), ("new", "a.js", 9.0), ("old", "b.js", 5), ("new", "b.js", 5)]
+    )
+    status, out, err = run(capsys, path, "--gate")
+    assert status == 1 and "all 2 have fewer than 2 samples on a side" in err
+    assert "gate: FAIL: no comparison could be tested" in out
+
+
+def test_one_tested_comparison_is_enough_to_judge(tmp_path, capsys):
+    rows = [("old", "a.js", 10.0), ("new", "a.js", 9.0)]  # incomplete
+    rows += [(side, "b.js", rate) for side in ("old", "new") for rate in (5.0, 5.1, 4.9)]
+    status, out, err = run(capsys, _csv(tmp_path / "mixed.csv", rows), "--gate")
+    assert (status, err) == (0, "") and "gate: pass" in out
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1001", "-1"])
+def test_min_effect_beyond_the_configs_range_is_refused(capsys, value):
+    status, out, err = run(capsys, str(FIXTURES / "many.csv"), "--min-effect", value)
+    assert (status, out) == (2, "")
+    assert err.startswith("benchgate: error: min-effect must be a percentage from 0 to 1000") and err.count("\n") == 1

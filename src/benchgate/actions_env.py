@@ -95,7 +95,40 @@ def read_event() -> dict[str, Any]:
         raise InputError(f"event payload is not valid JSON: {error}", where=path) from None
     if not isinstance(event, dict):
         raise InputError("event payload is not a JSON object", where=path)
+    check_event(event, path)
     return event
+
+
+# Fields benchgate reads from a payload, and the JSON type each must have when present.
+_EVENT_FIELDS: tuple[tuple[tuple[str, ...], type | tuple[type, ...]], ...] = (
+    (("action",), str),
+    (("label",), dict),
+    (("label", "name"), str),
+    (("pull_request",), dict),
+    (("pull_request", "head"), dict),
+    (("pull_request", "head", "sha"), str),
+    (("pull_request", "number"), int),
+    (("issue",), dict),
+    (("issue", "number"), int),
+    (("inputs",), dict),
+    (("inputs", "pr"), (str, int)),
+    (("inputs", "sha"), str),
+)
+
+
+def check_event(event: Mapping[str, Any], where: str = "event payload") -> None:
+    """InputError (exit 2) when a field benchgate reads has the wrong JSON type (e.g. a string ``label``)."""
+    for path, expected in _EVENT_FIELDS:
+        node: Any = event
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        value = node.get(path[-1]) if isinstance(node, dict) else None
+        if value is None:
+            continue
+        wanted = expected if isinstance(expected, tuple) else (expected,)
+        if isinstance(value, bool) or not isinstance(value, wanted):
+            names = " or ".join({dict: "an object", str: "a string", int: "a number"}[kind] for kind in wanted)
+            raise InputError(f"event field {'.'.join(path)} must be {names}, not {type(value).__name__}", where=where)
 
 
 def pull_request_number(event: Mapping[str, Any]) -> int | None:

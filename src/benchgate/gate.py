@@ -16,6 +16,7 @@ import pandas as pd
 
 THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
 CORRECTIONS = ("holm", "none")
+MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,9 @@ class GatePolicy:
             raise ValueError(f"threshold must be one of {', '.join(THRESHOLDS)}, not {self.threshold!r}")
         if self.correction not in CORRECTIONS:
             raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, not {self.correction!r}")
-        if not (self.min_effect >= 0):
-            raise ValueError(f"min-effect must be a percentage >= 0, not {self.min_effect!r}")
+        if not (0 <= self.min_effect <= MAX_MIN_EFFECT):
+            # inf (or 1e9) would turn the gate off without saying so; --threshold off is the way to do that.
+            raise ValueError(f"min-effect must be a percentage from 0 to {MAX_MIN_EFFECT:g}, not {self.min_effect!r}")
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -90,6 +92,29 @@ def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
     return result
 
 
+def untested_reason(gated: pd.DataFrame) -> str | None:
+    """Why the gate could test nothing, or None when at least one comparison was tested.
+
+    A run whose every comparison (rows the rules ignore aside) has fewer than 2
+    samples on a side tested nothing, so it must not pass: a ``--runs 1`` run, or
+    results with no head samples at all (the head never ran, or ``--head-label``
+    names a binary that is not in the CSV). An empty table is not judged here.
+    """
+    if "incomplete" not in gated:  # a table that did not come from stats.compare_samples
+        return None
+    considered = gated[~gated["ignored"]] if "ignored" in gated else gated
+    if not len(considered) or not bool(considered["incomplete"].all()):
+        return None
+    if int(considered["n_head"].sum()) == 0:
+        return f"no comparison could be tested: the head has no samples ({len(considered)} comparisons)"
+    if int(considered["n_base"].sum()) == 0:
+        return f"no comparison could be tested: the base has no samples ({len(considered)} comparisons)"
+    return (
+        f"no comparison could be tested: all {len(considered)} have fewer than 2 samples on a side "
+        "(the t-test needs at least 2 runs per binary)"
+    )
+
+
 def verdict(gated: pd.DataFrame) -> str:
-    """``"fail"`` when any row gates, otherwise ``"pass"``."""
-    return "fail" if bool(gated["gating"].any()) else "pass"
+    """``"fail"`` when any row gates or no comparison could be tested (``untested_reason``), otherwise ``"pass"``."""
+    return "fail" if bool(gated["gating"].any()) or untested_reason(gated) is not None else "pass"

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from benchgate.bars import Bar, render_bars
-from benchgate.gate import THRESHOLDS, GatePolicy, verdict
+from benchgate.gate import THRESHOLDS, GatePolicy, untested_reason, verdict
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
@@ -123,10 +123,14 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     """The gate's verdict line, then why each failing row fails, then rows the test could not judge.
 
     ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
-    head failures, an incomplete run). They fail the gate whatever the statistics found, so
+    head failures, an incomplete run), plus ``gate.untested_reason`` when no comparison could
+    be tested. They fail the gate whatever the statistics found, so
     with them the verdict line is FAIL and leads with them, and the statistics' finding
     follows without a verdict of its own.
     """
+    untested = untested_reason(gated)
+    if untested is not None and untested not in problems:
+        problems = [*problems, untested]  # nothing tested fails the gate, whatever the statistics say
     count = len(gated)
     failing = gated[gated["gating"]]
     effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""

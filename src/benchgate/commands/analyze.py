@@ -43,7 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="smallest regression in percent that can fail the gate (default 0)",
     )
-    parser.add_argument("--gate", action="store_true", help="exit 1 when a row fails the gate (0 otherwise)")
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 1 when a row fails the gate or no comparison could be tested (0 otherwise)",
+    )
     parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
     parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
     parser.set_defaults(handler=_handler)
@@ -86,5 +90,8 @@ def _handler(args: argparse.Namespace) -> int:
     sys.stdout.write(render(gated, policy, args.format, bars=not args.no_bars))
     sys.stdout.flush()
     if args.gate and gate.verdict(gated) == "fail":
+        untested = gate.untested_reason(gated)
+        if untested is not None:  # the text format says it too; json and csv would not
+            print(f"benchgate: gate failed: {untested}", file=sys.stderr)
         return EXIT_GATE_FAILED
     return EXIT_OK

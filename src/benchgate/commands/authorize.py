@@ -121,6 +121,7 @@ def authorize(
     settings = config.load_settings(config_path, options or {})
     event_name = event_name or os.environ.get("GITHUB_EVENT_NAME", "")
     event = event if event is not None else actions_env.read_event()
+    actions_env.check_event(event)  # read_event checks too; an event given directly is checked here
     if event_name in ("push", "schedule"):
         sha = os.environ.get("GITHUB_SHA", "")
         return _publish(
