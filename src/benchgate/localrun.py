@@ -7,12 +7,13 @@ verdict is the report's (benchgate.outcome), so a local run and the PR comment a
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from benchgate import gate, results, system
-from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, RunError
+from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.progress import Progress
 from benchgate.runplan import RunOptions, now, prepare
 from benchgate.session import Session, SessionState, mark_gating
@@ -44,10 +45,40 @@ def _save_state(record_path: Path, record: dict, state: SessionState, jobs: int,
     results.write_run_record(record_path, record)
 
 
+def check_output_dir(output: Path) -> None:
+    """``--output`` must be a writable directory or one that can be created; InputError (exit 2) otherwise.
+
+    Checked before anything is built or run, so a typo costs one line, not a finished run with
+    nowhere to go. A missing directory is created and removed again: only trying tells (/proc, read-only mounts).
+    """
+    if output.is_dir():
+        if not os.access(output, os.W_OK | os.X_OK):
+            raise InputError(f"--output {output}: the directory is not writable")
+        return
+    if output.exists() or output.is_symlink():
+        raise InputError(f"--output {output}: exists and is not a directory")
+    missing = [output]
+    while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
+        missing.append(missing[-1].parent)
+    if not missing[-1].parent.is_dir():
+        raise InputError(f"--output {output}: {missing[-1].parent} is not a directory")
+    created = []
+    try:
+        for directory in reversed(missing):
+            directory.mkdir()
+            created.append(directory)
+    except OSError as error:
+        raise InputError(f"--output {output}: cannot create {error.filename or output}: {error.strerror}") from None
+    finally:
+        for directory in reversed(created):
+            directory.rmdir()
+
+
 def run_benchmarks(options: RunOptions) -> int:
     """Run (or resume) the benchmarks into ``options.output``; print the analysis; return the exit status."""
-    plan, record = prepare(options)
     output = options.output
+    check_output_dir(output)
+    plan, record = prepare(options)
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
     if plan is None:
@@ -85,9 +116,8 @@ def run_benchmarks(options: RunOptions) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if not options.analyze:
-        return EXIT_OK
-    return print_analysis(output, options)
+    # The verdict is the same with or without --no-analyze: only the printing differs.
+    return print_analysis(output, options, show=options.analyze)
 
 
 def _failure_lines(failures: list[dict]) -> list[str]:
@@ -112,12 +142,13 @@ def _failure_lines(failures: list[dict]) -> list[str]:
     return lines
 
 
-def print_analysis(output: Path, options: RunOptions) -> int:
-    """compare.R's table, the environment and every failure; the exit status of the gate's verdict.
+def print_analysis(output: Path, options: RunOptions, *, show: bool = True) -> int:
+    """compare.R's table, the environment and every failure (when ``show``); the exit status of the verdict.
 
     The verdict is the report's (benchgate.outcome): a head failure where the base succeeded,
     or an incomplete run, fails it just as a significant regression does, and the text then
-    says FAIL throughout (the gate line leads with why), never "pass".
+    says FAIL throughout (the gate line leads with why), never "pass". A run that measured
+    nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
     """
     from benchgate import comment, outcome, report, runrecord, stats
     from benchgate.config import Settings
@@ -128,15 +159,31 @@ def print_analysis(output: Path, options: RunOptions) -> int:
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:
         summary = runrecord.validate_record(record, str(output / "run.json"))
-        for failure in summary.failures:
-            print(f"failed: {failure.filename} {failure.configuration} on the {failure.side}: {failure.reason}")
+        if show:
+            for failure in summary.failures:
+                name = f"{failure.filename} {failure.configuration}".strip()
+                print(f"failed: {name} on the {failure.side}: {failure.reason}")
         if outcome.head_only_failures(summary):
-            print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
+            why = "the head failed where the base succeeded, and no sample was measured"
+            print(
+                f"gate: FAIL: {why}" if show else f"benchgate: verdict FAIL ({why})",
+                file=sys.stdout if show else sys.stderr,
+            )
             return outcome.EXIT_GATE_FAILED
-        raise RunError("no benchmark produced a sample; see the failures above", where=str(output))
+        where = "above" if show else "in run.json"
+        raise RunError(
+            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed {where})", where=str(output)
+        )
     samples, summary = runrecord.load([str(output)])
     gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
     decision = outcome.decide(gated, summary, settings)
+    if not show:
+        # The analysis is not printed, but a failed verdict must not look like a silent pass.
+        problems = "; ".join(decision.problems)
+        print(
+            f"benchgate: verdict {decision.verdict.upper()}" + (f" ({problems})" if problems else ""), file=sys.stderr
+        )
+        return decision.exit_status
     if options.output_format == "markdown":
         context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
         sys.stdout.write(comment.render_comment(context, limit=None))

@@ -240,8 +240,81 @@ def mark_gating(failures: list[dict]) -> list[dict]:
     return failures
 
 
+def _resume_error(where: str, path: str, reason: str) -> InputError:
+    return InputError(f"--resume: run record field {path}: {reason}", where=where)
+
+
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
+
+
+def _json_name(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+
+
+def _field(data: dict, key: str, kinds: tuple[type, ...], where: str, path: str):
+    value = data.get(key)
+    wanted = " or ".join(_JSON_NAMES.get(kind, "null") for kind in kinds)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        reason = f"is missing ({wanted} expected)" if key not in data else f"must be {wanted}, not {_json_name(value)}"
+        raise _resume_error(where, f"{path}.{key}".lstrip("."), reason)
+    return value
+
+
+def _strings(data: dict, key: str, where: str, path: str) -> list[str]:
+    values = _field(data, key, (list,), where, path)
+    if not all(isinstance(value, str) for value in values):
+        raise _resume_error(where, f"{path}.{key}", "must be a list of strings")
+    return values
+
+
+def check_resumable(record: dict, where: str) -> None:
+    """Check that a run.json holds everything ``--resume`` rebuilds the run from; InputError naming the field.
+
+    The report's validation (benchgate.runrecord) covers the shared fields (schema, failures,
+    skipped, environment); the rest is what only a resumed run reads.
+    """
+    from benchgate.runrecord import validate_record
+
+    if record.get("build_failure") is not None:
+        raise InputError("--resume: this run stopped because a build failed; nothing was run to continue", where=where)
+    try:
+        validate_record(record, where)
+    except InputError as error:
+        raise InputError(f"--resume: {error.message}", where=error.where) from None
+    for side in ("base", "head"):
+        stored = _field(_field(record, "binaries", (dict,), where, ""), side, (dict,), where, "binaries")
+        _field(stored, "path", (str,), where, f"binaries.{side}")
+        _field(stored, "sha256", (str,), where, f"binaries.{side}")
+        _strings(stored, "node_args", where, f"binaries.{side}")
+    selection = _field(record, "selection", (dict,), where, "")
+    _field(selection, "benchmark_dir", (str,), where, "selection")
+    for key in ("files", "set"):
+        _strings(selection, key, where, "selection")
+    if _field(record, "runs", (int,), where, "") < 1:
+        raise _resume_error(where, "runs", "must be at least 1")
+    _field(record, "seed", (int,), where, "")
+    options = _field(record, "options", (dict,), where, "")
+    _field(options, "timeout", (int, float, type(None)), where, "options")
+    _field(options, "cpuset", (str, type(None)), where, "options")
+    progress = _field(record, "progress", (dict,), where, "")
+    for key in ("completed_jobs", "csv_bytes"):
+        if _field(progress, key, (int,), where, "progress") < 0:
+            raise _resume_error(where, f"progress.{key}", "must not be negative")
+    for index, failure in enumerate(_field(record, "failures", (list,), where, "")):
+        _field(failure, "configuration", (str, type(None)), where, f"failures[{index}]")
+    _field(record, "skipped", (list,), where, "")
+    durations = _field(record, "durations", (dict,), where, "")
+    if not all(isinstance(value, int | float) and not isinstance(value, bool) for value in durations.values()):
+        raise _resume_error(where, "durations", "must map file names to seconds")
+
+
 def plan_from_record(record: dict, output: Path) -> RunPlan:
     """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged."""
+    check_resumable(record, str(output / "run.json"))
     binaries = {}
     for side in ("base", "head"):
         stored = record["binaries"][side]
@@ -252,6 +325,8 @@ def plan_from_record(record: dict, output: Path) -> RunPlan:
             )
         binaries[side] = binary
     selection = record["selection"]
+    if not Path(selection["benchmark_dir"]).is_dir():
+        raise InputError(f"--resume: the benchmark directory {selection['benchmark_dir']} is gone", where=str(output))
     skipped_files = {item["filename"] for item in record["skipped"] if "side" not in item}
     plan = RunPlan(
         benchmark_dir=Path(selection["benchmark_dir"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -75,6 +76,17 @@ def build(
     return build_ref(repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo)
 
 
+def _check_record_path(path: Path) -> None:
+    """--record must be writable: refused before an hours-long build, not after it."""
+    if path.is_dir():
+        raise InputError(f"--record {path}: is a directory; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"--record {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"--record {path}: not writable")
+
+
 def _handler(args: argparse.Namespace) -> int:
     try:
         flags = tuple(shlex.split(args.configure_flags))
@@ -95,6 +107,8 @@ def _handler(args: argparse.Namespace) -> int:
         cache_limit=limit,
         timeout=args.timeout,
     )
+    if args.record is not None:
+        _check_record_path(args.record)
     result = build(
         args.repo,
         args.ref,

@@ -17,7 +17,10 @@ from benchgate.runplan import FORMATS, RunOptions
 
 
 def _node_args(text: str) -> tuple[str, ...]:
-    return tuple(shlex.split(text))
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as error:  # an unbalanced quote: say so instead of argparse's "invalid value"
+        raise argparse.ArgumentTypeError(f"cannot split {text!r} into flags: {str(error).lower()}") from None
 
 
 def _category_list(text: str) -> tuple[str, ...] | None:

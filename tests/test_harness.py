@@ -1,0 +1,113 @@
+"""The example suite's own harness (examples/suite/benchmark/common.js), and HTTP benchmarks through it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchgate import cli, results
+
+BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
+LOADGEN = Path(__file__).parent / "fixtures" / "loadgen"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def _node(*args: str) -> subprocess.CompletedProcess:
+    """A benchmark file run from a shell: no IPC channel, so reports are printed."""
+    return subprocess.run([NODE, *args], cwd=BENCH.parent, capture_output=True, text=True, timeout=60)
+
+
+def test_from_a_shell_each_configuration_prints_one_line():
+    completed = _node("benchmark/calc/add.js", "type=float", "type=int", "n=30")
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert [line.split("  ")[0] for line in lines] == [
+        'calc/add.js [n=30, type="float"]',
+        'calc/add.js [n=30, type="int"]',
+    ]
+    assert all(line.endswith(" s)") and " ops/s " in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [("n=abc", "n=abc: n takes a number"), ("n=", "n=: n takes a number"), ("=5", "is not of the form key=value")],
+)
+def test_bad_arguments_stop_the_file_with_one_line(argument, message):
+    completed = _node("benchmark/calc/add.js", argument)
+    assert completed.returncode == 1
+    assert completed.stdout == ""
+    assert completed.stderr == f"benchmark harness: {completed.stderr.split(': ', 1)[1]}"
+    assert message in completed.stderr and completed.stderr.count("\n") == 1
+
+
+def test_a_failing_configuration_stops_the_file_with_its_status_after_earlier_reports():
+    completed = _node("--expose-gc", "benchmark/fault/crash.js")
+    assert completed.returncode == 3
+    assert completed.stdout.startswith("fault/crash.js [n=10, size=1]") and completed.stdout.count("\n") == 1
+    assert "fault/crash.js n=10 size=2 exited with status 3" in completed.stderr
+
+
+def test_values_other_than_numbers_and_strings_are_refused(tmp_path):
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "cat" / "bool.js").write_text(
+        f"const common = require({json.dumps(str(BENCH / 'common.js'))});\n"
+        "common.createBenchmark(() => {}, { flag: [true], n: [1] });\n"
+    )
+    completed = _node(str(tmp_path / "cat" / "bool.js"))
+    assert completed.returncode == 1
+    assert "option flag: values must be numbers or strings, not boolean" in completed.stderr
+
+
+def _http_run(capsys, tmp_path) -> tuple[int, str, dict, list[dict]]:
+    out = tmp_path / "out"
+    status = cli.main(
+        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
+        + ["--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
+    )
+    err = capsys.readouterr().err
+    record = json.loads((out / "run.json").read_text())
+    if record["samples"] == 0:
+        return status, err, record, []
+    frame = results.read_samples([out / "results.csv"])
+    return status, err, record, frame.to_dict("records")
+
+
+def _check_http_samples(status, err, record, samples):
+    assert status == 0, err
+    assert record["skipped"] == [] and record["failures"] == []
+    assert sorted(row["side"] for row in samples) == ["base", "base", "head", "head"]
+    assert {(row["filename"], row["configuration"]) for row in samples} == {
+        ("net/http-simple.js", "duration=1 connections=10")
+    }
+    # requests per second over a one-second load: the server answered many requests, far fewer than a tight loop
+    assert all(50 < row["rate"] < 10_000_000 for row in samples)
+
+
+def test_http_benchmark_is_measured_with_a_load_generator_on_the_path(capsys, tmp_path, monkeypatch):
+    """Runs everywhere: the wrk test double (a Node script speaking wrk's command line and output)."""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(LOADGEN), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+    _check_http_samples(*_http_run(capsys, tmp_path))
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+def test_http_benchmark_is_measured_with_the_real_wrk(capsys, tmp_path):
+    _check_http_samples(*_http_run(capsys, tmp_path))
+
+
+def test_a_load_generator_failure_is_a_crash_with_its_reason(capsys, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "wrk").write_text("#!/bin/sh\necho 'unable to connect' >&2\nexit 1\n")
+    (bin_dir / "wrk").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+    status, err, record, samples = _http_run(capsys, tmp_path)
+    assert status == 5 and samples == []
+    assert {failure["side"] for failure in record["failures"]} == {"base", "head"}
+    assert "wrk: Command failed" in record["failures"][0]["stderr_tail"]
+    assert "unable to connect" in record["failures"][0]["stderr_tail"]
