@@ -85,7 +85,7 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
         "--head-binary",
         NODE,
         "--runs",
-        "1",
+        "2",
         "--no-analyze",
         "--output",
         str(out),

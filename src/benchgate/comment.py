@@ -31,6 +31,7 @@ from benchgate.outcome import ACCEPTED, FAIL, Outcome
 from benchgate.runrecord import RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
+NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
 GITHUB_COMMENT_LIMIT = 65536
 MAX_NAME_IN_CHART = 90
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -49,6 +50,7 @@ class CommentContext:
     labels: LabelDecision = LabelDecision()
     run_url: str | None = None
     full_report: str = "the job summary and the results artifact of the workflow run"
+    nothing_selected: bool = False  # the change touches no benchmarked area, so nothing ran
 
 
 def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
@@ -241,6 +243,25 @@ def _footer(ctx: CommentContext) -> list[str]:
     return lines
 
 
+def _render_nothing_selected(ctx: CommentContext) -> str:
+    """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
+    prefix = ctx.settings.label_prefix
+    sides = f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}"
+    parts = [
+        MARKER,
+        f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}",
+        "",
+        "The changed files map to no benchmark category, so no benchmark ran and nothing can regress.",
+        "",
+        sides if ctx.run.has_record else "No run record (run.json): commits unknown",
+        "",
+        f"<sub>To benchmark anyway, a maintainer adds a label such as {code(prefix + ':categories=url')}.</sub>",
+        "",
+        *_footer(ctx),
+    ]
+    return "\n".join(parts) + "\n"
+
+
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
@@ -279,6 +300,8 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
 
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
     """The comment body; under ``limit`` characters, shortened in a fixed order when needed."""
+    if ctx.nothing_selected:
+        return _render_nothing_selected(ctx)
     body = _render(ctx, all_rows=True, details=True, max_significant=None, truncated=False)
     if limit is None or len(body) <= limit:
         return body

@@ -2,7 +2,8 @@
 
 Besides rows that fail the gate, a PR fails when the head crashed or timed out
 where the base succeeded, when the head produced fewer than 2 samples for a
-configuration the base measured, or when the run did not complete. A trusted
+configuration the base measured, when no comparison could be tested at all
+(``gate.untested_reason``), or when the run did not complete. A trusted
 ``accept-regression`` label turns a failure into an accepted (neutral) result.
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from benchgate import gate
 from benchgate.config import Settings
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK
 from benchgate.runrecord import Failure, RunSummary
@@ -64,7 +66,10 @@ def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
     unexplained = [
         key for key in zip(starved["filename"], starved["configuration"], strict=True) if key not in failed_keys
     ]
-    if unexplained:
+    untested = gate.untested_reason(gated)
+    if untested is not None:
+        problems.append(untested)
+    elif unexplained:
         problems.append(f"{len(unexplained)} configuration(s) have base samples but fewer than 2 head samples")
     if not run.complete:
         problems.append("the run did not complete, so part of the selection was never measured")

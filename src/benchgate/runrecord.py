@@ -307,3 +307,31 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary]:
         record = results.read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
         summaries.append(validate_record(record, str(record_path)))
     return samples, merge(summaries)
+
+
+def nothing_selected(arguments: list[str]) -> RunSummary | None:
+    """The run's summary when every argument is a run that selected no benchmark, else None.
+
+    ``benchgate run --changed-from`` on a change that touches no benchmarked area
+    (a docs-only PR) writes a complete run.json with an empty file selection and
+    no results.csv: nothing to benchmark, which is a pass, not missing results.
+    Anything else (a results.csv, an incomplete run, a non-empty selection) is None,
+    so ``load`` reads it as usual and refuses what is missing.
+    """
+    summaries = []
+    for argument in arguments:
+        matches = sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
+        for match in matches:
+            path = Path(match)
+            record_path = path / "run.json"
+            if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
+                return None
+            record = results.read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
+            summary = validate_record(record, str(record_path))
+            selection = record.get("selection")
+            files = selection.get("files") if isinstance(selection, dict) else None
+            measured = record.get("samples", 0) != 0 or record.get("build_failure") is not None
+            if not summary.complete or files != [] or summary.failures or measured:
+                return None
+            summaries.append(summary)
+    return merge(summaries) if summaries else None

@@ -4,6 +4,10 @@ RESULTS are run directories (``results.csv`` + ``run.json`` from ``benchgate
 run --output``), CSV files or globs of either; several are shards of one run.
 Everything in them is untrusted (see ``benchgate.runrecord``).
 
+A run that selected nothing (``benchgate run --changed-from`` on a change that
+touches no benchmarked area: run.json and no results.csv) passes with a short
+comment and a success check.
+
 Exit status: 0 pass (or a regression accepted by a trusted label), 1 the gate
 failed, 2 bad input or configuration, 3 GitHub unreachable after retries while
 the gate passed. Whatever happens to the posting, stdout, the job summary and
@@ -14,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import actions_env, config, gate, labels, outcome, report, runrecord, stats
-from benchgate.comment import MARKER, CommentContext, render_comment
+from benchgate.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 
 CHECK_NAME = "benchgate"
@@ -57,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--token", help="GitHub token (default $GITHUB_TOKEN; prefer the variable)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL or https://api.github.com)")
     parser.add_argument(
+        "--comment-author",
+        metavar="LOGIN",
+        help="login the token comments as, for a GitHub App token (e.g. my-app[bot]); default "
+        "$BENCHGATE_COMMENT_AUTHOR, else asked of GitHub (a user token), else github-actions[bot]. "
+        "Only that login's comment is ever edited",
+    )
+    parser.add_argument(
         "--head-sha", help="the approved head commit; results for another commit or a PR that moved are refused"
     )
     parser.add_argument("--label", action="append", default=[], help="with --dry-run: act as if the PR had LABEL")
@@ -76,6 +88,7 @@ def _handler(args: argparse.Namespace) -> int:
         pr=args.pr,
         token=args.token,
         api_url=args.api_url,
+        comment_author=args.comment_author,
         head_sha=args.head_sha,
         dry_run_labels=args.label,
         report_path=args.report_path,
@@ -84,16 +97,35 @@ def _handler(args: argparse.Namespace) -> int:
     ).exit_status
 
 
-def _client(repository: str, token: str | None, api_url: str | None, retries: int):
-    from benchgate.github import GitHubClient  # PyGithub loads only when posting
+def _client(repository: str, token: str | None, api_url: str | None, retries: int, comment_author: str | None):
+    from benchgate.github import COMMENT_AUTHOR_ENV, GitHubClient  # PyGithub loads only when posting
 
     api = api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
-    return GitHubClient(token=token, repository=repository, api_url=api, max_retries=retries)
+    author = comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
+    return GitHubClient(token=token, repository=repository, api_url=api, max_retries=retries, comment_author=author)
+
+
+def _approved_sha(head_sha: str | None) -> str | None:
+    """``--head-sha`` as a full lowercase commit SHA; InputError (exit 2) unless it is 40 hex digits."""
+    if head_sha is None:
+        return None
+    sha = head_sha.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
+    return sha
 
 
 def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
+    if head_sha is None:
+        return
     recorded = run.head.sha
-    if head_sha and recorded and not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
+    if not recorded:
+        # Without a recorded commit nothing shows the results are the approved commit's: refuse, never skip.
+        raise InputError(
+            f"--head-sha {head_sha[:12]}: the results record no head commit (no run.json, or a run of "
+            "given binaries), so they cannot be checked against the approved commit"
+        )
+    if not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
         raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
 
 
@@ -106,6 +138,7 @@ def report_results(
     pr: int | None = None,
     token: str | None = None,
     api_url: str | None = None,
+    comment_author: str | None = None,
     head_sha: str | None = None,
     dry_run_labels: Sequence[str] = (),
     report_path: Path | None = None,
@@ -117,9 +150,15 @@ def report_results(
     """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check."""
     stdout = stdout or sys.stdout
     settings = config.load_settings(config_path, options or {})
-    samples, run = runrecord.load(list(results))
+    head_sha = _approved_sha(head_sha)
+    # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly.
+    nothing_run = runrecord.nothing_selected(list(results))
+    if nothing_run is not None:
+        run, comparisons = nothing_run, stats.empty_comparisons()
+    else:
+        samples, run = runrecord.load(list(results))
+        comparisons = stats.compare_samples(samples)
     _check_results_commit(run, head_sha)
-    comparisons = stats.compare_samples(samples)
 
     posting_errors: list[BenchgateError] = []
     pr_info = None
@@ -138,7 +177,7 @@ def report_results(
                 f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
                 "or --head-sha for a check run alone); use --dry-run to print the comment instead"
             )
-        client = client or _client(repository, token, api_url, retries)
+        client = client or _client(repository, token, api_url, retries, comment_author)
         try:
             pr_info = client.pull_request(pr) if pr else None
         except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
@@ -163,6 +202,7 @@ def report_results(
         run=run,
         labels=decision,
         run_url=actions_env.workflow_run_url(),
+        nothing_selected=nothing_run is not None,
     )
     body = render_comment(context)
     full_report = render_comment(context, limit=None)
@@ -181,7 +221,10 @@ def report_results(
     if dry_run:
         stdout.write(body)
     else:
-        stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
+        if nothing_run is not None:
+            stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
+        else:
+            stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
 
@@ -195,7 +238,7 @@ def report_results(
                 head_sha or pr_info.head_sha,
                 name=CHECK_NAME,
                 conclusion=result.check_conclusion,
-                title=_check_title(result),
+                title=NOTHING_TO_BENCHMARK.capitalize() if nothing_run is not None else _check_title(result),
                 summary=body.removeprefix(MARKER).lstrip("\n"),
                 details_url=actions_env.workflow_run_url() or comment_url,
             )
