@@ -8,6 +8,7 @@ not a half-written run. A resumed run's plan comes back from its run.json instea
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import sys
@@ -104,15 +105,36 @@ def _build_both(options: RunOptions) -> Path:
     return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
 
 
+def _cpu_ranges(cpus: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5" (the kernel's cpulist format)."""
+    ranges: list[list[int]] = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
+
+
 def _check_cpuset(cpuset: str | None) -> None:
     if cpuset is None:
         return
     try:
-        cpus = system.parse_cpu_list(cpuset)
+        # A CPU number past any machine's (or a typo like 0-99999999) is refused before it is expanded.
+        cpus = [] if any(len(number) > 5 for number in cpuset.replace("-", ",").split(",")) else None
+        cpus = system.parse_cpu_list(cpuset) if cpus is None else cpus
     except ValueError:
         cpus = []
     if not cpus:
         raise InputError(f"--cpuset {cpuset!r}: expected a CPU list such as 2-3 or 0,2")
+    # taskset fails on CPUs this process may not use; every job would then fail, so say it now.
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    unusable = sorted(set(cpus) - allowed)
+    if unusable:
+        raise InputError(
+            f"--cpuset {cpuset}: CPU {', '.join(map(str, unusable[:8]))} not available here "
+            f"(this process may use CPUs {_cpu_ranges(sorted(allowed))})"
+        )
     if shutil.which("taskset") is None:
         raise InputError("--cpuset needs taskset (util-linux), which is not installed")
 
