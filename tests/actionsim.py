@@ -6,11 +6,14 @@ composite actions: scripts see only the ``env:`` each step declares), each
 step's ``if:`` and ``env:`` expressions are evaluated, its ``run:`` script runs
 with ``bash --noprofile --norc -eo pipefail``, with a fresh ``GITHUB_OUTPUT``
 and ``GITHUB_STEP_SUMMARY`` per step, and the outputs it writes become
-``steps.<id>.outputs``. A failing step stops the action (implicit success()).
+``steps.<id>.outputs``. After a failing step, only steps whose ``if:`` calls a
+status function (``always()``, ``!cancelled()``, ``failure()``) still run; the
+others are skipped (GitHub's implicit ``success() &&``).
 
 Expressions: the subset action.yml uses: context paths (``inputs.min-effect``,
 ``steps.run.outputs.head-sha``, ``github.event.pull_request.head.sha``),
-'string' literals, ``==``, ``!=``, ``&&``, ``||``, ``!`` and parentheses, with
+'string' literals, ``==``, ``!=``, ``&&``, ``||``, ``!``, parentheses and the status functions
+``success()``, ``failure()``, ``always()``, ``cancelled()`` (nothing is ever cancelled here), with
 GitHub's semantics (``||`` yields the first truthy operand, ``==`` on strings
 ignores case, a missing property is null).
 """
@@ -27,6 +30,8 @@ from typing import Any
 import yaml
 
 _TOKEN = re.compile(r"\s*(?:(\|\||&&|==|!=|!|\(|\))|'((?:[^']|'')*)'|([A-Za-z_][A-Za-z0-9_.\-]*))")
+STATUS_FUNCTIONS = ("success", "failure", "always", "cancelled")
+_STATUS_CALL = re.compile(r"\b(?:success|failure|always|cancelled)\s*\(")
 _EMBEDDED = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 
 
@@ -108,6 +113,11 @@ class Expression:
         self.position += 1
         if kind == "str":
             return text
+        if text in STATUS_FUNCTIONS and self._take("("):
+            if not self._take(")"):
+                raise ValueError(f"{text}() takes no arguments")
+            failed = bool(self.context.get("__job_failed"))
+            return {"success": not failed, "failure": failed, "always": True, "cancelled": False}[text]
         if text in ("true", "false"):
             return text == "true"
         return self._lookup(text)
@@ -214,6 +224,7 @@ def run_action(
         )
     context["inputs"] = inputs
     results = []
+    job_failed = False
     for index, step in enumerate(action["runs"]["steps"]):
         step_id = step.get("id", f"__step{index}")
         condition = step.get("if")
@@ -221,7 +232,11 @@ def run_action(
             condition = condition.strip()
             if condition.startswith("${{") and condition.endswith("}}"):
                 condition = condition[3:-2]
-        if condition is not None and not truthy(evaluate(condition, context)):
+        context["__job_failed"] = job_failed
+        run_it = condition is None or truthy(evaluate(condition, context))
+        if job_failed and not (condition is not None and _STATUS_CALL.search(condition)):
+            run_it = False  # GitHub's implicit success() && before every if:
+        if not run_it:
             results.append(StepResult(step_id, step.get("name", ""), ran=False))
             context["steps"][step_id] = {"outputs": {}, "outcome": "skipped"}
             continue
@@ -262,6 +277,6 @@ def run_action(
             "outcome": "success" if completed.returncode == 0 else "failure",
         }
         if completed.returncode != 0:
-            break
+            job_failed = True
     outputs = {name: substitute(spec["value"], context) for name, spec in (action.get("outputs") or {}).items()}
     return ActionResult(results, outputs)

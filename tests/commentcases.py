@@ -7,7 +7,7 @@ import pandas as pd
 
 from benchgate import config, gate, labels, outcome, stats
 from benchgate.comment import CommentContext
-from benchgate.runrecord import Binary, Failure, RunSummary, Skipped
+from benchgate.runrecord import Binary, BuildFailure, Failure, RunSummary, Skipped
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
 
@@ -128,7 +128,31 @@ def variants() -> dict[str, CommentContext]:
             )
         ),
         "failed-benchmarks": context(passing, run=failing_run),
+        "head-does-not-build": context([], run=build_failure_run("head")),
+        "base-does-not-build": context([], run=build_failure_run("base")),
     }
+
+
+BUILD_LOG_TAIL = (
+    "$ sh -c 'make -j$(nproc)'\n"
+    "src/node_main.c:8:3: error: expected expression before 'if'\n"
+    "``` injected fence @nodejs/tsc <b>bold</b>\n"
+    "make: *** [Makefile:12: out/Release/obj/node_main.o] Error 1"
+)
+
+
+def build_failure_run(side: str) -> RunSummary:
+    """The summary of a ``run --repo`` whose ``side`` did not build (run.json's build_failure)."""
+    failed = Binary(sha="c" * 40, ref="broken" if side == "head" else "main")
+    built = {"head": Binary(sha="b" * 40, ref="refs/pull/123/head"), "base": Binary(sha="a" * 40, ref="main")}
+    return run_summary(
+        environment=(),
+        **{side: failed, ("base" if side == "head" else "head"): built["base" if side == "head" else "head"]},
+        complete=False,
+        build_failure=BuildFailure(
+            side=side, ref=failed.ref, sha=failed.sha, log_tail=BUILD_LOG_TAIL, infrastructure=side == "base"
+        ),
+    )
 
 
 def many_rows(count: int) -> list[tuple[str, str, float, float]]:

@@ -296,19 +296,40 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     # The base branch's configuration sets the runs and the minimum effect this time.
     config = tmp_path / "base-checkout" / ".github" / "benchgate.yml"
     config.parent.mkdir(parents=True)
-    config.write_text("runs: 4\nmin-effect: 1%\nrules:\n  - match: 'misc/*'\n    ignore: true\n")
+    config.write_text(
+        "runs: 4\nmin-effect: 1%\nrules:\n  - match: 'misc/*'\n    ignore: true\n"
+        "build:\n  configure-flags: [--without-intl]\n"
+    )
     passing = simulate(tmp_path, api_url, node_repo, "pass", {})
     assert passing.failed is None, passing.failed and passing.failed.stderr
     assert passing.step("authorize").outputs["runs"] == "4"
+    # The base branch's build settings travel through authorize's outputs to the token-less run step.
+    assert json.loads(passing.step("authorize").outputs["build"]) == {"configure-flags": ["--without-intl"]}
     assert passing.outputs["verdict"] == "pass" and passing.outputs["regressions"] == "0"
     record = json.loads((tmp_path / "pass" / "results" / "run.json").read_text())
     assert record["binaries"]["head"]["sha"] == head and record["binaries"]["base"]["sha"] == node_repo.commits["v2"]
+    built_with = subprocess.run(
+        [record["build"]["head"]["binary"], "--nodelike-info"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "--without-intl" in built_with
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and "✅ benchgate" in comments[0]["body"]  # the same comment, edited in place
     assert head[:12] in comments[0]["body"]  # the run record names the built head commit
     assert "4 runs per side" in comments[0]["body"] and "min effect 1 % (file)" in comments[0]["body"]
     assert passing.outputs["comment-url"] == failing.outputs["comment-url"]
     assert [c["conclusion"] for c in checks] == ["failure", "success"]
+
+    # 3. The base does not build: the run step fails (4) but leaves run.json, and the report step still
+    # posts, as an infrastructure error (neutral check, exit 4), not as the PR's failure.
+    broken = simulate(tmp_path, api_url, node_repo, "base-broken", {"base-ref": "broken"})
+    assert broken.step("run").returncode == 4, broken.step("run").stderr
+    recorded = json.loads((tmp_path / "base-broken" / "results" / "run.json").read_text())
+    assert recorded["build_failure"]["side"] == "base"
+    assert broken.step("report").ran and broken.step("report").returncode == 4, broken.step("report").stderr
+    assert broken.outputs["verdict"] == "error"
+    comments, checks = comments_and_checks(dump)
+    assert len(comments) == 1 and "not this pull request's fault" in comments[0]["body"]
+    assert [c["conclusion"] for c in checks] == ["failure", "success", "neutral"] and checks[-1]["head_sha"] == head
 
 
 def _workflows() -> list[Path]:

@@ -150,7 +150,8 @@ def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
 def test_every_run_option_has_a_command_line_option():
     # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
-    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records"}
+    # build_overrides is filled from the build options (--configure-flag, --build-command, ...) by build_overrides().
+    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records", "build_overrides"}
 
 
 def test_existing_output_is_refused(capsys, tmp_path):

@@ -135,7 +135,9 @@ def build_ref(
     sha = resolve_commit(repo, ref)
     cache = BinaryCache((Path(cache_dir) if cache_dir else default_cache_dir()).resolve(), settings.cache_limit)
     env = _build_env(trusted)
-    key = cache_key({"sha": sha, **settings.key_inputs(env)})
+    # Trust is part of the key: a binary built from PR code (which could also have rewritten its own
+    # entry) lives under another key than the trusted build of the same commit, and is never served to it.
+    key = cache_key({"sha": sha, "trusted": trusted, **settings.key_inputs(env)})
     # The full key in the name lets cleanup tell which entry (and lock) a worktree belongs to.
     worktree = cache.root / "worktrees" / f"{sha[:12]}-{key}"
 

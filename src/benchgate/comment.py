@@ -298,10 +298,41 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     return "\n".join(parts).replace("\n\n\n", "\n\n") + "\n"
 
 
+def _render_build_failure(ctx: CommentContext) -> str:
+    """The comment when a side did not build: what failed, whose fault it is, the log's last lines."""
+    failure = ctx.run.build_failure
+    assert failure is not None
+    commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
+    if failure.infrastructure:
+        lines = [
+            "### ⚠️ benchgate: the base does not build (infrastructure error)",
+            "",
+            f"The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's "
+            "fault: the base branch or the benchmark machine needs attention. The check is neutral; "
+            "run the benchmark again once the base builds.",
+        ]
+    else:
+        lines = [
+            "### ❌ benchgate: the head does not build",
+            "",
+            f"The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate "
+            f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
+            "accept a build failure).",
+        ]
+    lines += ["", f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}", ""]
+    if failure.log_tail.strip():
+        lines += [f"#### Last lines of the {failure.side} build log", "", _block(failure.log_tail), ""]
+    lines += ["_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"]
+    lines += ["", *_footer(ctx)]
+    return "\n".join([MARKER, *lines]) + "\n"
+
+
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
     """The comment body; under ``limit`` characters, shortened in a fixed order when needed."""
     if ctx.nothing_selected:
         return _render_nothing_selected(ctx)
+    if ctx.run.build_failure is not None:
+        return _render_build_failure(ctx)  # a few lines: the log tail is bounded by the run record's check
     body = _render(ctx, all_rows=True, details=True, max_significant=None, truncated=False)
     if limit is None or len(body) <= limit:
         return body

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from benchgate import gate, results, system
+from benchgate.build import SideBuildError
 from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.progress import Progress
-from benchgate.runplan import RunOptions, now, prepare
+from benchgate.runplan import RunOptions, build_failure_record, now, prepare
 from benchgate.session import Session, SessionState, mark_gating
 
 
@@ -78,7 +79,15 @@ def run_benchmarks(options: RunOptions) -> int:
     """Run (or resume) the benchmarks into ``options.output``; print the analysis; return the exit status."""
     output = options.output
     check_output_dir(output)
-    plan, record = prepare(options)
+    try:
+        plan, record = prepare(options)
+    except SideBuildError as error:
+        # The report job must still learn that (and which side) did not build: a record, no samples.
+        results.write_run_record(output / "run.json", build_failure_record(options, error))
+        with results.ResultsWriter(output / "results.csv"):
+            pass
+        print(f"benchgate: build failure recorded in {output} (run.json, empty results.csv)", file=sys.stderr)
+        raise
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
     if plan is None:

@@ -5,6 +5,8 @@ where the base succeeded, when the head produced fewer than 2 samples for a
 configuration the base measured, when no comparison could be tested at all
 (``gate.untested_reason``), or when the run did not complete. A trusted
 ``accept-regression`` label turns a failure into an accepted (neutral) result.
+A head that does not build fails the gate (no label accepts that); a base that
+does not build is an infrastructure error (``error``: neutral check, exit 4).
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import pandas as pd
 
 from benchgate import gate
 from benchgate.config import Settings
-from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK
+from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_OK
 from benchgate.runrecord import Failure, RunSummary
 
 PASS, FAIL, ACCEPTED = "pass", "fail", "accepted"
+# The base did not build: no verdict on the PR (a neutral check), but never a pass either.
+ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,12 @@ class Outcome:
 
     @property
     def check_conclusion(self) -> str:
-        return {PASS: "success", FAIL: "failure", ACCEPTED: "neutral"}[self.verdict]
+        return {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral"}[self.verdict]
 
     @property
     def exit_status(self) -> int:
+        if self.verdict == ERROR:
+            return EXIT_BUILD_FAILED
         return EXIT_GATE_FAILED if self.verdict == FAIL else EXIT_OK
 
 
@@ -56,6 +62,8 @@ def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
 
 def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
     """The verdict over the gated comparison table and the run summary."""
+    if run.build_failure is not None:
+        return _build_failed(run)
     gating_rows = int(gated["gating"].sum())
     head_failures = head_only_failures(run)
     problems = []
@@ -81,3 +89,16 @@ def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
     else:
         verdict = FAIL
     return Outcome(verdict, gating_rows, head_failures, tuple(problems))
+
+
+def _build_failed(run: RunSummary) -> Outcome:
+    """A side that did not build: the head fails the gate (no label accepts that); the base is an error."""
+    failure = run.build_failure
+    assert failure is not None
+    commit = failure.ref or "?"
+    if failure.sha:
+        commit = f"{commit} ({failure.sha[:12]})"
+    if failure.infrastructure:
+        problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
+        return Outcome(ERROR, 0, (), (problem,))
+    return Outcome(FAIL, 0, (), (f"the head {commit} does not build",))

@@ -104,6 +104,11 @@ def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any
     )
 
 
+def empty_samples() -> pd.DataFrame:
+    """A sample frame with no rows (a run that measured nothing, e.g. because a build failed)."""
+    return _samples_frame([], [], [], [], [])
+
+
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
     """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
     has_time = "time" in columns

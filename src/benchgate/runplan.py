@@ -17,10 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchgate import changes, config, gate, releases, results, suite, system
-from benchgate.errors import InputError
+from benchgate.errors import BenchgateError, InputError
 from benchgate.session import RunPlan, plan_from_record
 
 FORMATS = ("text", "markdown")
+BUILD_LOG_TAIL_LINES = 20
+BUILD_LOG_TAIL_CHARS = 4000  # under runrecord's limit for one text field
 
 
 @dataclass
@@ -62,6 +64,8 @@ class RunOptions:
     head_ref: str | None = None
     base_branch: str = "main"
     build_cache: Path | None = None
+    config: Path | None = None  # with --repo: the configuration whose build: section says how to build
+    build_overrides: dict = field(default_factory=dict)  # build settings from options, as config keys
     build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
 
 
@@ -83,6 +87,18 @@ def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> relea
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
 
 
+def build_settings(options: RunOptions):
+    """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options on top."""
+    from benchgate import config
+    from benchgate.buildsettings import BuildSettings
+
+    values: dict = {}
+    if options.config is not None:
+        values.update(config.load_settings(options.config, {}, config_required=True).build)
+    values.update(options.build_overrides)
+    return BuildSettings.from_mapping(values)
+
+
 def _build_both(options: RunOptions) -> Path:
     """Build (or reuse) base and head from ``--repo``; the binaries and, by default, the head's benchmark/."""
     from benchgate import build
@@ -92,17 +108,73 @@ def _build_both(options: RunOptions) -> Path:
         raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
     if not options.head_ref:
         raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
+    settings = build_settings(options)
     repo = options.repo.resolve()
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
     results_by_side = {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, False)):
         # The head is the pull request's code: built untrusted (no credentials, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
-        results_by_side[side] = build.build_ref(repo, ref, side=side, cache_dir=options.build_cache, trusted=trusted)
-    for side, result in results_by_side.items():
+        result = build.build_ref(
+            repo, ref, side=side, settings=settings, cache_dir=options.build_cache, trusted=trusted
+        )
+        results_by_side[side] = result
+        # Recorded at once: when the head then fails to build, the failure record still names the base.
         setattr(options, f"{side}_binary", str(result.binary))
         options.build_records[side] = result.record()
     return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+
+
+def build_failure_record(options: RunOptions, error) -> dict:
+    """run.json of a ``--repo`` run whose build failed: the report posts "does not build" from it.
+
+    ``error`` is a ``build.SideBuildError``. The log tail is bounded (runrecord refuses longer text);
+    ``infrastructure`` is true only for the base, whose failure is not the pull request's fault.
+    """
+    from benchgate import build
+
+    tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message
+    tail = tail[-BUILD_LOG_TAIL_CHARS:]
+    binaries = {
+        side: {"ref": record.get("ref"), "sha": record.get("sha"), "source": "build"}
+        for side, record in options.build_records.items()
+    }
+    binaries[error.side] = {"ref": error.ref, "sha": error.sha, "source": "build"}
+    if "head" not in binaries and options.head_ref:
+        # The base failed first: name the head anyway, so the report can match it to the approved commit.
+        try:
+            head_sha = build.resolve_commit(options.repo.resolve(), options.head_ref)
+        except BenchgateError:
+            head_sha = None
+        binaries["head"] = {"ref": options.head_ref, "sha": head_sha, "source": "build"}
+    stamp = now()
+    return {
+        "schema": 1,
+        "tool": "benchgate",
+        "binaries": binaries,
+        "selection": {"categories": list(options.categories), "shard": options.shard},
+        "seed": None,
+        "runs": options.runs,
+        "started_at": stamp,
+        "ended_at": stamp,
+        "complete": False,  # nothing was measured: a reader that ignores build_failure must not see a pass
+        "interrupted": False,
+        "options": {"timeout": options.timeout, "cpuset": options.cpuset},
+        "durations": {},
+        "samples": 0,
+        "environment": {},
+        "failures": [],
+        "skipped": [],
+        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
+        "build": options.build_records,
+        "build_failure": {
+            "side": error.side,
+            "ref": error.ref,
+            "sha": error.sha,
+            "log_tail": tail,
+            "infrastructure": bool(error.infrastructure),
+        },
+    }
 
 
 def _cpu_ranges(cpus: list[int]) -> str:
@@ -236,6 +308,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     _check_cpuset(options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
+    if options.repo is None and (options.config is not None or options.build_overrides):
+        raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     if options.repo is not None:
         benchmark_dir = _build_both(options)
     else:

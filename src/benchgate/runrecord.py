@@ -60,6 +60,17 @@ class Binary:
 
 
 @dataclass(frozen=True)
+class BuildFailure:
+    """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
+
+    side: str
+    ref: str | None
+    sha: str | None
+    log_tail: str
+    infrastructure: bool  # True for the base: the machine or the base branch, not the PR
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What the report shows about the run: validated, merged over shards."""
 
@@ -74,6 +85,7 @@ class RunSummary:
     shards: int = 0
     has_record: bool = False
     shard: str | None = None  # "I/N" when this record is one shard of a sharded run
+    build_failure: BuildFailure | None = None
 
 
 class _Checker:
@@ -160,6 +172,31 @@ def _environment(check: _Checker, value: Any) -> tuple[tuple[tuple[str, str], ..
     return tuple(pairs), warnings  # type: ignore[return-value]
 
 
+def _build_failure(check: _Checker, value: Any) -> BuildFailure | None:
+    if value is None:
+        return None
+    data = check.mapping(value, "build_failure", optional=False)
+    side = check.text(data.get("side"), "build_failure.side", 8, optional=False)
+    if side not in ("base", "head"):
+        raise check.fail("build_failure.side", "must be base or head")
+    sha = check.text(data.get("sha"), "build_failure.sha", 64)
+    if sha is not None and not _SHA.match(sha):
+        raise check.fail("build_failure.sha", "must be a hexadecimal commit SHA")
+    infrastructure = data.get("infrastructure")
+    if not isinstance(infrastructure, bool):
+        raise check.fail("build_failure.infrastructure", "must be true or false")
+    # Only the base's failure is the infrastructure's: a head that does not build must never pass as one.
+    if infrastructure != (side == "base"):
+        raise check.fail("build_failure.infrastructure", f"must be {str(side == 'base').lower()} for the {side}")
+    return BuildFailure(
+        side=side,
+        ref=check.text(data.get("ref"), "build_failure.ref", 256),
+        sha=sha,
+        log_tail=check.text(data.get("log_tail"), "build_failure.log_tail", MAX_TEXT) or "",
+        infrastructure=infrastructure,
+    )
+
+
 def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     """Check an untrusted run.json strictly and reduce it to a RunSummary."""
     check = _Checker(where)
@@ -211,6 +248,7 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
         shards=1,
         has_record=True,
         shard=shard,
+        build_failure=_build_failure(check, record.get("build_failure")),
     )
 
 
@@ -245,6 +283,9 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     missing = _missing_shards(records)
     if missing:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
+    build_failures = [summary.build_failure for summary in records if summary.build_failure is not None]
+    # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
+    build_failures.sort(key=lambda failure: failure.infrastructure)
     return RunSummary(
         base=records[0].base,
         head=records[0].head,
@@ -256,6 +297,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         skipped=tuple(skipped for summary in records for skipped in summary.skipped),
         shards=len(summaries),
         has_record=True,
+        build_failure=build_failures[0] if build_failures else None,
     )
 
 
@@ -294,11 +336,6 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary]:
     """Read, size-check and validate the samples and run records of every shard."""
     located = locate(arguments)
     csvs = [_size_checked(csv, MAX_CSV_BYTES) for csv, _ in located]
-    samples = results.read_samples(csvs)
-    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
-    if too_long.any():
-        row = samples[too_long].iloc[0]
-        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     summaries = []
     for _, record_path in located:
         if record_path is None:
@@ -306,7 +343,16 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary]:
             continue
         record = results.read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
         summaries.append(validate_record(record, str(record_path)))
-    return samples, merge(summaries)
+    run = merge(summaries)
+    if run.build_failure is not None:
+        # Nothing was measured (results.csv holds only its header); the failure is the report.
+        return results.empty_samples(), run
+    samples = results.read_samples(csvs)
+    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
+    if too_long.any():
+        row = samples[too_long].iloc[0]
+        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
+    return samples, run
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:

@@ -15,7 +15,8 @@ with write, maintain or admin permission asked for it, checked through the API:
 Other labels on a ``labeled`` event are not a request: ``approved=false``, exit 0.
 A refused request exits 2 with the reason. The outputs (``$GITHUB_OUTPUT``) give
 the approved PR and SHA plus the run settings after config, inputs and trusted
-labels, for the benchmark job, which itself has no token.
+labels, for the benchmark job, which itself has no token; ``build`` is the
+configuration's ``build:`` section as JSON (``benchgate run --config``'s format).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def _text(settings: config.Settings) -> dict[str, str]:
         "cpuset": settings.cpuset,
         "shard": settings.shard,
         "changed-map": settings.changed_files,
+        # The base branch's build: section, for the token-less run job (never the PR's copy of the file).
+        "build": json.dumps(dict(settings.build), sort_keys=True) if settings.build else "",
     }
 
 

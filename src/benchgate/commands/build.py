@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from benchgate.build import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
-from benchgate.buildcache import CacheLimit, parse_size
+from benchgate.buildcache import CacheLimit
 from benchgate.errors import EXIT_OK, InputError
 
 
@@ -26,19 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("ref", metavar="REF", help="commit, branch or tag to build")
     parser.add_argument("--repo", type=Path, default=Path("."), help="the Node git repository (default: .)")
     parser.add_argument("--side", choices=SIDES, default="base", help="which side this binary is (default: base)")
-    parser.add_argument("--configure-flags", default="", metavar="FLAGS", help="flags for ./configure (one string)")
-    parser.add_argument(
-        "--configure-command", default=None, metavar="CMD", help="configure step (default ./configure; '' skips)"
-    )
-    parser.add_argument(
-        "--build-command",
-        default=DEFAULT_BUILD_COMMAND,
-        metavar="CMD",
-        help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})",
-    )
-    parser.add_argument("--binary-path", default="out/Release/node", metavar="PATH", help="built binary, relative")
-    parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
-    parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+    add_build_options(parser)
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: $BENCHGATE_CACHE or ~/.cache/benchgate")
     parser.add_argument("--cache-max-entries", type=int, default=CacheLimit().max_entries, metavar="N")
     parser.add_argument("--cache-max-size", default=None, metavar="SIZE", help="e.g. 20G (default 20GiB)")
@@ -76,6 +64,47 @@ def build(
     return build_ref(repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo)
 
 
+def add_build_options(parser: argparse.ArgumentParser) -> None:
+    """The options saying how a binary is built; shared by `benchgate build` and `benchgate run --repo`.
+
+    Every default is None ("not given"), so a configuration file's ``build:`` section can fill the rest.
+    """
+    parser.add_argument("--configure-flags", default=None, metavar="FLAGS", help="flags for ./configure (one string)")
+    parser.add_argument(
+        "--configure-flag",
+        dest="configure_flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one flag for ./configure (repeatable), e.g. --configure-flag=--without-intl",
+    )
+    parser.add_argument(
+        "--configure-command", default=None, metavar="CMD", help="configure step (default ./configure; '' skips)"
+    )
+    parser.add_argument(
+        "--build-command", default=None, metavar="CMD", help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})"
+    )
+    parser.add_argument(
+        "--binary-path", default=None, metavar="PATH", help="built binary, relative (default: out/Release/node)"
+    )
+    parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+    parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+
+
+def build_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The build settings given by ``add_build_options``' options, spelt as in the ``build:`` config section."""
+    try:
+        flags = [*shlex.split(args.configure_flags or ""), *args.configure_flag]
+    except ValueError as error:
+        raise InputError(f"--configure-flags: {error}") from None
+    given: dict[str, object] = {"configure-flags": flags} if flags else {}
+    for key in ("configure-command", "build-command", "binary-path", "ninja", "ccache"):
+        value = getattr(args, key.replace("-", "_"))
+        if value is not None:
+            given[key] = value
+    return given
+
+
 def _check_record_path(path: Path) -> None:
     """--record must be writable: refused before an hours-long build, not after it."""
     if path.is_dir():
@@ -88,25 +117,12 @@ def _check_record_path(path: Path) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    try:
-        flags = tuple(shlex.split(args.configure_flags))
-        configure = ("./configure",) if args.configure_command is None else args.configure_command
-    except ValueError as error:
-        raise InputError(f"--configure-flags: {error}") from None
-    limit = CacheLimit(
-        max_entries=args.cache_max_entries,
-        max_bytes=parse_size(args.cache_max_size) if args.cache_max_size else CacheLimit().max_bytes,
-    )
-    settings = BuildSettings(
-        configure_flags=flags,
-        configure_command=configure,
-        build_command=args.build_command,
-        binary_path=args.binary_path,
-        ninja=args.ninja,
-        use_ccache=args.ccache,
-        cache_limit=limit,
-        timeout=args.timeout,
-    )
+    values = {**build_overrides(args), "cache-max-entries": args.cache_max_entries}
+    if args.cache_max_size:
+        values["cache-max-size"] = args.cache_max_size
+    if args.timeout is not None:
+        values["timeout"] = args.timeout
+    settings = BuildSettings.from_mapping(values)
     if args.record is not None:
         _check_record_path(args.record)
     result = build(

@@ -9,9 +9,11 @@ touches no benchmarked area: run.json and no results.csv) passes with a short
 comment and a success check.
 
 Exit status: 0 pass (or a regression accepted by a trusted label), 1 the gate
-failed, 2 bad input or configuration, 3 GitHub unreachable after retries while
-the gate passed. Whatever happens to the posting, stdout, the job summary and
-``--report-path`` carry the full report, and the status still follows the gate.
+failed (also when the head does not build), 2 bad input or configuration, 3 GitHub
+unreachable after retries while the gate passed, 4 the base did not build (an
+infrastructure error: the check is neutral, the comment says it is not the PR's fault).
+Whatever happens to the posting, stdout, the job summary and ``--report-path``
+carry the full report, and the status still follows the gate.
 """
 
 from __future__ import annotations
@@ -214,6 +216,8 @@ def report_results(
     actions_env.write_step_summary(render_comment(context, limit=SUMMARY_CHARACTERS))
     for row in gated[gated["gating"]].itertuples(index=False):
         actions_env.error_annotation(f"{row.filename} {row.configuration}: {row.gate_reason}", title="benchgate")
+    if run.build_failure is not None:
+        actions_env.error_annotation(result.problems[0], title="benchgate")
     for failure in result.head_failures:
         actions_env.error_annotation(
             f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
@@ -238,7 +242,7 @@ def report_results(
                 head_sha or pr_info.head_sha,
                 name=CHECK_NAME,
                 conclusion=result.check_conclusion,
-                title=NOTHING_TO_BENCHMARK.capitalize() if nothing_run is not None else _check_title(result),
+                title=NOTHING_TO_BENCHMARK.capitalize() if nothing_run is not None else _check_title(result, run),
                 summary=body.removeprefix(MARKER).lstrip("\n"),
                 details_url=actions_env.workflow_run_url() or comment_url,
             )
@@ -269,7 +273,11 @@ def report_results(
     )
 
 
-def _check_title(result: outcome.Outcome) -> str:
+def _check_title(result: outcome.Outcome, run: runrecord.RunSummary) -> str:
+    if run.build_failure is not None:
+        if run.build_failure.infrastructure:
+            return "The base does not build (infrastructure error, not this PR's fault)"
+        return "The head does not build"
     if result.verdict == outcome.PASS:
         return "No regression fails the gate"
     count = result.gating_rows

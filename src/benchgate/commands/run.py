@@ -12,6 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from benchgate import releases
+from benchgate.commands.build import add_build_options, build_overrides
 from benchgate.localrun import run_benchmarks
 from benchgate.runplan import FORMATS, RunOptions
 
@@ -91,6 +92,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--head-ref", metavar="REF", help="with --repo: the head commit (the pull request)")
     parser.add_argument("--base-branch", default="main", help="with --repo: branch for the merge base (default main)")
     parser.add_argument("--build-cache", type=Path, metavar="DIR", help="build cache (default: $BENCHGATE_CACHE)")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="with --repo: build as this benchgate configuration's build: section says (the base branch's copy); "
+        "the build options below override it",
+    )
+    build_options = parser.add_argument_group("how --repo builds (as `benchgate build`)")
+    add_build_options(build_options)
     parser.add_argument("--resume", action="store_true", help="continue the interrupted run in --output")
     parser.add_argument(
         "--no-analyze", dest="analyze", action="store_false", help="do not print the analysis at the end"
@@ -115,5 +125,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _handler(args: argparse.Namespace) -> int:
     # Each option's dest is the name of its RunOptions field; lists from action="append" become tuples.
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
-    options = RunOptions(**{field.name: given[field.name] for field in fields(RunOptions) if field.name in given})
+    options = RunOptions(
+        **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
+        build_overrides=build_overrides(args),
+    )
     return run_benchmarks(options)
