@@ -111,3 +111,34 @@ def test_a_load_generator_failure_is_a_crash_with_its_reason(capsys, tmp_path, m
     assert {failure["side"] for failure in record["failures"]} == {"base", "head"}
     assert "wrk: Command failed" in record["failures"][0]["stderr_tail"]
     assert "unable to connect" in record["failures"][0]["stderr_tail"]
+
+
+def test_autocannon_is_driven_with_json_output_and_its_average_is_the_rate(capsys, tmp_path, monkeypatch):
+    """A stand-in autocannon: checks the command line it gets, makes real requests, answers in autocannon's JSON."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "autocannon").write_text(
+        "#!/usr/bin/env node\n"
+        "const args = process.argv.slice(2);\n"
+        "const expected = ['-j', '-n', '-c', '10', '-d', '1'];\n"
+        "if (JSON.stringify(args.slice(0, 6)) !== JSON.stringify(expected)) { console.error(args); process.exit(2); }\n"
+        "let done = 0;\n"
+        "const next = () => require('http').get(args[6], (res) => { res.resume(); res.on('end', () => {\n"
+        "  if (++done < 20) return next();\n"
+        "  console.log(JSON.stringify({ requests: { average: 4321.5 }, errors: 0, non2xx: 0 }));\n"
+        "}); });\n"
+        "next();\n"
+    )
+    (bin_dir / "autocannon").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+    out = tmp_path / "out"
+    status = cli.main(
+        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
+        + ["--set", "benchmarker=autocannon", "--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
+    )
+    err = capsys.readouterr().err
+    record = json.loads((out / "run.json").read_text())
+    assert record["failures"] == [], err
+    frame = results.read_samples([out / "results.csv"])
+    assert list(frame["rate"]) == [4321.5] * 4
+    assert status == 0, err
