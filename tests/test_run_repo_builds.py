@@ -234,6 +234,10 @@ def test_untrusted_binary_is_never_served_to_a_trusted_build(node_repo, tmp_path
     untrusted = build_ref(node_repo.path, "v0.1.0", side="head", settings=settings, cache_dir=cache, trusted=False)
     trusted = build_ref(node_repo.path, "v0.1.0", side="base", settings=settings, cache_dir=cache, trusted=True)
     assert not trusted.cached and trusted.key != untrusted.key and trusted.binary != untrusted.binary
+    entries = {
+        key: json.loads((cache / "binaries" / key / "entry.json").read_text()) for key in (trusted.key, untrusted.key)
+    }
+    assert entries[trusted.key]["trusted"] is True and entries[untrusted.key]["trusted"] is False
     assert len([line for line in marker_lines(marker) if line.startswith("make ")]) == 2
     # Each namespace still reuses its own entries.
     again = build_ref(node_repo.path, "v0.1.0", side="head", settings=settings, cache_dir=cache, trusted=False)

@@ -241,6 +241,7 @@ def _build_and_store(
             "sha": sha,
             "ref": ref,
             "side": side,
+            "trusted": trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
             "worktree": str(worktree),
             "git_common_dir": str(worktrees.git_common_dir(repo)),
             "original_log": str(log_path),
