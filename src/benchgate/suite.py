@@ -20,8 +20,6 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 
-# common.js accepts `key=value` with a non-empty key; the value may be empty or hold '='.
-_SET_PATTERN = re.compile(r"^([^=]+)=([\s\S]*)$")
 # Directories in benchmark/ that are not categories (compare.js skips fixtures too).
 _NOT_CATEGORIES = frozenset({"fixtures", "node_modules"})
 _BENCHMARK_SUFFIXES = (".js", ".mjs", ".cjs")
@@ -74,7 +72,9 @@ def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     """Validate ``--set key=value`` arguments the way common.js parses them; InputError on the first bad one."""
     parsed = []
     for value in values:
-        if not _SET_PATTERN.match(value):
+        # A non-empty key up to the first '='; the value may be empty or hold '=' itself.
+        key, equals, _ = value.partition("=")
+        if not key or not equals:
             raise InputError(f"--set {value!r}: expected key=value with a non-empty key")
         parsed.append(value)
     return tuple(parsed)

@@ -144,7 +144,7 @@ function runEachInChild(file, name, queue, extras, flags) {
     const conf = queue[position];
     const args = Object.keys(conf).map((key) => `${key}=${conf[key]}`).concat(extraArgs);
     const child = childProcess.fork(file, args, {
-      execArgv: flags.concat(process.execArgv),
+      execArgv: [...flags, ...process.execArgv],
       env: Object.assign({}, process.env, { [ASSIGNMENT_VARIABLE]: JSON.stringify({ conf, extras }) }),
     });
     child.on('message', (message) => {
