@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas costs ~0.3 s to import; the runner loads this module before any benchmark
+    import pandas as pd
 
 THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
 CORRECTIONS = ("holm", "none")

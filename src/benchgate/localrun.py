@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchgate import gate, results, system
 from benchgate.build import SideBuildError
-from benchgate.errors import EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
+from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.progress import Progress
 from benchgate.runplan import RunOptions, build_failure_record, now, prepare
 from benchgate.session import Session, SessionState, mark_gating
@@ -125,8 +125,37 @@ def run_benchmarks(options: RunOptions) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    # The verdict is the same with or without --no-analyze: only the printing differs.
-    return print_analysis(output, options, show=options.analyze)
+    if not options.analyze:
+        return _status_without_statistics(record, output)
+    return print_analysis(output, options)
+
+
+def _status_without_statistics(record: dict, output: Path) -> int:
+    """--no-analyze: the exit status of the run itself, without loading pandas and scipy.
+
+    No statistics means no regression verdict (that is `benchgate analyze` or `benchgate report`
+    on the output), but a run whose head failed where the base succeeded, or that measured
+    nothing, still never exits as a pass.
+    """
+    gating = [failure for failure in record["failures"] if failure.get("gating")]
+    if gating:
+        print(
+            f"benchgate: verdict FAIL ({len(gating)} benchmark process(es) failed on the head where the base "
+            "succeeded)",
+            file=sys.stderr,
+        )
+        return EXIT_GATE_FAILED
+    if record.get("samples", 0) == 0:
+        raise RunError(
+            f"no benchmark produced a sample ({len(record['failures'])} failure(s), listed in run.json)",
+            where=str(output),
+        )
+    print(
+        "benchgate: run complete; statistics skipped (--no-analyze): "
+        f"`benchgate analyze {shlex.quote(str(output / 'results.csv'))}` gives the verdict",
+        file=sys.stderr,
+    )
+    return EXIT_OK
 
 
 def _failure_lines(failures: list[dict]) -> list[str]:
@@ -151,8 +180,8 @@ def _failure_lines(failures: list[dict]) -> list[str]:
     return lines
 
 
-def print_analysis(output: Path, options: RunOptions, *, show: bool = True) -> int:
-    """compare.R's table, the environment and every failure (when ``show``); the exit status of the verdict.
+def print_analysis(output: Path, options: RunOptions) -> int:
+    """compare.R's table, the environment and every failure; the exit status of the verdict.
 
     The verdict is the report's (benchgate.outcome): a head failure where the base succeeded,
     or an incomplete run, fails it just as a significant regression does, and the text then
@@ -168,31 +197,19 @@ def print_analysis(output: Path, options: RunOptions, *, show: bool = True) -> i
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:
         summary = runrecord.validate_record(record, str(output / "run.json"))
-        if show:
-            for failure in summary.failures:
-                name = f"{failure.filename} {failure.configuration}".strip()
-                print(f"failed: {name} on the {failure.side}: {failure.reason}")
+        for failure in summary.failures:
+            name = f"{failure.filename} {failure.configuration}".strip()
+            print(f"failed: {name} on the {failure.side}: {failure.reason}")
         if outcome.head_only_failures(summary):
             why = "the head failed where the base succeeded, and no sample was measured"
-            print(
-                f"gate: FAIL: {why}" if show else f"benchgate: verdict FAIL ({why})",
-                file=sys.stdout if show else sys.stderr,
-            )
+            print(f"gate: FAIL: {why}")
             return outcome.EXIT_GATE_FAILED
-        where = "above" if show else "in run.json"
         raise RunError(
-            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed {where})", where=str(output)
+            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed above)", where=str(output)
         )
     samples, summary = runrecord.load([str(output)])
     gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
     decision = outcome.decide(gated, summary, settings)
-    if not show:
-        # The analysis is not printed, but a failed verdict must not look like a silent pass.
-        problems = "; ".join(decision.problems)
-        print(
-            f"benchgate: verdict {decision.verdict.upper()}" + (f" ({problems})" if problems else ""), file=sys.stderr
-        )
-        return decision.exit_status
     if options.output_format == "markdown":
         context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
         sys.stdout.write(comment.render_comment(context, limit=None))

@@ -31,10 +31,12 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from benchgate.errors import InputError
 
@@ -93,6 +95,8 @@ def _header(name: str, data: bytes) -> list[str]:
 
 def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any) -> pd.DataFrame:
     """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
+    import pandas as pd  # lazily: writing samples must not pay for pandas
+
     return pd.DataFrame(
         {
             "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
@@ -111,6 +115,8 @@ def empty_samples() -> pd.DataFrame:
 
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
     """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
+    import pandas as pd
+
     has_time = "time" in columns
     # Text stays text: a "category" dtype would let pandas infer numeric categories ("00" -> 0, "1.50" -> 1.5).
     dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64"}
@@ -229,6 +235,8 @@ def read_samples(
     the physical line for anything that is not a valid sample; no row is
     dropped (blank lines are not rows). The returned frame has SAMPLE_COLUMNS.
     """
+    import pandas as pd
+
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")
     frames = []
