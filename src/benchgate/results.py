@@ -40,12 +40,18 @@ if TYPE_CHECKING:
 
 from benchgate.errors import InputError
 
+# compare.js's number and configuration formatting lives in jsformat; callers reach it through this module too.
+from benchgate.jsformat import format_configuration as format_configuration
+from benchgate.jsformat import format_sample_line
+from benchgate.jsformat import js_inspect as js_inspect
+from benchgate.jsformat import js_number as js_number
+
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
 SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time"]
-# A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
 _NOT_BLANK = re.compile(rb"\S")
+# A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
 _DECIMAL = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:Infinity|NaN)\s*")
 
 
@@ -256,35 +262,6 @@ def read_samples(
     return samples
 
 
-def js_number(value: float) -> str:
-    """Format a float as JavaScript's Number#toString does, so our CSV matches compare.js byte for byte."""
-    if not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if value == int(value) and abs(value) < 1e21:
-        if abs(value) < 2**53:
-            return str(int(value))
-        # Past 2**53 JavaScript prints the shortest round-trip digits padded with zeros, not the exact integer.
-        return np.format_float_positional(value, trim="-")
-    text = repr(value)
-    if "e" not in text:
-        return text
-    mantissa, exponent = text.split("e")
-    exponent_value = int(exponent)
-    if -7 < exponent_value < 21:
-        # JS prints plain decimals in this range where Python already switched to exponents.
-        return np.format_float_positional(value, trim="-")
-    return f"{mantissa}e{'+' if exponent_value > 0 else '-'}{abs(exponent_value)}"
-
-
-def _quote(field: str) -> str:
-    return '"' + field.replace('"', '""') + '"'
-
-
-def format_sample_line(binary: str, filename: str, configuration: str, rate: float, time: float) -> str:
-    """One CSV line exactly as compare.js writes it (quotes doubled in the configuration)."""
-    return f"{_quote(binary)},{_quote(filename)},{_quote(configuration)},{js_number(rate)},{js_number(time)}\n"
-
-
 @dataclass
 class ResultsWriter:
     """Appends samples to a results.csv, flushing each one so a crash loses nothing measured."""
@@ -343,84 +320,16 @@ def read_run_record(path: Path) -> dict[str, Any]:
     return record
 
 
-# --- Writer half: the configuration string compare.js builds from a report's `conf` ---
-
-# util.inspect escapes C0 controls, the quote in use, backslash, DEL and C1 controls.
-_INSPECT_NAMED = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 92: "\\\\"}
-_INSPECT_LINE_WIDTH = 16  # util.inspect's kMinLineWidth
-_INSPECT_BREAK_LENGTH = 128  # util.inspect's default breakLength
-
-
-def _inspect_escape(text: str, quote: str) -> str:
-    out = []
-    for char in text:
-        point = ord(char)
-        if point in _INSPECT_NAMED:
-            out.append(_INSPECT_NAMED[point])
-        elif char == quote:
-            out.append("\\" + quote)
-        elif point < 0x20 or 0x7F <= point <= 0x9F:
-            out.append(f"\\x{point:02X}")
-        elif 0xD800 <= point <= 0xDFFF:
-            out.append(f"\\u{point:x}")  # a lone surrogate (paired ones are one code point here)
-        else:
-            out.append(char)
-    return quote + "".join(out) + quote
-
-
-def _inspect_quoted(text: str) -> str:
-    quote = "'"
-    if "'" in text:
-        if '"' not in text:
-            quote = '"'
-        elif "`" not in text and "${" not in text:
-            quote = "`"
-    return _inspect_escape(text, quote)
-
-
-def _inspect_string(text: str) -> str:
-    if len(text) > _INSPECT_LINE_WIDTH and len(text) > _INSPECT_BREAK_LENGTH - 4:
-        # util.inspect splits long strings after each newline (only "\n"), each piece quoted on its own.
-        lines = text.split("\n")
-        pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-        return " +\n  ".join(_inspect_quoted(piece) for piece in pieces)
-    return _inspect_quoted(text)
-
-
-def js_inspect(value: Any) -> str:
-    """A configuration value as Node's ``util.inspect`` shows it (strings quoted, numbers as JavaScript prints)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value) if abs(value) < 10**21 else js_number(float(value))
-    if isinstance(value, float):
-        if value == 0 and math.copysign(1.0, value) < 0:
-            return "-0"
-        return js_number(value)
-    if isinstance(value, str):
-        return _inspect_string(value)
-    return json.dumps(value, separators=(",", ":"))
-
-
-def format_configuration(conf: dict[str, Any]) -> str:
-    """compare.js's configuration column: `` key=inspect(value)`` for each key in order, joined by spaces."""
-    return " ".join(f"{key}={js_inspect(value)}" for key, value in conf.items())
-
-
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
     """(binary, filename, configuration) of the samples written past byte ``offset`` of a results.csv.
 
     ``benchgate run --resume`` uses it to see which configurations an interrupted job already wrote.
     """
-    import csv as _csv  # local: the reader half of this module has its own parser
-
     with path.open("rb") as handle:
         handle.seek(offset)
         tail = handle.read().decode("utf-8")
     keys = []
-    for record in _csv.reader(io.StringIO(tail, newline="")):
+    for record in csv.reader(io.StringIO(tail, newline="")):
         if len(record) >= 3 and record[0] in ("old", "new"):
             keys.append((record[0], record[1], record[2]))
     return keys
