@@ -106,6 +106,13 @@ class _Checker:
             raise self.fail(path, f"is {len(value)} characters long, more than {limit}")
         return value
 
+    def commit(self, value: Any, path: str) -> str | None:
+        """An optional commit SHA (7 to 64 hexadecimal digits)."""
+        sha = self.text(value, path, 64)
+        if sha is not None and not _SHA.match(sha):
+            raise self.fail(path, "must be a hexadecimal commit SHA")
+        return sha
+
     def integer(self, value: Any, path: str, low: int, high: int, *, optional: bool = True) -> int | None:
         if value is None and optional:
             return None
@@ -132,9 +139,7 @@ class _Checker:
 
 def _binary(check: _Checker, value: Any, path: str) -> Binary:
     data = check.mapping(value, path)
-    sha = check.text(data.get("sha"), f"{path}.sha", 64)
-    if sha is not None and not _SHA.match(sha):
-        raise check.fail(f"{path}.sha", "must be a hexadecimal commit SHA")
+    sha = check.commit(data.get("sha"), f"{path}.sha")
     args = tuple(
         check.text(arg, f"{path}.node_args[{i}]", 256, optional=False)
         for i, arg in enumerate(check.items(data.get("node_args"), f"{path}.node_args", 32))
@@ -179,9 +184,7 @@ def _build_failure(check: _Checker, value: Any) -> BuildFailure | None:
     side = check.text(data.get("side"), "build_failure.side", 8, optional=False)
     if side not in ("base", "head"):
         raise check.fail("build_failure.side", "must be base or head")
-    sha = check.text(data.get("sha"), "build_failure.sha", 64)
-    if sha is not None and not _SHA.match(sha):
-        raise check.fail("build_failure.sha", "must be a hexadecimal commit SHA")
+    sha = check.commit(data.get("sha"), "build_failure.sha")
     infrastructure = data.get("infrastructure")
     if not isinstance(infrastructure, bool):
         raise check.fail("build_failure.infrastructure", "must be true or false")
@@ -308,11 +311,16 @@ def _size_checked(path: Path, limit: int) -> Path:
     return path
 
 
+def _matches(argument: str) -> list[str]:
+    """The paths a glob argument matches, in order; any other argument is the one path."""
+    return sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
+
+
 def locate(arguments: list[str]) -> list[tuple[Path, Path | None]]:
     """(results.csv, run.json or None) for each argument: a run directory, a CSV file or a glob of either."""
     found: list[tuple[Path, Path | None]] = []
     for argument in arguments:
-        matches = sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
+        matches = _matches(argument)
         if not matches:
             raise InputError("no results match this pattern", where=argument)
         for match in matches:
@@ -366,8 +374,7 @@ def nothing_selected(arguments: list[str]) -> RunSummary | None:
     """
     summaries = []
     for argument in arguments:
-        matches = sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
-        for match in matches:
+        for match in _matches(argument):
             path = Path(match)
             record_path = path / "run.json"
             if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
