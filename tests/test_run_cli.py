@@ -21,10 +21,14 @@ from benchgate.runplan import RunOptions
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+# Both sides are the installed node: these tests exercise the run, not a difference between binaries.
+BOTH_NODE = ("--base-binary", NODE, "--head-binary", NODE)
 
 
-def _run(capsys, *args):
-    status = cli.main(["run", "--benchmark-dir", str(BENCH), "--no-progress", *args])
+def _run(capsys, *args, benchmark_dir: Path | None = BENCH):
+    """`benchgate run ARGS` without progress output (``benchmark_dir=None``: no --benchmark-dir); status, out, err."""
+    location = ["--benchmark-dir", str(benchmark_dir)] if benchmark_dir is not None else []
+    status = cli.main(["run", *location, "--no-progress", *args])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -51,24 +55,24 @@ def test_binary_that_is_not_node(capsys, tmp_path):
 
 
 def test_unknown_category(capsys, tmp_path):
-    err = _bad(capsys, tmp_path, "calc", "bufers", "--base-binary", NODE, "--head-binary", NODE)
+    err = _bad(capsys, tmp_path, "calc", "bufers", *BOTH_NODE)
     assert "unknown category 'bufers'" in err
 
 
 def test_filter_selecting_nothing(capsys, tmp_path):
-    err = _bad(capsys, tmp_path, "calc", "--filter", "zzz", "--base-binary", NODE, "--head-binary", NODE)
+    err = _bad(capsys, tmp_path, "calc", "--filter", "zzz", *BOTH_NODE)
     assert "no benchmark file" in err
 
 
 def test_malformed_set(capsys, tmp_path):
-    err = _bad(capsys, tmp_path, "calc", "--set", "n", "--base-binary", NODE, "--head-binary", NODE)
+    err = _bad(capsys, tmp_path, "calc", "--set", "n", *BOTH_NODE)
     assert "--set 'n'" in err
 
 
 def test_no_binary_and_bad_numbers(capsys, tmp_path):
     assert "no head binary" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE)
-    assert "--runs 0" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", NODE, "--runs", "0")
-    assert "--cpuset" in _bad(capsys, tmp_path, "calc", "--base-binary", NODE, "--head-binary", NODE, "--cpuset", "x")
+    assert "--runs 0" in _bad(capsys, tmp_path, "calc", *BOTH_NODE, "--runs", "0")
+    assert "--cpuset" in _bad(capsys, tmp_path, "calc", *BOTH_NODE, "--cpuset", "x")
 
 
 def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
@@ -80,10 +84,7 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
         "add",
         "--set",
         "CPUSET=0",
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
         "--runs",
         "2",
         "--no-analyze",
@@ -101,10 +102,7 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
         "CPUSET=0",
         "--cpuset",
         "1",
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
     )
 
 
@@ -114,10 +112,7 @@ def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
         capsys,
         "calc",
         "text",
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
         "--head-node-args=--max-old-space-size=200",
         "--runs",
         "2",
@@ -158,7 +153,7 @@ def test_existing_output_is_refused(capsys, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "results.csv").write_text("x")
-    status, _, err = _run(capsys, "calc", "--base-binary", NODE, "--head-binary", NODE, "--output", str(out))
+    status, _, err = _run(capsys, "calc", *BOTH_NODE, "--output", str(out))
     assert status == 2 and "--resume" in err
 
 
@@ -172,10 +167,7 @@ def test_head_crash_where_base_succeeds_fails_the_gate(capsys, tmp_path):
         "crash",
         "--filter",
         "add",
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
         "--head-node-args=--expose-gc",
         "--runs",
         "2",
@@ -205,10 +197,7 @@ def test_http_benchmarks_without_a_load_generator_are_skipped_not_reported(capsy
         "http",
         "--filter",
         "add",
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
         "--runs",
         "2",
         "--output",
@@ -242,10 +231,7 @@ def test_interrupt_keeps_every_sample_and_resume_reaches_the_same_counts(tmp_pat
         "text",
         "--benchmark-dir",
         str(BENCH),
-        "--base-binary",
-        NODE,
-        "--head-binary",
-        NODE,
+        *BOTH_NODE,
         "--runs",
         "3",
         "--seed",
@@ -311,32 +297,24 @@ def test_changed_from_picks_categories_and_names_unmapped_files(capsys, checkout
     (checkout / "src").mkdir()
     (checkout / "src" / "node_thing.cc").write_text("//\n")  # unmapped -> default
     out = tmp_path / "out"
-    status = cli.main(
-        [
-            "run",
-            "--benchmark-dir",
-            str(checkout / "benchmark"),
-            "--changed-from",
-            "main",
-            "--changed-default",
-            "text",
-            "--filter",
-            "add",
-            "--filter",
-            "quote",
-            "--base-binary",
-            NODE,
-            "--head-binary",
-            NODE,
-            "--runs",
-            "2",
-            "--no-progress",
-            "--no-analyze",
-            "--output",
-            str(out),
-        ]
+    status, _, err = _run(
+        capsys,
+        "--changed-from",
+        "main",
+        "--changed-default",
+        "text",
+        "--filter",
+        "add",
+        "--filter",
+        "quote",
+        *BOTH_NODE,
+        "--runs",
+        "2",
+        "--no-analyze",
+        "--output",
+        str(out),
+        benchmark_dir=checkout / "benchmark",
     )
-    err = capsys.readouterr().err
     assert status == 0, err
     assert "src/node_thing.cc" in err and "['text']" in err
     record = json.loads((out / "run.json").read_text())
@@ -348,24 +326,11 @@ def test_changed_from_picks_categories_and_names_unmapped_files(capsys, checkout
 def test_changed_from_docs_only_runs_nothing(capsys, checkout, tmp_path):
     (checkout / "doc" / "calc.md").write_text("# better docs\n")
     out = tmp_path / "out"
-    status = cli.main(
-        [
-            "run",
-            "--benchmark-dir",
-            str(checkout / "benchmark"),
-            "--changed-from",
-            "main",
-            "--base-binary",
-            NODE,
-            "--head-binary",
-            NODE,
-            "--no-progress",
-            "--output",
-            str(out),
-        ]
+    status, stdout, _ = _run(
+        capsys, "--changed-from", "main", *BOTH_NODE, "--output", str(out), benchmark_dir=checkout / "benchmark"
     )
     assert status == 0
-    assert "nothing ran" in capsys.readouterr().out
+    assert "nothing ran" in stdout
     record = json.loads((out / "run.json").read_text())
     assert record["complete"] is True and record["selection"]["files"] == []
     assert not (out / "results.csv").exists()
@@ -420,7 +385,7 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
     )
     monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
-    status, _, err = _run_repo(
+    status, _, err = _run(
         capsys,
         "calc",
         "--repo",
@@ -432,6 +397,7 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
         "--no-analyze",
         "--output",
         str(out),
+        benchmark_dir=None,  # the head's checkout provides benchmark/
     )
     assert status == 0, err
     record = json.loads((out / "run.json").read_text())
@@ -441,7 +407,7 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
     assert record["build"]["head"]["trusted"] is False and record["build"]["base"]["trusted"] is True
     assert record["selection"]["benchmark_dir"] == str(Path(record["build"]["head"]["worktree"]) / "benchmark")
     assert len(results.read_samples([out / "results.csv"])) == 2 * 2 * 2
-    status, _, err = _run_repo(
+    status, _, err = _run(
         capsys,
         "calc",
         "--repo",
@@ -452,11 +418,6 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
         NODE,
         "--output",
         str(tmp_path / "other"),
+        benchmark_dir=None,
     )
     assert status == 2 and "drop --base-binary" in err
-
-
-def _run_repo(capsys, *args):
-    status = cli.main(["run", "--no-progress", *args])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
