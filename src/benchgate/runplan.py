@@ -89,7 +89,6 @@ def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> relea
 
 def build_settings(options: RunOptions):
     """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options on top."""
-    from benchgate import config
     from benchgate.buildsettings import BuildSettings
 
     values: dict = {}
