@@ -41,8 +41,8 @@ __all__ = [
 SIDES = ("base", "head")
 LOG_TAIL_LINES = 8
 KEPT_LOGS = 200
-# Untrusted (PR) builds run without anything that looks like a credential in their environment.
 _EXCERPT_LINE = re.compile(r"^\s*\d*\s*\|")
+# Untrusted (PR) builds run without anything that looks like a credential in their environment.
 _SECRET_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.IGNORECASE)
 
 
@@ -150,7 +150,7 @@ def build_ref(
             cache.touch(entry)
             with cache.lock(f"git-{worktrees.repo_id(repo)}"):
                 worktrees.ensure_worktree(repo, worktree, sha)
-            return replace(_result(entry, ref, side, worktree, started, trusted, cached=True), in_use=cache.hold(key))
+            return replace(_cached_result(entry, ref, side, worktree, started, trusted), in_use=cache.hold(key))
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
@@ -193,14 +193,15 @@ def _build_and_store(
             worktrees.ensure_worktree(repo, worktree, sha)
         worktrees.clean_worktree(worktree)
     except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
-        error_class = HeadBuildError if side == "head" else BaseBuildError
         message = f"{side} checkout of {ref} ({sha[:12]}) in {worktree} failed: {error.message}"
-        raise error_class(message, side=side, ref=ref, sha=sha, log=None) from None
+        raise _side_error(message, side=side, ref=ref, sha=sha, log=None) from None
 
     ccache = compilercache.find_ccache() if settings.use_ccache is not False else None
     if settings.use_ccache and ccache is None:
         raise InputError("ccache was requested but is not installed")
     stats_log = log_path.with_suffix(".ccache-stats")
+    # Only trusted builds (the base branch) may write the compiler cache.
+    access = "read-write" if trusted else "read-only"
     if ccache:
         env = compilercache.ccache_env(
             env,
@@ -217,7 +218,7 @@ def _build_and_store(
         with open(log_path, "wb") as log:
             log.write(
                 f"# benchgate build: side={side} ref={ref} sha={sha} key={key}\n"
-                f"# worktree={worktree} trusted={trusted} ccache={'read-only' if not trusted else 'read-write'}"
+                f"# worktree={worktree} trusted={trusted} ccache={access}"
                 f"{'' if ccache else ' (not used)'}\n".encode()
             )
             failure = None
@@ -256,7 +257,6 @@ def _build_and_store(
             stats_log.unlink()
     # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
     worktrees.clean_worktree(worktree)
-    mode = "disabled" if not ccache else ("read-write" if trusted else "read-only")
     return BuildResult(
         binary=entry.binary,
         sha=sha,
@@ -270,13 +270,14 @@ def _build_and_store(
         trusted=trusted,
         binary_sha256=entry.sha256,
         ccache=stats,
-        ccache_mode=mode,
+        ccache_mode=access if ccache else "disabled",
     )
 
 
-def _result(
-    entry: CacheEntry, ref: str, side: str, worktree: Path, started: float, trusted: bool, *, cached: bool
+def _cached_result(
+    entry: CacheEntry, ref: str, side: str, worktree: Path, started: float, trusted: bool
 ) -> BuildResult:
+    """The result of a binary cache hit."""
     ccache = entry.metadata.get("ccache")
     return BuildResult(
         binary=entry.binary,
@@ -284,7 +285,7 @@ def _result(
         ref=ref,
         side=side,
         key=entry.key,
-        cached=cached,
+        cached=True,
         log=entry.log,
         worktree=worktree,
         duration=time.monotonic() - started,
@@ -316,9 +317,14 @@ def _fail(
 ) -> None:
     if not settings.keep_failed_worktree:
         worktrees.remove_worktree(worktree, worktrees.git_common_dir(repo))
-    error_class = HeadBuildError if side == "head" else BaseBuildError
     message = f"{side} build of {ref} ({sha[:12]}) failed: {what}; log {log}; last lines:\n{log_tail(log)}"
-    raise error_class(message, side=side, ref=ref, sha=sha, log=log)
+    raise _side_error(message, side=side, ref=ref, sha=sha, log=log)
+
+
+def _side_error(message: str, *, side: str, ref: str, sha: str, log: Path | None) -> SideBuildError:
+    """The head's failure fails the PR; the base's is an infrastructure error."""
+    error_class = HeadBuildError if side == "head" else BaseBuildError
+    return error_class(message, side=side, ref=ref, sha=sha, log=log)
 
 
 def _remove_entry_worktree(cache: BinaryCache, entry: CacheEntry, common_dir: Path) -> None:
