@@ -27,6 +27,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchgate.buildcache import default_cache_dir
 from benchgate.errors import InputError, RunError
 
 DEFAULT_DIST_URL = "https://nodejs.org/dist"
@@ -61,11 +62,6 @@ class NodeBinary:
             "sha": self.sha,
             **self.extra,
         }
-
-
-def cache_dir() -> Path:
-    """``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``."""
-    return Path(os.environ.get("BENCHGATE_CACHE") or Path.home() / ".cache" / "benchgate")
 
 
 def file_sha256(path: Path) -> str:
@@ -183,7 +179,7 @@ def _download(url: str) -> bytes:
 def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str | None = None) -> Release:
     """Download ``node-vVERSION-linux-ARCH.tar.xz`` from the dist site or a mirror; verify it against SHASUMS256.txt."""
     arch = arch or platform_arch()
-    directory = cache_dir() / "releases" / f"dist-v{version}-linux-{arch}"
+    directory = default_cache_dir() / "releases" / f"dist-v{version}-linux-{arch}"
     cached = _cached(directory)
     if cached:
         return cached
@@ -226,7 +222,7 @@ def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
 def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -> Release:
     """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); keep ``package/bin/node``."""
     arch = arch or platform_arch()
-    directory = cache_dir() / "releases" / f"npm-v{version}-linux-{arch}"
+    directory = default_cache_dir() / "releases" / f"npm-v{version}-linux-{arch}"
     cached = _cached(directory)
     if cached:
         return cached
