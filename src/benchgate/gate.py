@@ -12,9 +12,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-if TYPE_CHECKING:  # pandas costs ~0.3 s to import; the runner loads this module before any benchmark
+if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
     import pandas as pd
 
 THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
@@ -62,6 +60,8 @@ def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
 
 def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
     """Return a copy of ``comparisons`` with ``gating`` (bool), ``gate_reason`` and ``ignored`` columns."""
+    import numpy as np
+
     result = comparisons.copy()
     p_column = "p_adjusted" if policy.correction == "holm" else "p_value"
     p_values = result[p_column].to_numpy(dtype=float)

@@ -10,8 +10,6 @@ import json
 import math
 from typing import Any
 
-import numpy as np
-
 
 def js_number(value: float) -> str:
     """Format a float as JavaScript's Number#toString does, so our CSV matches compare.js byte for byte."""
@@ -21,7 +19,7 @@ def js_number(value: float) -> str:
         if abs(value) < 2**53:
             return str(int(value))
         # Past 2**53 JavaScript prints the shortest round-trip digits padded with zeros, not the exact integer.
-        return np.format_float_positional(value, trim="-")
+        return _positional(value)
     text = repr(value)
     if "e" not in text:
         return text
@@ -29,8 +27,15 @@ def js_number(value: float) -> str:
     exponent_value = int(exponent)
     if -7 < exponent_value < 21:
         # JS prints plain decimals in this range where Python already switched to exponents.
-        return np.format_float_positional(value, trim="-")
+        return _positional(value)
     return f"{mantissa}e{'+' if exponent_value > 0 else '-'}{abs(exponent_value)}"
+
+
+def _positional(value: float) -> str:
+    """The shortest round-trip digits of ``value`` without an exponent (rare: huge or tiny numbers)."""
+    import numpy as np  # only here: the runner writes every sample through js_number and need not load numpy
+
+    return np.format_float_positional(value, trim="-")
 
 
 def _quote(field: str) -> str:

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -101,7 +99,8 @@ def _header(name: str, data: bytes) -> list[str]:
 
 def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any) -> pd.DataFrame:
     """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
-    import pandas as pd  # lazily: writing samples must not pay for pandas
+    import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
+    import pandas as pd
 
     return pd.DataFrame(
         {
@@ -121,6 +120,7 @@ def empty_samples() -> pd.DataFrame:
 
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
     """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
+    import numpy as np
     import pandas as pd
 
     has_time = "time" in columns
