@@ -32,10 +32,25 @@ def js_number(value: float) -> str:
 
 
 def _positional(value: float) -> str:
-    """The shortest round-trip digits of ``value`` without an exponent (rare: huge or tiny numbers)."""
-    import numpy as np  # only here: the runner writes every sample through js_number and need not load numpy
+    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent.
 
-    return np.format_float_positional(value, trim="-")
+    Times under 1e-4 s take this path for many samples; it is plain string work so that the
+    runner, which writes every sample through js_number, never loads numpy mid-benchmark.
+    """
+    mantissa, _, exponent = repr(value).partition("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    whole, _, fraction = mantissa.lstrip("-").partition(".")
+    digits = whole + fraction
+    point = len(whole) + int(exponent or 0)  # where the decimal point goes in ``digits``
+    if point <= 0:
+        text = "0." + "0" * -point + digits
+    elif point >= len(digits):
+        text = digits + "0" * (point - len(digits))
+    else:
+        text = digits[:point] + "." + digits[point:]
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return sign + text
 
 
 def _quote(field: str) -> str:
