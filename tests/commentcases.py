@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from benchgate import config, gate, labels, outcome, stats
-from benchgate.comment import CommentContext
-from benchgate.runrecord import Binary, BuildFailure, Failure, RunSummary, Skipped
+from benchgate import config, stats
+from benchgate.config import labels
+from benchgate.report.comment import CommentContext
+from benchgate.results.runrecord import Binary, BuildFailure, Failure, RunSummary, Skipped
+from benchgate.stats import gate, outcome
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
 
@@ -82,7 +84,7 @@ def context(
     return CommentContext(
         gated=gated,
         settings=settings,
-        outcome=outcome.decide(gated, run, settings),
+        outcome=outcome.decide(gated, run, accept_regression=settings.accept_regression),
         run=run,
         labels=decision,
         run_url=RUN_URL,

@@ -21,7 +21,7 @@ import yaml
 from actionsim import evaluate, run_action, substitute
 from nodelike import make_node_like_repo
 
-from benchgate.comment import MARKER
+from benchgate.report.comment import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPO = "nodejs/node"

@@ -7,8 +7,8 @@ import json
 import pytest
 from actionsim import parse_outputs
 
-from benchgate import actions_env
 from benchgate.errors import InputError
+from benchgate.github import actions_env
 
 
 def test_outputs_survive_newlines_and_delimiter_lookalikes(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ import pytest
 
 from benchgate.cli import main
 from benchgate.commands.analyze import analyze
-from benchgate.gate import GatePolicy
+from benchgate.stats.gate import GatePolicy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 

@@ -6,7 +6,7 @@ import pytest
 
 from benchgate.commands.authorize import authorize
 from benchgate.errors import InputError
-from benchgate.github import GitHubClient
+from benchgate.github.client import GitHubClient
 
 REPO = "nodejs/node"
 SHA = "1" * 40

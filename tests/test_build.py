@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from nodelike import NodeLikeRepo, git, make_node_like_repo, marker_lines
 
-from benchgate import build as build_module
-from benchgate import buildcache, cli
-from benchgate.build import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
-from benchgate.buildcache import BinaryCache, CacheLimit
+from benchgate import cli
+from benchgate.build import builder as build_module
+from benchgate.build import cache as buildcache
+from benchgate.build.builder import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
+from benchgate.build.cache import BinaryCache, CacheLimit
 from benchgate.errors import EXIT_BUILD_FAILED, InputError
 
 # Deterministic across machines: no --ninja unless a test asks for it.

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchgate import buildcache
-from benchgate.buildcache import BinaryCache, CacheLimit, cache_key, parse_size
+from benchgate.build import cache as buildcache
+from benchgate.build.cache import BinaryCache, CacheLimit, cache_key, parse_size
 from benchgate.errors import InputError
 
 

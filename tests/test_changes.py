@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchgate import changes
 from benchgate.errors import InputError
+from benchgate.run import changes
 
 NODE_CATEGORIES = {"fs", "url", "buffers", "misc", "os", "http", "streams", "util", "esm", "module"}
 

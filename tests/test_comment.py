@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from commentcases import context, many_rows, variants
 
-from benchgate import comment
+from benchgate.report import comment
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("BENCHGATE_REGENERATE_GOLDEN") == "1"

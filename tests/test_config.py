@@ -9,7 +9,7 @@ import pytest
 from benchgate import config
 from benchgate.cli import main
 from benchgate.errors import InputError
-from benchgate.gate import GateRule
+from benchgate.stats.gate import GateRule
 
 
 def write(tmp_path, text):

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchgate import gate, results, stats
+from benchgate import results, stats
 from benchgate.cli import main
+from benchgate.stats import gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 

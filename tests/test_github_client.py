@@ -1,4 +1,4 @@
-"""benchgate.github.GitHubClient against the fake GitHub (every request checked against GitHub's OpenAPI)."""
+"""benchgate.github.client.GitHubClient against the fake GitHub (every request checked against GitHub's OpenAPI)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from fakegithub import FakeGitHub, Fault
 
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
-from benchgate.github import GitHubClient, GitHubRequestError, LabelEvent, PullRequestInfo
+from benchgate.github.client import GitHubClient, GitHubRequestError, LabelEvent, PullRequestInfo
 
 REPO = "nodejs/node"
 MARKER = "<!-- benchgate -->"

@@ -16,7 +16,7 @@ import requests
 from fakegithub import FakeGitHub, GitHubSpecValidator
 from fakegithub.spec import OPERATIONS, extract, full_spec_path
 
-from benchgate.github import GitHubClient
+from benchgate.github.client import GitHubClient
 
 TESTS = Path(__file__).resolve().parent
 REPO = "nodejs/node"

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchgate import config, labels
+from benchgate import config
+from benchgate.config import labels
 
 DEFAULTS = config.Settings()
 
@@ -135,7 +136,7 @@ def test_conflicting_labels_change_nothing():
 
 
 def test_trust_through_the_api_uses_the_latest_adder(fake_github):
-    from benchgate.github import GitHubClient
+    from benchgate.github.client import GitHubClient
 
     repo = "nodejs/node"
     fake_github.add_pull(repo, 3)

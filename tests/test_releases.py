@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import npm_package
 
-from benchgate import releases
+from benchgate.build import releases
 from benchgate.errors import InputError, RunError
 
 VERSION = "18.16.0"

@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchgate import bars, gate, report, results, stats
+from benchgate import report, results, stats
+from benchgate.report import bars
+from benchgate.stats import gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 ROW_KEYS = {

@@ -10,8 +10,8 @@ from rundirs import HEAD_SHA, NEUTRAL, REGRESSION, write_run
 
 from benchgate.cli import main
 from benchgate.commands.report import report_results
-from benchgate.comment import MARKER
-from benchgate.github import GitHubClient
+from benchgate.github.client import GitHubClient
+from benchgate.report.comment import MARKER
 
 REPO = "nodejs/node"
 

@@ -22,8 +22,8 @@ from rundirs import BASE_SHA, HEAD_SHA, NEUTRAL, write_run
 from benchgate import results
 from benchgate.cli import main
 from benchgate.commands.report import report_results
-from benchgate.comment import MARKER
-from benchgate.github import GitHubClient
+from benchgate.github.client import GitHubClient
+from benchgate.report.comment import MARKER
 
 REPO = "nodejs/node"
 GOLDEN = Path(__file__).parent / "golden"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from benchgate import results
 from benchgate.cli import main
 from benchgate.errors import InputError
+from benchgate.results import csvfile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 HEADER = '"binary","filename","configuration","rate","time"\n'
@@ -234,9 +235,9 @@ def render(rows, newline: str, blank_after: set[int]) -> tuple[str, list[int]]:
 @given(rows=records, crlf=st.booleans(), blanks=st.sets(st.integers(0, 24), max_size=4), data=st.data())
 def test_generated_files_parse_exactly_and_errors_name_the_right_line(rows, crlf, blanks, data):
     text, starts = render(rows, "\r\n" if crlf else "\n", blanks)
-    columns = results._header("t", text.encode())
-    fast = results._parse_fast(text.encode(), columns, "old", "new")
-    exact = results._parse_exact("t", text, columns, "old", "new")
+    columns = csvfile._header("t", text.encode())
+    fast = csvfile._parse_fast(text.encode(), columns, "old", "new")
+    exact = csvfile._parse_exact("t", text, columns, "old", "new")
     expected = [("base" if r[0] == "old" else "head", r[1], r[2], r[3]) for r in rows]
     assert as_records(exact) == expected
     if fast is not None:  # pandas declines a few exotic texts (e.g. lone CR in a field); the exact path takes over
@@ -247,5 +248,5 @@ def test_generated_files_parse_exactly_and_errors_name_the_right_line(rows, crlf
     broken_text, broken_starts = render(broken, "\r\n" if crlf else "\n", blanks)
     assert broken_starts == starts
     with pytest.raises(InputError, match=rf"^t: line {starts[bad]}: rate '-1.0' is not a finite positive number$"):
-        results._parse_exact("t", broken_text, columns, "old", "new")
-    assert results._parse_fast(broken_text.encode(), columns, "old", "new") is None
+        csvfile._parse_exact("t", broken_text, columns, "old", "new")
+    assert csvfile._parse_fast(broken_text.encode(), columns, "old", "new") is None

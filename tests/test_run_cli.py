@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchgate import cli, results
-from benchgate.runplan import RunOptions
+from benchgate.run.plan import RunOptions
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -145,8 +145,8 @@ def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
 def test_every_run_option_has_a_command_line_option():
     # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
-    # build_overrides is filled from the build options (--configure-flag, --build-command, ...) by build_overrides().
-    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records", "build_overrides"}
+    # build_settings is resolved from --config and the build options (--configure-flag, ...) by build_settings().
+    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records", "build_settings"}
 
 
 def test_existing_output_is_refused(capsys, tmp_path):

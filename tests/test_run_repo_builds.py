@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 from nodelike import make_node_like_repo, marker_lines
 
-from benchgate import cli, outcome, results, runrecord
-from benchgate.build import BuildSettings, build_ref
+from benchgate import cli, results
+from benchgate.build.builder import BuildSettings, build_ref
 from benchgate.commands.authorize import authorize
 from benchgate.commands.report import report_results
+from benchgate.commands.run import build_settings
 from benchgate.errors import InputError
-from benchgate.github import GitHubClient
-from benchgate.runplan import RunOptions, build_settings
+from benchgate.github.client import GitHubClient
+from benchgate.results import rundirs, runrecord
+from benchgate.stats import outcome
 
 REPO = "nodejs/node"
 pytestmark = pytest.mark.skipif(
@@ -111,12 +113,12 @@ def test_build_failure_is_recorded_then_reported(
 def test_report_exit_statuses_of_build_failures_differ_from_pass():
     head = runrecord.RunSummary(has_record=True, build_failure=_failure("head"))
     base = runrecord.RunSummary(has_record=True, build_failure=_failure("base"))
-    from benchgate import config, gate, stats
+    from benchgate import config, stats
+    from benchgate.stats import gate
 
     empty = gate.apply_gate(stats.compare_samples(results.empty_samples()), config.Settings().policy())
-    accepting = config.Settings(accept_regression=True)
-    assert outcome.decide(empty, head, accepting).verdict == "fail"  # no label accepts a broken head
-    decided = outcome.decide(empty, base, config.Settings())
+    assert outcome.decide(empty, head, accept_regression=True).verdict == "fail"  # no label accepts a broken head
+    decided = outcome.decide(empty, base)
     assert (decided.verdict, decided.check_conclusion, decided.exit_status) == ("error", "neutral", 4)
 
 
@@ -153,7 +155,7 @@ def test_a_head_build_failure_in_any_shard_decides():
         runrecord.RunSummary(has_record=True, build_failure=_failure("base")),
         runrecord.RunSummary(has_record=True, build_failure=_failure("head")),
     ]
-    assert runrecord.merge(shards).build_failure.side == "head"
+    assert rundirs.merge(shards).build_failure.side == "head"
 
 
 # -- the configuration's build settings apply ----------------------------------------------------
@@ -190,12 +192,11 @@ def test_config_build_settings_reach_the_build_and_the_cache_key(capsys, tmp_pat
 def test_build_settings_merge_file_then_options(tmp_path):
     config_file = tmp_path / "benchgate.yml"
     config_file.write_text("build:\n  configure-flags: [--without-intl]\n  binary-path: out/Release/node\n")
-    options = RunOptions(output=tmp_path / "o", config=config_file, build_overrides={"build-command": "make node"})
-    settings = build_settings(options)
+    settings = build_settings(config_file, {"build-command": "make node"})
     assert settings.configure_flags == ("--without-intl",) and settings.build_argv() == ["sh", "-c", "make node"]
     (tmp_path / "bad.yml").write_text("build:\n  binary-path: /etc/passwd\n")
     with pytest.raises(InputError, match="binary path"):
-        build_settings(RunOptions(output=tmp_path / "o", config=tmp_path / "bad.yml"))
+        build_settings(tmp_path / "bad.yml", {})
 
 
 def test_build_options_without_repo_are_bad_input(capsys, tmp_path):
@@ -218,7 +219,7 @@ def test_authorize_hands_the_base_config_build_settings_to_the_run(tmp_path, mon
     # The run job writes it as the action does ({"build": ...}) and passes it with --config.
     run_config = tmp_path / "run-build.yml"
     run_config.write_text('{"build": ' + result.settings["build"] + "}\n")
-    settings = build_settings(RunOptions(output=tmp_path / "o", config=run_config))
+    settings = build_settings(run_config, {})
     assert settings.configure_flags == ("--without-intl",) and settings.jobs == 2
     assert authorize(config_path=tmp_path / "absent.yml", event_name="push", event={}).settings["build"] == ""
 

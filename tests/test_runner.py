@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchgate import releases, results
-from benchgate.runner import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
-from benchgate.session import RunPlan, Session, SessionState
+from benchgate import results
+from benchgate.build import releases
+from benchgate.run.process import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
+from benchgate.run.session import RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

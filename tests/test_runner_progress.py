@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchgate import releases, results
-from benchgate.progress import Progress, format_seconds
-from benchgate.runner import BASE, HEAD, Job, build_schedule
-from benchgate.session import RunPlan, Session, SessionState
+from benchgate import results
+from benchgate.build import releases
+from benchgate.run.process import BASE, HEAD, Job, build_schedule
+from benchgate.run.progress import Progress, format_seconds
+from benchgate.run.session import RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

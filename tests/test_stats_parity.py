@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchgate import gate, report, results, stats
+from benchgate import report, results, stats
+from benchgate.stats import gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 REFERENCES = sorted(path.name.removesuffix(".r.csv") for path in FIXTURES.glob("*.r.csv"))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from benchgate import stats
-from benchgate.results import BASE, HEAD
+from benchgate.results.csvfile import BASE, HEAD
 
 rates = st.lists(st.floats(min_value=1.0, max_value=1e6, allow_nan=False), min_size=2, max_size=15)
 groups = st.lists(st.tuples(rates, rates), min_size=1, max_size=6)

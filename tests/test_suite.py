@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchgate import suite
 from benchgate.errors import InputError
+from benchgate.run import suite
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchgate import system
+from benchgate.run import system
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

@@ -22,7 +22,7 @@ SPEC_PACKAGE = "@octokit/openapi"
 SPEC_FILE = "generated/api.github.com.json"
 
 # (method, path template) of every REST operation benchgate's client may call.
-# Adding a call to src/benchgate/github.py means adding its operation here, or
+# Adding a call to src/benchgate/github/client.py means adding its operation here, or
 # the fake answers 404 and records a violation.
 OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),

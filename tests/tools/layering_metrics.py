@@ -6,11 +6,13 @@
    (module-level and function-local imports alike), read from the source with ``ast``.
 2. **Run path**: ``benchgate run`` on one file of the example suite (2 runs, --no-analyze) is traced with
    ``sys.setprofile``; every call into a benchgate function names its module, consecutive calls in the
-   same module are one step, and a *return* is a step into a module the path had already left before.
+   same module are one step, and a *return* is a step into a module the path had already left before;
+   counted apart are those into a module that is not on the call stack (not a caller resuming its work).
    Printed for the part until the first benchmark process starts (options, plan, binaries, selection)
    and for the whole run, with the number of *upward calls*: calls from a module of a lower pipeline
    layer into one of a higher layer (``LAYERS``; modules of the flat layout before the subpackages are
-   placed by ``FLAT_LAYOUT``). Import-time code is not counted.
+   placed by ``FLAT_LAYOUT``). Import-time code (module and class bodies) and the packages' lazy
+   exports are not counted.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import inspect
 import io
 import json
 import shutil
@@ -41,7 +44,7 @@ FLAT_LAYOUT = {
     "config": "config", "labels": "config",
     "report": "report", "bars": "report", "comment": "report",
     "github": "github", "actions_env": "github",
-    "errors": "errors", "cli": "cli", "__main__": "cli",
+    "errors": "errors", "_lazy": "errors", "cli": "cli", "__main__": "cli",
 }  # fmt: skip
 
 
@@ -119,24 +122,26 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
     return best
 
 
-def trace_run(stop_at_first_process: bool) -> tuple[list[str], int]:
+def trace_run(stop_at_first_process: bool) -> tuple[list[str], int, int]:
     """Module steps of one small `benchgate run`, and its upward calls (see the module docstring)."""
     from benchgate import cli
 
     steps: list[str] = []
     upward = 0
+    jumps = 0  # steps into a module visited before that is not on the call stack (not a return to a caller)
+    visited: set[str] = set()
     rank = {name: index for index, name in enumerate(LAYERS)}
 
     class FirstProcess(Exception):
         pass
 
     def profiler(frame, event, arg):
-        nonlocal upward
-        if event != "call" or frame.f_code.co_name == "<module>":
-            return
+        nonlocal upward, jumps
+        if event != "call" or not frame.f_code.co_flags & inspect.CO_NEWLOCALS:
+            return  # module and class bodies run at import time: not steps of the run
         module = frame.f_globals.get("__name__", "")
-        if not module.startswith(PACKAGE):
-            return
+        if not module.startswith(PACKAGE) or module == "benchgate._lazy" or frame.f_code.co_name == "__getattr__":
+            return  # a package's lazy export is how a name is found, not a step of the pipeline
         if stop_at_first_process and frame.f_code.co_name == "run" and "Benchmark" in frame.f_code.co_qualname:
             raise FirstProcess
         caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
@@ -144,6 +149,13 @@ def trace_run(stop_at_first_process: bool) -> tuple[list[str], int]:
             upward += 1
         if not steps or steps[-1] != module:
             steps.append(module)
+            stack, outer = set(), frame.f_back
+            while outer is not None:
+                stack.add(outer.f_globals.get("__name__", ""))
+                outer = outer.f_back
+            if module in visited and module not in stack:
+                jumps += 1
+            visited.add(module)
 
     root = Path(__file__).resolve().parents[2]
     output = Path(tempfile.mkdtemp(prefix="layering-")) / "out"
@@ -162,7 +174,7 @@ def trace_run(stop_at_first_process: bool) -> tuple[list[str], int]:
     finally:
         sys.setprofile(None)
         shutil.rmtree(output.parent, ignore_errors=True)
-    return steps, upward
+    return steps, upward, jumps
 
 
 def returns(steps: list[str]) -> int:
@@ -183,8 +195,8 @@ def main() -> None:
     parser.add_argument("--trace", choices=("first-process", "whole"), help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.trace:  # one trace in a fresh interpreter, so imports run (and are skipped) the same way
-        steps, upward = trace_run(arguments.trace == "first-process")
-        print(json.dumps({"steps": steps, "upward": upward}))
+        steps, upward, jumps = trace_run(arguments.trace == "first-process")
+        print(json.dumps({"steps": steps, "upward": upward, "jumps": jumps}))
         return
     graph = import_graph()
     chain = longest_chain(graph)
@@ -207,7 +219,8 @@ def main() -> None:
         head = steps[: arguments.trace_steps]
         print(
             f"run path, {label}: {len(steps)} steps over {len(set(steps))} modules, {returns(steps)} returns to a "
-            f"module already left ({returns(head)} in the first {len(head)} steps), {traced['upward']} upward calls"
+            f"module already left ({returns(head)} in the first {len(head)} steps; {traced['jumps']} of them not a "
+            f"return to a caller), {traced['upward']} upward calls"
         )
         if arguments.show:
             print("  " + " -> ".join(name.removeprefix("benchgate.") for name in steps[: arguments.trace_steps]))

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from benchgate import gate, report, results, stats
+from benchgate import report, results, stats
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from benchgate.stats import gate
 
 FORMATS = ("text", "markdown", "json", "csv")
 

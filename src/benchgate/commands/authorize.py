@@ -29,8 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchgate import actions_env, config, labels
+from benchgate import config
+from benchgate.config import labels
 from benchgate.errors import EXIT_OK, InputError
+from benchgate.github import actions_env
 
 RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard")
 
@@ -137,7 +139,7 @@ def authorize(
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
     if client is None:
-        from benchgate.github import GitHubClient
+        from benchgate.github.client import GitHubClient
 
         client = GitHubClient(
             token=token or os.environ.get("GITHUB_TOKEN") or None,

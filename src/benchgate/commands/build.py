@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from benchgate.build import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
-from benchgate.buildcache import CacheLimit
+from benchgate.build.builder import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
+from benchgate.build.cache import CacheLimit
 from benchgate.errors import EXIT_OK, InputError
 
 

@@ -2,7 +2,7 @@
 
 RESULTS are run directories (``results.csv`` + ``run.json`` from ``benchgate
 run --output``), CSV files or globs of either; several are shards of one run.
-Everything in them is untrusted (see ``benchgate.runrecord``).
+Everything in them is untrusted (see ``benchgate.results.runrecord``).
 
 A run that selected nothing (``benchgate run --changed-from`` on a change that
 touches no benchmarked area: run.json and no results.csv) passes with a short
@@ -26,9 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchgate import actions_env, config, gate, labels, outcome, report, runrecord, stats
-from benchgate.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
+from benchgate import config, report, stats
+from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
+from benchgate.github import actions_env
+from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
+from benchgate.results import rundirs, runrecord
+from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
@@ -100,7 +104,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _client(repository: str, token: str | None, api_url: str | None, retries: int, comment_author: str | None):
-    from benchgate.github import COMMENT_AUTHOR_ENV, GitHubClient  # PyGithub loads only when posting
+    from benchgate.github.client import COMMENT_AUTHOR_ENV, GitHubClient  # PyGithub loads only when posting
 
     api = api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
     author = comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
@@ -154,11 +158,11 @@ def report_results(
     settings = config.load_settings(config_path, options or {})
     head_sha = _approved_sha(head_sha)
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly.
-    nothing_run = runrecord.nothing_selected(list(results))
+    nothing_run = rundirs.nothing_selected(list(results))
     if nothing_run is not None:
         run, comparisons = nothing_run, stats.empty_comparisons()
     else:
-        samples, run = runrecord.load(list(results))
+        samples, run = rundirs.load(list(results))
         comparisons = stats.compare_samples(samples)
     _check_results_commit(run, head_sha)
 
@@ -196,7 +200,7 @@ def report_results(
                 posting_errors.append(error)
     settings = config.with_labels(settings, decision.values)
     gated = gate.apply_gate(comparisons, settings.policy())
-    result = outcome.decide(gated, run, settings)
+    result = outcome.decide(gated, run, accept_regression=settings.accept_regression)
     context = CommentContext(
         gated=gated,
         settings=settings,

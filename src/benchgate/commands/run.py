@@ -1,20 +1,24 @@
 """`benchgate run`: run a Node checkout's benchmarks with a base and a head binary, then analyse.
 
-This module only parses the command line; ``benchgate.localrun.run_benchmarks`` does the
-run (its options, and the checks made before anything runs, are in ``benchgate.runplan``).
+This module parses the command line, resolves how ``--repo`` builds, hands the run to
+``benchgate.run.local.run_benchmarks`` (its options, and the checks made before anything runs,
+are in ``benchgate.run.plan``) and prints the analysis of the finished run.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from dataclasses import fields
 from pathlib import Path
 
-from benchgate import releases
+from benchgate.build import releases
+from benchgate.build.settings import BuildSettings
 from benchgate.commands.build import add_build_options, build_overrides
-from benchgate.localrun import run_benchmarks
-from benchgate.runplan import FORMATS, RunOptions
+from benchgate.errors import EXIT_GATE_FAILED, RunError
+from benchgate.run.local import run_benchmarks
+from benchgate.run.plan import FORMATS, RunOptions
 
 
 def _node_args(text: str) -> tuple[str, ...]:
@@ -127,6 +131,94 @@ def _handler(args: argparse.Namespace) -> int:
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
-        build_overrides=build_overrides(args),
+        build_settings=build_settings(args.config, build_overrides(args)),
     )
-    return run_benchmarks(options)
+    status = run_benchmarks(options)
+    return print_analysis(options.output, options) if status is None else status
+
+
+def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
+    """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options on top.
+
+    None when neither is given (the defaults).
+    """
+    if config_path is None and not overrides:
+        return None
+    from benchgate import config
+
+    values: dict = {}
+    if config_path is not None:
+        values.update(config.load_settings(config_path, {}, config_required=True).build)
+    values.update(overrides)
+    return BuildSettings.from_mapping(values)
+
+
+def _failure_lines(failures: list[dict]) -> list[str]:
+    """One line per distinct failure; the same failure in several runs is one line with a count."""
+    grouped: dict[tuple, int] = {}
+    for failure in failures:
+        key = (
+            failure["side"],
+            failure["filename"],
+            failure["configuration"] or "",
+            failure["reason"],
+            bool(failure.get("gating")),
+        )
+        grouped[key] = grouped.get(key, 0) + 1
+    lines = []
+    for (side, filename, configuration, reason, gating), count in grouped.items():
+        runs = f" in {count} runs" if count > 1 else ""
+        lines.append(
+            f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}"
+            + (" (gating: the base succeeded)" if gating else "")
+        )
+    return lines
+
+
+def print_analysis(output: Path, options: RunOptions) -> int:
+    """compare.R's table, the environment and every failure; the exit status of the verdict.
+
+    The verdict is the report's (benchgate.stats.outcome): a head failure where the base succeeded,
+    or an incomplete run, fails it just as a significant regression does, and the text then
+    says FAIL throughout (the gate line leads with why), never "pass". A run that measured
+    nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
+    """
+    from benchgate import report, results, stats
+    from benchgate.config import Settings
+    from benchgate.report import comment
+    from benchgate.run import system
+    from benchgate.stats import gate, outcome
+
+    settings = Settings(
+        threshold=options.threshold, correction=options.correction, min_effect=options.min_effect, runs=options.runs
+    )
+    record = results.read_run_record(output / "run.json")
+    if record.get("samples", 0) == 0:
+        summary = results.validate_record(record, str(output / "run.json"))
+        for failure in summary.failures:
+            name = f"{failure.filename} {failure.configuration}".strip()
+            print(f"failed: {name} on the {failure.side}: {failure.reason}")
+        if outcome.head_only_failures(summary):
+            why = "the head failed where the base succeeded, and no sample was measured"
+            print(f"gate: FAIL: {why}")
+            return EXIT_GATE_FAILED
+        raise RunError(
+            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed above)", where=str(output)
+        )
+    samples, summary = results.load([str(output)])
+    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
+    decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
+    if options.output_format == "markdown":
+        context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
+        sys.stdout.write(comment.render_comment(context, limit=None))
+        return decision.exit_status
+    lines = [
+        report.render_text(gated, settings.policy(), problems=decision.problems),
+        system.render(record["environment"]),
+        *_failure_lines(record["failures"]),
+        *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),
+    ]
+    problems = "; ".join(decision.problems)
+    lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return decision.exit_status

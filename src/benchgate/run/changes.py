@@ -196,7 +196,7 @@ def categories_for_change(
     benchmark_dir: Path, ref: str, map_path: Path | None = None, default: tuple[str, ...] | None = None
 ) -> ChangedCategories:
     """The categories of ``benchmark_dir`` that the change from ``ref`` to the checkout's HEAD touches."""
-    from benchgate.suite import list_categories
+    from benchgate.run.suite import list_categories
 
     mapping = load_mapping(map_path)
     changed = changed_files(benchmark_dir.parent, ref)

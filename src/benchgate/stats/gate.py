@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads th
 THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
 CORRECTIONS = ("holm", "none")
 MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
+MIN_RUNS = 2  # Welch's t-test needs two samples a side
+MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
 
 
 @dataclass(frozen=True)

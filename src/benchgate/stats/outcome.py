@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from benchgate import gate
-from benchgate.config import Settings
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_OK
-from benchgate.runrecord import Failure, RunSummary
+from benchgate.results.runrecord import Failure, RunSummary
+from benchgate.stats import gate
 
 PASS, FAIL, ACCEPTED = "pass", "fail", "accepted"
 # The base did not build: no verdict on the PR (a neutral check), but never a pass either.
@@ -60,8 +59,11 @@ def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
     )
 
 
-def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
-    """The verdict over the gated comparison table and the run summary."""
+def decide(gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False) -> Outcome:
+    """The verdict over the gated comparison table and the run summary.
+
+    ``accept_regression``: a trusted label accepted regressions, so a failure becomes ``accepted``.
+    """
     if run.build_failure is not None:
         return _build_failed(run)
     gating_rows = int(gated["gating"].sum())
@@ -84,7 +86,7 @@ def decide(gated: pd.DataFrame, run: RunSummary, settings: Settings) -> Outcome:
     failed = bool(gating_rows or problems)
     if not failed:
         verdict = PASS
-    elif settings.accept_regression:
+    elif accept_regression:
         verdict = ACCEPTED
     else:
         verdict = FAIL

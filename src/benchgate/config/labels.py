@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchgate import config
+from benchgate.config import settings as config
 from benchgate.errors import GitHubUnavailable, InputError
 
 VALUE_KEYS = ("threshold", "min-effect", "runs", "categories", "filter")

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from benchgate.bars import Bar, render_bars
-from benchgate.gate import THRESHOLDS, GatePolicy, untested_reason, verdict
+from benchgate.report.bars import Bar, render_bars
+from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason, verdict
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [

@@ -2,7 +2,7 @@
 
 Precedence, lowest to highest: built-in defaults < the repository file
 (``.github/benchgate.yml``) < action inputs / command-line options < PR labels
-(labels only after the trust policy in ``benchgate.labels`` let them through).
+(labels only after the trust policy in ``benchgate.config.labels`` let them through).
 
 Every value, whatever its source, goes through ``parse_setting``; a bad value
 raises InputError naming the source (file, option or label), the key and why.
@@ -22,11 +22,10 @@ from typing import Any
 import yaml
 
 from benchgate.errors import InputError
-from benchgate.gate import CORRECTIONS, THRESHOLDS, GatePolicy, GateRule
+from benchgate.stats.gate import CORRECTIONS, MAX_RUNS, THRESHOLDS, GatePolicy, GateRule
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
-MAX_RUNS = 1000
 MAX_MIN_EFFECT = 1000.0
 # Strictness order of thresholds: a higher index fails fewer rows (looser).
 THRESHOLD_ORDER = ("*", "**", "***", "off")
@@ -201,7 +200,7 @@ def _parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
 def _parse_changed_files(value: Any, where: str, key: str) -> str:
     # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
     # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
-    from benchgate.changes import load_mapping
+    from benchgate.run.changes import load_mapping
 
     if not isinstance(value, dict):
         raise _fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")
@@ -218,7 +217,7 @@ def _parse_changed_files(value: Any, where: str, key: str) -> str:
 
 def _parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
     # The build module owns the meaning of its settings; validating through it keeps one set of rules.
-    from benchgate.buildsettings import BuildSettings
+    from benchgate.build.settings import BuildSettings
 
     if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
         raise _fail(where, key, "must be a mapping of build settings (configure-flags, jobs, ccache, ...)")

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchgate import compilercache
-from benchgate.buildcache import CacheLimit, parse_size
+from benchgate.build import compilercache
+from benchgate.build.cache import CacheLimit, parse_size
 from benchgate.errors import InputError
 
 DEFAULT_BUILD_COMMAND = "make -j$(nproc)"

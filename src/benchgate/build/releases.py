@@ -27,7 +27,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchgate.buildcache import default_cache_dir
+from benchgate.build.cache import default_cache_dir
 from benchgate.errors import InputError, RunError
 
 DEFAULT_DIST_URL = "https://nodejs.org/dist"

@@ -16,9 +16,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchgate import changes, config, gate, releases, results, suite, system
+from benchgate import results
+from benchgate.build import releases
+from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.session import RunPlan, plan_from_record
+from benchgate.run import changes, suite, system
+from benchgate.run.session import RunPlan, plan_from_record
+from benchgate.stats import gate
+from benchgate.stats.gate import MAX_RUNS, MIN_RUNS
 
 FORMATS = ("text", "markdown")
 BUILD_LOG_TAIL_LINES = 20
@@ -64,8 +69,7 @@ class RunOptions:
     head_ref: str | None = None
     base_branch: str = "main"
     build_cache: Path | None = None
-    config: Path | None = None  # with --repo: the configuration whose build: section says how to build
-    build_overrides: dict = field(default_factory=dict)  # build settings from options, as config keys
+    build_settings: BuildSettings | None = None  # how --repo builds (the command merges --config and options)
     build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
 
 
@@ -87,17 +91,6 @@ def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> relea
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
 
 
-def build_settings(options: RunOptions):
-    """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options on top."""
-    from benchgate.buildsettings import BuildSettings
-
-    values: dict = {}
-    if options.config is not None:
-        values.update(config.load_settings(options.config, {}, config_required=True).build)
-    values.update(options.build_overrides)
-    return BuildSettings.from_mapping(values)
-
-
 def _build_both(options: RunOptions) -> Path:
     """Build (or reuse) base and head from ``--repo``; the binaries and, by default, the head's benchmark/."""
     from benchgate import build
@@ -107,7 +100,7 @@ def _build_both(options: RunOptions) -> Path:
         raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
     if not options.head_ref:
         raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
-    settings = build_settings(options)
+    settings = options.build_settings or BuildSettings()
     repo = options.repo.resolve()
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
     results_by_side = {}
@@ -290,10 +283,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
         )
-    if not 2 <= options.runs <= config.MAX_RUNS:
+    if not MIN_RUNS <= options.runs <= MAX_RUNS:
         # One run per side tests nothing: Welch's t-test needs 2 samples a side.
         raise InputError(
-            f"--runs {options.runs}: must be from 2 to {config.MAX_RUNS} (the t-test needs 2 samples a side)"
+            f"--runs {options.runs}: must be from {MIN_RUNS} to {MAX_RUNS} (the t-test needs 2 samples a side)"
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
@@ -307,7 +300,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     _check_cpuset(options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
-    if options.repo is None and (options.config is not None or options.build_overrides):
+    if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     if options.repo is not None:
         benchmark_dir = _build_both(options)

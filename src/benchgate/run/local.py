@@ -1,8 +1,8 @@
-"""One `benchgate run` from start to verdict: prepare, run with checkpoints, print the analysis.
+"""One `benchgate run` from options to results on disk: prepare, run with checkpoints.
 
 The session's state goes into run.json after every benchmark process, so an
-interrupted run loses no sample and ``--resume`` continues it. The printed
-verdict is the report's (benchgate.outcome), so a local run and the PR comment agree.
+interrupted run loses no sample and ``--resume`` continues it. The analysis of the
+finished run is the command's (``benchgate.commands.run``), the same as the report's.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from benchgate import gate, results, system
-from benchgate.build import SideBuildError
+from benchgate import results
+from benchgate.build.builder import SideBuildError
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
-from benchgate.progress import Progress
-from benchgate.runplan import RunOptions, build_failure_record, now, prepare
-from benchgate.session import Session, SessionState, mark_gating
+from benchgate.run.plan import RunOptions, build_failure_record, now, prepare
+from benchgate.run.progress import Progress
+from benchgate.run.session import Session, SessionState, mark_gating
 
 
 def _state_from_record(record: dict) -> SessionState:
@@ -75,8 +75,13 @@ def check_output_dir(output: Path) -> None:
             directory.rmdir()
 
 
-def run_benchmarks(options: RunOptions) -> int:
-    """Run (or resume) the benchmarks into ``options.output``; print the analysis; return the exit status."""
+def run_benchmarks(options: RunOptions) -> int | None:
+    """Run (or resume) the benchmarks into ``options.output``.
+
+    Returns the exit status when the run ends without a verdict to compute (nothing selected,
+    interrupted, ``--no-analyze``), or None when the results are complete and ready for the
+    analysis (``benchgate.commands.run.print_analysis``).
+    """
     output = options.output
     check_output_dir(output)
     try:
@@ -127,7 +132,7 @@ def run_benchmarks(options: RunOptions) -> int:
         return EXIT_INTERRUPTED
     if not options.analyze:
         return _status_without_statistics(record, output)
-    return print_analysis(output, options)
+    return None
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:
@@ -156,71 +161,3 @@ def _status_without_statistics(record: dict, output: Path) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
-
-
-def _failure_lines(failures: list[dict]) -> list[str]:
-    """One line per distinct failure; the same failure in several runs is one line with a count."""
-    grouped: dict[tuple, int] = {}
-    for failure in failures:
-        key = (
-            failure["side"],
-            failure["filename"],
-            failure["configuration"] or "",
-            failure["reason"],
-            bool(failure.get("gating")),
-        )
-        grouped[key] = grouped.get(key, 0) + 1
-    lines = []
-    for (side, filename, configuration, reason, gating), count in grouped.items():
-        runs = f" in {count} runs" if count > 1 else ""
-        lines.append(
-            f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}"
-            + (" (gating: the base succeeded)" if gating else "")
-        )
-    return lines
-
-
-def print_analysis(output: Path, options: RunOptions) -> int:
-    """compare.R's table, the environment and every failure; the exit status of the verdict.
-
-    The verdict is the report's (benchgate.outcome): a head failure where the base succeeded,
-    or an incomplete run, fails it just as a significant regression does, and the text then
-    says FAIL throughout (the gate line leads with why), never "pass". A run that measured
-    nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
-    """
-    from benchgate import comment, outcome, report, runrecord, stats
-    from benchgate.config import Settings
-
-    settings = Settings(
-        threshold=options.threshold, correction=options.correction, min_effect=options.min_effect, runs=options.runs
-    )
-    record = results.read_run_record(output / "run.json")
-    if record.get("samples", 0) == 0:
-        summary = runrecord.validate_record(record, str(output / "run.json"))
-        for failure in summary.failures:
-            name = f"{failure.filename} {failure.configuration}".strip()
-            print(f"failed: {name} on the {failure.side}: {failure.reason}")
-        if outcome.head_only_failures(summary):
-            why = "the head failed where the base succeeded, and no sample was measured"
-            print(f"gate: FAIL: {why}")
-            return outcome.EXIT_GATE_FAILED
-        raise RunError(
-            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed above)", where=str(output)
-        )
-    samples, summary = runrecord.load([str(output)])
-    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
-    decision = outcome.decide(gated, summary, settings)
-    if options.output_format == "markdown":
-        context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
-        sys.stdout.write(comment.render_comment(context, limit=None))
-        return decision.exit_status
-    lines = [
-        report.render_text(gated, settings.policy(), problems=decision.problems),
-        system.render(record["environment"]),
-        *_failure_lines(record["failures"]),
-        *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),
-    ]
-    problems = "; ".join(decision.problems)
-    lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))
-    sys.stdout.write("\n".join(lines) + "\n")
-    return decision.exit_status

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from benchgate import __version__, report
-from benchgate.bars import Bar, render_bars
-from benchgate.config import Settings
-from benchgate.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
-from benchgate.outcome import ACCEPTED, FAIL, Outcome
-from benchgate.runrecord import RunSummary
+from benchgate import __version__
+from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
+from benchgate.config.settings import Settings
+from benchgate.report import tables
+from benchgate.report.bars import Bar, render_bars
+from benchgate.results.runrecord import RunSummary
+from benchgate.stats.outcome import ACCEPTED, FAIL, Outcome
 
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
@@ -89,8 +90,8 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown_table(rows: pd.DataFrame) -> str:
-    """compare.R's columns as a GitHub table with a gate column (``report.render_markdown_table``)."""
-    return report.render_markdown_table(rows)
+    """compare.R's columns as a GitHub table with a gate column (``tables.render_markdown_table``)."""
+    return tables.render_markdown_table(rows)
 
 
 def bar_chart(rows: pd.DataFrame) -> str:
@@ -101,7 +102,7 @@ def bar_chart(rows: pd.DataFrame) -> str:
     # Names are untrusted: no backticks (they could close the fence), bounded length.
     bars = [
         Bar(_CONTROL.sub(" ", bar.label).replace("`", "'")[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence)
-        for bar in report.bars_for(rows)
+        for bar in tables.bars_for(rows)
     ]
     return _block(render_bars(bars))
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchgate import releases
+from benchgate.build import releases
 from benchgate.errors import InputError
-from benchgate.results import format_configuration
-from benchgate.runner import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+from benchgate.results.jsformat import format_configuration
+from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 
 @dataclass
@@ -274,10 +274,10 @@ def _strings(data: dict, key: str, where: str, path: str) -> list[str]:
 def check_resumable(record: dict, where: str) -> None:
     """Check that a run.json holds everything ``--resume`` rebuilds the run from; InputError naming the field.
 
-    The report's validation (benchgate.runrecord) covers the shared fields (schema, failures,
+    The report's validation (benchgate.results.runrecord) covers the shared fields (schema, failures,
     skipped, environment); the rest is what only a resumed run reads.
     """
-    from benchgate.runrecord import validate_record
+    from benchgate.results.runrecord import validate_record
 
     if record.get("build_failure") is not None:
         raise InputError("--resume: this run stopped because a build failed; nothing was run to continue", where=where)

@@ -1,29 +1,24 @@
-"""Run directories from a benchmark job, read as untrusted data.
+"""run.json: written atomically by the run, read back as untrusted data by everyone else.
 
 A PR's code ran on the machine that wrote these files, so ``benchgate report``
-trusts nothing in them: sizes are capped before reading, every field of run.json
-is type- and length-checked (unknown fields are ignored, never echoed), and the
-result is reduced to the plain values the report shows (``RunSummary``).
-Shards of one run are merged; shards that ran different binaries are refused.
+trusts nothing in them: every field of run.json is type- and length-checked
+(unknown fields are ignored, never echoed), and the result is reduced to the
+plain values the report shows (``RunSummary``). Reading whole run directories
+(size caps, shards) is ``benchgate.results.rundirs``.
 """
 
 from __future__ import annotations
 
-import glob
+import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from benchgate import results
 from benchgate.errors import InputError
 
-MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_RECORD_BYTES = 2 * 1024 * 1024
-MAX_SHARDS = 64
 MAX_LIST = 5000
 MAX_NAME = 512
 MAX_TEXT = 4096
@@ -255,136 +250,22 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     )
 
 
-def _missing_shards(records: list[RunSummary]) -> list[str]:
-    """Shards of a sharded run with no results: a lost runner must not pass as a smaller selection."""
-    given = [summary.shard for summary in records if summary.shard]
-    if not given:
-        return []
-    counts = {int(shard.split("/")[1]) for shard in given}
-    if len(counts) > 1:
-        raise InputError(f"the shards disagree on the shard count: {', '.join(sorted(set(given)))}")
-    count = counts.pop()
-    present = {int(shard.split("/")[0]) for shard in given}
-    return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
+def write_run_record(path: Path, record: dict[str, Any]) -> None:
+    """Write run.json atomically (write to a temporary file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(json.dumps(record, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
 
 
-def _same(values: list[Any], what: str) -> Any:
-    known = [value for value in values if value is not None]
-    if len(set(known)) > 1:
-        raise InputError(f"the shards disagree on {what}: {', '.join(sorted(map(str, set(known))))}")
-    return known[0] if known else None
-
-
-def merge(summaries: list[RunSummary]) -> RunSummary:
-    """One summary for the shards of a run; refuses shards that benchmarked different binaries."""
-    records = [summary for summary in summaries if summary.has_record]
-    if not records:
-        return RunSummary(shards=len(summaries))
-    for side in ("base", "head"):
-        _same([getattr(summary, side).sha for summary in records], f"the {side} commit")
-    warnings = tuple(dict.fromkeys(warning for summary in records for warning in summary.warnings))
-    missing = _missing_shards(records)
-    if missing:
-        warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
-    build_failures = [summary.build_failure for summary in records if summary.build_failure is not None]
-    # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
-    build_failures.sort(key=lambda failure: failure.infrastructure)
-    return RunSummary(
-        base=records[0].base,
-        head=records[0].head,
-        runs=_same([summary.runs for summary in records], "the number of runs"),
-        complete=all(summary.complete for summary in records) and len(records) == len(summaries) and not missing,
-        environment=records[0].environment,
-        warnings=warnings,
-        failures=tuple(failure for summary in records for failure in summary.failures),
-        skipped=tuple(skipped for summary in records for skipped in summary.skipped),
-        shards=len(summaries),
-        has_record=True,
-        build_failure=build_failures[0] if build_failures else None,
-    )
-
-
-def _size_checked(path: Path, limit: int) -> Path:
-    size = path.stat().st_size
-    if size > limit:
-        raise InputError(f"file is too large ({size} bytes, limit {limit})", where=str(path))
-    return path
-
-
-def _matches(argument: str) -> list[str]:
-    """The paths a glob argument matches, in order; any other argument is the one path."""
-    return sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
-
-
-def locate(arguments: list[str]) -> list[tuple[Path, Path | None]]:
-    """(results.csv, run.json or None) for each argument: a run directory, a CSV file or a glob of either."""
-    found: list[tuple[Path, Path | None]] = []
-    for argument in arguments:
-        matches = _matches(argument)
-        if not matches:
-            raise InputError("no results match this pattern", where=argument)
-        for match in matches:
-            path = Path(match)
-            if path.is_dir():
-                csv = path / "results.csv"
-                if not csv.is_file():
-                    raise InputError("no results.csv in this directory", where=str(path))
-                record = path / "run.json"
-                found.append((csv, record if record.is_file() else None))
-            elif path.is_file():
-                found.append((path, None))
-            else:
-                raise InputError("no such file or directory", where=str(path))
-    if len(found) > MAX_SHARDS:
-        raise InputError(f"{len(found)} result sets given, more than {MAX_SHARDS}")
-    return found
-
-
-def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary]:
-    """Read, size-check and validate the samples and run records of every shard."""
-    located = locate(arguments)
-    csvs = [_size_checked(csv, MAX_CSV_BYTES) for csv, _ in located]
-    summaries = []
-    for _, record_path in located:
-        if record_path is None:
-            summaries.append(RunSummary(shards=1))
-            continue
-        record = results.read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
-        summaries.append(validate_record(record, str(record_path)))
-    run = merge(summaries)
-    if run.build_failure is not None:
-        # Nothing was measured (results.csv holds only its header); the failure is the report.
-        return results.empty_samples(), run
-    samples = results.read_samples(csvs)
-    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
-    if too_long.any():
-        row = samples[too_long].iloc[0]
-        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
-    return samples, run
-
-
-def nothing_selected(arguments: list[str]) -> RunSummary | None:
-    """The run's summary when every argument is a run that selected no benchmark, else None.
-
-    ``benchgate run --changed-from`` on a change that touches no benchmarked area
-    (a docs-only PR) writes a complete run.json with an empty file selection and
-    no results.csv: nothing to benchmark, which is a pass, not missing results.
-    Anything else (a results.csv, an incomplete run, a non-empty selection) is None,
-    so ``load`` reads it as usual and refuses what is missing.
-    """
-    summaries = []
-    for argument in arguments:
-        for match in _matches(argument):
-            path = Path(match)
-            record_path = path / "run.json"
-            if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
-                return None
-            record = results.read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
-            summary = validate_record(record, str(record_path))
-            selection = record.get("selection")
-            files = selection.get("files") if isinstance(selection, dict) else None
-            measured = record.get("samples", 0) != 0 or record.get("build_failure") is not None
-            if not summary.complete or files != [] or summary.failures or measured:
-                return None
-            summaries.append(summary)
-    return merge(summaries) if summaries else None
+def read_run_record(path: Path) -> dict[str, Any]:
+    """Read run.json; InputError naming the file when it is missing or not a JSON object."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no run record (run.json) here", where=str(path)) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"line {error.lineno}: not valid JSON: {error.msg}", where=str(path)) from None
+    if not isinstance(record, dict):
+        raise InputError("run record is not a JSON object", where=str(path))
+    return record

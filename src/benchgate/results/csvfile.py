@@ -1,4 +1,4 @@
-"""The compare.js CSV and the run record: the only module that reads or writes them.
+"""The compare.js CSV (results.csv): the only module that reads or writes it.
 
 The CSV is the format Node's ``benchmark/compare.js`` prints::
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -37,12 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from benchgate.errors import InputError
-
-# compare.js's number and configuration formatting lives in jsformat; callers reach it through this module too.
-from benchgate.jsformat import format_configuration as format_configuration
-from benchgate.jsformat import format_sample_line
-from benchgate.jsformat import js_inspect as js_inspect
-from benchgate.jsformat import js_number as js_number
+from benchgate.results.jsformat import format_sample_line
 
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
@@ -297,27 +291,6 @@ class ResultsWriter:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-
-
-def write_run_record(path: Path, record: dict[str, Any]) -> None:
-    """Write run.json atomically (write to a temporary file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(record, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def read_run_record(path: Path) -> dict[str, Any]:
-    """Read run.json; InputError naming the file when it is missing or not a JSON object."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no run record (run.json) here", where=str(path)) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"line {error.lineno}: not valid JSON: {error.msg}", where=str(path)) from None
-    if not isinstance(record, dict):
-        raise InputError("run record is not a JSON object", where=str(path))
-    return record
 
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:

@@ -1,0 +1,55 @@
+"""The results on disk, which every later stage reads: the compare.js CSV and the run record.
+
+- ``csvfile``: results.csv, written sample by sample like compare.js and read back exactly.
+- ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
+- ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
+- ``rundirs``: run directories and shards, size-capped and merged.
+
+It imports nothing of benchgate's but ``benchgate.errors``.
+"""
+
+from benchgate._lazy import exports
+
+_MODULES = {
+    "csvfile": (
+        "CSV_HEADER",
+        "REQUIRED_COLUMNS",
+        "BASE",
+        "HEAD",
+        "SAMPLE_COLUMNS",
+        "empty_samples",
+        "read_samples",
+        "ResultsWriter",
+        "sample_keys_after",
+    ),
+    "jsformat": (
+        "js_number",
+        "format_sample_line",
+        "js_inspect",
+        "format_configuration",
+    ),
+    "rundirs": (
+        "MAX_CSV_BYTES",
+        "MAX_RECORD_BYTES",
+        "MAX_SHARDS",
+        "merge",
+        "locate",
+        "load",
+        "nothing_selected",
+    ),
+    "runrecord": (
+        "MAX_LIST",
+        "MAX_NAME",
+        "MAX_TEXT",
+        "Failure",
+        "Skipped",
+        "Binary",
+        "BuildFailure",
+        "RunSummary",
+        "validate_record",
+        "write_run_record",
+        "read_run_record",
+    ),
+}
+__all__ = [name for names in _MODULES.values() for name in names]
+__getattr__, __dir__ = exports(__name__, _MODULES)

@@ -1,0 +1,91 @@
+"""Running benchmarks: what to run, in which order, in which processes, with checkpoints.
+
+- ``suite``: selection as compare.js means it; ``changes``: categories from changed files.
+- ``plan``: options checked and turned into the plan and the first run.json.
+- ``process``: the schedule and one benchmark process speaking Node's IPC protocol.
+- ``session``: carries out the schedule, writes samples, keeps what ``--resume`` needs.
+- ``local``: one ``benchgate run`` from plan to results on disk; ``system``: the runner's checks;
+  ``progress``: the progress line and its ETA.
+"""
+
+from benchgate._lazy import exports
+
+_MODULES = {
+    "changes": (
+        "Rule",
+        "Mapping",
+        "ChangedCategories",
+        "glob_to_regex",
+        "load_mapping",
+        "changed_files",
+        "map_changes",
+        "categories_for_change",
+    ),
+    "local": (
+        "check_output_dir",
+        "run_benchmarks",
+    ),
+    "plan": (
+        "FORMATS",
+        "BUILD_LOG_TAIL_LINES",
+        "BUILD_LOG_TAIL_CHARS",
+        "RunOptions",
+        "now",
+        "build_failure_record",
+        "prepare",
+    ),
+    "process": (
+        "BASE",
+        "HEAD",
+        "CSV_LABELS",
+        "STDERR_TAIL_BYTES",
+        "Job",
+        "build_schedule",
+        "ProcessResult",
+        "BenchmarkProcess",
+        "job_argv",
+    ),
+    "progress": (
+        "format_seconds",
+        "Progress",
+    ),
+    "session": (
+        "RunPlan",
+        "SessionState",
+        "Session",
+        "mark_gating",
+        "check_resumable",
+        "plan_from_record",
+    ),
+    "suite": (
+        "HTTP_BENCHMARKERS",
+        "Shard",
+        "Selection",
+        "parse_set",
+        "parse_shard",
+        "list_categories",
+        "select",
+        "is_http_benchmark",
+        "find_http_benchmarker",
+        "http_skips",
+        "default_benchmark_dir",
+    ),
+    "system": (
+        "LOAD_WARNING_PER_CPU",
+        "Facts",
+        "parse_cpu_list",
+        "Check",
+        "CpuModel",
+        "CpuCount",
+        "Governor",
+        "Turbo",
+        "LoadAverage",
+        "IsolatedCpus",
+        "Aslr",
+        "Memory",
+        "collect",
+        "render",
+    ),
+}
+__all__ = [name for names in _MODULES.values() for name in names]
+__getattr__, __dir__ = exports(__name__, _MODULES)
