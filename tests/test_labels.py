@@ -84,12 +84,38 @@ def test_trust_policy():
 
 def test_tightening_label_needs_no_permission():
     decision = labels.decide(
-        ["benchmark:threshold=*", "benchmark:runs=100"],
+        ["benchmark:threshold=*", "benchmark:min-effect=0"],
         DEFAULTS,
         actor_of=lambda label: "outsider",
         can_write=lambda user: pytest.fail("no permission check for a tightening label"),
     )
-    assert decision.values == {"threshold": "*", "runs": 100}
+    assert decision.values == {"threshold": "*", "min-effect": 0.0}
+
+
+def test_more_runs_than_configured_count_only_from_maintainers_and_never_past_max_runs():
+    roles = {"benchmark:runs=100": "outsider"}
+    decision = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: False)
+    (outcome,) = decision.outcomes
+    assert decision.values == {} and outcome.status == labels.IGNORED
+    assert outcome.reason.startswith("asks for more runs than the configured 30 (runner time)")
+    trusted = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: True)
+    assert trusted.values == {"runs": 100}
+    # Past the cap (max-runs, default 100) nobody's label counts: 1000 runs is 33x the work of 30.
+    for settings, label in (
+        (DEFAULTS, "benchmark:runs=101"),
+        (config.resolve(file_values={"max-runs": 40}), "benchmark:runs=41"),
+    ):
+        capped = labels.decide([label], settings, actor_of=lambda _: "admin", can_write=lambda user: True)
+        assert capped.values == {} and capped.outcomes[0].status == labels.INVALID
+        assert f"more than max-runs ({settings.max_runs})" in capped.outcomes[0].reason
+    # The configured runs themselves are a no-op from anyone.
+    same = labels.decide(["benchmark:runs=30"], DEFAULTS, actor_of=roles.get, can_write=lambda user: pytest.fail())
+    assert same.values == {"runs": 30}
+
+
+def test_max_runs_is_not_a_label():
+    parsed = labels.parse_label("benchmark:max-runs=1000", "benchmark")
+    assert parsed.error is not None and "unknown setting 'max-runs'" in parsed.error
 
 
 def test_loosening_is_relative_to_configured_settings():

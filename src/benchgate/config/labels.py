@@ -107,6 +107,19 @@ def loosens(key: str, value: Any, settings: config.Settings) -> bool:
     return key in ("categories", "filter")
 
 
+def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
+    """Why this label value counts only from a maintainer, or None when anyone may set it.
+
+    Loosening the gate lets a regression through; more runs than configured costs the shared
+    runner's time (up to ``max-runs``), so both need write permission.
+    """
+    if loosens(key, value, settings):
+        return "loosens the gate"
+    if key == "runs" and value > settings.runs:
+        return f"asks for more runs than the configured {settings.runs} (runner time)"
+    return None
+
+
 def decide(
     labels: Iterable[str],
     settings: config.Settings,
@@ -148,25 +161,30 @@ def decide(
             reason = f"conflicts with {', '.join(others)}; remove all but one"
             outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
             continue
-        if not loosens(item.key, item.value, settings):
+        if item.key == "runs" and item.value > settings.max_runs:
+            reason = f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for"
+            outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
+            continue
+        why = needs_trust(item.key, item.value, settings)
+        if why is None:
             outcomes.append(LabelOutcome(item.label, APPLIED, "tightens or keeps the gate", key=item.key))
             values[item.key] = item.value
             continue
         actor = actor_of(item.label)
         if actor is None:
-            reason = "loosens the gate, and the issue events do not say who added it"
+            reason = f"{why}, and the issue events do not say who added it"
             outcomes.append(LabelOutcome(item.label, IGNORED, reason, key=item.key))
             continue
         allowed = trusted(actor)
         if allowed is None:
-            reason = f"loosens the gate, and @{actor}'s permission could not be checked (GitHub unreachable)"
+            reason = f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)"
             outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
         elif allowed:
             reason = f"added by @{actor}, who has write access"
             outcomes.append(LabelOutcome(item.label, APPLIED, reason, actor, item.key))
             values[item.key] = item.value
         else:
-            reason = f"loosens the gate, and @{actor} who added it lacks write, maintain or admin permission"
+            reason = f"{why}, and @{actor} who added it lacks write, maintain or admin permission"
             outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
     return LabelDecision(values, tuple(outcomes))
 

@@ -47,6 +47,7 @@ class Settings:
     correction: str = "holm"
     min_effect: float = 0.0
     runs: int = 30
+    max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time)
     categories: tuple[str, ...] = ()
     filter: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -75,6 +76,7 @@ KEYS = {
     "correction": "correction",
     "min-effect": "min_effect",
     "runs": "runs",
+    "max-runs": "max_runs",
     "categories": "categories",
     "filter": "filter",
     "exclude": "exclude",
@@ -240,8 +242,8 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         return value
     if key == "min-effect":
         return parse_percent(value, where)
-    if key == "runs":
-        return parse_runs(value, where)
+    if key in ("runs", "max-runs"):
+        return parse_runs(value, where, key)
     if key == "categories":
         return _checked_items(value, where, key, _CATEGORY, "benchmark category")
     if key in ("filter", "exclude"):
