@@ -19,8 +19,13 @@ def client(fake_github, monkeypatch, tmp_path):
     return GitHubClient(token="t", repository=REPO, api_url=fake_github.url, max_retries=1, sleep=lambda s: None)
 
 
-def labeled(label="benchmark", sha=SHA):
-    return {"action": "labeled", "label": {"name": label}, "pull_request": {"number": 5, "head": {"sha": sha}}}
+def labeled(label="benchmark", sha=SHA, sender="maintainer"):
+    return {
+        "action": "labeled",
+        "label": {"name": label},
+        "pull_request": {"number": 5, "head": {"sha": sha}},
+        "sender": {"login": sender},
+    }
 
 
 def run(client, tmp_path, event_name="pull_request_target", event=None, **kwargs):
@@ -50,7 +55,7 @@ def test_read_only_labeller_is_refused(fake_github, client, tmp_path):
     fake_github.set_role(REPO, "reader", "triage")
     fake_github.add_event(REPO, 5, "labeled", "reader", "benchmark")
     with pytest.raises(InputError, match="@reader added 'benchmark' but lacks write"):
-        run(client, tmp_path)
+        run(client, tmp_path, event=labeled(sender="reader"))
 
 
 def test_pr_that_moved_since_the_label_is_refused(fake_github, client, tmp_path):
@@ -67,19 +72,33 @@ def test_other_label_is_not_a_request(fake_github, client, tmp_path):
 
 def test_workflow_dispatch_checks_the_actor(fake_github, client, tmp_path):
     fake_github.set_role(REPO, "maintainer", "maintain")
-    event = {"inputs": {"pr": "5"}}
+    event = {"inputs": {"pr": "5", "sha": SHA}}
     result = run(client, tmp_path, event_name="workflow_dispatch", event=event, actor="maintainer")
     assert result.approved and result.head_sha == SHA
     with pytest.raises(InputError, match="@stranger started the workflow but lacks write"):
         run(client, tmp_path, event_name="workflow_dispatch", event=event, actor="stranger")
-    with pytest.raises(InputError, match="PR #5 moved"):
-        run(
-            client,
-            tmp_path,
-            event_name="workflow_dispatch",
-            event={"inputs": {"pr": "5", "sha": "abc"}},
-            actor="maintainer",
-        )
+    with pytest.raises(InputError, match="PR #5 moved: its head is 111111111111, not the approved 222222222222"):
+        moved = {"inputs": {"pr": "5", "sha": "2" * 40}}
+        run(client, tmp_path, event_name="workflow_dispatch", event=moved, actor="maintainer")
+
+
+@pytest.mark.parametrize("sha", ["", "1111111", SHA[:39], SHA + "1", "A" * 40, f" {SHA[:20]}g{SHA[21:]}"])
+def test_workflow_dispatch_of_a_pr_needs_the_full_head_sha(fake_github, client, tmp_path, sha):
+    # A prefix would approve whatever commit the PR's author pushes that starts with it.
+    fake_github.set_role(REPO, "maintainer", "maintain")
+    event = {"inputs": {"pr": "5", "sha": sha}}
+    with pytest.raises(InputError, match="needs the sha input: the full 40-digit head commit"):
+        run(client, tmp_path, event_name="workflow_dispatch", event=event, actor="maintainer")
+
+
+def test_label_event_whose_sender_is_not_the_last_adder_is_refused(fake_github, client, tmp_path):
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.set_role(REPO, "outsider", "read")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    for sender in ("outsider", ""):
+        with pytest.raises(InputError, match=f"the event's sender @{sender or '[?]'} is not @maintainer"):
+            run(client, tmp_path, event=labeled(sender=sender))
+    assert run(client, tmp_path, event=labeled(sender="maintainer")).approved
 
 
 def test_other_events_are_refused(client, tmp_path):

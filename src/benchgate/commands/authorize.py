@@ -6,10 +6,12 @@ with write, maintain or admin permission asked for it, checked through the API:
 - ``pull_request`` / ``pull_request_target`` ``labeled`` with the request label
   (``benchmark``): the issue events API names who added it, the collaborator
   permission API gives their role. The approved commit is the PR head *when the
-  label was added* (from the event); a PR that moved since is refused.
+  label was added* (from the event); a PR that moved since is refused. The user the
+  issue events name as the label's last adder must be the event's ``sender``: an
+  event that does not agree with the API is refused.
 - ``workflow_dispatch``: the user who started it (``GITHUB_ACTOR``) is checked the
-  same way; with a ``pr`` input the PR's current head is approved, and a ``sha``
-  input, when given, must still be that head.
+  same way; with a ``pr`` input, the ``sha`` input is required: the full 40-digit
+  commit the user approves, which must still be the PR's head (no prefix match).
 - ``push`` and ``schedule`` run the repository's own commits: approved as is.
 
 Other labels on a ``labeled`` event are not a request: ``approved=false``, exit 0.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +38,7 @@ from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env
 
 RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -167,10 +171,15 @@ def authorize(
                     settings=_text(settings),
                 )
             )
-        pull = client.pull_request(pr)
         wanted = str(inputs.get("sha") or "").strip()
-        if wanted and not pull.head_sha.startswith(wanted):
-            raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the requested {wanted[:12]}")
+        if not _FULL_SHA.fullmatch(wanted):
+            raise _refuse(
+                f"workflow_dispatch of PR #{pr} needs the sha input: the full 40-digit head commit you approve"
+                + (f", not {wanted[:50]!r}" if wanted else "")
+            )
+        pull = client.pull_request(pr)
+        if pull.head_sha != wanted:
+            raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
         approved_sha, how = pull.head_sha, f"started by @{requester}, who has write access"
     else:
         action = event.get("action")
@@ -185,6 +194,13 @@ def authorize(
         requester = adders.get(label, "")
         if not requester:
             raise _refuse(f"the issue events of #{pr} do not show who added {label!r}")
+        sender = str((event.get("sender") or {}).get("login") or "")
+        if sender != requester:
+            # The event must be the label's last addition: a replayed or forged payload is not.
+            raise _refuse(
+                f"the event's sender @{sender or '?'} is not @{requester}, who added {label!r} last "
+                "according to the issue events"
+            )
         if not client.can_write(requester):
             raise _refuse(f"@{requester} added {label!r} but lacks write, maintain or admin permission")
         pull = client.pull_request(pr)
