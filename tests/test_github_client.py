@@ -336,3 +336,17 @@ def test_api_url_must_be_an_http_url(url: str) -> None:
     with pytest.raises(InputError, match="GitHub API URL") as raised:
         GitHubClient(token="t", repository=REPO, api_url=url)
     assert raised.value.exit_status == EXIT_BAD_INPUT
+
+
+@pytest.mark.parametrize("url", ["http://api.github.com", "http://ghe.example.com/api/v3", "http://10.0.0.5:8080"])
+def test_plain_http_to_a_remote_host_is_refused(url: str) -> None:
+    with pytest.raises(InputError, match="plain http: the token would travel unencrypted") as raised:
+        GitHubClient(token="t", repository=REPO, api_url=url)
+    assert raised.value.exit_status == EXIT_BAD_INPUT
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.github.com", "https://ghe.example.com/api/v3/", "http://127.0.0.1:8080", "http://[::1]:9"]
+)
+def test_https_and_loopback_http_are_accepted(url: str) -> None:
+    assert GitHubClient(token="t", repository=REPO, api_url=url).api_url == url.rstrip("/")

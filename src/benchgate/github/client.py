@@ -24,6 +24,7 @@ retrying cannot fix it and the workflow's configuration must change.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 from collections.abc import Callable
@@ -369,7 +370,11 @@ _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 
 
 def check_api_url(api_url: str) -> str:
-    """``api_url`` without a trailing slash; InputError (exit 2) unless it is an http(s) URL with a host."""
+    """``api_url`` without a trailing slash; InputError (exit 2) unless it is an https URL with a host.
+
+    Plain http only to a loopback address (a local test server): anywhere else the token would
+    cross the network in clear text.
+    """
     text = api_url.strip()
     try:
         parts = urlsplit(text)
@@ -381,7 +386,22 @@ def check_api_url(api_url: str) -> str:
             f"GitHub API URL must look like https://api.github.com or https://HOST/api/v3, got {text[:80]!r}",
             where="GitHub",
         )
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        raise InputError(
+            f"GitHub API URL {text[:80]!r} is plain http: the token would travel unencrypted; use https "
+            "(http is accepted only for a loopback address such as 127.0.0.1)",
+            where="GitHub",
+        )
     return text.rstrip("/")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _message(error: GithubException) -> str:
