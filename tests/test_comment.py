@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from commentcases import context, many_rows, variants
+from commentcases import by_actor, context, many_rows, variants
 
 from benchgate.report import comment
 
@@ -95,3 +95,26 @@ def test_pipe_in_configuration_does_not_break_the_table():
     body = comment.render_comment(variants()["pass"])
     row = next(line for line in body.splitlines() if "url-parse.js" in line)
     assert "a\\|b" in row and row.count(" | ") == 6
+
+
+def outside_code_spans(markdown: str) -> str:
+    """The markdown with every code span and code block removed: what GitHub would render as text."""
+    without_blocks = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    return re.sub(r"(`+)(?:(?!\1).)+?\1", "", without_blocks)
+
+
+def test_label_text_renders_only_inside_code_spans():
+    # A label's text is anyone-with-triage's input: a URL would render as a link, #1 as an issue reference.
+    hostile = {
+        "benchmark:threshold=https://evil.example/x": "drive-by",
+        "benchmark:#1": "drive-by",
+        "benchmark:filter=@nodejs/tsc": "drive-by",
+        "benchmark:min-effect=3%": "drive-by",
+        "benchmark:min-effect=[x](https://evil.example)": "drive-by",
+    }
+    body = comment.render_comment(context(decision=by_actor(hostile, set())))
+    labels_section = body.split("#### Labels")[1].split("<sub>")[0]
+    assert labels_section.count("⚠️ invalid") == 4
+    visible = outside_code_spans(labels_section)
+    for fragment in ("evil.example", "#1", "@nodejs", "https"):
+        assert fragment not in visible, fragment

@@ -223,7 +223,9 @@ def _labels(decision: LabelDecision) -> list[str]:
     marks = {APPLIED: "✅ applied", IGNORED: "🚫 ignored", INVALID: "⚠️ invalid"}
     lines = ["#### Labels", "", "| label | | why |", "|:--|:--|:--|"]
     for outcome in shown:
-        lines.append(f"| {code(outcome.label, in_table=True)} | {marks[outcome.status]} | {plain(outcome.reason)} |")
+        # An invalid label's reason quotes the label's own text (a URL, "#1"): only a code span shows it inert.
+        why = code(outcome.reason, in_table=True) if outcome.status == INVALID else plain(outcome.reason)
+        lines.append(f"| {code(outcome.label, in_table=True)} | {marks[outcome.status]} | {why} |")
     return lines
 
 
