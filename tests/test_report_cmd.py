@@ -276,3 +276,25 @@ def test_a_token_github_refuses_still_leaves_the_full_report(fake_github, tmp_pa
     assert "confidence improvement" in capsys.readouterr().out
     assert MARKER in actions["summary"].read_text()
     assert outputs(actions["output"])["verdict"] == "pass"
+
+
+def test_untrusted_names_are_printed_with_workflow_commands_stopped(fake_github, tmp_path, actions, capsys):
+    # A benchmark file named by the PR, printed at the start of a line, must not reach the runner as a command.
+    fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA)
+    hostile = {("::add-mask::x/::warning::y.js", "n=1"): 0.8, ("ok/a.js", "n=1"): 1.0}
+    run_dir = write_run(tmp_path / "run", hostile)
+    tokens = []
+    for _ in range(2):
+        run_report(fake_github, run_dir, tmp_path=tmp_path)
+        lines = capsys.readouterr().out.splitlines()
+        starts = [i for i, line in enumerate(lines) if line.startswith("::stop-commands::")]
+        assert len(starts) == 1, lines
+        token = lines[starts[0]].removeprefix("::stop-commands::")
+        end = lines.index(f"::{token}::")
+        # (benchgate's own ::error annotations carry the name as escaped data, never at the start of a line)
+        hostile_lines = [i for i, line in enumerate(lines) if "::add-mask::" in line and not line.startswith("::error")]
+        assert hostile_lines and all(starts[0] < i < end for i in hostile_lines)
+        # benchgate's own annotation of the gating row is printed while commands work, before the pause.
+        assert any(line.startswith("::error title=benchgate::") for line in lines[: starts[0]])
+        tokens.append(token)
+    assert tokens[0] != tokens[1] and len(tokens[0]) >= 32  # random: the untrusted text cannot guess it

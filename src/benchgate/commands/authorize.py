@@ -214,9 +214,10 @@ def authorize(
         how = f"@{requester}, who has write access, added {label!r}"
     decision = labels.decide_with_client(client, pr, pull.labels, settings)
     resolved = config.with_labels(settings, decision.values)
-    for outcome in decision.outcomes:
-        if outcome.status in (labels.IGNORED, labels.INVALID):
-            print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
+    with actions_env.commands_stopped(sys.stderr):  # label names are anyone-with-triage's text
+        for outcome in decision.outcomes:
+            if outcome.status in (labels.IGNORED, labels.INVALID):
+                print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
     return _publish(
         Authorization(True, how, pr, approved_sha, pull.base_sha, pull.base_ref, requester, settings=_text(resolved))
     )

@@ -226,14 +226,15 @@ def report_results(
         actions_env.error_annotation(
             f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
         )
-    if dry_run:
-        stdout.write(body)
-    else:
-        if nothing_run is not None:
-            stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
+    with actions_env.commands_stopped(stdout):  # benchmark names are untrusted text
+        if dry_run:
+            stdout.write(body)
         else:
-            stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
-        stdout.write(f"verdict: {result.verdict}\n")
+            if nothing_run is not None:
+                stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
+            else:
+                stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
+    stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
 
     comment_url = check_url = None

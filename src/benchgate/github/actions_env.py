@@ -6,11 +6,12 @@ same commands run locally.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,6 +67,30 @@ def _escape_data(text: str) -> str:
 
 def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+@contextlib.contextmanager
+def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
+    """Inside Actions, turn workflow commands off while untrusted text is printed to ``stream``.
+
+    Benchmark names come from a pull request's files, and a line such as ``::add-mask::...``
+    or ``::warning::...`` at the start of a printed line would be a command to the runner.
+    ``::stop-commands::TOKEN`` makes the runner ignore commands until ``::TOKEN::``; the token is
+    random, so the untrusted text cannot end the pause itself. Annotations benchgate means to
+    emit must be printed outside this block.
+    """
+    if not in_actions():
+        yield
+        return
+    out = stream or sys.stdout
+    token = f"benchgate-{secrets.token_hex(16)}"
+    out.write(f"::stop-commands::{token}\n")
+    out.flush()
+    try:
+        yield
+    finally:
+        out.write(f"\n::{token}::\n")
+        out.flush()
 
 
 def error_annotation(message: str, *, title: str | None = None, stream: TextIO | None = None) -> None:
