@@ -104,3 +104,30 @@ def test_label_event_whose_sender_is_not_the_last_adder_is_refused(fake_github, 
 def test_other_events_are_refused(client, tmp_path):
     with pytest.raises(InputError, match="event 'issue_comment' cannot start a benchmark run"):
         run(client, tmp_path, event_name="issue_comment", event={})
+
+
+def test_categories_come_from_the_apis_changed_files_when_none_are_configured(fake_github, client, tmp_path):
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    bench = tmp_path / "base" / "benchmark"
+    for category in ("url", "fs", "misc"):
+        (bench / category).mkdir(parents=True)
+    fake_github.state.repo(REPO).pulls[5].files = ["lib/url.js", "doc/api/url.md", "benchmark/zlib/new.js"]
+    result = run(client, tmp_path, benchmark_dir=bench)
+    # lib/url.js -> url; a category the PR adds (zlib) counts though the base has none.
+    assert result.settings["categories"] == "url,zlib" and not result.nothing_to_benchmark
+    fake_github.state.repo(REPO).pulls[5].files = ["doc/api/url.md", "test/parallel/test-url.js"]
+    result = run(client, tmp_path, benchmark_dir=bench)
+    assert result.settings["categories"] == "" and result.nothing_to_benchmark
+    assert "nothing-to-benchmark<<" in (tmp_path / "output.txt").read_text()
+    # Configured categories are not overridden by the changed files.
+    configured = run(client, tmp_path, benchmark_dir=bench, options={"categories": "fs"})
+    assert configured.settings["categories"] == "fs" and not configured.nothing_to_benchmark
+
+
+def test_a_change_list_github_cut_short_is_never_nothing_to_benchmark(fake_github, client, tmp_path):
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    fake_github.state.repo(REPO).pulls[5].files = [f"doc/api/page{index}.md" for index in range(3001)]
+    result = run(client, tmp_path)
+    assert result.settings["categories"] == "misc" and not result.nothing_to_benchmark

@@ -6,7 +6,8 @@ import pytest
 from fakegithub import FakeGitHub, Fault
 
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
-from benchgate.github.client import GitHubClient, GitHubRequestError, LabelEvent, PullRequestInfo
+from benchgate.github.client import GitHubClient, LabelEvent, PullRequestInfo
+from benchgate.github.retrying import GitHubRequestError
 
 REPO = "nodejs/node"
 MARKER = "<!-- benchgate -->"
@@ -350,3 +351,19 @@ def test_plain_http_to_a_remote_host_is_refused(url: str) -> None:
 )
 def test_https_and_loopback_http_are_accepted(url: str) -> None:
     assert GitHubClient(token="t", repository=REPO, api_url=url).api_url == url.rstrip("/")
+
+
+def test_changed_files_reads_every_page_and_both_paths_of_a_rename(fake_github):
+    files = [f"lib/internal/file{index}.js" for index in range(230)] + ["lib/old.js -> lib/url.js"]
+    fake_github.add_pull(REPO, 8, files=files)
+    changed = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, max_retries=0).changed_files(8)
+    assert changed.complete
+    assert changed.paths[:2] == ("lib/internal/file0.js", "lib/internal/file1.js")
+    assert changed.paths[-2:] == ("lib/url.js", "lib/old.js") and len(changed.paths) == 232
+    assert len(fake_github.requests_to("GET", "/pulls/8/files")) == 3  # 100 per page
+
+
+def test_changed_files_past_githubs_3000_are_marked_incomplete(fake_github):
+    fake_github.add_pull(REPO, 9, files=[f"src/f{index}.cc" for index in range(3005)])
+    changed = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, max_retries=0).changed_files(9)
+    assert len(changed.paths) == 3000 and not changed.complete

@@ -22,6 +22,7 @@ from rundirs import BASE_SHA, HEAD_SHA, NEUTRAL, write_run
 from benchgate import results
 from benchgate.cli import main
 from benchgate.commands.report import report_results
+from benchgate.errors import InputError
 from benchgate.github.client import GitHubClient
 from benchgate.report.comment import MARKER
 
@@ -119,6 +120,52 @@ def test_nothing_selected_posts_a_short_comment_and_a_success_check(fake_github,
     assert check.output["title"] == "Nothing to benchmark (the change touches no benchmarked area)"
     out = capsys.readouterr().out
     assert "nothing to benchmark (the change touches no benchmarked area)\nverdict: pass\n" in out
+
+
+def test_a_run_claiming_nothing_selected_fails_when_the_api_says_the_pr_touches_a_category(fake_github, tmp_path):
+    # run.json comes from the machine that ran the PR's code: its empty selection is checked, not believed.
+    fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA, files=["doc/api/url.md", "lib/url.js"])
+    bench = tmp_path / "base" / "benchmark"
+    (bench / "url").mkdir(parents=True)
+    (bench / "url" / "url-parse.js").write_text("")
+    result = report_results(
+        [str(nothing_selected_run(tmp_path / "run"))],
+        config_path=tmp_path / "absent.yml",
+        repository=REPO,
+        pr=7,
+        head_sha=HEAD_SHA,
+        client=client_for(fake_github),
+        benchmark_dir=bench,
+    )
+    assert (result.exit_status, result.verdict) == (1, "fail")
+    assert "nothing was benchmarked, but the pull request's changed files map to url" in result.comment
+    [check] = fake_github.state.repo(REPO).check_runs
+    assert check.conclusion == "failure"
+
+
+def test_nothing_to_benchmark_from_authorize_needs_no_results(fake_github, tmp_path, capsys):
+    # authorize found no category; the benchmark job did not run; report says so, after asking the API too.
+    fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA, files=["doc/api/fs.md", "test/parallel/test-fs.js"])
+    result = report_results(
+        [],
+        config_path=tmp_path / "absent.yml",
+        repository=REPO,
+        pr=7,
+        head_sha=HEAD_SHA,
+        client=client_for(fake_github),
+        nothing_to_benchmark=True,
+    )
+    assert (result.exit_status, result.verdict) == (0, "pass")
+    assert "nothing to benchmark" in fake_github.comments(REPO, 7)[0]
+    assert fake_github.requests_to("GET", "/pulls/7/files")
+    fake_github.add_pull(REPO, 8, head_sha=HEAD_SHA, files=["lib/fs.js"])
+    contradicted = report_results(
+        [], config_path=tmp_path / "absent.yml", repository=REPO, pr=8, client=client_for(fake_github),
+        nothing_to_benchmark=True,
+    )  # fmt: skip
+    assert (contradicted.exit_status, contradicted.verdict) == (1, "fail")
+    with pytest.raises(InputError, match="no RESULTS given"):
+        report_results([], config_path=tmp_path / "absent.yml", dry_run=True)
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     (method, re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template) + "$"), handler)
     for method, template, handler in (
         ("GET", "/repos/{owner}/{repo}/pulls/{number}", "get_pull"),
+        ("GET", "/repos/{owner}/{repo}/pulls/{number}/files", "list_files"),
         ("GET", "/repos/{owner}/{repo}/issues/{number}/events", "list_events"),
         ("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission", "get_permission"),
         ("GET", "/repos/{owner}/{repo}/issues/{number}/comments", "list_comments"),
@@ -304,6 +305,12 @@ class FakeGitHub:
 
     def _get_pull(self, repo, params, query, payload, renderer, path, all_query):
         return 200, renderer.pull(repo, self._pull_or_404(repo, params["number"])), {}
+
+    def _list_files(self, repo, params, query, payload, renderer, path, all_query):
+        pull = self._pull_or_404(repo, params["number"])
+        # GitHub lists at most 3000 files of a pull request, however many it changes.
+        page, headers = self._page(pull.files[:3000], query, renderer, path, all_query)
+        return 200, [renderer.diff_entry(repo, pull, name) for name in page], headers
 
     def _list_events(self, repo, params, query, payload, renderer, path, all_query):
         self._pull_or_404(repo, params["number"])

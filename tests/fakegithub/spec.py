@@ -26,6 +26,7 @@ SPEC_FILE = "generated/api.github.com.json"
 # the fake answers 404 and records a violation.
 OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/files"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/events"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),

@@ -33,6 +33,7 @@ class PullRequest:
     author: str = "contributor"
     head_repo: str | None = None  # None: same repository as the base
     title: str = "A pull request"
+    files: list[str] = field(default_factory=list)  # changed paths; "old -> new" for a rename
 
 
 @dataclass
@@ -94,6 +95,7 @@ class Templates:
                 "value"
             ],
             "check_run": examples["check-run-example-of-completed-conclusion"]["value"],
+            "diff_entry": examples["diff-entry-items"]["value"][0],
             "private_user": examples["private-user-response-with-public-and-private-profile-information"]["value"],
         }
 
@@ -299,6 +301,21 @@ class Renderer:
             data["label"] = {"name": event.label, "color": "ededed"}
         else:
             data.pop("label", None)
+        return data
+
+    def diff_entry(self, repo: str, pull: PullRequest, path: str) -> dict[str, Any]:
+        """One changed file of a pull request; ``old -> new`` is a rename."""
+        data = self._template("diff_entry", repo)
+        previous, _, current = path.rpartition(" -> ")
+        data.update(
+            filename=current,
+            status="renamed" if previous else "modified",
+            blob_url=f"{self.web_url}/{repo}/blob/{pull.head_sha}/{current}",
+            raw_url=f"{self.web_url}/{repo}/raw/{pull.head_sha}/{current}",
+            contents_url=f"{self.api_url}/repos/{repo}/contents/{current}?ref={pull.head_sha}",
+        )
+        if previous:
+            data["previous_filename"] = previous
         return data
 
     def permission(self, repo: str, login: str, role: str) -> dict[str, Any]:

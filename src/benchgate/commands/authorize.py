@@ -19,23 +19,29 @@ A refused request exits 2 with the reason. The outputs (``$GITHUB_OUTPUT``) give
 the approved PR and SHA plus the run settings after config, inputs and trusted
 labels, for the benchmark job, which itself has no token; ``build`` is the
 configuration's ``build:`` section as JSON (``benchgate run --config``'s format).
+When neither the configuration nor a label names categories, ``categories`` are the
+ones the PR's changed files (from the API) map to, and ``nothing-to-benchmark`` is
+true when they map to none: the benchmark job need not run.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchgate import config
 from benchgate.config import labels
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env
+from benchgate.github.changes import default_benchmark_dir, pull_request_categories
 
 RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard")
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
@@ -53,6 +59,7 @@ class Authorization:
     base_ref: str = ""
     actor: str = ""
     settings: Mapping[str, str] = field(default_factory=dict)
+    nothing_to_benchmark: bool = False  # the PR's changed files map to no benchmark category
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,15 +72,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL)")
     parser.add_argument("--retries", type=int, default=5)
+    parser.add_argument(
+        "--benchmark-dir",
+        type=Path,
+        help="the base checkout's benchmark/ (default ./benchmark): which categories exist, for the changed files",
+    )
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
     options = {key: getattr(args, key.replace("-", "_")) for key in RUN_KEYS + ("label-prefix",)}
     result = authorize(
-        config_path=args.config, options=options, repository=args.repository, api_url=args.api_url, retries=args.retries
+        config_path=args.config,
+        options=options,
+        repository=args.repository,
+        api_url=args.api_url,
+        retries=args.retries,
+        benchmark_dir=args.benchmark_dir,
     )
     print(("approved: " if result.approved else "not started: ") + result.reason)
+    if result.nothing_to_benchmark:
+        print("nothing to benchmark: the changed files map to no benchmark category")
     return EXIT_OK
 
 
@@ -102,6 +121,7 @@ def _publish(result: Authorization) -> Authorization:
             "base-sha": result.base_sha,
             "base-ref": result.base_ref,
             "run-settings": json.dumps(dict(result.settings), sort_keys=True),
+            "nothing-to-benchmark": "true" if result.nothing_to_benchmark else "false",
             **result.settings,
         }
     )
@@ -125,6 +145,7 @@ def authorize(
     actor: str | None = None,
     retries: int = 5,
     client: Any = None,
+    benchmark_dir: Path | None = None,
 ) -> Authorization:
     """Decide whether the current Actions event may start a run; write the outputs; InputError when refused."""
     settings = config.load_settings(config_path, options or {})
@@ -214,10 +235,28 @@ def authorize(
         how = f"@{requester}, who has write access, added {label!r}"
     decision = labels.decide_with_client(client, pr, pull.labels, settings)
     resolved = config.with_labels(settings, decision.values)
+    nothing = False
+    if not resolved.categories:
+        # No categories configured or labelled: the ones the PR's changed files map to, from the API.
+        placed = pull_request_categories(client, pr, resolved, benchmark_dir or default_benchmark_dir())
+        resolved = dataclasses.replace(resolved, categories=tuple(placed.categories))
+        nothing = not placed.categories
+        for note in placed.notes():
+            print(f"benchgate: {note}", file=sys.stderr)
     with actions_env.commands_stopped(sys.stderr):  # label names are anyone-with-triage's text
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
     return _publish(
-        Authorization(True, how, pr, approved_sha, pull.base_sha, pull.base_ref, requester, settings=_text(resolved))
+        Authorization(
+            True,
+            how,
+            pr,
+            approved_sha,
+            pull.base_sha,
+            pull.base_ref,
+            requester,
+            settings=_text(resolved),
+            nothing_to_benchmark=nothing,
+        )
     )

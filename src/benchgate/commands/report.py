@@ -30,8 +30,10 @@ from benchgate import config, report, stats
 from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
+from benchgate.github.changes import default_benchmark_dir, pull_request_categories
 from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.results import rundirs, runrecord
+from benchgate.results.runrecord import RunSummary
 from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
@@ -57,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "report", help="analyse run directories, apply config and labels, post the PR comment and check"
     )
-    parser.add_argument("results", nargs="+", metavar="RESULTS", help="run directories, results CSVs, or globs")
+    parser.add_argument("results", nargs="*", metavar="RESULTS", help="run directories, results CSVs, or globs")
     parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="repository configuration file")
     parser.add_argument("--threshold", help="gate threshold: *, **, *** or off")
     parser.add_argument("--correction", help="holm or none")
@@ -81,6 +83,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
+    parser.add_argument(
+        "--nothing-to-benchmark",
+        action="store_true",
+        help="authorize found that the PR's changed files map to no benchmark category: report that (checked "
+        "against the API's changed files when posting); RESULTS may then be absent",
+    )
+    parser.add_argument(
+        "--benchmark-dir",
+        type=Path,
+        help="the base checkout's benchmark/ (default ./benchmark), for mapping the PR's changed files",
+    )
     parser.set_defaults(handler=_handler)
 
 
@@ -100,6 +113,8 @@ def _handler(args: argparse.Namespace) -> int:
         report_path=args.report_path,
         dry_run=args.dry_run,
         retries=args.retries,
+        nothing_to_benchmark=args.nothing_to_benchmark,
+        benchmark_dir=args.benchmark_dir,
     ).exit_status
 
 
@@ -119,6 +134,16 @@ def _approved_sha(head_sha: str | None) -> str | None:
     if not re.fullmatch(r"[0-9a-f]{40}", sha):
         raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
     return sha
+
+
+def _categories_touched(client, pr: int, settings, benchmark_dir: Path | None, errors: list) -> list[str]:
+    """The categories the API says ``pr`` touches; a failure to ask is a posting error, never a pass."""
+    try:
+        placed = pull_request_categories(client, pr, settings, benchmark_dir or default_benchmark_dir())
+    except BenchgateError as error:
+        errors.append(error)
+        return []
+    return placed.categories
 
 
 def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
@@ -152,19 +177,30 @@ def report_results(
     retries: int = 5,
     client=None,
     stdout=None,
+    nothing_to_benchmark: bool = False,
+    benchmark_dir: Path | None = None,
 ) -> ReportResult:
-    """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check."""
+    """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check.
+
+    ``nothing_to_benchmark``: authorize found no benchmark category in the PR's changed files
+    (the benchmark job did not run); ``results`` may then be empty.
+    """
     stdout = stdout or sys.stdout
     settings = config.load_settings(config_path, options or {})
     head_sha = _approved_sha(head_sha)
-    # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly.
-    nothing_run = rundirs.nothing_selected(list(results))
+    if not results and not nothing_to_benchmark:
+        raise InputError("no RESULTS given (run directories, results CSVs or globs)")
+    # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
+    # once the API's list of changed files confirms it (below): the run directory alone is not believed.
+    nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
     if nothing_run is not None:
         run, comparisons = nothing_run, stats.empty_comparisons()
     else:
         samples, run = rundirs.load(list(results))
         comparisons = stats.compare_samples(samples)
-    _check_results_commit(run, head_sha)
+    if not nothing_to_benchmark or results:
+        _check_results_commit(run, head_sha)
+    problems: list[str] = []
 
     posting_errors: list[BenchgateError] = []
     pr_info = None
@@ -199,8 +235,15 @@ def report_results(
             except BenchgateError as error:
                 posting_errors.append(error)
     settings = config.with_labels(settings, decision.values)
+    if nothing_run is not None and not dry_run and pr and not posting_errors:
+        touched = _categories_touched(client, pr, settings, benchmark_dir, posting_errors)
+        if touched:
+            problems.append(
+                f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"
+            )
+            nothing_run = None
     gated = gate.apply_gate(comparisons, settings.policy())
-    result = outcome.decide(gated, run, accept_regression=settings.accept_regression)
+    result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
     context = CommentContext(
         gated=gated,
         settings=settings,
@@ -234,7 +277,8 @@ def report_results(
                 stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
             else:
                 stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
-    stdout.write(f"verdict: {result.verdict}\n")
+    if not dry_run:
+        stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
 
     comment_url = check_url = None

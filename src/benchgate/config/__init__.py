@@ -20,6 +20,7 @@ _MODULES = {
         "ParsedLabel",
         "parse_label",
         "loosens",
+        "needs_trust",
         "decide",
         "label_adders",
         "decide_with_client",

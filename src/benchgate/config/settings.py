@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -202,18 +201,15 @@ def _parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
 def _parse_changed_files(value: Any, where: str, key: str) -> str:
     # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
     # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
-    from benchgate.run.changes import load_mapping
+    from benchgate.run.changes import parse_mapping
 
     if not isinstance(value, dict):
         raise _fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")
     text = json.dumps(value, sort_keys=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        try:
-            load_mapping(Path(handle.name))
-        except InputError as error:
-            raise _fail(where, key, error.message) from None
+    try:
+        parse_mapping(text, where)
+    except InputError as error:
+        raise _fail(where, key, error.message) from None
     return text
 
 

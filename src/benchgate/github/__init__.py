@@ -1,6 +1,8 @@
 """GitHub: the REST client (the only place that imports PyGithub) and the Actions runner's files.
 
 - ``client``: retried, schema-conformant REST calls: pull requests, comments, checks, label events.
+- ``retrying``: which failures are transient, how long to wait, and the errors a request ends in.
+- ``changes``: the benchmark categories a pull request touches, from the API's list of its files.
 - ``actions_env``: outputs, job summary, annotations and the event payload of a workflow run.
 """
 
@@ -14,26 +16,37 @@ _MODULES = {
         "set_outputs",
         "fit_summary",
         "write_step_summary",
+        "commands_stopped",
         "error_annotation",
         "read_event",
         "check_event",
         "pull_request_number",
         "workflow_run_url",
     ),
+    "changes": (
+        "pull_request_categories",
+        "default_benchmark_dir",
+    ),
     "client": (
         "WRITE_ROLES",
         "ROLES",
         "CHECK_CONCLUSIONS",
+        "MAX_LISTED_FILES",
         "COMMENT_LIMIT",
         "CHECK_OUTPUT_LIMIT",
-        "MAX_BACKOFF_SECONDS",
         "ACTIONS_BOT_LOGIN",
         "COMMENT_AUTHOR_ENV",
         "PullRequestInfo",
+        "ChangedFiles",
         "LabelEvent",
-        "GitHubRequestError",
         "GitHubClient",
         "check_api_url",
+    ),
+    "retrying": (
+        "MAX_BACKOFF_SECONDS",
+        "GitHubRequestError",
+        "RetryingClient",
+        "message_of",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

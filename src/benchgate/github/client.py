@@ -1,25 +1,7 @@
 """The GitHub REST API, as benchgate needs it: the only module that imports PyGithub.
 
-Retries are ours, not PyGithub's. PyGithub's default ``GithubRetry`` (urllib3)
-sleeps with ``time.sleep`` (tests could not skip the waits) and, like urllib3,
-does not retry POST. So PyGithub runs with ``retry=None`` and no write
-throttling, and every public method here is one retried *unit*: on a 5xx, a
-rate-limit answer or a dropped connection the whole unit starts again. That is
-what makes retrying writes safe: ``upsert_comment`` searches for its marker
-again before writing, so a POST that took effect but whose answer was lost is
-found and edited, not posted twice.
-
-Waits: ``retry-after`` (seconds) when GitHub sends it; at a primary rate limit
-(``x-ratelimit-remaining: 0``) until ``x-ratelimit-reset``; otherwise
-exponential backoff from ``backoff_seconds``. A wait longer than
-``max_wait_seconds`` is not worth sitting through on a CI runner: the client
-gives up at once with :class:`GitHubUnavailable` naming the reset time.
-
-Errors: after ``max_retries`` retries, :class:`benchgate.errors.GitHubUnavailable`
-(exit 3). A request GitHub refuses for good (401 bad token, 403 missing
-permission, 404 unknown repository/PR/comment, 422 invalid) raises
-:class:`GitHubRequestError` (an :class:`~benchgate.errors.InputError`, exit 2):
-retrying cannot fix it and the workflow's configuration must change.
+Every public method is one retried unit (``benchgate.github.retrying``): a transient failure
+runs it again from the start, which is what makes retrying writes safe.
 """
 
 from __future__ import annotations
@@ -30,24 +12,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
 from urllib.parse import urlsplit
 
-import requests
 from github import Auth, Github, GithubException
 
-from benchgate.errors import GitHubUnavailable, InputError
-
-T = TypeVar("T")
+from benchgate.errors import InputError
+from benchgate.github.retrying import RetryingClient, message_of
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 ROLES = ("admin", "maintain", "write", "triage", "read")
 # The legacy "permission" field, for custom roles whose role_name is not a built-in one.
 _PERMISSION_AS_ROLE = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
 CHECK_CONCLUSIONS = ("success", "failure", "neutral")
+MAX_LISTED_FILES = 3000  # GitHub lists no more files of a pull request
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
 CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and output.text
-MAX_BACKOFF_SECONDS = 60.0
 # Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 COMMENT_AUTHOR_ENV = "BENCHGATE_COMMENT_AUTHOR"
@@ -70,6 +49,14 @@ class PullRequestInfo:
 
 
 @dataclass(frozen=True)
+class ChangedFiles:
+    """The paths a pull request changes; ``complete`` is False when GitHub's list may be cut short."""
+
+    paths: tuple[str, ...]
+    complete: bool
+
+
+@dataclass(frozen=True)
 class LabelEvent:
     """One label added to or removed from an issue or pull request, and who did it."""
 
@@ -79,32 +66,7 @@ class LabelEvent:
     event: str  # "labeled" | "unlabeled"
 
 
-class GitHubRequestError(InputError):
-    """GitHub refused a request for a reason retrying cannot fix (bad token, permission, not found; exit 2)."""
-
-    def __init__(self, message: str, *, status: int, where: str | None = None) -> None:
-        self.status = status
-        super().__init__(message, where=where)
-
-
-_HINTS = {
-    401: "the token is missing, expired or wrong",
-    403: "the token lacks a permission this needs (pull-requests/issues: write, checks: write, or metadata: read)",
-    404: "no such repository, pull request or user, or the token cannot see it",
-    422: "GitHub rejected the request as invalid",
-}
-
-
-class _Retry(Exception):
-    """A transient failure: wait ``wait`` seconds (None: use backoff) and run the unit again."""
-
-    def __init__(self, reason: str, wait: float | None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.wait = wait
-
-
-class GitHubClient:
+class GitHubClient(RetryingClient):
     """A client for one repository (``owner/name``) on github.com or a GitHub Enterprise Server.
 
     ``api_url`` is what Actions puts in ``GITHUB_API_URL``: ``https://api.github.com``,
@@ -171,6 +133,25 @@ class GitHubClient:
 
         return self._retrying(f"read pull request #{number}", fetch)
 
+    def changed_files(self, number: int) -> ChangedFiles:
+        """The files pull request ``number`` changes (GET /repos/{o}/{r}/pulls/{n}/files, every page).
+
+        A renamed file counts with both its paths. GitHub lists at most 3000 files, so a list
+        that long is marked incomplete: the change may touch more than it shows.
+        """
+
+        def fetch() -> ChangedFiles:
+            paths: dict[str, None] = {}
+            count = 0
+            for entry in self._repo.get_pull(number).get_files():
+                count += 1
+                paths[entry.filename] = None
+                if entry.previous_filename:
+                    paths[entry.previous_filename] = None
+            return ChangedFiles(tuple(paths), complete=count < MAX_LISTED_FILES)
+
+        return self._retrying(f"read the changed files of #{number}", fetch)
+
     def label_events(self, number: int) -> list[LabelEvent]:
         """Every labeled/unlabeled event of issue or PR ``number``, oldest first, across all pages."""
 
@@ -232,7 +213,7 @@ class GitHubClient:
                 try:
                     return self._github.get_user().login
                 except GithubException as error:
-                    if error.status == 403 and "not accessible by integration" in _message(error).lower():
+                    if error.status == 403 and "not accessible by integration" in message_of(error).lower():
                         return ACTIONS_BOT_LOGIN
                     raise
 
@@ -301,70 +282,6 @@ class GitHubClient:
 
         return self._retrying(f"create the {name} check on {head_sha[:12]}", create)
 
-    # -- retries and error mapping ---------------------------------------------------------------
-
-    def _retrying(self, what: str, unit: Callable[[], T]) -> T:
-        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times."""
-        attempt = 0
-        while True:
-            try:
-                return self._classified(unit)
-            except _Retry as transient:
-                if attempt >= self.max_retries:
-                    raise GitHubUnavailable(
-                        f"could not {what} after {attempt + 1} attempts: {transient.reason}", where=self.api_url
-                    ) from None
-                wait = transient.wait
-                if wait is None:
-                    wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
-                elif wait > self.max_wait_seconds:
-                    raise GitHubUnavailable(
-                        f"could not {what}: {transient.reason}; that is {wait:.0f} s away, "
-                        f"longer than the {self.max_wait_seconds:.0f} s benchgate waits",
-                        where=self.api_url,
-                    ) from None
-                self._sleep(max(wait, 0.0))
-                attempt += 1
-
-    def _classified(self, unit: Callable[[], T]) -> T:
-        """Run ``unit`` once, turning failures into _Retry (transient) or GitHubRequestError (permanent)."""
-        try:
-            return unit()
-        except GithubException as error:
-            raise self._classify(error) from error
-        except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
-            raise _Retry(f"no answer from GitHub ({type(error).__name__})", None) from error
-
-    def _classify(self, error: GithubException) -> Exception:
-        status = error.status
-        headers = {key.lower(): value for key, value in (error.headers or {}).items()}
-        message = _message(error)
-        wait = self._header_wait(headers)
-        rate_limited = status == 429 or (
-            status == 403
-            and (headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers or "rate limit" in message)
-        )
-        if rate_limited:
-            reason = f"rate limited ({status} {message})"
-            if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-                reset = datetime.fromtimestamp(float(headers["x-ratelimit-reset"]), UTC)
-                reason += f", resets at {reset:%H:%M:%S} UTC"
-            return _Retry(reason, wait)
-        if status >= 500:
-            return _Retry(f"{status} {message}", wait)
-        hint = _HINTS.get(status, "unexpected answer")
-        return GitHubRequestError(f"{status} {message}: {hint}", status=status, where=f"GitHub {self.repository}")
-
-    def _header_wait(self, headers: dict[str, str]) -> float | None:
-        """Seconds GitHub asked us to wait, or None when it did not say."""
-        retry_after = headers.get("retry-after", "").strip()
-        if retry_after.isdigit():
-            return float(retry_after)
-        reset = headers.get("x-ratelimit-reset", "").strip()
-        if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
-            return max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
-        return None
-
 
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 
@@ -402,11 +319,6 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _message(error: GithubException) -> str:
-    data = error.data if isinstance(error.data, dict) else {}
-    return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
 
 
 def _iso(moment: datetime | None) -> str:

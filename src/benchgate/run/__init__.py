@@ -17,6 +17,7 @@ _MODULES = {
         "ChangedCategories",
         "glob_to_regex",
         "load_mapping",
+        "parse_mapping",
         "changed_files",
         "map_changes",
         "categories_for_change",

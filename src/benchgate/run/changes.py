@@ -45,6 +45,7 @@ class ChangedCategories:
     unmapped: list[str] = field(default_factory=list)
     fallback: list[str] = field(default_factory=list)
     map_source: str = ""
+    complete: bool = True  # False when the list of changed files may be cut short (GitHub lists 3000)
 
     def record(self) -> dict:
         return {
@@ -107,13 +108,16 @@ def load_mapping(path: Path | None = None) -> Mapping:
     """Parse a changed-files YAML (the shipped one when ``path`` is None); InputError naming the problem."""
     if path is None:
         text = resources.files("benchgate").joinpath("data/changed-files.yml").read_text(encoding="utf-8")
-        where = "benchgate/data/changed-files.yml"
-    else:
-        where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as error:
-            raise InputError(f"cannot read the changed-files map: {error.strerror}", where=where) from None
+        return parse_mapping(text, "benchgate/data/changed-files.yml")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot read the changed-files map: {error.strerror}", where=str(path)) from None
+    return parse_mapping(text, str(path))
+
+
+def parse_mapping(text: str, where: str) -> Mapping:
+    """Parse the text of a changed-files map (YAML, or JSON which is YAML); ``where`` names it in errors."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -171,9 +175,14 @@ def _categories_of(path: str, rule: Rule) -> list[str] | None:
 
 
 def map_changes(
-    files: list[str], mapping: Mapping, available: set[str], default: tuple[str, ...] | None = None
+    files: list[str], mapping: Mapping, available: set[str] | None, default: tuple[str, ...] | None = None
 ) -> ChangedCategories:
-    """Place each changed file: ignored, mapped to categories that exist in ``available``, or unmapped."""
+    """Place each changed file: ignored, mapped to categories that exist in ``available``, or unmapped.
+
+    ``available`` None: every category a rule names counts as existing (no benchmark/ to look at).
+    """
+    if available is None:
+        available = _Everything()
     fallback = [name for name in (mapping.default if default is None else default) if name in available]
     result = ChangedCategories(changed_files=list(files), fallback=fallback)
     selected: dict[str, None] = {}
@@ -190,6 +199,11 @@ def map_changes(
         selected.update(dict.fromkeys(fallback))
     result.categories = list(selected)
     return result
+
+
+class _Everything:
+    def __contains__(self, name: object) -> bool:
+        return True
 
 
 def categories_for_change(

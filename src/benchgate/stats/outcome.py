@@ -11,6 +11,7 @@ does not build is an infrastructure error (``error``: neutral check, exit 4).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -59,16 +60,19 @@ def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
     )
 
 
-def decide(gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False) -> Outcome:
+def decide(
+    gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False, problems: Sequence[str] = ()
+) -> Outcome:
     """The verdict over the gated comparison table and the run summary.
 
     ``accept_regression``: a trusted label accepted regressions, so a failure becomes ``accepted``.
+    ``problems``: what else fails this run, found by the caller (e.g. a selection the API contradicts).
     """
     if run.build_failure is not None:
         return _build_failed(run)
     gating_rows = int(gated["gating"].sum())
     head_failures = head_only_failures(run)
-    problems = []
+    problems = list(problems)
     if head_failures:
         problems.append(f"{len(head_failures)} benchmark process(es) failed on the head where the base succeeded")
     starved = gated[(gated["n_base"] >= 2) & (gated["n_head"] < 2) & ~gated["ignored"]]

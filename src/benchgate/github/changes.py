@@ -1,0 +1,52 @@
+"""Which benchmark categories a pull request touches, decided from GitHub's list of its changed files.
+
+The trusted jobs (authorize, report) decide this from the API, never from what the benchmark
+job wrote: a run directory comes from a machine that ran the pull request's code, so its
+claim that "nothing was selected" would otherwise be enough to pass the gate.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from benchgate.config import Settings
+from benchgate.run.changes import ChangedCategories, load_mapping, map_changes, parse_mapping
+from benchgate.run.suite import list_categories
+
+_BENCHMARK_CATEGORY = re.compile(r"^benchmark/([^/]+)/")
+
+
+def pull_request_categories(
+    client: Any, pr: int, settings: Settings, benchmark_dir: Path | None = None
+) -> ChangedCategories:
+    """The categories pull request ``pr`` touches, by the configuration's changed-files map.
+
+    ``benchmark_dir`` is the base branch's ``benchmark/`` (its categories are the ones that
+    exist; a category the PR adds counts too); None when there is no checkout to look at, and
+    then every category a rule names counts. A list GitHub cut short (3000 files) may hide
+    changes, so it also selects the map's default categories and can never be "nothing".
+    """
+    changed = client.changed_files(pr)
+    mapping = (
+        parse_mapping(settings.changed_files, "the configuration's changed-files")
+        if settings.changed_files
+        else load_mapping()
+    )
+    available = None
+    if benchmark_dir is not None and benchmark_dir.is_dir():
+        added = {match.group(1) for path in changed.paths if (match := _BENCHMARK_CATEGORY.match(path))}
+        available = set(list_categories(benchmark_dir)) | added
+    placed = map_changes(list(changed.paths), mapping, available)
+    placed.map_source = mapping.source
+    if not changed.complete:
+        placed.complete = False
+        placed.categories = list(dict.fromkeys([*placed.categories, *placed.fallback, *mapping.default]))
+    return placed
+
+
+def default_benchmark_dir() -> Path | None:
+    """The base checkout's ``benchmark/`` in the working directory, where the trusted jobs check it out."""
+    candidate = Path("benchmark")
+    return candidate.resolve() if candidate.is_dir() else None
