@@ -5,10 +5,11 @@ code may be checked out.
 A `pull_request_target: labeled` workflow starts on every label; only the request label may start its jobs,
 and nothing but a newer approved run of the same PR may cancel a multi-hour benchmark.
 
-actions/checkout (v4.4.0 and later, and the floating @v4..@v7 tags since July 2026) refuses to check out a fork
-pull request's head or merge commit in a `pull_request_target` or `workflow_run` workflow unless the step sets
-`allow-unsafe-pr-checkout: true`. That opt-in belongs only where the PR's code meets no credential: a job with
-`permissions: {}` and no secrets. A checkout of the PR's code in any job holding a token fails, opted in or not.
+actions/checkout (v7, and since July 2026 v2.8.0, v3.7.0, v4.4.0, v5.1.0 and v6.1.0, which the floating major tags
+follow) refuses to check out a fork pull request's head or merge commit in a `pull_request_target` or
+`workflow_run` workflow unless the step sets `allow-unsafe-pr-checkout: true`. That opt-in belongs only where
+the PR's code meets no credential: a job with `permissions: {}` and no secrets. A checkout of the PR's code in
+any job holding a token fails, opted in or not.
 """
 
 from __future__ import annotations
