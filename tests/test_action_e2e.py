@@ -219,7 +219,7 @@ def simulate(tmp_path, api_url, node_repo, name, inputs):
         "LANG": "C.UTF-8",
         "CI": "true",
         "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request_target",
+        "GITHUB_EVENT_NAME": "pull_request",
         "GITHUB_EVENT_PATH": str(work / "event.json"),
         "GITHUB_REPOSITORY": REPO,
         "GITHUB_API_URL": api_url,
@@ -233,7 +233,7 @@ def simulate(tmp_path, api_url, node_repo, name, inputs):
         "BENCHGATE_SYSTEM_PACKAGES": "1",  # reuse this interpreter's packages: no PyPI in tests
         "BENCHGATE_CACHE": str(tmp_path / "cache"),
     }
-    github = {"token": TOKEN, "event": event, "event_name": "pull_request_target", "repository": REPO}
+    github = {"token": TOKEN, "event": event, "event_name": "pull_request", "repository": REPO}
     base_inputs = {
         "mode": "all",
         "python": sys.executable,
@@ -276,6 +276,7 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
         },
     )
     authorized = failing.step("authorize")
+    assert authorized.ran, [(step.id, step.returncode, step.stderr[-6000:]) for step in failing.steps]
     assert authorized.outputs["approved"] == "true", authorized.stderr
     assert authorized.outputs["head-sha"] == head and authorized.outputs["pr"] == str(PR)
     assert failing.step("run").returncode == 0, failing.step("run").stderr
