@@ -18,14 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TextIO
 
-from benchgate.build import compilercache
-
-from benchgate.build import worktrees
+from benchgate.build import compilercache, worktrees
 from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
 from benchgate.build.settings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.build.steps import run_step
-from benchgate.errors import BuildError, InputError
 from benchgate.build.worktrees import merge_base, resolve_commit
+from benchgate.errors import BuildError, InputError
 
 __all__ = [
     "DEFAULT_BUILD_COMMAND",
