@@ -5,7 +5,8 @@ rates. This module adds what the gate decides with, as pure functions over numpy
 
 - a **test** per comparison (``TESTS``), computed from the samples of each side as
   NaN-padded arrays of shape ``(..., rows, n)``; the gate's is ``GATE_TEST``, Yuen's
-  trimmed-mean Welch test on log rates, chosen by tests/perf/simulate_gate.py (see
+  trimmed-mean Welch test on log rates (20 % trimmed from 10 samples a side on, plain
+  Welch on log rates below), chosen by tests/perf/simulate_gate.py (see
   notes/stats-design.md);
 - the **change** (percent, head vs base) with a two-sided interval at the Holm-consistent
   level of its row: a row Holm rejects at step k gets ``alpha / (m - k + 1)``, every other
@@ -30,6 +31,14 @@ from scipy import special
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 GATE_TEST = "yuen_log"
 TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
+# Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
+# five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
+TRIM_FROM = 10
+# Yuen's statistic has a heavier far tail than t with the Satterthwaite df: on normal data its rate of
+# p < 1e-5 is 1.2-1.5 times nominal (n = 10..42 a side) and ~2.6 times at 2.5e-6 (n = 30), the gate's
+# per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
+# at smaller levels (measured with 2-6 million null rows per n; see notes/stats-design.md).
+YUEN_DF_FACTOR = 0.8
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
 REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, INCOMPLETE, CONSTANT = range(6)
 VERDICTS = ("pass", "fail", "inconclusive")
@@ -83,6 +92,14 @@ class Stats:
         return _to_percent(self, self.delta)
 
 
+def subset(st: Stats, rows: np.ndarray) -> Stats:
+    """The statistics of the rows where ``rows`` is True, flattened to one axis."""
+    fields = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
+    picked = {name: np.asarray(getattr(st, name))[rows] for name in fields}
+    companion = None if st.companion is None else subset(st.companion, rows)
+    return Stats(test=st.test, companion=companion, **picked)
+
+
 def _p_value(st: Stats) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = st.delta / st.se
@@ -113,16 +130,19 @@ def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarr
     return mean, var
 
 
-def _side(x: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _side(
+    x: np.ndarray, trim: float, trim_from: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
     valid, n = _mask(x)
+    trim_from = TRIM_FROM if trim_from is None else trim_from
     if trim == 0:
         mean, var = _mean_var(x, valid, n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return mean, var / n, n - 1.0, n
     # Yuen (1974): trimmed mean, winsorized variance, d = (n - 1) s_w^2 / (h (h - 1)), h = n - 2g.
     ordered = np.sort(x, axis=-1)  # NaN last
-    g = np.floor(trim * n + 1e-9).astype(np.int64)
+    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
     last = np.maximum(n - g - 1, 0)
     low = np.take_along_axis(ordered, np.minimum(g, ordered.shape[-1] - 1)[..., None], axis=-1)
     high = np.take_along_axis(ordered, np.minimum(last, ordered.shape[-1] - 1)[..., None], axis=-1)
@@ -135,10 +155,30 @@ def _side(x: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return trimmed, d, h - 1.0, n
 
 
+def _mad_variance(x: np.ndarray) -> np.ndarray:
+    """(1.4826 × median absolute deviation)², a variance that ignores up to half the samples being outliers."""
+    valid, n = _mask(x)
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], np.nan)
+    ordered = np.sort(x, axis=-1)
+    width = x.shape[-1] - 1
+
+    def median(values: np.ndarray) -> np.ndarray:
+        low = np.take_along_axis(values, np.clip((n - 1) // 2, 0, width)[..., None], axis=-1)[..., 0]
+        high = np.take_along_axis(values, np.clip(n // 2, 0, width)[..., None], axis=-1)[..., 0]
+        return (low + high) / 2
+
+    center = median(ordered)
+    spread = median(np.sort(np.abs(x - center[..., None]), axis=-1))
+    return np.where(n > 0, (1.4826 * spread) ** 2, np.nan)
+
+
 def _constant(x: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"), np.testing.suppress_warnings() as sup:
-        sup.filter(RuntimeWarning)
-        return np.nanmax(x, axis=-1) == np.nanmin(x, axis=-1)
+    """Rows whose samples are all equal (False for rows without samples)."""
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape[:-1], dtype=bool)
+    valid = ~np.isnan(x)
+    return np.where(valid, x, -np.inf).max(axis=-1) == np.where(valid, x, np.inf).min(axis=-1)
 
 
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
@@ -165,6 +205,13 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
     loc_x, d_x, f_x, n_x = _side(x, trim)
     loc_y, d_y, f_y, n_y = _side(y, trim)
     constant = _constant(base) & _constant(head)
+    # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
+    # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
+    if trim:
+        robust_x = np.fmin(_side(x, trim, 0)[1], _mad_variance(x) / np.maximum(n_x, 1))
+        robust_y = np.fmin(_side(y, trim, 0)[1], _mad_variance(y) / np.maximum(n_y, 1))
+    else:
+        robust_x, robust_y = d_x, d_y
     if trim:
         degenerate = (d_x + d_y == 0) & ~constant
         if degenerate.any():
@@ -175,6 +222,9 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         se2 = d_x + d_y
         df = se2 * se2 / (d_x * d_x / f_x + d_y * d_y / f_y)
         se = np.sqrt(se2)
+    if trim:
+        trimmed = (n_x >= TRIM_FROM) | (n_y >= TRIM_FROM)
+        df = np.where(trimmed, df * YUEN_DF_FACTOR, df)
     incomplete = (n_x < 2) | (n_y < 2)
     delta = np.where(n_x * n_y > 0, loc_y - loc_x, np.nan)
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, se))
@@ -189,8 +239,8 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         n_base=n_x,
         n_head=n_y,
         scale_base=scale,
-        var_base=d_x * n_x,
-        var_head=d_y * n_y,
+        var_base=robust_x * n_x,
+        var_head=robust_y * n_y,
         constant=constant & ~incomplete,
     )
 
@@ -277,13 +327,19 @@ def _projected(st: Stats, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         d_x = st.var_base / runs
         d_y = st.var_head / runs
-        h = runs - 2 * np.floor(trim * runs + 1e-9)
+        trimmed = runs >= TRIM_FROM
+        h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
         df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
+        df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
     return np.sqrt(d_x + d_y), df
 
 
 def decidable(
-    st: Stats, runs: np.ndarray, level: np.ndarray, min_effect: np.ndarray | float, inconclusive_above: float
+    st: Stats,
+    runs: np.ndarray,
+    level: np.ndarray,
+    min_effect: np.ndarray | float,
+    inconclusive_above: np.ndarray | float,
 ) -> np.ndarray:
     """Would the row be decided with ``runs`` samples a side at ``level``, its estimate and spread unchanged?"""
     if st.companion is not None:  # either: its log test at half the level
@@ -303,28 +359,41 @@ def runs_needed(
     st: Stats,
     level: np.ndarray | float,
     min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
+    inconclusive_above: np.ndarray | float = DEFAULT_INCONCLUSIVE_ABOVE,
     *,
     candidates: np.ndarray | None = None,
     levels: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """Runs a side after which the row would be decided, assuming its estimate and spread stay (NaN: none).
 
-    ``candidates`` are the run counts to try (default 2 to 10,000), ``levels`` the interval
-    level at each (default ``level`` at all: one fixed-runs analysis with that many runs).
-    A sequential design passes its remaining looks and their spent levels.
+    ``candidates`` are the run counts to try (default 2 to 10,000), ``levels`` the share
+    of ``level`` spent at each (default: all of it, one fixed-runs analysis with that many
+    runs; a sequential design passes its remaining looks and their weights). Only
+    ``rows`` (default: every row with an estimate) are computed.
     """
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
-    level = np.asarray(level, dtype=float)
-    out = np.full(np.broadcast_shapes(st.delta.shape, level.shape), np.nan)
+    shape = np.shape(st.delta)
+    out = np.full(shape, np.nan)
     pending = ~np.isnan(st.delta)
+    if rows is not None:
+        pending &= np.asarray(rows, dtype=bool)
+    if not pending.any():
+        return out
+    picked = subset(st, pending)
+    level_picked = np.broadcast_to(np.asarray(level, dtype=float), shape)[pending]
+    min_picked = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)[pending]
+    floor_picked = np.broadcast_to(np.asarray(inconclusive_above, dtype=float), shape)[pending]
+    found = np.full(picked.delta.shape, np.nan)
+    open_ = np.ones(picked.delta.shape, dtype=bool)
     for index, runs in enumerate(candidates):
-        at = level if levels is None else level * levels[index]
-        ok = pending & decidable(st, np.asarray(float(runs)), at, min_effect, inconclusive_above)
-        out[ok] = runs
-        pending &= ~ok
-        if not pending.any():
+        at = level_picked if levels is None else level_picked * levels[index]
+        ok = open_ & decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked)
+        found[ok] = runs
+        open_ &= ~ok
+        if not open_.any():
             break
+    out[pending] = found
     return out
 
 
@@ -361,8 +430,10 @@ def decide_looks(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
+    cache: dict | None = None,
+    with_mde: bool = True,
 ) -> Decisions:
-    """Decisions from the statistics of every look so far (one ``Stats`` per look, NaN where a row sat out).
+    """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
 
     ``weights[k]`` is the share of each row's level spent at look k (fixed runs: ``[1.0]``;
     a sequential design: its alpha-spending increments, summing to at most 1). The
@@ -376,49 +447,74 @@ def decide_looks(
     ≤ -min_effect); improvement (rejected, interval above 0, change ≥ min_effect);
     unchanged (the interval rules out a regression of min_effect, or of
     ``inconclusive_above`` when min_effect is 0); otherwise inconclusive.
+
+    ``cache`` (a dict kept by the caller across looks of one run) only saves work: each
+    look's p-values and intervals are recomputed only for rows whose level changed.
+    ``with_mde=False`` leaves ``mde`` NaN (cheaper, for intermediate looks).
     """
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sequential = np.stack([st.p_value / weights[k] for k, st in enumerate(looks)])
-    all_nan = np.isnan(sequential).all(axis=0)
-    p_seq = np.where(all_nan, np.nan, np.fmin.reduce(np.where(np.isnan(sequential), np.inf, sequential), axis=0))
+    cache = {} if cache is None else cache
+    p_seq = None
+    for k, st in enumerate(looks):
+        if ("p", k) not in cache:
+            cache[("p", k)] = st.p_value
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = cache[("p", k)] / weights[k]
+        p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
+    assert p_seq is not None
     p_seq = np.minimum(p_seq, 1.0)
     rejected, level = holm_levels(p_seq, alpha, correction)
-    low = np.full(p_seq.shape, -np.inf)
-    high = np.full(p_seq.shape, np.inf)
-    change = np.full(p_seq.shape, np.nan)
-    n_base = np.zeros(p_seq.shape)
-    n_head = np.zeros(p_seq.shape)
-    constant = np.zeros(p_seq.shape, dtype=bool)
-    last_low = np.full(p_seq.shape, np.nan)
-    last_high = np.full(p_seq.shape, np.nan)
-    mdes = np.full(p_seq.shape, np.nan)
+    shape = p_seq.shape
+    low = np.full(shape, -np.inf)
+    high = np.full(shape, np.inf)
+    change = np.full(shape, np.nan)
+    n_base = np.zeros(shape)
+    n_head = np.zeros(shape)
+    constant = np.zeros(shape, dtype=bool)
+    last_low = np.full(shape, np.nan)
+    last_high = np.full(shape, np.nan)
+    last_look = np.full(shape, -1)
     for k, st in enumerate(looks):
         present = (st.n_base + st.n_head) > 0  # a row that sat out a look (its file had stopped) has no samples
-        look_low, look_high = change_interval(st, level * weights[k])
         usable = present & ~st.incomplete
+        at = level * weights[k]
+        if ("ci", k) in cache:
+            used, look_low, look_high = cache[("ci", k)]
+            stale = usable & (used != at)
+        else:
+            look_low, look_high = np.full(shape, np.nan), np.full(shape, np.nan)
+            stale = usable
+        if stale.any():
+            look_low, look_high = look_low.copy(), look_high.copy()
+            look_low[stale], look_high[stale] = change_interval(subset(st, stale), at[stale])
+        cache[("ci", k)] = (at, look_low, look_high)
         low = np.where(usable, np.fmax(low, look_low), low)
         high = np.where(usable, np.fmin(high, look_high), high)
         last_low = np.where(usable, look_low, last_low)
         last_high = np.where(usable, look_high, last_high)
+        last_look = np.where(usable, k, last_look)
         change = np.where(present, st.change, change)
         n_base = np.where(present, st.n_base, n_base)
         n_head = np.where(present, st.n_head, n_head)
         constant = np.where(present, st.constant, constant)
-        mdes = np.where(usable, mde(st, level * weights[k], power), mdes)
+    mdes = np.full(shape, np.nan)
+    if with_mde:
+        for k, st in enumerate(looks):
+            rows = last_look == k
+            if rows.any():
+                mdes[rows] = mde(subset(st, rows), (level * weights[k])[rows], power)
     empty = low > high  # the looks' intervals disagree (a coverage failure): keep the last look's
     low = np.where(empty, last_low, low)
     high = np.where(empty, last_high, high)
     tested = np.isfinite(low) & np.isfinite(high)
     low = np.where(tested, low, np.nan)
     high = np.where(tested, high, np.nan)
-    min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), p_seq.shape)
+    min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     floor = np.where(min_effect > 0, min_effect, inconclusive_above)
-    decision = np.full(p_seq.shape, INCONCLUSIVE, dtype=np.int8)
-    unchanged = low > -floor
-    decision[unchanged] = UNCHANGED
+    decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
+    decision[low > -floor] = UNCHANGED
     decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
     decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[constant & (change == 0)] = CONSTANT
@@ -436,12 +532,13 @@ def decide(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
+    with_mde: bool = True,
 ) -> Decisions:
     """A fixed-runs analysis: one look with all the samples, the whole level spent on it."""
     st = gate_statistics(base, head, test)
     return decide_looks(
         [st], [1.0], alpha, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power,
+        inconclusive_above=inconclusive_above, power=power, with_mde=with_mde,
     )  # fmt: skip
 
 

@@ -19,10 +19,15 @@ look's interval at level ``a w_k`` is a repeated confidence interval (Jennison &
 1989, JRSS B 51:305); they hold simultaneously with probability ``1 - a``, so the row's
 interval is their running intersection and a row may be called ``unchanged`` at any look.
 
-Stopping: after each look, a benchmark file stops when every row of it is settled: decided
-(regression, improvement, unchanged, constant, incomplete) or hopeless (even with
-``futility_variance`` × its current variance it could not be decided by ``max_runs``:
-it ends ``inconclusive``, never a pass). At ``max_runs`` everything stops.
+Stopping: after each look, a benchmark file stops when every row of it is settled:
+regression, improvement, constant or incomplete; unchanged with an interval that also rules
+out a regression of ``settle_above`` (default 5 %; min-effect when one is set), or unchanged
+and unable to get there by ``max_runs``; inconclusive and hopeless (it could not be decided
+by ``max_runs``: it ends ``inconclusive``, never a pass). Projections assume the estimate
+stays and the variance shrinks to ``futility_variance`` × the current (robust) one, so a
+noisy start does not give a row up too early. At ``max_runs`` everything stops. The
+settle floor is stricter than the decision's (``inconclusive_above``, 10 %) so that a 5 %
+regression is not stopped early as "unchanged" (the power target at 1 % noise).
 
 The design is plain data: ``Design.to_json()`` goes into run.json, ``Design.from_json``
 rebuilds it (recomputing and checking the weights), and ``replay`` recomputes every look
@@ -42,9 +47,10 @@ from benchgate import decisions
 from benchgate.errors import InputError
 
 METHOD = "alpha-spending-bonferroni-looks"
-SPENDING = ("pocock", "obrien-fleming")
+SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
 MIN_RUNS, MAX_RUNS, LOOK_RATIO = 5, 60, 1.5
 DEFAULT_FUTILITY_VARIANCE = 0.5
+DEFAULT_SETTLE_ABOVE = 7.5  # percent: an unchanged row stops once it also rules out a regression this large
 STOP_REASONS = ("decided", "hopeless", "max-runs")
 
 
@@ -72,8 +78,17 @@ def spending_fraction(t: np.ndarray, spending: str, alpha: float) -> np.ndarray:
 
 
 def spending_weights(looks: tuple[int, ...], spending: str, alpha: float) -> tuple[float, ...]:
-    """The level's share spent at each look: increments of the spending function, summing to 1."""
-    fractions = np.asarray(looks, dtype=float) / looks[-1]
+    """The level's share spent at each look: increments of the spending function, summing to 1.
+
+    Time is the information fraction ``runs / max_runs``, except for ``pocock-looks``:
+    Pocock-type spending on the look index ``k / K`` (a calendar-type time scale, which
+    Lan–DeMets spending allows), spending more at the early looks where most rows settle.
+    """
+    if spending == "pocock-looks":
+        fractions = np.arange(1, len(looks) + 1, dtype=float) / len(looks)
+        spending = "pocock"
+    else:
+        fractions = np.asarray(looks, dtype=float) / looks[-1]
     spent = spending_fraction(np.concatenate(([0.0], fractions)), spending, alpha)
     return tuple(float(w) for w in np.diff(spent))
 
@@ -92,6 +107,7 @@ class Design:
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE
     power: float = decisions.DEFAULT_POWER
     futility_variance: float = DEFAULT_FUTILITY_VARIANCE
+    settle_above: float = DEFAULT_SETTLE_ABOVE
     method: str = METHOD
     version: int = 1
 
@@ -117,6 +133,7 @@ class Design:
             "inconclusive_above": self.inconclusive_above,
             "power": self.power,
             "futility_variance": self.futility_variance,
+            "settle_above": self.settle_above,
         }
 
     @classmethod
@@ -140,6 +157,7 @@ class Design:
                 inconclusive_above=float(data["inconclusive_above"]),
                 power=float(data["power"]),
                 futility_variance=float(data["futility_variance"]),
+                settle_above=float(data["settle_above"]),
             )
             recorded = [float(w) for w in data["weights"]]
         except (KeyError, TypeError, ValueError) as error:
@@ -164,6 +182,7 @@ def make_design(
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = decisions.DEFAULT_POWER,
     futility_variance: float = DEFAULT_FUTILITY_VARIANCE,
+    settle_above: float = DEFAULT_SETTLE_ABOVE,
 ) -> Design:
     """The design for ``--runs auto`` (``looks`` overrides the geometric default from min to max runs)."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
@@ -173,6 +192,8 @@ def make_design(
         raise ValueError("alpha must be in (0, 1), test one of decisions.TESTS, correction holm or none")
     if not (0 < power < 1) or not (0 < futility_variance <= 1) or min_effect < 0 or inconclusive_above <= 0:
         raise ValueError("power in (0, 1), futility_variance in (0, 1], min_effect >= 0, inconclusive_above > 0")
+    if settle_above <= 0:
+        raise ValueError("settle_above must be positive")
     weights = spending_weights(looks, spending, alpha)
     return Design(
         looks=looks,
@@ -185,6 +206,7 @@ def make_design(
         inconclusive_above=inconclusive_above,
         power=power,
         futility_variance=futility_variance,
+        settle_above=settle_above,
     )
 
 
@@ -202,14 +224,34 @@ def next_look(design: Design, runs_done: int) -> int | None:
 
 
 def look_statistics(design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None):
-    """The design's test on the samples one look saw; rows not ``active`` (their file had stopped) sit it out."""
+    """The design's test on the samples one look saw; rows not ``active`` (their file had stopped) sit it out.
+
+    ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
+    samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips.
+    """
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
-    if active is not None:
-        active = np.asarray(active, dtype=bool)[..., None]
-        base = np.where(active, base, np.nan)
-        head = np.where(active, head, np.nan)
-    return decisions.gate_statistics(base, head, design.test)
+    if active is None:
+        return decisions.gate_statistics(base, head, design.test)
+    active = np.asarray(active, dtype=bool)
+    shape = active.shape
+    picked = decisions.gate_statistics(base[active], head[active], design.test)
+    return _scatter(picked, active, shape)
+
+
+def _scatter(st: decisions.Stats, rows: np.ndarray, shape: tuple[int, ...]) -> decisions.Stats:
+    """The inverse of ``decisions.subset``: rows not picked get no samples."""
+    values = {}
+    for name, fill, kind in (
+        ("delta", np.nan, float), ("se", np.nan, float), ("df", np.nan, float), ("n_base", 0, np.int64),
+        ("n_head", 0, np.int64), ("scale_base", np.nan, float), ("var_base", np.nan, float),
+        ("var_head", np.nan, float), ("constant", False, bool),
+    ):  # fmt: skip
+        full = np.full(shape, fill, dtype=kind)
+        full[rows] = getattr(st, name)
+        values[name] = full
+    companion = None if st.companion is None else _scatter(st.companion, rows, shape)
+    return decisions.Stats(test=st.test, companion=companion, **values)
 
 
 @dataclass(frozen=True)
@@ -228,6 +270,8 @@ def decide_at_look(
     *,
     alpha: np.ndarray | float | None = None,
     min_effect: np.ndarray | float | None = None,
+    cache: dict | None = None,
+    with_mde: bool = True,
 ) -> LookResult:
     """Decisions after look ``len(history) - 1`` from the statistics of every look so far.
 
@@ -248,35 +292,38 @@ def decide_at_look(
         min_effect=min_effect,
         inconclusive_above=design.inconclusive_above,
         power=design.power,
+        cache=cache,
+        with_mde=with_mde,
     )
-    undecided = ~result.settled()
+    dec = result.decision
+    min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), dec.shape)
+    floor = np.where(min_effect > 0, min_effect, design.inconclusive_above)
+    settle = np.where(min_effect > 0, min_effect, min(design.inconclusive_above, design.settle_above))
+    with np.errstate(invalid="ignore"):
+        firm = (dec != decisions.UNCHANGED) & (dec != decisions.INCONCLUSIVE) | (
+            (dec == decisions.UNCHANGED) & (result.ci_low > -settle)
+        )
+    soft = (dec == decisions.UNCHANGED) & ~firm
+    undecided = dec == decisions.INCONCLUSIVE
     if k == len(design.looks) - 1:
-        hopeless = undecided
-    else:
-        current = history[k]
-        shrunk = replace(
-            current,
-            var_base=current.var_base * design.futility_variance,
-            var_head=current.var_head * design.futility_variance,
-            companion=None
-            if current.companion is None
-            else replace(
-                current.companion,
-                var_base=current.companion.var_base * design.futility_variance,
-                var_head=current.companion.var_head * design.futility_variance,
-            ),
-        )
-        remaining = np.asarray(design.looks[k + 1 :], dtype=float)
-        needed = decisions.runs_needed(
-            shrunk,
-            result.level,
-            min_effect,
-            design.inconclusive_above,
-            candidates=remaining,
-            levels=np.asarray(design.weights[k + 1 :]),
-        )
-        hopeless = undecided & np.isnan(needed)
-    return LookResult(k, result, hopeless, ~undecided | hopeless)
+        return LookResult(k, result, undecided, np.ones(dec.shape, dtype=bool))
+    current = _scaled(history[k], design.futility_variance)
+    remaining = np.asarray(design.looks[k + 1 :], dtype=float)
+    weights = np.asarray(design.weights[k + 1 :])
+    # Could more runs make a soft unchanged row firm, or decide an inconclusive one? If not, it stops.
+    to_firm = decisions.runs_needed(
+        current, result.level, min_effect, settle, candidates=remaining, levels=weights, rows=soft
+    )
+    to_decide = decisions.runs_needed(
+        current, result.level, min_effect, floor, candidates=remaining, levels=weights, rows=undecided
+    )
+    hopeless = undecided & np.isnan(to_decide)
+    return LookResult(k, result, hopeless, firm | (soft & np.isnan(to_firm)) | hopeless)
+
+
+def _scaled(st: decisions.Stats, factor: float) -> decisions.Stats:
+    companion = None if st.companion is None else _scaled(st.companion, factor)
+    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
 
 
 def files_to_stop(file_of_row: np.ndarray, settled: np.ndarray, files: int) -> np.ndarray:
