@@ -1,4 +1,4 @@
-"""The gate's tests, intervals, decisions and verdict (benchgate.decisions) on hand-made data."""
+"""The gate's tests, intervals, decisions and verdict (benchgate.stats.decisions) on hand-made data."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy import special
 from scipy import stats as scipy_stats
 
-from benchgate import decisions
+from benchgate.stats import decisions
 
 RNG_SEED = 20240610
 

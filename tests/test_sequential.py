@@ -1,4 +1,4 @@
-"""The --runs auto design (benchgate.sequential): weights, JSON round trip, stopping and its error control."""
+"""The --runs auto design (benchgate.stats.sequential): weights, JSON round trip, stopping and its error control."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from benchgate import decisions, sequential
 from benchgate.errors import InputError
+from benchgate.stats import decisions, sequential
 
 
 def test_default_looks_and_weights():

@@ -1,4 +1,4 @@
-"""Monte-Carlo of whole PR reports through the gate's own code (benchgate.decisions, benchgate.sequential).
+"""Monte-Carlo of whole PR reports through the gate's own code (benchgate.stats.decisions, .sequential).
 
 Every simulated report has 400 comparisons (40 files x 10 configurations), rates with
 log-normal noise whose sigma is drawn per file, log-uniform (0.5 % to 25 %, or to 2 % for the
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchgate import decisions, sequential
+from benchgate.stats import decisions, sequential
 
 FILES, CONFIGURATIONS = 40, 10
 ROWS = FILES * CONFIGURATIONS

@@ -43,8 +43,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from benchgate import decisions
 from benchgate.errors import InputError
+from benchgate.stats import decisions
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")

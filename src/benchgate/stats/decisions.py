@@ -6,8 +6,8 @@ rates. This module adds what the gate decides with, as pure functions over numpy
 - a **test** per comparison (``TESTS``), computed from the samples of each side as
   NaN-padded arrays of shape ``(..., rows, n)``; the gate's is ``GATE_TEST``, Yuen's
   trimmed-mean Welch test on log rates (20 % trimmed from 10 samples a side on, plain
-  Welch on log rates below), chosen by tests/perf/simulate_gate.py (see
-  notes/stats-design.md);
+  Welch on log rates below), chosen by tests/perf/simulate_gate.py (see the
+  design notes of issue 10);
 - the **change** (percent, head vs base) with a two-sided interval at the Holm-consistent
   level of its row: a row Holm rejects at step k gets ``alpha / (m - k + 1)``, every other
   row ``alpha / (m - r)`` (r rows rejected), so the interval excludes 0 exactly when Holm
@@ -17,7 +17,7 @@ rates. This module adds what the gate decides with, as pure functions over numpy
   probability ``power`` at the row's level) and the **runs needed** to decide a row;
 - the **verdict** over the decisions: fail, inconclusive (never a pass), pass.
 
-A fixed-runs analysis is the one-look case of the sequential design (benchgate.sequential):
+A fixed-runs analysis is the one-look case of the sequential design (benchgate.stats.sequential):
 ``decide_looks`` takes one ``Stats`` per look and the alpha-spending weight of each look.
 """
 
@@ -37,7 +37,7 @@ TRIM_FROM = 10
 # Yuen's statistic has a heavier far tail than t with the Satterthwaite df: on normal data its rate of
 # p < 1e-5 is 1.2-1.5 times nominal (n = 10..42 a side) and ~2.6 times at 2.5e-6 (n = 30), the gate's
 # per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
-# at smaller levels (measured with 2-6 million null rows per n; see notes/stats-design.md).
+# at smaller levels (measured with 2-6 million null rows per n; see the design notes of issue 10).
 YUEN_DF_FACTOR = 0.8
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
 REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, INCOMPLETE, CONSTANT = range(6)
