@@ -29,16 +29,14 @@ noisy start does not give a row up too early. At ``max_runs`` everything stops. 
 settle floor is stricter than the decision's (``inconclusive_above``, 10 %) so that a 5 %
 regression is not stopped early as "unchanged" (the power target at 1 % noise).
 
-The design is plain data: ``Design.to_json()`` goes into run.json, ``Design.from_json``
-rebuilds it (recomputing and checking the weights), and ``replay`` recomputes every look
-and every stop from the samples each look saw, so a resumed run and ``benchgate report``
-reach the same decisions as the live run.
+``Design.to_json()`` goes into run.json, ``Design.from_json`` rebuilds and checks it, and
+``replay`` recomputes every look and stop from the samples each look saw (resume, report).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -120,21 +118,9 @@ class Design:
         return self.looks[-1]
 
     def to_json(self) -> dict:
-        return {
-            "method": self.method,
-            "version": self.version,
-            "looks": list(self.looks),
-            "weights": list(self.weights),
-            "spending": self.spending,
-            "alpha": self.alpha,
-            "correction": self.correction,
-            "test": self.test,
-            "min_effect": self.min_effect,
-            "inconclusive_above": self.inconclusive_above,
-            "power": self.power,
-            "futility_variance": self.futility_variance,
-            "settle_above": self.settle_above,
-        }
+        data = asdict(self)
+        data.update(looks=list(self.looks), weights=list(self.weights))
+        return data
 
     @classmethod
     def from_json(cls, data: dict, where: str = "run.json design") -> Design:
