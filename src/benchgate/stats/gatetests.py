@@ -1,0 +1,344 @@
+"""The gate's test statistics per comparison, as pure functions over NaN-padded numpy arrays.
+
+``gate_statistics`` computes one of ``TESTS`` for every row of ``base``/``head`` (rates,
+shape ``(..., rows, n)``); ``change_interval`` gives the change in percent with its
+two-sided interval at a level, ``mde`` the smallest regression it detects with a given
+power, and ``runs_needed``/``decidable`` project a row to more runs. The gate's test is
+``GATE_TEST``: Yuen's trimmed-mean Welch test on log rates (20 % trimmed from
+``TRIM_FROM`` samples a side on, plain Welch on log rates below, df shrunk by
+``YUEN_DF_FACTOR``), chosen by tests/perf/simulate_gate.py. ``benchgate.stats.decisions``
+turns these into decisions and re-exports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import special
+
+TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
+GATE_TEST = "yuen_log"
+TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
+# Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
+# five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
+TRIM_FROM = 10
+# Yuen's statistic has a heavier far tail than t with the Satterthwaite df: on normal data its rate of
+# p < 1e-5 is 1.2-1.5 times nominal (n = 10..42 a side) and ~2.6 times at 2.5e-6 (n = 30), the gate's
+# per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
+# at smaller levels (measured with 2-6 million null rows per n; see the design notes of issue 10).
+YUEN_DF_FACTOR = 0.8
+DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval reaching this regression is undecided
+DEFAULT_POWER = 0.8  # of the mde
+
+
+@dataclass(frozen=True)
+class Stats:
+    """One test's statistics per row (arrays of one shape, ``(..., rows)``).
+
+    ``delta`` is the head minus base location (log scale: log ratio; raw scale: rate
+    difference), ``se`` its standard error, ``df`` the Welch–Satterthwaite degrees of
+    freedom, ``scale_base`` the base location on the raw scale (raw tests express the
+    change as a fraction of it). ``var_base``/``var_head`` are per-sample variances such
+    that the squared standard error of a side with n samples would be ``var / n``: they
+    project the interval to more runs. ``companion`` is the second test of ``either``.
+    """
+
+    test: str
+    delta: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+    n_base: np.ndarray
+    n_head: np.ndarray
+    scale_base: np.ndarray
+    var_base: np.ndarray
+    var_head: np.ndarray
+    constant: np.ndarray
+    companion: Stats | None = None
+
+    @property
+    def log(self) -> bool:
+        return self.test != "welch_raw"
+
+    @property
+    def incomplete(self) -> np.ndarray:
+        return (self.n_base < 2) | (self.n_head < 2)
+
+    @property
+    def p_value(self) -> np.ndarray:
+        """Two-sided p-value (``either``: Bonferroni over its two tests, 2 × the smaller p)."""
+        if self.companion is not None:
+            return np.minimum(1.0, 2 * np.fmin(_p_value(self), _p_value(self.companion)))
+        return _p_value(self)
+
+    @property
+    def change(self) -> np.ndarray:
+        """The estimated change in percent (positive: the head is faster)."""
+        return _to_percent(self, self.delta)
+
+
+def subset(st: Stats, rows: np.ndarray) -> Stats:
+    """The statistics of the rows where ``rows`` is True, flattened to one axis."""
+    fields = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
+    picked = {name: np.asarray(getattr(st, name))[rows] for name in fields}
+    companion = None if st.companion is None else subset(st.companion, rows)
+    return Stats(test=st.test, companion=companion, **picked)
+
+
+def _p_value(st: Stats) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = st.delta / st.se
+        p = 2 * special.stdtr(st.df, -np.abs(t))
+    zero_se = st.se == 0
+    p = np.where(zero_se, np.where(st.delta == 0, 1.0, 0.0), p)
+    return np.where(st.incomplete, np.nan, p)
+
+
+def _to_percent(st: Stats, delta: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return 100 * np.expm1(delta) if st.log else 100 * delta / st.scale_base
+
+
+def _mask(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    valid = ~np.isnan(x)
+    return valid, valid.sum(axis=-1)
+
+
+def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample variance over the valid entries of the last axis (two passes, as R does)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(valid, x, 0.0).sum(axis=-1) / n
+        deviation = np.where(valid, x - mean[..., None], 0.0)
+        mean = mean + deviation.sum(axis=-1) / n
+        deviation = np.where(valid, x - mean[..., None], 0.0)
+        var = (deviation * deviation).sum(axis=-1) / (n - 1)
+    return mean, var
+
+
+def _side(
+    x: np.ndarray, trim: float, trim_from: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
+    valid, n = _mask(x)
+    trim_from = TRIM_FROM if trim_from is None else trim_from
+    if trim == 0:
+        mean, var = _mean_var(x, valid, n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return mean, var / n, n - 1.0, n
+    # Yuen (1974): trimmed mean, winsorized variance, d = (n - 1) s_w^2 / (h (h - 1)), h = n - 2g.
+    ordered = np.sort(x, axis=-1)  # NaN last
+    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
+    last = np.maximum(n - g - 1, 0)
+    low = np.take_along_axis(ordered, np.minimum(g, ordered.shape[-1] - 1)[..., None], axis=-1)
+    high = np.take_along_axis(ordered, np.minimum(last, ordered.shape[-1] - 1)[..., None], axis=-1)
+    winsorized = np.clip(ordered, low, high)
+    mean_w, var_w = _mean_var(winsorized, valid, n)
+    h = n - 2 * g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        trimmed = (mean_w * n - g * (low[..., 0] + high[..., 0])) / h
+        d = (n - 1) * var_w / (h * (h - 1.0))
+    return trimmed, d, h - 1.0, n
+
+
+def _mad_variance(x: np.ndarray) -> np.ndarray:
+    """(1.4826 × median absolute deviation)², a variance that ignores up to half the samples being outliers."""
+    valid, n = _mask(x)
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], np.nan)
+    ordered = np.sort(x, axis=-1)
+    width = x.shape[-1] - 1
+
+    def median(values: np.ndarray) -> np.ndarray:
+        low = np.take_along_axis(values, np.clip((n - 1) // 2, 0, width)[..., None], axis=-1)[..., 0]
+        high = np.take_along_axis(values, np.clip(n // 2, 0, width)[..., None], axis=-1)[..., 0]
+        return (low + high) / 2
+
+    center = median(ordered)
+    spread = median(np.sort(np.abs(x - center[..., None]), axis=-1))
+    return np.where(n > 0, (1.4826 * spread) ** 2, np.nan)
+
+
+def _constant(x: np.ndarray) -> np.ndarray:
+    """Rows whose samples are all equal (False for rows without samples)."""
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape[:-1], dtype=bool)
+    valid = ~np.isnan(x)
+    return np.where(valid, x, -np.inf).max(axis=-1) == np.where(valid, x, np.inf).min(axis=-1)
+
+
+def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
+    """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded ``(..., rows, n)``).
+
+    The two arrays may have different last-axis lengths. Rows with fewer than two samples
+    on a side are ``incomplete`` (NaN statistics). Rows whose samples are constant on both
+    sides are ``constant``: standard error 0, p = 0 when the locations differ, else 1.
+    A trimmed test whose winsorized variances are both 0 on data that is not constant
+    falls back to Welch on log rates for that row.
+    """
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    base = np.asarray(base, dtype=float)
+    head = np.asarray(head, dtype=float)
+    if test == "either":
+        raw = gate_statistics(base, head, "welch_raw")
+        return replace(gate_statistics(base, head, "welch_log"), test="either", companion=raw)
+    raw_scale = test == "welch_raw"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = base if raw_scale else np.log(base)
+        y = head if raw_scale else np.log(head)
+    trim = TRIM.get(test, 0.0)
+    loc_x, d_x, f_x, n_x = _side(x, trim)
+    loc_y, d_y, f_y, n_y = _side(y, trim)
+    constant = _constant(base) & _constant(head)
+    # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
+    # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
+    if trim:
+        robust_x = np.fmin(_side(x, trim, 0)[1], _mad_variance(x) / np.maximum(n_x, 1))
+        robust_y = np.fmin(_side(y, trim, 0)[1], _mad_variance(y) / np.maximum(n_y, 1))
+    else:
+        robust_x, robust_y = d_x, d_y
+    if trim:
+        degenerate = (d_x + d_y == 0) & ~constant
+        if degenerate.any():
+            plain_x, plain_y = _side(x, 0.0), _side(y, 0.0)
+            loc_x, d_x, f_x = (np.where(degenerate, a, b) for a, b in zip(plain_x[:3], (loc_x, d_x, f_x), strict=True))
+            loc_y, d_y, f_y = (np.where(degenerate, a, b) for a, b in zip(plain_y[:3], (loc_y, d_y, f_y), strict=True))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se2 = d_x + d_y
+        df = se2 * se2 / (d_x * d_x / f_x + d_y * d_y / f_y)
+        se = np.sqrt(se2)
+    if trim:
+        trimmed = (n_x >= TRIM_FROM) | (n_y >= TRIM_FROM)
+        df = np.where(trimmed, df * YUEN_DF_FACTOR, df)
+    incomplete = (n_x < 2) | (n_y < 2)
+    delta = np.where(n_x * n_y > 0, loc_y - loc_x, np.nan)
+    se = np.where(incomplete, np.nan, np.where(constant, 0.0, se))
+    df = np.where(incomplete | constant, np.nan, df)
+    with np.errstate(invalid="ignore"):
+        scale = np.where(n_x > 0, loc_x if raw_scale else np.exp(loc_x), np.nan)
+    return Stats(
+        test=test,
+        delta=delta,
+        se=se,
+        df=df,
+        n_base=n_x,
+        n_head=n_y,
+        scale_base=scale,
+        var_base=robust_x * n_x,
+        var_head=robust_y * n_y,
+        constant=constant & ~incomplete,
+    )
+
+
+def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Two-sided t quantile ``qt(1 - level/2, df)``; the normal one where df is infinite."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(df), -special.ndtri(level / 2), special.stdtrit(df, 1 - level / 2))
+
+
+def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided interval of the change in percent at ``level`` (e.g. 0.001 for 99.9 %).
+
+    Log tests: ``100 (exp(delta ± q se) - 1)``, the ratio of (trimmed) geometric means.
+    ``welch_raw``: ``100 (delta ± q se) / mean(base)``, compare.R's improvement ± accuracy.
+    ``either``: the intersection of both tests' intervals at ``level / 2`` each (it excludes
+    0 exactly when either test rejects at ``level / 2``).
+    """
+    level = np.asarray(level, dtype=float)
+    if st.companion is not None:
+        low_a, high_a = change_interval(replace(st, companion=None), level / 2)
+        low_b, high_b = change_interval(st.companion, level / 2)
+        return np.fmax(low_a, low_b), np.fmin(high_a, high_b)
+    with np.errstate(invalid="ignore"):
+        half = np.where(st.se == 0, 0.0, _quantile(st.df, level) * st.se)
+    return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
+
+
+def mde(st: Stats, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
+    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``.
+
+    ``(qt(1 - level/2, df) + qt(power, df)) × se``, as a log ratio (a fall to
+    ``exp(-x)``) or as a fraction of the base mean for ``welch_raw``. NaN when incomplete.
+    """
+    level = np.asarray(level, dtype=float)
+    if st.companion is not None:  # either: its log test at half the level
+        st, level = replace(st, companion=None), level / 2
+    with np.errstate(invalid="ignore"):
+        x = np.where(st.se == 0, 0.0, (_quantile(st.df, level) + special.stdtrit(st.df, power)) * st.se)
+    return -_to_percent(st, -x)
+
+
+def _projected(st: Stats, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Standard error and df with ``runs`` samples a side, the per-sample variances unchanged."""
+    trim = TRIM.get(st.test, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_x = st.var_base / runs
+        d_y = st.var_head / runs
+        trimmed = runs >= TRIM_FROM
+        h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
+        df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
+        df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
+    return np.sqrt(d_x + d_y), df
+
+
+def decidable(
+    st: Stats,
+    runs: np.ndarray,
+    level: np.ndarray,
+    min_effect: np.ndarray | float,
+    inconclusive_above: np.ndarray | float,
+) -> np.ndarray:
+    """Would the row be decided with ``runs`` samples a side at ``level``, its estimate and spread unchanged?"""
+    if st.companion is not None:  # either: its log test at half the level
+        st, level = replace(st, companion=None), np.asarray(level) / 2
+    se, df = _projected(st, runs)
+    half = _quantile(df, np.asarray(level, dtype=float)) * se
+    low = _to_percent(st, st.delta - half)
+    high = _to_percent(st, st.delta + half)
+    change = st.change
+    min_effect = np.asarray(min_effect, dtype=float)
+    floor = np.where(min_effect > 0, min_effect, inconclusive_above)
+    significant = (low > 0) | (high < 0)
+    return (significant & (np.abs(change) >= min_effect)) | (low > -floor)
+
+
+def runs_needed(
+    st: Stats,
+    level: np.ndarray | float,
+    min_effect: np.ndarray | float = 0.0,
+    inconclusive_above: np.ndarray | float = DEFAULT_INCONCLUSIVE_ABOVE,
+    *,
+    candidates: np.ndarray | None = None,
+    levels: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
+) -> np.ndarray:
+    """Runs a side after which the row would be decided, assuming its estimate and spread stay (NaN: none).
+
+    ``candidates`` are the run counts to try (default 2 to 10,000), ``levels`` the share
+    of ``level`` spent at each (default: all of it, one fixed-runs analysis with that many
+    runs; a sequential design passes its remaining looks and their weights). Only
+    ``rows`` (default: every row with an estimate) are computed.
+    """
+    candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
+    shape = np.shape(st.delta)
+    out = np.full(shape, np.nan)
+    pending = ~np.isnan(st.delta)
+    if rows is not None:
+        pending &= np.asarray(rows, dtype=bool)
+    if not pending.any():
+        return out
+    picked = subset(st, pending)
+    level_picked = np.broadcast_to(np.asarray(level, dtype=float), shape)[pending]
+    min_picked = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)[pending]
+    floor_picked = np.broadcast_to(np.asarray(inconclusive_above, dtype=float), shape)[pending]
+    found = np.full(picked.delta.shape, np.nan)
+    open_ = np.ones(picked.delta.shape, dtype=bool)
+    for index, runs in enumerate(candidates):
+        at = level_picked if levels is None else level_picked * levels[index]
+        ok = open_ & decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked)
+        found[ok] = runs
+        open_ &= ~ok
+        if not open_.any():
+            break
+    out[pending] = found
+    return out

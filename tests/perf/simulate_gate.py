@@ -1,0 +1,319 @@
+"""Monte-Carlo of whole PR reports through the gate's own code (benchgate.stats.decisions, .sequential).
+
+Every simulated report has 400 comparisons (40 files x 10 configurations), rates with
+log-normal noise whose sigma is drawn per file, log-uniform (0.5 % to 25 %, or to 2 % for the
+quiet suite), times a per-configuration factor; a slow multiplicative drift over the run that
+is common to both sides (base and head of a file run back to back in every iteration), with
+``--side-drift K`` hitting the head K times harder; occasional slow outliers (``--outliers``
+of the samples, default 2 %, slowed by 10-50 %); and, in the "mixed" suite, injected changes:
+4 rows at 1 % noise and 4 at 2 % noise regress by 5 %, 4 regress and 4 improve by 2-90 %
+(log-uniform), 2 regress by 50-90 %.
+
+For each candidate test (``decisions.TESTS``) and each mode (fixed N runs, ``--fixed``, and
+``--runs auto`` with ``sequential.make_design``) it prints the figures the gate is held to.
+All tests see the same samples (common random numbers). ``--quick`` is a seconds-long
+smoke run for CI; the full table (default 10,000 A/A reports) takes a few minutes on 2 cores
+with ``--jobs 2``.
+
+    python tests/perf/simulate_gate.py --jobs 2            # the full table
+    python tests/perf/simulate_gate.py --quick             # smoke run
+    python tests/perf/simulate_gate.py --tests yuen_log --aa 20000 --side-drift 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchgate.stats import decisions, sequential
+
+FILES, CONFIGURATIONS = 40, 10
+ROWS = FILES * CONFIGURATIONS
+FILE_OF_ROW = np.repeat(np.arange(FILES), CONFIGURATIONS)
+MAX_RUNS = sequential.MAX_RUNS
+CHUNK = 25  # reports generated at once
+
+
+@dataclass(frozen=True)
+class Model:
+    sigma_low: float = 0.5  # percent
+    sigma_high: float = 25.0
+    drift: float = 3.0  # percent: the trend over 60 runs is uniform in +-drift
+    side_drift: float = 0.0  # the head's drift is (1 + side_drift) times the base's
+    outliers: float = 0.02  # share of samples slowed down
+    outlier_low: float = 1.10
+    outlier_high: float = 1.50
+    mixed: bool = False
+
+
+def _sigmas(rng: np.random.Generator, model: Model, reports: int) -> np.ndarray:
+    low, high = np.log(model.sigma_low / 100), np.log(model.sigma_high / 100)
+    per_file = np.exp(rng.uniform(low, high, (reports, FILES)))
+    per_row = per_file[:, FILE_OF_ROW] * np.exp(0.25 * rng.standard_normal((reports, ROWS)))
+    return np.clip(per_row, model.sigma_low / 100, model.sigma_high / 100)
+
+
+def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = MAX_RUNS):
+    """Rates ``(reports, ROWS, runs)`` per side, the true log effect per row and the kind of each row."""
+    sigma = _sigmas(rng, model, reports)
+    effect = np.zeros((reports, ROWS))
+    kind = np.zeros((reports, ROWS), dtype=np.int8)  # 0 A/A, 1 probe 1 %/-5 %, 2 probe 2 %/-5 %, 3 reg, 4 imp, 5 big
+    if model.mixed:
+        picks = np.argsort(rng.random((reports, ROWS)), axis=1)[:, :18]
+        plan = [(1, 4), (2, 4), (3, 4), (4, 4), (5, 2)]
+        start = 0
+        for code, count in plan:
+            rows = picks[:, start : start + count]
+            start += count
+            np.put_along_axis(kind, rows, code, axis=1)
+        sigma = np.where(kind == 1, 0.01, np.where(kind == 2, 0.02, sigma))
+        size = np.exp(rng.uniform(np.log(0.02), np.log(0.90), (reports, ROWS)))
+        big = rng.uniform(0.50, 0.90, (reports, ROWS))
+        effect = np.select(
+            [(kind == 1) | (kind == 2), kind == 3, kind == 4, kind == 5],
+            [np.log(0.95), np.log1p(-size), np.log1p(size), np.log1p(-big)],
+            0.0,
+        )
+    trend = rng.uniform(-model.drift, model.drift, (reports, 1, 1)) / 100 * np.arange(runs) / (MAX_RUNS - 1)
+    level = rng.normal(np.log(1e5), 2.0, (reports, ROWS, 1))  # rates from ~1e3 to ~1e7 ops/s
+    sides = []
+    for side, drift in ((0, trend), (1, trend * (1 + model.side_drift))):
+        log_rate = level + drift + sigma[..., None] * rng.standard_normal((reports, ROWS, runs))
+        if side == 1:
+            log_rate += effect[..., None]
+        slow = rng.random((reports, ROWS, runs)) < model.outliers
+        factor = rng.uniform(model.outlier_low, model.outlier_high, (reports, ROWS, runs))
+        log_rate -= np.where(slow, np.log(factor), 0.0)
+        sides.append(np.exp(log_rate))
+    return sides[0], sides[1], effect, kind
+
+
+def run_fixed(base, head, test: str, runs: int):
+    result = decisions.decide(base[..., :runs], head[..., :runs], test=test, with_mde=False)
+    return result.decision, np.full(result.decision.shape, float(runs))
+
+
+def run_auto(base, head, test: str, **design_options):
+    design = sequential.make_design(test=test, **design_options)
+    reports = base.shape[0]
+    stopped_after = np.full((reports, FILES), -1)
+    history: list[decisions.Stats] = []
+    cache: dict = {}
+    result = None
+    for k, runs in enumerate(design.looks):
+        active = np.take_along_axis(stopped_after, np.broadcast_to(FILE_OF_ROW, (reports, ROWS)), axis=1) < 0
+        history.append(sequential.look_statistics(design, base[..., :runs], head[..., :runs], active))
+        result = sequential.decide_at_look(design, history, cache=cache, with_mde=False)
+        stop = sequential.files_to_stop(FILE_OF_ROW, result.settled | ~active, FILES) & (stopped_after < 0)
+        stopped_after[stop] = k
+        if (stopped_after >= 0).all():
+            break
+    assert result is not None
+    looks = np.asarray(design.looks, dtype=float)
+    samples = looks[np.take_along_axis(stopped_after, np.broadcast_to(FILE_OF_ROW, (reports, ROWS)), axis=1)]
+    return result.decisions.decision, samples
+
+
+def _tally(name: str, decision, samples, kind, out: Counter) -> None:
+    verdict = decisions.verdicts(decision)
+    out[(name, "reports")] += decision.shape[0]
+    out[(name, "fail")] += int((verdict == 1).sum())
+    out[(name, "inconclusive")] += int((verdict == 2).sum())
+    out[(name, "rows")] += decision.size
+    out[(name, "samples")] += float(samples.sum())
+    aa = kind == 0
+    out[(name, "aa_rows")] += int(aa.sum())
+    out[(name, "aa_regression")] += int((aa & (decision == decisions.REGRESSION)).sum())
+    out[(name, "aa_inconclusive_rows")] += int((aa & (decision == decisions.INCONCLUSIVE)).sum())
+    for code, label in ((1, "probe1"), (2, "probe2"), (3, "reg"), (4, "imp")):
+        rows = kind == code
+        out[(name, f"{label}_rows")] += int(rows.sum())
+        wanted = decisions.IMPROVEMENT if code == 4 else decisions.REGRESSION
+        out[(name, f"{label}_hit")] += int((rows & (decision == wanted)).sum())
+    big = kind == 5
+    passed = np.isin(decision, (decisions.UNCHANGED, decisions.IMPROVEMENT))
+    out[(name, "big_rows")] += int(big.sum())
+    out[(name, "big_passed_rows")] += int((big & passed).sum())
+    out[(name, "big_reports")] += int(big.any(axis=-1).sum())
+    out[(name, "big_reports_pass")] += int((big.any(axis=-1) & (verdict == 0)).sum())
+
+
+def simulate_chunk(task) -> Counter:
+    """One chunk of reports of one suite, through every test and mode; returns counts."""
+    suite, model, reports, seed, tests, fixed, auto_tests, design_options = task
+    rng = np.random.default_rng(seed)
+    base, head, _, kind = generate(rng, model, reports)
+    out: Counter = Counter()
+    for test in tests:
+        for runs in fixed:
+            decision, samples = run_fixed(base, head, test, runs)
+            _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, out)
+        if test in auto_tests:
+            decision, samples = run_auto(base, head, test, **design_options)
+            _tally((suite, test, "auto"), decision, samples, kind, out)
+    return out
+
+
+def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options: dict | None = None) -> Counter:
+    tasks = []
+    root = np.random.SeedSequence(seed)
+    for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
+        chunks = max(1, -(-reports // CHUNK))
+        for index, grandchild in enumerate(child.spawn(chunks)):
+            size = min(CHUNK, reports - index * CHUNK)
+            tasks.append((suite, model, size, grandchild, tests, fixed, tuple(auto_tests), design_options or {}))
+    total: Counter = Counter()
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            for part in pool.map(simulate_chunk, tasks):
+                total.update(part)
+    else:
+        for task in tasks:
+            total.update(simulate_chunk(task))
+    return total
+
+
+def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
+    """The issue's two real shapes: n=4 with a -88.5 % row at 15-25 % noise; n=10 with a -36 % row."""
+    lines = []
+    for runs, change, label in ((4, -88.5, "n=4, -88.5 %"), (10, -36.0, "n=10, -36 %")):
+        for rows in (3, ROWS):
+            sigma = rng.uniform(0.15, 0.25, (reports, rows, 1))
+            level = rng.normal(10, 1, (reports, rows, 1))
+            base = np.exp(level + sigma * rng.standard_normal((reports, rows, runs)))
+            shift = np.zeros((reports, rows, 1))
+            shift[:, -1] = np.log1p(change / 100)
+            head = np.exp(level + shift + sigma * rng.standard_normal((reports, rows, runs)))
+            raw = decisions.gate_statistics(base, head, "welch_raw").p_value[:, -1]
+            stars = Counter(np.where(raw < 0.001, "***", np.where(raw < 0.01, "**", np.where(raw < 0.05, "*", "")))
+                            .tolist())  # fmt: skip
+            star_text = ", ".join(f"{key or 'none'} {100 * v / reports:.0f} %" for key, v in sorted(stars.items()))
+            lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
+            for test in tests:
+                result = decisions.decide(base, head, test=test, with_mde=False)
+                verdict = decisions.verdicts(result.decision)
+                shares = [100 * float((verdict == v).mean()) for v in (1, 2, 0)]
+                lines.append(
+                    f"  {test:<11} fail {shares[0]:5.1f} %  inconclusive {shares[1]:5.1f} %  pass {shares[2]:5.1f} %"
+                )
+    return lines
+
+
+TARGETS = [
+    ("false fail (A/A)", "<= 0.1 %"),
+    ("power 5 % @ 1 %", ">= 99 %"),
+    ("power 5 % @ 2 %", "-"),
+    ("samples vs 30", "<= 40 %"),
+    (">=50 % passed", "never"),
+    ("inconclusive quiet A/A", "<= 1 %"),
+]
+
+
+def _pct(numerator: float, denominator: float) -> str:
+    return "n/a" if not denominator else f"{100 * numerator / denominator:.3g} %"
+
+
+def table(total: Counter, tests, modes, auto_tests=()) -> str:
+    header = [
+        "test", "mode", "false fail A/A (<=0.1 %)", "A/A rows false regr.", "power 5%@1% (>=99 %)", "power 5%@2%",
+        "samples vs 30 (<=40 %)", "samples vs 30 (quiet)", "samples vs 30 (mixed)", ">=50 % passed rows / reports (0)",
+        "inconclusive A/A", "inconclusive quiet A/A (<=1 %)", "false fail quiet", "regr. 2-90 % found",
+        "impr. 2-90 % found",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for test in tests:
+        for mode in modes:
+            if mode == "auto" and test not in auto_tests:
+                continue
+            aa, quiet, mixed = (("aa", test, mode), ("quiet", test, mode), ("mixed", test, mode))
+            cells = [
+                test,
+                mode,
+                f"{_pct(total[(aa, 'fail')], total[(aa, 'reports')])} ({total[(aa, 'fail')]}/{total[(aa, 'reports')]})",
+                _pct(total[(aa, "aa_regression")], total[(aa, "aa_rows")]),
+                _pct(total[(mixed, "probe1_hit")], total[(mixed, "probe1_rows")]),
+                _pct(total[(mixed, "probe2_hit")], total[(mixed, "probe2_rows")]),
+                _pct(total[(aa, "samples")] / 30, total[(aa, "rows")]),
+                _pct(total[(quiet, "samples")] / 30, total[(quiet, "rows")]),
+                _pct(total[(mixed, "samples")] / 30, total[(mixed, "rows")]),
+                f"{total[(mixed, 'big_passed_rows')]} / {total[(mixed, 'big_reports_pass')]}",
+                _pct(total[(aa, "inconclusive")], total[(aa, "reports")]),
+                _pct(total[(quiet, "inconclusive")], total[(quiet, "reports")]),
+                f"{total[(quiet, 'fail')]}/{total[(quiet, 'reports')]}",
+                _pct(total[(mixed, "reg_hit")], total[(mixed, "reg_rows")]),
+                _pct(total[(mixed, "imp_hit")], total[(mixed, "imp_rows")]),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reports", type=int, default=None, help="A/A reports (default 10000; --quick 100)")
+    parser.add_argument("--quiet-reports", type=int, default=None, help="A/A reports with sigma <= 2 %% (2000)")
+    parser.add_argument("--mixed-reports", type=int, default=None, help="reports with injected changes (2000)")
+    parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
+    parser.add_argument("--seed", type=int, default=20240610)
+    parser.add_argument("--tests", default=",".join(decisions.TESTS))
+    parser.add_argument("--fixed", default="10,30", help="comma-separated fixed run counts (default 10,30)")
+    parser.add_argument("--no-auto", action="store_true", help="skip --runs auto")
+    parser.add_argument(
+        "--auto-tests", default=None, help=f"tests to run --runs auto with (default {decisions.GATE_TEST}; 'all')"
+    )
+    parser.add_argument("--side-drift", type=float, default=0.0)
+    parser.add_argument("--outliers", type=float, default=0.02)
+    parser.add_argument("--drift", type=float, default=3.0, help="percent over 60 runs (default 3)")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--spending", default=None, choices=sequential.SPENDING, help="auto: spending function")
+    parser.add_argument("--futility-variance", type=float, default=None, help="auto: hopeless-row projection")
+    parser.add_argument("--quick", action="store_true", help="a few seconds: few reports, all tests")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    reports = args.reports or (40 if quick else 10_000)
+    quiet_reports = args.quiet_reports or (25 if quick else 2_000)
+    mixed_reports = args.mixed_reports or (25 if quick else 2_000)
+    issue_reports = args.issue_reports or (200 if quick else 2_000)
+    tests = [t for t in args.tests.split(",") if t]
+    for test in tests:
+        if test not in decisions.TESTS:
+            parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS)}")
+    fixed = [int(v) for v in args.fixed.split(",") if v]
+    base = Model(drift=args.drift, side_drift=args.side_drift, outliers=args.outliers)
+    suites = [
+        ("aa", base, reports),
+        ("quiet", Model(sigma_high=2.0, drift=args.drift, side_drift=args.side_drift, outliers=args.outliers),
+         quiet_reports),
+        ("mixed", Model(drift=args.drift, side_drift=args.side_drift, outliers=args.outliers, mixed=True),
+         mixed_reports),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    design_options = {}
+    if args.spending:
+        design_options["spending"] = args.spending
+    if args.futility_variance:
+        design_options["futility_variance"] = args.futility_variance
+    auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
+    auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
+    total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options)
+    modes = [f"fixed-{n}" for n in fixed] + (["auto"] if auto_tests else [])
+    print(
+        f"# {reports} A/A reports (sigma 0.5-25 %), {quiet_reports} quiet A/A (sigma <= 2 %), {mixed_reports} mixed; "
+        f"{ROWS} comparisons each; drift +-{args.drift:g} %, side drift {args.side_drift:g}, "
+        f"outliers {100 * args.outliers:g} %; seed {args.seed}; auto design {design_options or 'default'}"
+    )
+    print(table(total, tests, modes, auto_tests))
+    print()
+    for line in issue_cases(np.random.default_rng(args.seed + 1), tests, issue_reports):
+        print(line)
+    print(f"\n# {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
