@@ -3,6 +3,9 @@
 - ``welch``: Welch's t-test per comparison, stars and accuracy exactly as compare.R, Holm's adjustment.
 - ``gate``: which comparisons fail the pull request, under the threshold, correction and rules.
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
+- ``gatetests``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
+- ``decisions``: regression, improvement, unchanged or inconclusive per row, Holm-consistent levels, verdict.
+- ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, stopping, replay.
 
 No I/O: functions of data frames and plain values.
 """
@@ -10,6 +13,26 @@ No I/O: functions of data frames and plain values.
 from benchgate._lazy import exports
 
 _MODULES = {
+    "decisions": (
+        "DECISIONS",
+        "REGRESSION",
+        "IMPROVEMENT",
+        "UNCHANGED",
+        "INCONCLUSIVE",
+        "INCOMPLETE",
+        "CONSTANT",
+        "VERDICTS",
+        "DEFAULT_ALPHA",
+        "holm_levels",
+        "Decisions",
+        "decide_looks",
+        "decide",
+        "verdict",
+        "verdicts",
+        "format_change",
+        "sample_arrays",
+        "decide_samples",
+    ),
     "gate": (
         "THRESHOLDS",
         "CORRECTIONS",
@@ -22,6 +45,22 @@ _MODULES = {
         "untested_reason",
         "verdict",
     ),
+    "gatetests": (
+        "TESTS",
+        "GATE_TEST",
+        "TRIM",
+        "TRIM_FROM",
+        "YUEN_DF_FACTOR",
+        "DEFAULT_INCONCLUSIVE_ABOVE",
+        "DEFAULT_POWER",
+        "Stats",
+        "subset",
+        "gate_statistics",
+        "change_interval",
+        "mde",
+        "decidable",
+        "runs_needed",
+    ),
     "outcome": (
         "PASS",
         "FAIL",
@@ -30,6 +69,30 @@ _MODULES = {
         "Outcome",
         "head_only_failures",
         "decide",
+    ),
+    "sequential": (
+        "METHOD",
+        "SPENDING",
+        "MIN_RUNS",
+        "MAX_RUNS",
+        "LOOK_RATIO",
+        "DEFAULT_FUTILITY_VARIANCE",
+        "DEFAULT_SETTLE_ABOVE",
+        "STOP_REASONS",
+        "default_looks",
+        "spending_fraction",
+        "spending_weights",
+        "Design",
+        "make_design",
+        "fixed_design",
+        "next_look",
+        "look_statistics",
+        "LookResult",
+        "decide_at_look",
+        "files_to_stop",
+        "Replay",
+        "replay",
+        "projected_runs",
     ),
     "welch": (
         "STAR_LEVELS",
