@@ -1,0 +1,183 @@
+"""What the charts show, computed without matplotlib: row kinds, intervals, the axis scale, labels.
+
+``plots`` (the forest plot) and ``panels`` (the distributions) draw from these; keeping them
+apart keeps the drawing modules short and lets the choices (which interval, which scale,
+which rows when there are too many) be tested without drawing anything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from benchgate.report.tables import gate_summary
+from benchgate.stats.gate import GatePolicy
+
+DPI = 100
+STARRED = ("*", "**", "***")
+
+# Okabe-Ito colours (safe for colour-blind readers); every kind also has its own marker.
+FAIL, SLOWER, FASTER, UNCLEAR = "fail", "slower", "faster", "unclear"
+COLOURS = {FAIL: "#D55E00", SLOWER: "#CC79A7", FASTER: "#0072B2", UNCLEAR: "#8C8C8C"}
+MARKERS = {FAIL: "D", SLOWER: "v", FASTER: "^", UNCLEAR: "o"}
+_CONTROL = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
+
+
+def text(value: str) -> str:
+    """Untrusted text as matplotlib shows it literally: one line, no mathtext (``$`` escaped)."""
+    return str(value).translate(_CONTROL).replace("$", r"\$")
+
+
+def shorten(value: str, limit: int) -> str:
+    """``value`` cut in the middle to ``limit`` characters: both ends of a configuration stay readable."""
+    if len(value) <= limit:
+        return value
+    head = (limit - 1) * 3 // 5
+    return value[:head] + "…" + value[len(value) - (limit - 1 - head) :]
+
+
+def row_kinds(gated: pd.DataFrame) -> list[str]:
+    """FAIL, SLOWER, FASTER or UNCLEAR per row: the gate first, then the gate's decision or compare.R's stars."""
+    improvement = gated["improvement"].to_numpy(dtype=float)
+    if "decision" in gated:
+        decided = {"regression": SLOWER, "improvement": FASTER}
+        found = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
+    else:
+        found = [
+            (SLOWER if change < 0 else FASTER) if str(stars) in STARRED and change != 0 else UNCLEAR
+            for stars, change in zip(gated["confidence"], improvement, strict=True)
+        ]
+    return [FAIL if gating else kind for gating, kind in zip(gated["gating"], found, strict=True)]
+
+
+def kind_labels(gated: pd.DataFrame) -> dict[str, str]:
+    """The legend's words for each kind; what "significant" means depends on the table's columns."""
+    if "decision" in gated:
+        return {
+            FAIL: "fails the gate",
+            SLOWER: "regression, not failing the gate",
+            FASTER: "improvement",
+            UNCLEAR: "unchanged or undecided",
+        }
+    return {
+        FAIL: "fails the gate",
+        SLOWER: "slower, p < 0.05 (*), not failing the gate",
+        FASTER: "faster, p < 0.05 (*)",
+        UNCLEAR: "no significant change",
+    }
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Point estimates and interval ends per row, in percent, and what the interval is."""
+
+    point: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    description: str
+
+
+def intervals(gated: pd.DataFrame) -> Intervals:
+    """The gate's interval (``ci_low``/``ci_high``) when the table has one, else compare.R's 95 % one.
+
+    With the gate's interval the point is the gate's estimate (``change``) when the table
+    has it, since the interval is built around that and may not contain the mean's change.
+    """
+    if "ci_low" in gated and "ci_high" in gated:
+        point = gated["change"] if "change" in gated else gated["improvement"]
+        return Intervals(
+            point.to_numpy(dtype=float),
+            gated["ci_low"].to_numpy(dtype=float),
+            gated["ci_high"].to_numpy(dtype=float),
+            "the gate's confidence interval",
+        )
+    point = gated["improvement"].to_numpy(dtype=float)
+    half = gated["accuracy_1"].to_numpy(dtype=float)
+    return Intervals(point, point - half, point + half, "95 % confidence interval (compare.R's accuracy *)")
+
+
+def _nice(value: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten that is at least ``value``."""
+    exponent = math.floor(math.log10(value))
+    for step in (1, 2, 5, 10):
+        if step * 10**exponent >= value * (1 - 1e-9):
+            return float(step * 10**exponent)
+    return float(10 ** (exponent + 1))
+
+
+def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
+    """The x axis: ``(linthresh, limits)``; linthresh is None for a linear axis.
+
+    A linear axis unless the largest value is over ten times what three rows in four
+    reach (a +700 % row among -3 % ones would squash them into the zero line): then a
+    symmetric log axis, linear within +-linthresh, where most rows and the minimum effect are.
+    """
+    finite = values[np.isfinite(values)]
+    low = min(float(finite.min(initial=0.0)), -min_effect)
+    high = max(float(finite.max(initial=0.0)), min_effect)
+    magnitudes = np.abs(finite)
+    typical = max(float(np.percentile(magnitudes, 75)) if magnitudes.size else 0.0, 1.25 * min_effect, 1.0)
+    if max(-low, high) <= 10 * typical:
+        pad = 0.06 * max(high - low, 1.0)
+        return None, (low - pad, high + pad)
+    linthresh = _nice(typical)
+
+    def padded(end: float) -> float:
+        return end * 1.35 if abs(end) > linthresh else end + math.copysign(0.12 * linthresh, end or 1)
+
+    return linthresh, (padded(low) if low < 0 else -0.12 * linthresh, padded(high))
+
+
+def symlog_ticks(linthresh: float, limits: tuple[float, float], count: int = 9) -> list[float]:
+    """Round tick values for a symmetric log axis, evenly spread on it: 0, +-linthresh and powers of ten first."""
+
+    def position(value: float) -> float:  # where matplotlib's symlog (linscale 1) puts a value, in decades
+        size = abs(value) / linthresh
+        return math.copysign(size if size <= 1 else 1 + math.log10(size), value)
+
+    low, high = limits
+    span = position(high) - position(low)
+    candidates: list[tuple[int, float]] = [(0, 0.0)]
+    for exponent in range(-3, 9):
+        for priority, step in ((2, 1), (3, 5), (4, 2)):
+            value = step * 10.0**exponent
+            for signed in (value, -value):
+                if low <= signed <= high:
+                    candidates.append((1 if math.isclose(value, linthresh) else priority, signed))
+    chosen: list[float] = []
+    for _, value in sorted(candidates):
+        if all(abs(position(value) - position(other)) >= span / count for other in chosen):
+            chosen.append(value)
+    return sorted(chosen)
+
+
+def percent(value: float, digits: int | None = None) -> str:
+    """``+12 %``, ``−3.5 %`` (a real minus sign), ``0``; with ``digits``, that many decimals."""
+    if value == 0 and digits is None:
+        return "0"
+    number = f"{value:+g}" if digits is None else f"{value:+.{digits}f}"
+    return f"{number} %".replace("-", "−")
+
+
+def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
+    """Positions of the rows to draw, in table order: all of them, or the ``cap`` that matter most.
+
+    Failing rows first, then the other significant ones, then the largest changes.
+    """
+    if len(gated) <= cap:
+        return np.arange(len(gated))
+    rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
+    size = -np.nan_to_num(np.abs(gated["improvement"].to_numpy(dtype=float)), nan=-1.0)
+    order = sorted(range(len(gated)), key=lambda i: (rank[kinds[i]], size[i], i))
+    return np.sort(np.asarray(order[:cap]))
+
+
+def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str) -> tuple[str, str]:
+    """The chart's title and subtitle: what it shows, then the gate's line as the text report prints it."""
+    subtitle = gate_summary(gated, policy)[0]
+    if shown < len(gated):
+        subtitle += f"  ·  showing {shown} of {len(gated)}: failing and significant rows first"
+    return f"benchgate: {what}", text(subtitle)
