@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from benchgate import report, results, stats
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from benchgate.report import plots
 from benchgate.stats import gate
 
 FORMATS = ("text", "markdown", "json", "csv")
@@ -51,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
     parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="also draw the charts (needs benchgate[plot]): FILE.png, a forest plot of the changes with their "
+        "confidence intervals, and FILE-distributions.png, the samples of base and head per comparison",
+    )
     parser.set_defaults(handler=_handler)
 
 
@@ -62,9 +71,8 @@ def analyze(
     policy: gate.GatePolicy | None = None,
 ) -> pd.DataFrame:
     """Read the CSVs, compute the comparison table and apply the gate; returns the gated DataFrame."""
-    policy = policy or gate.GatePolicy()
     samples = results.read_samples(files, base_label=base_label, head_label=head_label)
-    return gate.apply_gate(stats.compare_samples(samples), policy)
+    return gate.apply_gate(stats.compare_samples(samples), policy or gate.GatePolicy())
 
 
 def render(gated: pd.DataFrame, policy: gate.GatePolicy, output_format: str = "text", *, bars: bool = True) -> str:
@@ -80,6 +88,19 @@ def render(gated: pd.DataFrame, policy: gate.GatePolicy, output_format: str = "t
     raise InputError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
 
 
+def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: gate.GatePolicy) -> list[Path]:
+    """Draw both charts (``report.plots.chart_files``), write them and name them on stderr; returns the paths.
+
+    matplotlib is imported here, so only a ``--plot`` loads it.
+    """
+    files = plots.chart_files(path, gated, samples, policy)
+    for file, data in files.items():
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(data)
+    print(f"benchgate: charts: {', '.join(str(file) for file in files)}", file=sys.stderr)
+    return list(files)
+
+
 def _handler(args: argparse.Namespace) -> int:
     try:
         policy = gate.GatePolicy(args.threshold, args.correction, args.min_effect)
@@ -87,9 +108,15 @@ def _handler(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from None
     if args.files.count("-") > 1:
         raise InputError("stdin (-) given more than once")
-    gated = analyze(args.files, base_label=args.base_label, head_label=args.head_label, policy=policy)
+    if args.plot is not None:  # before reading stdin: a missing extra is said at once
+        plots.require_matplotlib()
+        plots.chart_paths(args.plot)
+    samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
+    gated = gate.apply_gate(stats.compare_samples(samples), policy)
     sys.stdout.write(render(gated, policy, args.format, bars=not args.no_bars))
     sys.stdout.flush()
+    if args.plot is not None:
+        write_charts(args.plot, gated, samples, policy)
     if args.gate and gate.verdict(gated) == "fail":
         untested = gate.untested_reason(gated)
         if untested is not None:  # the text format says it too; json and csv would not
