@@ -27,10 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import config, report, stats
+from benchgate.commands.analyze import write_charts
 from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
 from benchgate.github.changes import default_benchmark_dir, pull_request_categories
+from benchgate.report import plots
 from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.results import rundirs, runrecord
 from benchgate.results.runrecord import RunSummary
@@ -81,6 +83,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--label", action="append", default=[], help="with --dry-run: act as if the PR had LABEL")
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="also draw the charts (needs benchgate[plot]): FILE.png (forest plot) and FILE-distributions.png; "
+        "put them beside --report-path to upload both as the workflow's artifact, and the comment links there",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
     parser.add_argument(
@@ -111,6 +120,7 @@ def _handler(args: argparse.Namespace) -> int:
         head_sha=args.head_sha,
         dry_run_labels=args.label,
         report_path=args.report_path,
+        plot_path=args.plot,
         dry_run=args.dry_run,
         retries=args.retries,
         nothing_to_benchmark=args.nothing_to_benchmark,
@@ -173,6 +183,7 @@ def report_results(
     head_sha: str | None = None,
     dry_run_labels: Sequence[str] = (),
     report_path: Path | None = None,
+    plot_path: Path | None = None,
     dry_run: bool = False,
     retries: int = 5,
     client=None,
@@ -184,17 +195,23 @@ def report_results(
 
     ``nothing_to_benchmark``: authorize found no benchmark category in the PR's changed files
     (the benchmark job did not run); ``results`` may then be empty.
+
+    With ``plot_path`` the charts are written there (``report.plots.chart_paths``) and the
+    comment points to the workflow run's artifacts for them.
     """
     stdout = stdout or sys.stdout
     settings = config.load_settings(config_path, options or {})
     head_sha = _approved_sha(head_sha)
+    if plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
+        plots.require_matplotlib()
+        plots.chart_paths(plot_path)
     if not results and not nothing_to_benchmark:
         raise InputError("no RESULTS given (run directories, results CSVs or globs)")
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
     if nothing_run is not None:
-        run, comparisons = nothing_run, stats.empty_comparisons()
+        run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
     else:
         samples, run = rundirs.load(list(results))
         comparisons = stats.compare_samples(samples)
@@ -244,6 +261,7 @@ def report_results(
             nothing_run = None
     gated = gate.apply_gate(comparisons, settings.policy())
     result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
+    charts = _charts(plot_path, gated, samples, settings.policy()) if plot_path is not None else ()
     context = CommentContext(
         gated=gated,
         settings=settings,
@@ -252,6 +270,7 @@ def report_results(
         labels=decision,
         run_url=actions_env.workflow_run_url(),
         nothing_selected=nothing_run is not None,
+        charts=charts,
     )
     body = render_comment(context)
     full_report = render_comment(context, limit=None)
@@ -320,6 +339,21 @@ def report_results(
     return ReportResult(
         status, result.verdict, result.gating_rows, body, comment_url, check_url, report_path, posting_error
     )
+
+
+def _charts(path: Path, gated, samples, policy: gate.GatePolicy) -> tuple[str, ...]:
+    """Write the charts; the file names the comment links to, or () when nothing was drawn."""
+    if samples is None or not len(gated):
+        print("benchgate: no charts: nothing was compared", file=sys.stderr)
+        return ()
+    try:
+        written = write_charts(path, gated, samples, policy)
+    except OSError:
+        raise  # an unwritable --plot is the user's input, as an unwritable --report-path is (exit 2)
+    except Exception as error:  # noqa: BLE001 - a chart is an extra: it must not cost the PR its verdict
+        print(f"benchgate: warning: no charts: {type(error).__name__}: {error}", file=sys.stderr)
+        return ()
+    return tuple(file.name for file in written)
 
 
 def _check_title(result: outcome.Outcome, run: runrecord.RunSummary) -> str:

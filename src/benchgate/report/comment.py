@@ -52,6 +52,7 @@ class CommentContext:
     run_url: str | None = None
     full_report: str = "the job summary and the results artifact of the workflow run"
     nothing_selected: bool = False  # the change touches no benchmarked area, so nothing ran
+    charts: tuple[str, ...] = ()  # file names of the charts written for the workflow run's artifact
 
 
 def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
@@ -241,6 +242,9 @@ def _override(ctx: CommentContext) -> str:
 
 def _footer(ctx: CommentContext) -> list[str]:
     lines = []
+    if ctx.charts and ctx.run_url:  # without a run there is no artifact to point to
+        names = " and ".join(code(name) for name in ctx.charts)
+        lines += [f"Charts: {names} in the [workflow run's artifacts]({ctx.run_url}#artifacts).", ""]
     link = f"[Workflow run]({ctx.run_url})" if ctx.run_url else "Local run"
     lines.append(f"<sub>{link} · benchgate {__version__}</sub>")
     return lines
