@@ -1,0 +1,257 @@
+"""The charts, checked by structure rather than pixels: what is drawn, where, in which order and colour.
+
+Fonts and anti-aliasing differ between machines and matplotlib releases, so a committed PNG
+would need a tolerance loose enough to miss a missing row. Instead these tests read the figure's
+artists: one label per comparison in compare.R's order, one interval per row with its ends, the
+failing rows bold in the gate's colour, the zero and min-effect lines, the axis limits; and, for
+200 rows, that the figure grows with them and no two labels overlap once drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.colors import to_hex  # noqa: E402
+
+from benchgate import results, stats  # noqa: E402
+from benchgate.report import chartdata, panels, plots  # noqa: E402
+from benchgate.stats.gate import GatePolicy, apply_gate  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "compare-sample.csv"
+POLICY = GatePolicy(min_effect=3.0)
+
+
+def write_compare_csv(path: Path, rows: int = 200, runs: int = 30, seed: int = 11) -> Path:
+    """A compare.js CSV of ``rows`` Node-like comparisons: mostly noise, a few regressions, two huge gains.
+
+    Configurations are long (as Node's are) so labels must be shortened; a +300 % and a +760 %
+    row force the forest's symmetric-log axis.
+    """
+    rng = np.random.default_rng(seed)
+    files = [
+        "buffers/buffer-compare.js",
+        "buffers/buffer-concat.js",
+        "streams/creation.js",
+        "url/url-parse.js",
+        "util/format.js",
+        "http/headers.js",
+        "fs/readfile.js",
+        "crypto/hash-stream-creation.js",
+        "zlib/deflate.js",
+        "string_decoder/string-decoder.js",
+    ]
+    effects = rng.normal(0, 0.01, rows)
+    effects[[5, 17, 40, 99, 150]] = [-0.12, 3.0, 7.6, -0.3, -0.05]
+    lines = ['"binary","filename","configuration","rate","time"']
+    for row in range(rows):
+        filename = files[row % len(files)]
+        configuration = f"n={1_000_000 + row} size={2 ** (row % 14)} pieceSize={row % 5} type='long-config-{row}'"
+        base = 10 ** rng.uniform(3, 7)
+        for _ in range(runs):
+            for side, effect in (("old", 0.0), ("new", effects[row])):
+                lines.append(
+                    f'"{side}","{filename}","{configuration}",{float(base * (1 + effect) * rng.normal(1, 0.03))!r},1'
+                )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
+    samples = results.read_samples([path])
+    return apply_gate(stats.compare_samples(samples), policy), samples
+
+
+@pytest.fixture(scope="module")
+def example() -> tuple[pd.DataFrame, pd.DataFrame]:
+    return analysed(EXAMPLE)
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return analysed(write_compare_csv(tmp_path_factory.mktemp("large") / "200.csv"))
+
+
+def forest_parts(figure):
+    """The forest's axes, tick labels, interval segments and points by kind, header texts."""
+    ax = figure.axes[0]
+    segments = {
+        collection.get_gid().removeprefix("interval-"): collection.get_segments()
+        for collection in ax.collections
+        if (collection.get_gid() or "").startswith("interval-")
+    }
+    points = {
+        line.get_gid().removeprefix("point-"): line.get_xdata()
+        for line in ax.lines
+        if (line.get_gid() or "").startswith("point-")
+    }
+    headers = [
+        t.get_text()
+        for t in ax.texts
+        if t.get_fontweight() == "bold" and t.get_ha() == "left" and t.get_position()[0] < 0
+    ]
+    return ax, ax.get_yticklabels(), segments, points, headers
+
+
+def test_forest_has_one_row_per_comparison_in_compare_r_order_with_failing_rows_highlighted(example):
+    gated, _ = example
+    ax, labels, segments, points, headers = forest_parts(plots.forest_figure(gated, POLICY))
+
+    assert [label.get_text() for label in labels] == list(gated["configuration"])
+    assert headers == list(dict.fromkeys(gated["filename"]))  # every file once, in the table's order
+    bold = [label.get_text() for label in labels if label.get_fontweight() == "bold"]
+    assert (
+        bold
+        == list(gated.loc[gated["gating"], "configuration"])
+        == ["n=1000000 size=16", "kind='transform' n=50000000"]
+    )
+    assert {to_hex(label.get_color()).upper() for label in labels if label.get_fontweight() == "bold"} == {"#D55E00"}
+    assert len(points["fail"]) == 2 and sorted(points["fail"]) == sorted(gated.loc[gated["gating"], "improvement"])
+    # Rows go down the page in the table's order: row i's y is below row i-1's.
+    ticks = ax.get_yticks()
+    assert list(ticks) == sorted(ticks) and ax.get_ylim()[0] > ax.get_ylim()[1]
+
+
+def test_forest_draws_compare_r_95_percent_interval_when_the_table_has_no_gate_interval(example):
+    gated, _ = example
+    ax, _, segments, points, _ = forest_parts(plots.forest_figure(gated, POLICY))
+
+    drawn = sorted((float(s[0][0]), float(s[1][0])) for kind in segments.values() for s in kind)
+    expected = sorted(
+        zip(gated["improvement"] - gated["accuracy_1"], gated["improvement"] + gated["accuracy_1"], strict=True)
+    )
+    assert np.allclose(drawn, expected)
+    assert sum(len(x) for x in points.values()) == len(gated)
+    low, high = ax.get_xlim()
+    assert low < min(e[0] for e in expected) and high > max(e[1] for e in expected)
+    assert "95 % confidence interval (compare.R's accuracy *)" in ax.get_xlabel()
+    assert ax.get_xscale() == "linear"  # +43 % among a few percent is not extreme enough for a log axis
+
+
+def test_forest_draws_zero_and_min_effect_lines(example):
+    gated, _ = example
+    ax = plots.forest_figure(gated, POLICY).axes[0]
+    vertical = sorted(float(line.get_xdata()[0]) for line in ax.lines if not (line.get_gid() or "").startswith("point"))
+    assert vertical == [-3.0, 0.0, 3.0]
+    ax = plots.forest_figure(gated, GatePolicy()).axes[0]
+    assert [line.get_gid() for line in ax.lines].count("min-effect") == 0
+
+
+def test_forest_uses_the_gate_interval_and_estimate_when_the_table_has_them(example):
+    gated, _ = example
+    with_ci = gated.assign(
+        change=gated["improvement"] * 0.9,
+        ci_low=gated["improvement"] - 5.0,
+        ci_high=gated["improvement"] + 7.0,
+        decision=np.where(gated["improvement"] > 5, "improvement", "inconclusive"),
+    )
+    ax, _, segments, points, _ = forest_parts(plots.forest_figure(with_ci, POLICY))
+
+    drawn = sorted((float(s[0][0]), float(s[1][0])) for kind in segments.values() for s in kind)
+    assert np.allclose(drawn, sorted(zip(with_ci["ci_low"], with_ci["ci_high"], strict=True)))
+    assert np.allclose(sorted(np.concatenate(list(points.values()))), sorted(with_ci["change"]))
+    assert "the gate's confidence interval" in ax.get_xlabel() and "compare.R" not in ax.get_xlabel()
+    # The gate's decision, not compare.R's stars, says which rows are improvements.
+    assert len(points["faster"]) == 2 and len(points["slower"]) == 0
+
+
+def test_forest_of_200_rows_is_readable(large):
+    gated, _ = large
+    small = plots.forest_figure(analysed(EXAMPLE)[0], POLICY)
+    figure = plots.forest_figure(gated, POLICY)
+    ax, labels, segments, _, headers = forest_parts(figure)
+    figure.canvas.draw()  # text extents exist only once drawn
+
+    assert len(labels) == 200 and len(headers) == 10
+    assert figure.get_figheight() >= (200 + 10) * plots.ROW_INCHES > 3 * small.get_figheight()
+    font = min(label.get_fontsize() for label in labels)
+    row_points = plots.ROW_INCHES * 72
+    assert font >= 7 and row_points >= 1.2 * font
+    boxes = sorted((label.get_window_extent() for label in labels), key=lambda box: -box.y1)
+    assert all(upper.y0 >= lower.y1 for upper, lower in zip(boxes, boxes[1:], strict=False))  # display y grows upwards
+    assert min(box.x0 for box in boxes) >= 0  # no label cut at the figure's left edge
+    assert max(len(label.get_text()) for label in labels) <= plots.MAX_LABEL
+    # The +760 % row would squash the rest on a linear axis; the log axis keeps them apart.
+    assert ax.get_xscale() == "symlog"
+    bottom = ax.get_window_extent().y0
+    ticks = [t for t in ax.get_xticklabels() if t.get_text() and t.get_window_extent().y1 <= bottom]  # bottom row
+    extents = sorted((t.get_window_extent() for t in ticks), key=lambda box: box.x0)
+    assert len(ticks) >= 5 and all(a.x1 <= b.x0 for a, b in zip(extents, extents[1:], strict=False))
+    assert sum(len(kind) for kind in segments.values()) == 200
+    # compare.R's order: by "filename configuration".
+    names = [f"{f} {c}" for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
+    assert names == sorted(names)
+
+
+def test_distributions_have_a_panel_per_comparison_with_every_sample(example):
+    gated, samples = example
+    figure = panels.distributions_figure(gated, samples, POLICY)
+    ax = figure.axes[0]
+    by_gid = {collection.get_gid(): collection for collection in ax.collections if collection.get_gid()}
+
+    assert len(by_gid["frames-True"].get_paths()) == int(gated["gating"].sum()) == 2
+    assert len(by_gid["frames-False"].get_paths()) == len(gated) - 2
+    for side in ("base", "head"):
+        assert len(by_gid[f"boxes-{side}"].get_paths()) == len(gated)
+        assert len(by_gid[f"dots-{side}"].get_offsets()) == int((samples["side"] == side).sum())
+    titles = [t.get_text() for t in ax.texts if t.get_fontweight() == "bold" and t.get_ha() == "left"]
+    assert [title for title in titles if title.endswith(".js")] == list(gated["filename"])  # one panel each, in order
+    failing = [t.get_text() for t in ax.texts if to_hex(t.get_color()).upper() == "#D55E00"]
+    assert any("n=1000000 size=16" in value for value in failing) and any("FAIL" in value for value in failing)
+
+
+def test_distributions_normalise_to_the_base_mean():
+    assert np.allclose(panels.normalised(np.array([90.0, 100.0, 110.0]), 100.0), [-10.0, 0.0, 10.0])
+    assert panels.box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))[-1] == 4.0  # whisker stops short of the outlier
+
+
+def test_untrusted_names_are_drawn_literally(tmp_path):
+    csv = tmp_path / "dollar.csv"
+    rows = ['"binary","filename","configuration","rate","time"']
+    for index in range(4):
+        for side in ("old", "new"):
+            rows.append(f'"{side}","a/$\\frac{{.js","x=\'$\\bad{{$\' y=1",{100 + index},1')
+    csv.write_text("\n".join(rows) + "\n")
+    gated, samples = analysed(csv)
+    files = plots.chart_files(tmp_path / "c.png", gated, samples, POLICY)  # mathtext would raise on these
+    assert all(data.startswith(b"\x89PNG") for data in files.values())
+    label = plots.forest_figure(gated, POLICY).axes[0].get_yticklabels()[0].get_text()
+    assert label == r"x='\$\bad{\$' y=1"
+
+
+def test_shorten_keeps_both_ends():
+    value = "n=1000000 withTotalLength=0 pieceSize=1 pieces=16 type='a-very-long-value'"
+    short = chartdata.shorten(value, 40)
+    assert len(short) == 40 and short.startswith("n=1000000") and short.endswith("value'") and "…" in short
+    assert chartdata.shorten("short", 40) == "short"
+
+
+def test_axis_is_linear_unless_a_few_rows_dwarf_the_rest():
+    assert chartdata.x_scale(np.array([-5.0, 3.0, 40.0]))[0] is None
+    linthresh, (low, high) = chartdata.x_scale(np.array([-3.0, -1.0, 0.5, 2.0, 2.5, 760.0]), min_effect=2.0)
+    assert linthresh == 5.0 and low < -3.0 and high > 760.0
+    ticks = chartdata.symlog_ticks(linthresh, (low, high))
+    assert 0.0 in ticks and 5.0 in ticks and ticks == sorted(ticks) and len(ticks) >= 5
+    assert all(f"{t:g}".lstrip("-")[0] in "125" and set(f"{t:g}".lstrip("-")[1:]) <= {"0"} for t in ticks if t)
+
+
+def test_above_the_cap_the_failing_and_significant_rows_are_kept_in_table_order(large):
+    gated, _ = large
+    kinds = chartdata.row_kinds(gated)
+    chosen = chartdata.selection(gated, kinds, 20)
+    assert len(chosen) == 20 and list(chosen) == sorted(chosen)
+    assert {i for i, kind in enumerate(kinds) if kind == chartdata.FAIL} <= set(chosen)
+    title, subtitle = chartdata.title_lines(gated, POLICY, 20, "x")
+    assert "showing 20 of 200" in subtitle
+
+
+def test_chart_paths_put_the_distributions_beside_the_forest():
+    assert plots.chart_paths(Path("out/benchmark.png")) == (
+        Path("out/benchmark.png"),
+        Path("out/benchmark-distributions.png"),
+    )
