@@ -1,0 +1,154 @@
+"""`--plot` on `benchgate analyze` and `benchgate report`: files written, the comment's link, the error paths.
+
+What the charts draw is tests/test_plots.py; here: which files appear, that they are PNGs of a
+sensible size, that stdout and the comment are otherwise unchanged, and that a missing
+matplotlib is one line and exit 2 while a plain run never imports it.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rundirs import REGRESSION, write_run
+from test_plots import EXAMPLE, write_compare_csv
+
+from benchgate.cli import main
+from benchgate.commands.report import report_results
+from benchgate.report import plots
+
+pytest.importorskip("matplotlib")
+
+RUN_URL = "https://github.com/nodejs/node/actions/runs/4242"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (and a check that it is a PNG at all)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and data.rstrip().endswith(b"IEND\xaeB`\x82")
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture
+def no_actions(tmp_path, monkeypatch):
+    """Outside Actions: no run URL, output and summary files in tmp_path."""
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output.txt"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    for name in ("GITHUB_ACTIONS", "GITHUB_EVENT_PATH", "GITHUB_TOKEN", "GITHUB_RUN_ID", "GITHUB_REPOSITORY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def in_a_run(no_actions, monkeypatch):
+    """Inside a workflow run: the comment can link to its artifacts."""
+    monkeypatch.setenv("GITHUB_REPOSITORY", "nodejs/node")
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.delenv("GITHUB_RUN_ATTEMPT", raising=False)
+
+
+def test_analyze_plot_writes_both_charts_and_leaves_stdout_unchanged(tmp_path, capsys):
+    for output_format in ("text", "json"):
+        assert main(["analyze", str(EXAMPLE), "--format", output_format]) == 0
+        plain = capsys.readouterr()
+        target = tmp_path / output_format / "bench.png"
+        assert main(["analyze", str(EXAMPLE), "--format", output_format, "--plot", str(target)]) == 0
+        charted = capsys.readouterr()
+        assert charted.out == plain.out
+        assert charted.err == f"benchgate: charts: {target}, {target.parent / 'bench-distributions.png'}\n"
+    forest = png_size(tmp_path / "text" / "bench.png")
+    distributions = png_size(tmp_path / "text" / "bench-distributions.png")
+    assert 800 <= forest[0] <= 1400 and 300 <= forest[1] <= 800  # 7 rows under 5 file headers
+    assert 800 <= distributions[0] <= 1400 and 400 <= distributions[1] <= 1000  # 3 rows of 3 panels
+
+
+def test_analyze_plot_of_200_rows_grows_with_them(tmp_path, capsys):
+    csv = write_compare_csv(tmp_path / "200.csv")
+    assert main(["analyze", str(csv), "--gate", "--plot", str(tmp_path / "big.png")]) == 1  # it has regressions
+    width, height = png_size(tmp_path / "big.png")
+    assert width <= 1400 and height >= (200 + 10) * plots.ROW_INCHES * 100  # every row gets its 0.19 in
+    width, height = png_size(tmp_path / "big-distributions.png")
+    assert width <= 1500 and height >= 50 * 140  # 50 rows of 4 panels
+    assert (tmp_path / "big.png").stat().st_size < 5_000_000
+
+
+def test_plot_without_matplotlib_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, no_actions):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    run_dir = write_run(tmp_path / "run", REGRESSION)
+    for argv in (
+        ["analyze", str(EXAMPLE), "--plot", str(tmp_path / "a.png")],
+        ["report", str(run_dir), "--dry-run", "--config", str(tmp_path / "x.yml"), "--plot", str(tmp_path / "r.png")],
+    ):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == (
+            "benchgate: error: --plot needs matplotlib, which is not installed: pip install 'benchgate[plot]'\n"
+        )
+    assert not list(tmp_path.glob("*.png"))
+
+
+def test_plot_file_must_be_a_png(tmp_path, capsys):
+    assert main(["analyze", str(EXAMPLE), "--plot", str(tmp_path / "chart.svg")]) == 2
+    assert capsys.readouterr().err.endswith("the chart file name must end in .png\n")
+
+
+def test_report_plot_writes_beside_the_report_and_the_comment_links_the_artifacts(tmp_path, in_a_run, capsys):
+    run_dir = write_run(tmp_path / "run", REGRESSION)
+    artifact = tmp_path / "artifact"
+    plain = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True)
+    result = report_results(
+        [str(run_dir)],
+        config_path=tmp_path / "x.yml",
+        dry_run=True,
+        report_path=artifact / "report.md",
+        plot_path=artifact / "benchmark.png",
+    )
+    assert result.exit_status == plain.exit_status == 1
+    assert sorted(path.name for path in artifact.iterdir()) == [
+        "benchmark-distributions.png",
+        "benchmark.png",
+        "report.md",
+    ]
+    names = "`benchmark.png` and `benchmark-distributions.png`"
+    line = f"Charts: {names} in the [workflow run's artifacts]({RUN_URL}#artifacts)."
+    assert line in result.comment and line in (artifact / "report.md").read_text()
+    # The charts line is the only difference.
+    assert result.comment.replace(line + "\n\n", "") == plain.comment
+    assert "Charts:" not in plain.comment
+
+
+def test_report_without_a_run_url_writes_the_charts_but_links_nothing(tmp_path, no_actions, capsys):
+    run_dir = write_run(tmp_path / "run", REGRESSION)
+    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.png")
+    assert (tmp_path / "b.png").is_file() and (tmp_path / "b-distributions.png").is_file()
+    assert "Charts:" not in result.comment
+
+
+def test_report_survives_a_chart_that_cannot_be_drawn(tmp_path, in_a_run, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("Agg exploded")
+
+    monkeypatch.setattr(plots, "chart_files", broken)
+    run_dir = write_run(tmp_path / "run", REGRESSION)
+    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.png")
+    assert result.exit_status == 1 and result.verdict == "fail"  # the gate's, not the chart's
+    assert "Charts:" not in result.comment
+    assert "benchgate: warning: no charts: RuntimeError: Agg exploded" in capsys.readouterr().err
+
+
+def test_plain_analyze_and_report_never_import_matplotlib(tmp_path):
+    run_dir = write_run(tmp_path / "run", REGRESSION)
+    code = (
+        "import sys, contextlib, io\n"
+        "from benchgate.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['analyze', {str(EXAMPLE)!r}, '--format', 'json'])\n"
+        f"    main(['report', {str(run_dir)!r}, '--dry-run', '--config', {str(tmp_path / 'x.yml')!r}])\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'matplotlib'))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"
