@@ -2,6 +2,8 @@
 
 - ``tables``: the comparison table in every format, the gate lines, the JSON record.
 - ``bars``: text bars around a centre line; ``comment``: the sticky PR comment.
+- ``plots`` (forest plot), ``panels`` (distributions) and ``chartdata`` (what they show): the
+  ``--plot`` charts as matplotlib figures and PNG bytes; matplotlib loads only when one is drawn.
 
 Nothing here reads or writes files.
 """
