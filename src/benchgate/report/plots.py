@@ -92,7 +92,7 @@ class _Layout:
 
     left: float
     plot: float = 5.6
-    right: float = 1.95
+    right: float = 2.25
     top: float = 1.35
     bottom: float = 0.8
 
@@ -155,17 +155,17 @@ def _marks(ax: Axes, found: Intervals, kinds: list[str], ys: np.ndarray, limits:
         )
 
 
-def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray) -> None:
-    """The value column right of the plot: compare.R's improvement and stars, FAIL or ignored."""
+def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: float) -> None:
+    """The value column right of the plot (at ``x`` in axes coordinates): improvement, stars, FAIL or ignored."""
     style = {"ha": "left", "fontsize": FONT_POINTS, "family": "monospace", "transform": ax.get_yaxis_transform()}
-    ax.text(1.03, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
+    ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
     for i, row in enumerate(table.itertuples(index=False)):
         value = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
         stars = str(row.confidence) if str(row.confidence) in STARRED else ""
         failing = kinds[i] == FAIL
         flag = "FAIL" if failing else "ignored" if bool(getattr(row, "ignored", False)) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
-        ax.text(1.03, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
+        ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
 
 
 def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float]:
@@ -240,7 +240,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     for side in ("left", "right"):
         ax.spines[side].set_visible(False)
     _marks(ax, found, kinds, ys, limits, kind_labels(gated))
-    _values(ax, table, kinds, ys)
+    _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
 
     title, subtitle = title_lines(gated, policy, len(table), "change of the mean rate per comparison, head vs base")
     figure.text(0.15 / width, 1 - 0.3 / height, title, fontsize=11, fontweight="bold", va="center")
