@@ -143,7 +143,12 @@ def node_repo(tmp_path):
 @pytest.fixture
 def fake_server(tmp_path, node_repo):
     """The fake GitHub in standalone mode (its own process), requiring the workflow token."""
-    pull = {"head_sha": node_repo.commits["feature"], "base_sha": node_repo.commits["v2"], "labels": []}
+    pull = {
+        "head_sha": node_repo.commits["feature"],
+        "base_sha": node_repo.commits["v2"],
+        "labels": [],
+        "files": ["doc/api/loops.md", "test/parallel/test-loops.js"],  # as GitHub lists them: no benchmarked code
+    }
     state = {
         "repos": {
             REPO: {
@@ -331,6 +336,16 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and "not this pull request's fault" in comments[0]["body"]
     assert [c["conclusion"] for c in checks] == ["failure", "success", "neutral"] and checks[-1]["head_sha"] == head
+
+    # 4. No categories configured: authorize maps the PR's changed files from the API (docs and tests only)
+    # to none, the run step does not run, and the report posts "nothing to benchmark" after asking the API too.
+    nothing = simulate(tmp_path, api_url, node_repo, "nothing", {"categories": ""})
+    assert nothing.failed is None, nothing.failed and nothing.failed.stderr
+    assert nothing.outputs["nothing-to-benchmark"] == "true" and not nothing.step("run").ran
+    assert nothing.outputs["verdict"] == "pass"
+    comments, checks = comments_and_checks(dump)
+    assert len(comments) == 1 and "nothing to benchmark" in comments[0]["body"]
+    assert [c["conclusion"] for c in checks][-1] == "success"
 
 
 def _workflows() -> list[Path]:
