@@ -16,7 +16,6 @@ import pytest
 from nodelike import NodeLikeRepo, git, make_node_like_repo, marker_lines
 
 from benchgate import cli
-from benchgate.build import builder as build_module
 from benchgate.build import cache as buildcache
 from benchgate.build.builder import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
 from benchgate.build.cache import BinaryCache, CacheLimit
@@ -159,13 +158,30 @@ def test_configure_failure_is_reported(node_repo, cache_dir, marker) -> None:
 
 
 def test_build_step_timeout_kills_the_build(node_repo, cache_dir, marker, monkeypatch) -> None:
-    monkeypatch.setenv("NODELIKE_BUILD_DELAY", "30")
+    monkeypatch.setenv("NODELIKE_BUILD_DELAY", "30")  # reaches the trusted build only
     settings = BuildSettings(ninja=False, timeout=1.5)
     started = time.monotonic()
-    with pytest.raises(HeadBuildError, match=r"`sh -c 'make -j\$\(nproc\)'` timed out"):
-        build_ref(node_repo.path, "main", side="head", settings=settings, cache_dir=cache_dir, trusted=False)
+    with pytest.raises(BaseBuildError, match=r"`sh -c 'make -j\$\(nproc\)'` timed out"):
+        build_ref(node_repo.path, "main", side="base", settings=settings, cache_dir=cache_dir)
     assert time.monotonic() - started < 20
+    # The untrusted head's build command runs in the sandbox, and is killed there too.
+    sleepy = BuildSettings(ninja=False, timeout=1.5, build_command="sleep 30")
+    with pytest.raises(HeadBuildError, match=r"`sh -c 'sleep 30'` timed out"):
+        build_ref(node_repo.path, "main", side="head", settings=sleepy, cache_dir=cache_dir, trusted=False)
+    assert time.monotonic() - started < 40
     assert BinaryCache(cache_dir).complete_entries() == []
+
+
+def test_the_timeout_bounds_the_whole_build_not_each_step(node_repo, cache_dir, marker) -> None:
+    # Each step alone is under the limit; configure and build together are not.
+    steps = {"configure_command": "sleep 2 && ./configure", "build_command": "sleep 2"}
+    settings = BuildSettings(ninja=False, timeout=3, **steps)
+    with pytest.raises(BaseBuildError, match=r"`sh -c 'sleep 2'` timed out"):
+        build_ref(node_repo.path, "main", side="base", settings=settings, cache_dir=cache_dir)
+
+
+def test_builds_have_a_default_timeout() -> None:
+    assert BuildSettings().timeout == 4 * 3600
 
 
 def _cli_build(repo: Path, cache_dir: Path, ref: str, env: dict[str, str]) -> subprocess.Popen:
@@ -269,13 +285,20 @@ def test_untrusted_build_reads_ccache_but_never_writes_it(node_repo, cache_dir, 
     assert "ccache (read-only): 1 hits" in head.log.read_text()
 
 
-def test_untrusted_build_environment_has_no_credentials(monkeypatch) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
-    monkeypatch.setenv("ACTIONS_RUNTIME_TOKEN", "secret")
-    assert "GITHUB_TOKEN" not in build_module._build_env(trusted=False)
-    assert "ACTIONS_RUNTIME_TOKEN" not in build_module._build_env(trusted=False)
-    assert "PATH" in build_module._build_env(trusted=False)
-    assert build_module._build_env(trusted=True)["GITHUB_TOKEN"] == "ghs_secret"
+@pytest.mark.parametrize("how", ["binary", "directory"])
+def test_an_untrusted_build_cannot_hand_over_a_file_outside_its_worktree(node_repo, cache_dir, marker, how) -> None:
+    base = build_ref(node_repo.path, "v0.1.0", side="base", settings=SETTINGS, cache_dir=cache_dir)
+    # The head's "build" links its binary (or the directory holding it) to the cached base binary: outside the
+    # sandbox, benchgate would otherwise store that file as the head's, or any other file it can read.
+    link = f"mkdir -p out/Release && ln -s {base.binary} out/Release/node"
+    if how == "directory":
+        link = f"mkdir -p out && ln -s {base.binary.parent} out/Release"
+    hostile = BuildSettings(ninja=False, configure_command="", build_command=link)
+    with pytest.raises(HeadBuildError, match="leads outside its tree"):
+        build_ref(node_repo.path, "v0.1.0", side="head", settings=hostile, cache_dir=cache_dir, trusted=False)
+    cache = BinaryCache(cache_dir)
+    assert [entry.key for entry in cache.complete_entries()] == [base.key]
+    assert cache.validate(base.key)[0].sha256 == base.binary_sha256
 
 
 def processes_inside(directory: Path) -> list[int]:

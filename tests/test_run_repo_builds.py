@@ -8,6 +8,7 @@ the report is posted to the fake GitHub.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -178,8 +179,11 @@ def test_config_build_settings_reach_the_build_and_the_cache_key(capsys, tmp_pat
     assert plain["cache_key"] != flagged["cache_key"]
     info = subprocess.run([flagged["binary"], "--nodelike-info"], capture_output=True, text=True, check=True)
     assert info.stdout.strip() == "nodelike 0.1.0 flags=[--without-intl]"
-    # The untrusted head was configured with the same settings.
-    assert f"configure {node_repo.commits['broken']} --without-intl" in marker_lines(marker)
+    # The untrusted head was configured with the same settings (in its sandbox, where the marker
+    # variable does not reach: its build log says so).
+    head_log = Path(re.search(r"head build of broken .* log (\S+\.log)", err).group(1))
+    assert "configure: flags: --without-intl" in head_log.read_text()
+    assert "sandbox=bwrap" in head_log.read_text().splitlines()[1]
 
     # An option overrides the file's value; the repeatable --configure-flag adds one flag each.
     status, err = run_repo(
@@ -239,7 +243,9 @@ def test_untrusted_binary_is_never_served_to_a_trusted_build(node_repo, tmp_path
         key: json.loads((cache / "binaries" / key / "entry.json").read_text()) for key in (trusted.key, untrusted.key)
     }
     assert entries[trusted.key]["trusted"] is True and entries[untrusted.key]["trusted"] is False
-    assert len([line for line in marker_lines(marker) if line.startswith("make ")]) == 2
+    assert not untrusted.cached and untrusted.sandbox["used"] is True  # both were built, the PR's in the sandbox
+    assert entries[untrusted.key]["sandbox"]["tool"] == "bwrap" and entries[trusted.key]["sandbox"] is None
+    assert len([line for line in marker_lines(marker) if line.startswith("make ")]) == 1  # the trusted one
     # Each namespace still reuses its own entries.
     again = build_ref(node_repo.path, "v0.1.0", side="head", settings=settings, cache_dir=cache, trusted=False)
     assert again.cached and again.key == untrusted.key

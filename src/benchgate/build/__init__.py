@@ -4,6 +4,7 @@
 - ``cache``: the binary cache, its key, locks and eviction; ``settings``: how to build.
 - ``steps``: one build command, killed with its process tree; ``compilercache``: ccache wiring.
 - ``worktrees``: git plumbing; ``releases``: official binaries and checks of local ones.
+- ``untrusted``: a pull request's build in ``benchgate.sandbox``, and what is taken out of it.
 """
 
 from benchgate._lazy import exports
@@ -44,6 +45,7 @@ _MODULES = {
         "compiler_identity",
         "ccache_env",
         "read_stats_log",
+        "parse_stats_log",
     ),
     "releases": (
         "DEFAULT_DIST_URL",
@@ -61,7 +63,20 @@ _MODULES = {
     ),
     "settings": (
         "DEFAULT_BUILD_COMMAND",
+        "DEFAULT_BUILD_TIMEOUT",
         "BuildSettings",
+    ),
+    "untrusted": (
+        "STATS_LOG",
+        "STATS_LOG_LIMIT",
+        "BUILD_ENV",
+        "CCACHE_ENV",
+        "confinement",
+        "log_note",
+        "stats_log_path",
+        "read_stats",
+        "git_link_kept",
+        "copied_binary",
     ),
     "steps": ("run_step",),
     "worktrees": (
@@ -74,6 +89,9 @@ _MODULES = {
         "ensure_worktree",
         "clean_worktree",
         "remove_worktree",
+        "list_worktrees",
+        "read_git_link",
+        "restore_git_link",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TextIO
 
-from benchgate.build import compilercache, worktrees
+from benchgate import sandbox
+from benchgate.build import compilercache, untrusted, worktrees
 from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
 from benchgate.build.settings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.build.steps import run_step
@@ -42,8 +43,6 @@ SIDES = ("base", "head")
 LOG_TAIL_LINES = 8
 KEPT_LOGS = 200
 _EXCERPT_LINE = re.compile(r"^\s*\d*\s*\|")
-# Untrusted (PR) builds run without anything that looks like a credential in their environment.
-_SECRET_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.IGNORECASE)
 
 
 class SideBuildError(BuildError):
@@ -85,6 +84,7 @@ class BuildResult:
     binary_sha256: str
     ccache: compilercache.CcacheStats | None = None
     ccache_mode: str = "disabled"
+    sandbox: dict | None = None  # how the untrusted build ran (run.json's sandbox record); None when trusted
     # Shared lock keeping the entry (binary and worktree) from eviction while this process uses it.
     in_use: IO[bytes] | None = field(default=None, repr=False, compare=False)
 
@@ -109,6 +109,7 @@ class BuildResult:
             "trusted": self.trusted,
             "ccache_mode": self.ccache_mode,
             "ccache": self.ccache.as_dict() if self.ccache else None,
+            "sandbox": self.sandbox,
         }
 
 
@@ -121,10 +122,14 @@ def build_ref(
     cache_dir: Path | None = None,
     trusted: bool = True,
     echo: TextIO | None = None,
+    use_sandbox: bool = True,
 ) -> BuildResult:
     """Build (or reuse) the binary of ``ref`` in ``repo``; raises HeadBuildError/BaseBuildError on failure.
 
-    ``trusted=False`` makes ccache read-only and strips credentials from the build's environment.
+    ``trusted=False`` (a pull request) runs configure and the build command in ``benchgate.sandbox``
+    with a read-only ccache, and stores only the binary benchgate copies out afterwards; the sandbox
+    is probed before building and ``sandbox.SandboxUnavailable`` (exit 2) raised when none can be
+    made, unless ``use_sandbox=False`` (--no-sandbox: unconfined, only credential variables removed).
     ``echo`` receives the build output as it happens (the log file always does).
     """
     if side not in SIDES:
@@ -134,7 +139,7 @@ def build_ref(
     repo = Path(repo).resolve()
     sha = resolve_commit(repo, ref)
     cache = BinaryCache((Path(cache_dir) if cache_dir else default_cache_dir()).resolve(), settings.cache_limit)
-    env = _build_env(trusted)
+    env = dict(os.environ)  # untrusted steps get less: see untrusted.confinement
     # Trust is part of the key: a binary built from PR code (which could also have rewritten its own
     # entry) lives under another key than the trusted build of the same commit, and is never served to it.
     key = cache_key({"sha": sha, "trusted": trusted, **settings.key_inputs(env)})
@@ -154,20 +159,15 @@ def build_ref(
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
-        result = _build_and_store(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo)
+        result = _build_and_store(
+            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, use_sandbox
+        )
         result = replace(result, in_use=cache.hold(key))
     common_dir = worktrees.git_common_dir(repo)
     cache.evict(keep=frozenset({key}), on_remove=lambda evicted: _remove_entry_worktree(cache, evicted, common_dir))
     _remove_orphan_worktrees(cache)
     _prune_logs(cache.root / "logs")
     return result
-
-
-def _build_env(trusted: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    if not trusted:
-        env = {name: value for name, value in env.items() if not _SECRET_ENV.search(name)}
-    return env
 
 
 def _build_and_store(
@@ -183,7 +183,10 @@ def _build_and_store(
     trusted: bool,
     started: float,
     echo: TextIO | None,
+    use_sandbox: bool = True,
 ) -> BuildResult:
+    if not trusted and use_sandbox:
+        sandbox.probe()  # no sandbox, no untrusted build: refused before anything is checked out
     logs = cache.root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -199,9 +202,17 @@ def _build_and_store(
     ccache = compilercache.find_ccache() if settings.use_ccache is not False else None
     if settings.use_ccache and ccache is None:
         raise InputError("ccache was requested but is not installed")
-    stats_log = log_path.with_suffix(".ccache-stats")
     # Only trusted builds (the base branch) may write the compiler cache.
     access = "read-write" if trusted else "read-only"
+    confined = None
+    if not trusted:
+        confined = untrusted.confinement(
+            use_sandbox, cache=cache, worktree=worktree, repo=repo, ccache_dir=cache.root / "ccache" if ccache else None
+        )
+    sandbox_record = confined.record() if confined else None
+    stats_log = log_path.with_suffix(".ccache-stats")
+    if confined:
+        stats_log = untrusted.stats_log_path(confined, worktree, stats_log)
     if ccache:
         env = compilercache.ccache_env(
             env,
@@ -214,27 +225,36 @@ def _build_and_store(
         )
     steps = [argv for argv in (settings.configure_argv(), settings.build_argv()) if argv]
     stats = None
+    # The timeout bounds the whole build (configure and build command together).
+    deadline = time.monotonic() + settings.timeout if settings.timeout else None
     try:
         with open(log_path, "wb") as log:
+            how = untrusted.log_note(sandbox_record)
             log.write(
                 f"# benchgate build: side={side} ref={ref} sha={sha} key={key}\n"
                 f"# worktree={worktree} trusted={trusted} ccache={access}"
-                f"{'' if ccache else ' (not used)'}\n".encode()
+                f"{'' if ccache else ' (not used)'} {how}\n".encode()
             )
             failure = None
-            for argv in steps:
-                log.write(f"$ {shlex.join(argv)}\n".encode())
-                log.flush()
-                status = run_step(argv, worktree, env, log, echo, settings.timeout)
-                if status != 0:
-                    outcome = "timed out" if status is None else f"exited with status {status}"
-                    failure = f"`{shlex.join(argv)}` {outcome}"
-                    break
+            with untrusted.git_link_kept(worktree) if confined else contextlib.nullcontext():
+                for argv in steps:
+                    log.write(f"$ {shlex.join(argv)}\n".encode())
+                    log.flush()
+                    command, step_env = confined.wrap(argv, cwd=worktree, env=env) if confined else (argv, env)
+                    remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
+                    status = run_step(command, worktree, step_env, log, echo, remaining)
+                    if status != 0:
+                        outcome = "timed out" if status is None else f"exited with status {status}"
+                        failure = f"`{shlex.join(argv)}` {outcome}"
+                        break
             if ccache:
-                stats = compilercache.read_stats_log(stats_log, read_only=not trusted)
+                if confined:
+                    stats = untrusted.read_stats(confined, stats_log, read_only=True)
+                else:
+                    stats = compilercache.read_stats_log(stats_log, read_only=not trusted)
                 log.write(f"# {stats.summary()}\n".encode())
         built = worktree / settings.binary_path
-        if failure is None and (not built.is_file() or not os.access(built, os.X_OK)):
+        if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
             failure = f"the build produced no executable {settings.binary_path}"
         if failure is not None:
             _fail(side, ref, sha, log_path, failure, repo, worktree, settings)
@@ -250,10 +270,20 @@ def _build_and_store(
             "build": settings.build_argv(),
             "binary_path": settings.binary_path,
             "ccache": stats.as_dict() if stats else None,
+            "sandbox": sandbox_record,
         }
-        entry = cache.store(key, built, metadata, log_path)
+        if confined:
+            # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
+            try:
+                with untrusted.copied_binary(cache, worktree, settings.binary_path) as copy:
+                    entry = cache.store(key, copy, metadata, log_path)
+            except sandbox.UnsafePath as error:
+                what = f"the build produced no executable {settings.binary_path} ({error})"
+                _fail(side, ref, sha, log_path, what, repo, worktree, settings)
+        else:
+            entry = cache.store(key, built, metadata, log_path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
             stats_log.unlink()
     # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
     worktrees.clean_worktree(worktree)
@@ -271,6 +301,7 @@ def _build_and_store(
         binary_sha256=entry.sha256,
         ccache=stats,
         ccache_mode=access if ccache else "disabled",
+        sandbox=sandbox_record,
     )
 
 
@@ -294,6 +325,7 @@ def _cached_result(
         # The stats of the build that produced the entry; nothing was compiled this time.
         ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
         ccache_mode="not used (binary cache hit)",
+        sandbox=entry.metadata.get("sandbox"),
     )
 
 

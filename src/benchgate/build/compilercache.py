@@ -117,12 +117,17 @@ def ccache_env(
 
 def read_stats_log(path: Path, *, read_only: bool) -> CcacheStats:
     """Count the per-compilation outcomes ccache appended to ``path`` (one ``# file`` line per call)."""
-    counts: Counter[str] = Counter()
-    calls = 0
     try:
         text = path.read_text(errors="replace")
     except FileNotFoundError:
         text = ""
+    return parse_stats_log(text, read_only=read_only)
+
+
+def parse_stats_log(text: str, *, read_only: bool) -> CcacheStats:
+    """The counters of a ccache stats log's text (a sandboxed build's log is read by the caller)."""
+    counts: Counter[str] = Counter()
+    calls = 0
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("#"):

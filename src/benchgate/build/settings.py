@@ -19,6 +19,9 @@ from benchgate.build.cache import CacheLimit, parse_size
 from benchgate.errors import InputError
 
 DEFAULT_BUILD_COMMAND = "make -j$(nproc)"
+# A build of Node takes one to two hours on a small runner; a build still going after four is stuck
+# (or a pull request keeping the machine busy), and is killed with everything it started.
+DEFAULT_BUILD_TIMEOUT = 4 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class BuildSettings:
     use_ccache: bool | None = None
     cache_limit: CacheLimit = field(default_factory=CacheLimit)
     ccache_max_size: str = "10G"
-    timeout: float | None = None
+    timeout: float | None = DEFAULT_BUILD_TIMEOUT  # seconds for the whole build (configure and build command)
     keep_failed_worktree: bool = False
     jobs: int | None = None
 

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from benchgate.build.builder import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
 from benchgate.build.cache import CacheLimit
+from benchgate.build.settings import DEFAULT_BUILD_TIMEOUT
 from benchgate.errors import EXIT_OK, InputError
 
 
@@ -30,7 +31,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: $BENCHGATE_CACHE or ~/.cache/benchgate")
     parser.add_argument("--cache-max-entries", type=int, default=CacheLimit().max_entries, metavar="N")
     parser.add_argument("--cache-max-size", default=None, metavar="SIZE", help="e.g. 20G (default 20GiB)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per build step")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"for the whole build, configure included (default {DEFAULT_BUILD_TIMEOUT / 3600:g} h)",
+    )
     trust = parser.add_mutually_exclusive_group()
     trust.add_argument(
         "--untrusted",
@@ -38,11 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="trusted",
         action="store_false",
         default=None,
-        help="PR code: ccache read-only, credentials stripped (default for --side head)",
+        help="PR code: built in the sandbox (bwrap), ccache read-only (default for --side head)",
     )
     trust.add_argument(
         "--trusted", dest="trusted", action="store_true", help="let a head build write ccache (trusted refs only)"
     )
+    add_sandbox_option(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="echo build output to stderr")
     parser.add_argument("--record", type=Path, default=None, metavar="FILE", help="write the build record as JSON")
     parser.set_defaults(handler=_handler)
@@ -57,11 +65,31 @@ def build(
     cache_dir: Path | None = None,
     trusted: bool | None = None,
     echo: TextIO | None = None,
+    use_sandbox: bool = True,
 ) -> BuildResult:
-    """Build ``ref``; ``trusted`` defaults to True for the base side and False for the head side."""
+    """Build ``ref``; ``trusted`` defaults to True for the base side and False for the head side.
+
+    An untrusted build runs in the sandbox (exit 2 when none can be made) unless ``use_sandbox`` is False.
+    """
     if trusted is None:
         trusted = side == "base"
-    return build_ref(repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo)
+    if not trusted and not use_sandbox:
+        print(f"benchgate: warning: building the untrusted {side} WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
+    return build_ref(
+        repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo,
+        use_sandbox=use_sandbox,
+    )  # fmt: skip
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    """``--no-sandbox``, shared by `benchgate build` and `benchgate run`."""
+    parser.add_argument(
+        "--no-sandbox",
+        dest="use_sandbox",
+        action="store_false",
+        help="run untrusted code (a pull request's build and benchmarks) without the bwrap sandbox; "
+        "for machines that cannot make one, where nothing else is at stake (recorded in run.json and the comment)",
+    )
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
@@ -133,6 +161,7 @@ def _handler(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         trusted=args.trusted,
         echo=sys.stderr if args.verbose else None,
+        use_sandbox=args.use_sandbox,
     )
     if args.record:
         args.record.write_text(json.dumps(result.record(), indent=2) + "\n")

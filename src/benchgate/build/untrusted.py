@@ -1,0 +1,102 @@
+"""An untrusted build (a pull request's head): what its sandbox shows, and what is taken out of it afterwards.
+
+The head's ``configure`` and build command run in ``benchgate.sandbox``: the worktree is the
+only writable place; the binary cache, the logs, the other worktrees, the user's checkout and
+its git directory are hidden; ccache's directory is readable, not writable. After the build,
+benchgate (outside the sandbox) puts the worktree's ``.git`` link back, reads ccache's
+statistics and copies the binary out without following anything that leads out of the
+worktree; only that copy is stored in the cache.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from benchgate import sandbox
+from benchgate.build import compilercache, worktrees
+from benchgate.build.cache import STAGING_PREFIX, BinaryCache
+
+# Inside the (writable) worktree: the one place a sandboxed ccache can append its statistics to.
+STATS_LOG = ".benchgate-ccache-stats"
+STATS_LOG_LIMIT = 16 * 2**20
+# Variables the build's configure and compilers read, as far as the cache key covers them.
+BUILD_ENV = ("CC", "CXX", *compilercache.COMPILER_ENV)
+CCACHE_ENV = (
+    "CCACHE_DIR", "CCACHE_MAXSIZE", "CCACHE_STATSLOG", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_READONLY",
+)  # fmt: skip
+
+
+def confinement(
+    use_sandbox: bool, *, cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
+) -> sandbox.Confinement:
+    """How the untrusted build's steps start: in the sandbox (probed once; SandboxUnavailable when
+    impossible), or with ``use_sandbox`` False (--no-sandbox) only without credential variables."""
+    if not use_sandbox:
+        return sandbox.Confinement(None)
+    found = sandbox.probe()
+    others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
+    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others)
+    read_only: tuple[Path, ...] = ()
+    extra: dict[str, str] = {}
+    if ccache_dir is not None:
+        ccache_dir.mkdir(parents=True, exist_ok=True)  # bound read-only: it must exist to be bound
+        read_only = (ccache_dir,)
+        extra["CCACHE_TEMPDIR"] = "/tmp/ccache"  # read-only mode still needs a scratch directory
+    mounts = sandbox.Mounts(read_only=read_only, writable=(worktree,), hidden=hidden)
+    return sandbox.Confinement(found, mounts, keep_env=BUILD_ENV + CCACHE_ENV, extra_env=extra)
+
+
+def log_note(record: dict | None) -> str:
+    """How the build log's header says where the build ran."""
+    if record is None:
+        return "sandbox=none (trusted)"
+    if record.get("used"):
+        return f"sandbox=bwrap {record.get('version')}"
+    return "sandbox=none (--no-sandbox: only credential variables removed)"
+
+
+def stats_log_path(confined: sandbox.Confinement, worktree: Path, default: Path) -> Path:
+    """Where ccache writes its statistics: the worktree when sandboxed (nothing else is writable)."""
+    return worktree / STATS_LOG if confined.sandbox is not None else default
+
+
+def read_stats(confined: sandbox.Confinement, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
+    """ccache's statistics of the build; a sandboxed build's file is untrusted (no symlink out, bounded)."""
+    if confined.sandbox is None:
+        return compilercache.read_stats_log(stats_log, read_only=read_only)
+    try:
+        text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
+    except sandbox.UnsafePath:
+        text = ""
+    return compilercache.parse_stats_log(text, read_only=read_only)
+
+
+@contextmanager
+def git_link_kept(worktree: Path) -> Iterator[None]:
+    """Restore the worktree's ``.git`` file after untrusted code ran in the worktree, however it ended."""
+    link = worktrees.read_git_link(worktree)
+    try:
+        yield
+    finally:
+        worktrees.restore_git_link(worktree, link)
+
+
+@contextmanager
+def copied_binary(cache: BinaryCache, worktree: Path, binary_path: str) -> Iterator[Path]:
+    """The built binary copied out of the worktree into a staging directory of the cache.
+
+    Raises ``sandbox.UnsafePath`` when ``binary_path`` is missing, leads outside the worktree
+    (a symlink to the cached base binary, say) or is not an executable regular file.
+    """
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "untrusted-", dir=cache.entries_dir))
+    try:
+        copy = sandbox.copy_out(worktree, binary_path, staging / Path(binary_path).name)
+        if not copy.stat().st_mode & 0o100:
+            raise sandbox.UnsafePath(f"{binary_path} is not executable")
+        yield copy
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,49 @@
+"""The sandbox that code from an untrusted head (a pull request) runs in: bubblewrap's namespaces.
+
+- ``policy``: what a sandboxed process sees (the mounts that hide, expose and confine paths)
+  and which environment variables reach it; ``strip_credentials`` for the unsandboxed fallback.
+- ``bwrap``: finding bwrap and probing it once, and the command line that confines one process;
+  ``Confinement`` wraps a command for the sandbox, or only strips credentials under ``--no-sandbox``.
+- ``files``: reading what a sandboxed process wrote without following its symlinks out of its tree.
+
+Only ``benchgate.errors`` is imported, so both the builds and the benchmark runs can use it.
+"""
+
+from benchgate._lazy import exports
+
+_MODULES = {
+    "policy": (
+        "ALLOWED_ENV",
+        "ALLOWED_ENV_PREFIXES",
+        "CREDENTIAL_ENV",
+        "HIDDEN_SYSTEM_PATHS",
+        "HIDDEN_SECRET_FILES",
+        "HIDE_ENV",
+        "PRIVATE_PATHS",
+        "RUNNER_DIRECTORIES",
+        "Mounts",
+        "confined_env",
+        "strip_credentials",
+        "standard_hidden",
+        "standard_read_only",
+        "private_home",
+        "mount_args",
+    ),
+    "bwrap": (
+        "BWRAP_ENV",
+        "NAMESPACE_ARGS",
+        "SandboxUnavailable",
+        "Sandbox",
+        "probe",
+        "Confinement",
+        "unsandboxed_record",
+    ),
+    "files": (
+        "UnsafePath",
+        "contained_path",
+        "copy_out",
+        "read_inside",
+    ),
+}
+__all__ = [name for names in _MODULES.values() for name in names]
+__getattr__, __dir__ = exports(__name__, _MODULES)

@@ -1,0 +1,184 @@
+"""What a sandboxed process sees: which paths are hidden, exposed or writable, and its environment.
+
+The filesystem is the host's, read-only (``--ro-bind / /``), with three kinds of exceptions:
+
+- private: an empty writable tmpfs of the process's own, gone when the sandbox ends
+  (``/tmp``, ``/var/tmp`` and ``$HOME``);
+- hidden: an empty read-only tmpfs over a directory (or ``/dev/null`` over a file), so nothing
+  under it can be read, written or connected to: homes, ``/run`` (where the host's Unix sockets
+  live: a read-only mount does not stop ``connect()``), the runner's work directories, the
+  action's venv, benchgate's caches, the run's ``--output``, other worktrees, a few secret files;
+- exposed: a path bound back in at its own place, read-only (a binary in the cache, the
+  benchmark checkout) or writable (a build's own worktree).
+
+Mounts are applied from the shallowest path to the deepest, so the most specific rule wins:
+a binary inside the hidden cache is readable, and a cache inside an exposed checkout is hidden
+again. Environment variables reach the process only from an allowlist.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ALLOWED_ENV = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM"})
+ALLOWED_ENV_PREFIXES = ("LC_",)
+# The unsandboxed fallback (--no-sandbox) still keeps anything that looks like a credential away.
+CREDENTIAL_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.IGNORECASE)
+# Homes and /run (Unix sockets of the host's services: docker, dbus, systemd) are never shown.
+HIDDEN_SYSTEM_PATHS = ("/home", "/root", "/run", "/var/run")
+# Readable by their owner, root: hidden in case benchgate itself runs as root (see README, Security).
+HIDDEN_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/ssl/private")
+PRIVATE_PATHS = ("/tmp", "/var/tmp")
+# The runner's directories: its work tree (every checkout and artifact of every job), its temp.
+RUNNER_DIRECTORIES = ("RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "RUNNER_TEMP")
+# Colon-separated extra paths an administrator wants hidden too.
+HIDE_ENV = "BENCHGATE_SANDBOX_HIDE"
+# Hiding one of these (or an ancestor) would leave nothing to run: such a request is ignored.
+_SYSTEM_DIRECTORIES = ("/usr", "/bin", "/lib", "/etc", "/sbin")
+
+_PRIVATE, _HIDDEN, _WRITABLE, _READ_ONLY = "private", "hidden", "writable", "read-only"
+# The same path asked for twice: hiding wins over exposing, a private home over a hidden /root.
+_PRECEDENCE = {_PRIVATE: 4, _HIDDEN: 3, _WRITABLE: 2, _READ_ONLY: 1}
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """What one sandboxed process may read or write, or must not see, beyond the standard rules."""
+
+    read_only: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(os.path.expanduser(str(path)))
+
+
+def _inside(path: str, ancestor: str) -> bool:
+    return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
+
+
+def private_home(env: Mapping[str, str]) -> str | None:
+    """The sandbox's $HOME: the host's home path, made an empty private tmpfs (None when unusable)."""
+    home = env.get("HOME")
+    if not home or not os.path.isabs(home):
+        return None
+    real = _real(home)
+    if not os.path.isdir(real) or any(_inside(system, real) for system in ("/", *_SYSTEM_DIRECTORIES)):
+        return None
+    return real
+
+
+def _runner_root(workspace: str) -> str | None:
+    """A self-hosted runner's own directory (its .credentials, logs, _work): the parent of ``_work``."""
+    work = Path(_real(workspace)).parent
+    return str(work.parent) if work.name == "_work" else None
+
+
+def standard_hidden(env: Mapping[str, str]) -> list[str]:
+    """Paths no sandboxed process sees: homes, /run, the runner's directories, the venv, secret files."""
+    hidden = list(HIDDEN_SYSTEM_PATHS) + list(HIDDEN_SECRET_FILES)
+    for name in RUNNER_DIRECTORIES:
+        if env.get(name):
+            hidden.append(env[name])
+    if env.get("RUNNER_WORKSPACE"):
+        root = _runner_root(env["RUNNER_WORKSPACE"])
+        if root:
+            hidden.append(root)
+    if sys.prefix != sys.base_prefix:  # benchgate's own virtual environment (the action's, in a job)
+        hidden.append(sys.prefix)
+    hidden += [item for item in env.get(HIDE_ENV, "").split(os.pathsep) if item]
+    return hidden
+
+
+def standard_read_only(env: Mapping[str, str]) -> list[str]:
+    """Paths shown even inside a hidden directory: the runner's tool cache (compilers, node, wrk)."""
+    tools = env.get("RUNNER_TOOL_CACHE")
+    return [tools] if tools else []
+
+
+def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> list[str]:
+    """bwrap's mount options after ``--ro-bind / /``: private, hidden and exposed paths, deepest last.
+
+    A path is only mounted where that changes something: hiding what is already hidden, or
+    exposing read-only what is already visible read-only, adds a mount for nothing (each costs
+    start-up time). Hidden tmpfs are remounted read-only last, once everything inside is bound.
+    """
+    wanted: dict[str, str] = {}
+
+    def want(paths: Iterable[str | Path], kind: str) -> None:
+        for path in paths:
+            real = _real(path)
+            if not os.path.isabs(real) or _PRECEDENCE[kind] <= _PRECEDENCE.get(wanted.get(real, ""), 0):
+                continue
+            if kind in (_HIDDEN, _PRIVATE) and any(_inside(system, real) for system in ("/", *_SYSTEM_DIRECTORIES)):
+                continue  # never hide the system itself (a misconfigured RUNNER_WORKSPACE=/, say)
+            wanted[real] = kind
+
+    want(standard_read_only(env), _READ_ONLY)
+    want(mounts.read_only, _READ_ONLY)
+    want(mounts.writable, _WRITABLE)
+    want(standard_hidden(env), _HIDDEN)
+    want(mounts.hidden, _HIDDEN)
+    want(PRIVATE_PATHS, _PRIVATE)
+    if home:
+        want([home], _PRIVATE)
+    args: list[str] = []
+    done: list[tuple[str, str]] = []  # (path, kind) of every mount made, shallowest first
+    remount: list[str] = []
+    for path in sorted(wanted, key=lambda item: (item.count("/") - (item == "/"), item)):
+        kind = wanted[path]
+        above = next((done_kind for done_path, done_kind in reversed(done) if _inside(path, done_path)), _READ_ONLY)
+        host_visible = above in (_READ_ONLY, _WRITABLE)
+        if kind == _PRIVATE:
+            if not os.path.isdir(path):
+                continue
+            # A private directory is mounted even inside a hidden one (a home under /home): it must be writable.
+            args += ["--perms", "1777" if path in PRIVATE_PATHS else "0700", "--tmpfs", path]
+        elif kind == _HIDDEN:
+            # Inside a private tmpfs the host's directory is invisible already; it is still mounted as an empty
+            # read-only one, so a write to it fails there as it does everywhere else (not into the private tmpfs).
+            if not (host_visible or above == _PRIVATE) or not os.path.lexists(path):
+                continue  # already invisible, or nothing there to hide
+            if os.path.isdir(path):
+                args += ["--tmpfs", path]
+                remount.append(path)
+            else:
+                args += ["--ro-bind", "/dev/null", path]
+        elif not os.path.exists(path) or (kind == _READ_ONLY and above == _READ_ONLY):
+            continue  # nothing to expose, or already visible read-only
+        else:
+            args += ["--bind" if kind == _WRITABLE else "--ro-bind", path, path]
+        done.append((path, kind))
+    for path in remount:
+        args += ["--remount-ro", path]
+    return args
+
+
+def confined_env(
+    env: Mapping[str, str], *, keep: Iterable[str] = (), home: str | None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a sandboxed process: the allowlist, ``keep``'s names, then ``extra``.
+
+    Everything else (tokens, the runner's variables, NODE_OPTIONS, LD_PRELOAD ...) stays out.
+    """
+    kept = set(keep)
+    result = {
+        name: value
+        for name, value in env.items()
+        if name in ALLOWED_ENV or name.startswith(ALLOWED_ENV_PREFIXES) or name in kept
+    }
+    result["HOME"] = home or "/tmp"
+    result["TMPDIR"] = "/tmp"
+    result.update(extra or {})
+    return result
+
+
+def strip_credentials(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without the variables that look like credentials (the unsandboxed fallback)."""
+    return {name: value for name, value in env.items() if not CREDENTIAL_ENV.search(name)}
