@@ -4,6 +4,7 @@
 - ``cache``: the binary cache, its key, locks and eviction; ``settings``: how to build.
 - ``steps``: one build command, killed with its process tree; ``compilercache``: ccache wiring.
 - ``worktrees``: git plumbing; ``releases``: official binaries and checks of local ones.
+- ``housekeeping``: eviction with worktrees, orphans and old logs after a build.
 - ``untrusted``: a pull request's build in ``benchgate.sandbox``, and what is taken out of it.
 """
 
@@ -13,7 +14,6 @@ _MODULES = {
     "builder": (
         "SIDES",
         "LOG_TAIL_LINES",
-        "KEPT_LOGS",
         "SideBuildError",
         "HeadBuildError",
         "BaseBuildError",
@@ -66,11 +66,19 @@ _MODULES = {
         "DEFAULT_BUILD_TIMEOUT",
         "BuildSettings",
     ),
+    "housekeeping": (
+        "KEPT_LOGS",
+        "tidy",
+        "remove_entry_worktree",
+        "remove_orphan_worktrees",
+        "prune_logs",
+    ),
     "untrusted": (
         "STATS_LOG",
         "STATS_LOG_LIMIT",
         "BUILD_ENV",
         "CCACHE_ENV",
+        "Sandboxing",
         "confinement",
         "log_note",
         "stats_log_path",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from benchgate import sandbox
-from benchgate.build import compilercache, untrusted, worktrees
+from benchgate.build import compilercache, housekeeping, untrusted, worktrees
 from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
 from benchgate.build.settings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.build.steps import run_step
@@ -41,7 +41,6 @@ __all__ = [
 
 SIDES = ("base", "head")
 LOG_TAIL_LINES = 8
-KEPT_LOGS = 200
 _EXCERPT_LINE = re.compile(r"^\s*\d*\s*\|")
 
 
@@ -123,6 +122,7 @@ def build_ref(
     trusted: bool = True,
     echo: TextIO | None = None,
     use_sandbox: bool = True,
+    hide: tuple[Path, ...] = (),
 ) -> BuildResult:
     """Build (or reuse) the binary of ``ref`` in ``repo``; raises HeadBuildError/BaseBuildError on failure.
 
@@ -130,7 +130,8 @@ def build_ref(
     with a read-only ccache, and stores only the binary benchgate copies out afterwards; the sandbox
     is probed before building and ``sandbox.SandboxUnavailable`` (exit 2) raised when none can be
     made, unless ``use_sandbox=False`` (--no-sandbox: unconfined, only credential variables removed).
-    ``echo`` receives the build output as it happens (the log file always does).
+    ``hide`` names more paths the sandbox hides (a run's --output). ``echo`` receives the build
+    output as it happens (the log file always does).
     """
     if side not in SIDES:
         raise InputError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
@@ -160,13 +161,11 @@ def build_ref(
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
         result = _build_and_store(
-            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, use_sandbox
-        )
+            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo,
+            untrusted.Sandboxing(use_sandbox, tuple(hide)),
+        )  # fmt: skip
         result = replace(result, in_use=cache.hold(key))
-    common_dir = worktrees.git_common_dir(repo)
-    cache.evict(keep=frozenset({key}), on_remove=lambda evicted: _remove_entry_worktree(cache, evicted, common_dir))
-    _remove_orphan_worktrees(cache)
-    _prune_logs(cache.root / "logs")
+    housekeeping.tidy(cache, repo, keep=key)
     return result
 
 
@@ -183,9 +182,9 @@ def _build_and_store(
     trusted: bool,
     started: float,
     echo: TextIO | None,
-    use_sandbox: bool = True,
+    sandboxing: untrusted.Sandboxing,
 ) -> BuildResult:
-    if not trusted and use_sandbox:
+    if not trusted and sandboxing.use:
         sandbox.probe()  # no sandbox, no untrusted build: refused before anything is checked out
     logs = cache.root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -206,9 +205,8 @@ def _build_and_store(
     access = "read-write" if trusted else "read-only"
     confined = None
     if not trusted:
-        confined = untrusted.confinement(
-            use_sandbox, cache=cache, worktree=worktree, repo=repo, ccache_dir=cache.root / "ccache" if ccache else None
-        )
+        ccache_dir = cache.root / "ccache" if ccache else None
+        confined = untrusted.confinement(sandboxing, cache=cache, worktree=worktree, repo=repo, ccache_dir=ccache_dir)
     sandbox_record = confined.record() if confined else None
     stats_log = log_path.with_suffix(".ccache-stats")
     if confined:
@@ -357,37 +355,3 @@ def _side_error(message: str, *, side: str, ref: str, sha: str, log: Path | None
     """The head's failure fails the PR; the base's is an infrastructure error."""
     error_class = HeadBuildError if side == "head" else BaseBuildError
     return error_class(message, side=side, ref=ref, sha=sha, log=log)
-
-
-def _remove_entry_worktree(cache: BinaryCache, entry: CacheEntry, common_dir: Path) -> None:
-    worktree = entry.metadata.get("worktree")
-    if worktree and Path(worktree).parent == cache.root / "worktrees":
-        recorded = entry.metadata.get("git_common_dir")
-        worktrees.remove_worktree(Path(worktree), Path(recorded) if recorded else common_dir)
-
-
-def _remove_orphan_worktrees(cache: BinaryCache) -> None:
-    """Remove worktrees whose entry is gone (interrupted or abandoned builds) when no job is using them."""
-    directory = cache.root / "worktrees"
-    if not directory.is_dir():
-        return
-    complete = {entry.key for entry in cache.complete_entries()}
-    for worktree in directory.iterdir():
-        key = worktree.name.partition("-")[2]
-        if not key or key in complete:
-            continue
-        with cache.try_lock(key) as free, cache.try_lock(f"{key}.in-use") as unused:
-            if free and unused and key not in {entry.key for entry in cache.complete_entries()}:
-                worktrees.remove_worktree(worktree, None)
-
-
-def _prune_logs(logs: Path, keep: int = KEPT_LOGS) -> None:
-    if not logs.is_dir():
-        return
-    dated = []
-    for path in logs.glob("*.log"):
-        with contextlib.suppress(FileNotFoundError):
-            dated.append((path.stat().st_mtime, path))
-    for _, old in sorted(dated)[:-keep]:
-        with contextlib.suppress(FileNotFoundError):
-            old.unlink()

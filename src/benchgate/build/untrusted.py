@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import sandbox
@@ -30,16 +31,24 @@ CCACHE_ENV = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Sandboxing:
+    """Whether an untrusted build runs in the sandbox (False: --no-sandbox), and what else it hides there."""
+
+    use: bool = True
+    hide: tuple[Path, ...] = ()  # e.g. the --output of the run the build is for
+
+
 def confinement(
-    use_sandbox: bool, *, cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
+    sandboxing: Sandboxing, *, cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
 ) -> sandbox.Confinement:
     """How the untrusted build's steps start: in the sandbox (probed once; SandboxUnavailable when
-    impossible), or with ``use_sandbox`` False (--no-sandbox) only without credential variables."""
-    if not use_sandbox:
+    impossible), or without it (--no-sandbox) only without credential variables."""
+    if not sandboxing.use:
         return sandbox.Confinement(None)
     found = sandbox.probe()
     others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
-    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others)
+    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *sandboxing.hide)
     read_only: tuple[Path, ...] = ()
     extra: dict[str, str] = {}
     if ccache_dir is not None:
