@@ -8,7 +8,7 @@ import pandas as pd
 from benchgate import config, stats
 from benchgate.config import labels
 from benchgate.report.comment import CommentContext
-from benchgate.results.runrecord import Binary, BuildFailure, Failure, RunSummary, Skipped
+from benchgate.results.runrecord import Binary, BuildFailure, Failure, RunSummary, SandboxUse, Skipped
 from benchgate.stats import gate, outcome
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
@@ -131,6 +131,10 @@ def variants() -> dict[str, CommentContext]:
         ),
         "failed-benchmarks": context(passing, run=failing_run),
         "head-does-not-build": context([], run=build_failure_run("head")),
+        # --no-sandbox: a pull request's code ran unconfined; the comment says so above everything else.
+        "unsandboxed": context(
+            passing, run=run_summary(sandbox=SandboxUse(used=False, untrusted_head=True, reason="--no-sandbox"))
+        ),
         "base-does-not-build": context([], run=build_failure_run("base")),
     }
 

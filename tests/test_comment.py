@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from commentcases import by_actor, context, many_rows, variants
+from commentcases import build_failure_run, by_actor, context, many_rows, run_summary, variants
 
 from benchgate.report import comment
+from benchgate.results.runrecord import SandboxUse
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("BENCHGATE_REGENERATE_GOLDEN") == "1"
@@ -45,6 +47,20 @@ def test_pass_and_fail_say_so_first():
     assert first["fail"] == "### ❌ benchgate: 1 regression fails the gate"
     assert first["accepted"].startswith("### ⚠️")
     assert all(body.startswith(comment.MARKER) for body in map(comment.render_comment, cases.values()))
+
+
+def test_only_an_unsandboxed_untrusted_head_is_warned_about():
+    warning = "The pull request's code ran without the sandbox"
+    assert warning in comment.render_comment(variants()["unsandboxed"])
+    assert not any(warning in comment.render_comment(ctx) for name, ctx in variants().items() if name != "unsandboxed")
+    for use in (
+        SandboxUse(used=True, untrusted_head=True, tool="bwrap", version="0.8.0"),
+        SandboxUse(used=False, untrusted_head=False, reason="the head is trusted"),  # given binaries, --trusted
+    ):
+        assert warning not in comment.render_comment(context(run=run_summary(sandbox=use)))
+    unsandboxed = run_summary(sandbox=SandboxUse(used=False, untrusted_head=True, reason="--no-sandbox"))
+    broken = replace(build_failure_run("head"), sandbox=unsandboxed.sandbox)
+    assert warning in comment.render_comment(context([], run=broken))  # the head's build ran unconfined too
 
 
 def test_fail_lists_regressions_first_and_why():

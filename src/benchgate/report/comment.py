@@ -142,6 +142,19 @@ def _verdict(ctx: CommentContext) -> list[str]:
     return lines
 
 
+def _sandbox_warning(run: RunSummary) -> list[str]:
+    """A visible line when the pull request's code ran without the sandbox (``--no-sandbox``)."""
+    if run.sandbox is None or not run.sandbox.unconfined_untrusted:
+        return []
+    reason = f" ({code(run.sandbox.reason, limit=120)})" if run.sandbox.reason else ""
+    return [
+        f"> ⚠️ **The pull request's code ran without the sandbox**{reason}: its build and benchmark processes had "
+        "the benchmark runner's own access to its files, network and processes, so this run's results, the build "
+        "cache and the runner can no longer be vouched for.",
+        "",
+    ]
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
@@ -262,6 +275,7 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
         "",
         sides if ctx.run.has_record else "No run record (run.json): commits unknown",
         "",
+        *_sandbox_warning(ctx.run),
         f"<sub>To benchmark anyway, a maintainer adds a label such as {code(prefix + ':categories=url')}.</sub>",
         "",
         *_footer(ctx),
@@ -272,7 +286,7 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
-    parts = [MARKER, *_verdict(ctx), "", _context_line(ctx), ""]
+    parts = [MARKER, *_verdict(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if truncated:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
@@ -326,7 +340,7 @@ def _render_build_failure(ctx: CommentContext) -> str:
             f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
             "accept a build failure).",
         ]
-    lines += ["", f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}", ""]
+    lines += ["", f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}", "", *_sandbox_warning(ctx.run)]
     if failure.log_tail.strip():
         lines += [f"#### Last lines of the {failure.side} build log", "", _block(failure.log_tail), ""]
     lines += ["_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"]

@@ -45,6 +45,7 @@ _MODULES = {
         "Skipped",
         "Binary",
         "BuildFailure",
+        "SandboxUse",
         "RunSummary",
         "validate_record",
         "write_run_record",

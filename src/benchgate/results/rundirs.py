@@ -56,6 +56,9 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     build_failures = [summary.build_failure for summary in records if summary.build_failure is not None]
     # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
     build_failures.sort(key=lambda failure: failure.infrastructure)
+    # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
+    sandboxes = [summary.sandbox for summary in records if summary.sandbox is not None]
+    sandboxes.sort(key=lambda use: not use.unconfined_untrusted)
     return RunSummary(
         base=records[0].base,
         head=records[0].head,
@@ -68,6 +71,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         shards=len(summaries),
         has_record=True,
         build_failure=build_failures[0] if build_failures else None,
+        sandbox=sandboxes[0] if sandboxes else None,
     )
 
 

@@ -66,6 +66,22 @@ class BuildFailure:
 
 
 @dataclass(frozen=True)
+class SandboxUse:
+    """How the head's code ran (run.json's ``sandbox``): confined by bwrap, or not, and why."""
+
+    used: bool
+    untrusted_head: bool | None  # None: an older record that does not say
+    tool: str | None = None
+    version: str | None = None
+    reason: str | None = None
+
+    @property
+    def unconfined_untrusted(self) -> bool:
+        """A pull request's code ran without the sandbox (--no-sandbox): the comment warns."""
+        return not self.used and self.untrusted_head is not False
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What the report shows about the run: validated, merged over shards."""
 
@@ -81,6 +97,7 @@ class RunSummary:
     has_record: bool = False
     shard: str | None = None  # "I/N" when this record is one shard of a sharded run
     build_failure: BuildFailure | None = None
+    sandbox: SandboxUse | None = None  # None: a record from before the sandbox
 
 
 class _Checker:
@@ -195,6 +212,31 @@ def _build_failure(check: _Checker, value: Any) -> BuildFailure | None:
     )
 
 
+def _flag(check: _Checker, value: Any, path: str, *, optional: bool) -> bool | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        raise check.fail(path, "must be true or false")
+    return value
+
+
+def _sandbox(check: _Checker, value: Any) -> SandboxUse | None:
+    if value is None:
+        return None
+    data = check.mapping(value, "sandbox", optional=False)
+    used = _flag(check, data.get("used"), "sandbox.used", optional=False)
+    tool = check.text(data.get("tool"), "sandbox.tool", 64)
+    if used and tool is None:
+        raise check.fail("sandbox.tool", "must name the sandbox when it was used")
+    return SandboxUse(
+        used=bool(used),
+        untrusted_head=_flag(check, data.get("untrusted_head"), "sandbox.untrusted_head", optional=True),
+        tool=tool,
+        version=check.text(data.get("version"), "sandbox.version", 64),
+        reason=check.text(data.get("reason"), "sandbox.reason", 512),
+    )
+
+
 def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     """Check an untrusted run.json strictly and reduce it to a RunSummary."""
     check = _Checker(where)
@@ -247,6 +289,7 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
         has_record=True,
         shard=shard,
         build_failure=_build_failure(check, record.get("build_failure")),
+        sandbox=_sandbox(check, record.get("sandbox")),
     )
 
 
