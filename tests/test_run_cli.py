@@ -146,7 +146,8 @@ def test_every_run_option_has_a_command_line_option():
     # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
     # build_settings is resolved from --config and the build options (--configure-flag, ...) by build_settings().
-    assert {field.name for field in fields(RunOptions)} - set(parsed) == {"build_records", "build_settings"}
+    computed = {"build_records", "build_settings", "sandbox_record"}  # filled in, not given
+    assert {field.name for field in fields(RunOptions)} - set(parsed) == computed
 
 
 def test_existing_output_is_refused(capsys, tmp_path):
@@ -378,7 +379,8 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
     repo = make_node_like_repo(
         tmp_path / "node",
         extra_files={
-            "benchmark/common.js": f"module.exports = require({json.dumps(str(harness))});\n",
+            # A copy, not a require() of this checkout: the sandboxed processes may not see where the tests live.
+            "benchmark/common.js": harness.read_text(),
             "benchmark/_trace.js": (BENCH / "_trace.js").read_text(),
             "benchmark/calc/add.js": (BENCH / "calc" / "add.js").read_text(),
         },
@@ -405,6 +407,9 @@ def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_pa
     assert record["binaries"]["head"]["sha"] == repo.commits["feature"]
     assert record["binaries"]["head"]["ref"] == "feature" and record["binaries"]["head"]["source"] == "build"
     assert record["build"]["head"]["trusted"] is False and record["build"]["base"]["trusted"] is True
+    # The head is a pull request: built and benchmarked (both sides) in the sandbox.
+    assert record["sandbox"]["used"] is True and record["sandbox"]["untrusted_head"] is True
+    assert record["build"]["head"]["sandbox"]["used"] is True and record["build"]["base"]["sandbox"] is None
     assert record["selection"]["benchmark_dir"] == str(Path(record["build"]["head"]["worktree"]) / "benchmark")
     assert len(results.read_samples([out / "results.csv"])) == 2 * 2 * 2
     status, _, err = _run(

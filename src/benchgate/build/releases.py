@@ -26,9 +26,13 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchgate.build.cache import default_cache_dir
 from benchgate.errors import InputError, RunError
+
+if TYPE_CHECKING:
+    from benchgate.sandbox import Confinement
 
 DEFAULT_DIST_URL = "https://nodejs.org/dist"
 SOURCES = ("auto", "dist", "npm")
@@ -80,8 +84,18 @@ def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
-def inspect_binary(path: str | Path, *, side: str, node_args: tuple[str, ...] = (), **fields) -> NodeBinary:
-    """Check that ``path`` is a runnable Node executable; InputError (one line, naming the side) when not."""
+def inspect_binary(
+    path: str | Path,
+    *,
+    side: str,
+    node_args: tuple[str, ...] = (),
+    sandbox: Confinement | None = None,
+    **fields,
+) -> NodeBinary:
+    """Check that ``path`` is a runnable Node executable; InputError (one line, naming the side) when not.
+
+    An untrusted binary (a pull request's build) answers ``--version`` from inside ``sandbox``.
+    """
     option = f"--{side}-binary"
     candidate = Path(path).expanduser()
     if not candidate.exists():
@@ -89,10 +103,11 @@ def inspect_binary(path: str | Path, *, side: str, node_args: tuple[str, ...] = 
     if candidate.is_dir() or not os.access(candidate, os.X_OK):
         raise InputError(f"{option} {path}: not an executable file")
     candidate = candidate.resolve()
+    argv, env = [str(candidate), "--version"], dict(os.environ)
+    if sandbox is not None:
+        argv, env = sandbox.wrap(argv, cwd=Path("/"), env=env)
     try:
-        completed = subprocess.run(
-            [str(candidate), "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
-        )
+        completed = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise InputError(f"{option} {path}: cannot run it to ask its version ({error})") from None
     version = completed.stdout.strip()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
-from benchgate.commands.build import add_build_options, build_overrides
+from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
+from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
 
 
 def _node_args(text: str) -> tuple[str, ...]:
@@ -80,7 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--runs", type=int, default=30, help="samples per configuration and side (default 30)")
     parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="limit for each benchmark process")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_PROCESS_TIMEOUT,
+        metavar="SECONDS",
+        help=f"limit for each benchmark process (default {DEFAULT_PROCESS_TIMEOUT:g})",
+    )
     parser.add_argument("--cpuset", metavar="CPUS", help="pin benchmark processes with taskset, e.g. 2-3")
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic parts of the files")
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")
@@ -103,6 +110,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --repo: build as this benchgate configuration's build: section says (the base branch's copy); "
         "the build options below override it",
     )
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--trusted",
+        action="store_true",
+        help="with --repo: the head is your own code, built (read-write ccache) and run without the sandbox",
+    )
+    trust.add_argument(
+        "--untrusted-head",
+        action="store_true",
+        help="given binaries, but the head or its benchmark/ is a pull request's: run every benchmark process "
+        "(both sides) and the head's --version in the sandbox (--repo heads always are, unless --trusted)",
+    )
+    add_sandbox_option(parser)
     build_options = parser.add_argument_group("how --repo builds (as `benchgate build`)")
     add_build_options(build_options)
     parser.add_argument("--resume", action="store_true", help="continue the interrupted run in --output")

@@ -4,6 +4,7 @@
 - ``plan``: options checked and turned into the plan and the first run.json.
 - ``process``: the schedule and one benchmark process speaking Node's IPC protocol.
 - ``session``: carries out the schedule, writes samples, keeps what ``--resume`` needs.
+- ``trust``: which heads are untrusted, and the sandbox their benchmark processes start in.
 - ``local``: one ``benchgate run`` from plan to results on disk; ``system``: the runner's checks;
   ``progress``: the progress line and its ETA.
 """
@@ -70,6 +71,15 @@ _MODULES = {
         "find_http_benchmarker",
         "http_skips",
         "default_benchmark_dir",
+    ),
+    "trust": (
+        "DEFAULT_PROCESS_TIMEOUT",
+        "BENCHMARK_ENV",
+        "untrusted_head",
+        "find_sandbox",
+        "record",
+        "confinement",
+        "recorded_paths",
     ),
     "system": (
         "LOAD_WARNING_PER_CPU",

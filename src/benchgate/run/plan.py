@@ -20,7 +20,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import changes, suite, system
+from benchgate.run import changes, suite, system, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 from benchgate.stats.gate import MAX_RUNS, MIN_RUNS
@@ -50,7 +50,7 @@ class RunOptions:
     set_args: tuple[str, ...] = ()
     runs: int = 30
     seed: int | None = None
-    timeout: float | None = None
+    timeout: float | None = trust.DEFAULT_PROCESS_TIMEOUT
     cpuset: str | None = None
     shard: str | None = None
     changed_from: str | None = None
@@ -71,6 +71,10 @@ class RunOptions:
     build_cache: Path | None = None
     build_settings: BuildSettings | None = None  # how --repo builds (the command merges --config and options)
     build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
+    trusted: bool = False  # with --repo: the head is trusted code (built and run without the sandbox)
+    untrusted_head: bool = False  # given binaries, but the head (or its benchmark/) is a pull request's
+    use_sandbox: bool = True  # False: --no-sandbox, untrusted code runs unconfined (recorded)
+    sandbox_record: dict = field(default_factory=dict)  # run.json's "sandbox", decided by prepare
 
 
 def now() -> str:
@@ -78,12 +82,12 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _binary(options: RunOptions, side: str, node_args: tuple[str, ...]) -> releases.NodeBinary:
+def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:
     path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
     if path and version:
         raise InputError(f"--{side}-binary and --{side}-version both given; choose one")
     if path:
-        return releases.inspect_binary(path, side=side, node_args=node_args)
+        return releases.inspect_binary(path, side=side, node_args=node_args, sandbox=sandbox)
     if version:
         return releases.release_binary(
             version, side=side, node_args=node_args, source=options.release_source, mirror=options.dist_mirror
@@ -104,12 +108,13 @@ def _build_both(options: RunOptions) -> Path:
     repo = options.repo.resolve()
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
     results_by_side = {}
-    for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, False)):
-        # The head is the pull request's code: built untrusted (no credentials, read-only compiler cache).
+    for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
+        # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
         result = build.build_ref(
-            repo, ref, side=side, settings=settings, cache_dir=options.build_cache, trusted=trusted
-        )
+            repo, ref, side=side, settings=settings, cache_dir=options.build_cache, trusted=trusted,
+            use_sandbox=options.use_sandbox, hide=(options.output,),
+        )  # fmt: skip
         results_by_side[side] = result
         # Recorded at once: when the head then fails to build, the failure record still names the base.
         setattr(options, f"{side}_binary", str(result.binary))
@@ -159,6 +164,7 @@ def build_failure_record(options: RunOptions, error) -> dict:
         "skipped": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "build": options.build_records,
+        "sandbox": options.sandbox_record,
         "build_failure": {
             "side": error.side,
             "ref": error.ref,
@@ -260,6 +266,7 @@ def _new_record(options: RunOptions, selection, binaries, seed, environment, ski
         "failures": [],
         "skipped": skipped,
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
+        "sandbox": options.sandbox_record,
     }
     if placement is not None:
         record["selection"]["changed"] = placement
@@ -278,7 +285,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         record = results.read_run_record(record_path)
         if record.get("complete"):
             raise InputError("--resume: this run is already complete", where=str(output))
-        return plan_from_record(record, output), record
+        return _resume(options, record), record
     if csv_path.exists() or record_path.exists():
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
@@ -302,15 +309,26 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     suite.parse_shard(options.shard)
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
+    untrusted = trust.untrusted_head(options)
+    found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
+    options.sandbox_record = trust.record(untrusted, found)
+    if untrusted and found is None:
+        print("benchgate: warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
     if options.repo is not None:
         benchmark_dir = _build_both(options)
     else:
         benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
     selection, placement = _select(options, benchmark_dir)
+    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
+    head_probe = trust.confinement(
+        found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
+    )
     binaries = {
         "base": _binary(options, "base", tuple(options.base_node_args)),
-        "head": _binary(options, "head", tuple(options.head_node_args)),
+        "head": _binary(options, "head", tuple(options.head_node_args), head_probe if untrusted else None),
     }
+    paths = [binary.path for binary in binaries.values()]
+    confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
     environment = system.collect(cpuset=options.cpuset)
     if selection is None:
@@ -329,5 +347,22 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         set_args=selection.set_args,
         timeout=options.timeout,
         cpuset=options.cpuset,
+        sandbox=confined,
     )
     return plan, record
+
+
+def _resume(options: RunOptions, record: dict) -> RunPlan:
+    """The plan of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
+    previous = record.get("sandbox") if isinstance(record.get("sandbox"), dict) else None
+    untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
+    found = trust.find_sandbox(untrusted, options.use_sandbox)
+    confined = None
+    if untrusted:
+        binaries, benchmark_dir, caches = trust.recorded_paths(record)
+        confined = trust.confinement(
+            found, binaries=binaries, benchmark_dir=benchmark_dir, output=options.output,
+            caches=(*caches, options.build_cache), repo=options.repo,
+        )  # fmt: skip
+        record["sandbox"] = trust.record(True, found, previous)
+    return plan_from_record(record, options.output, confined)

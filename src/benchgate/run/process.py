@@ -14,6 +14,12 @@ a socket pair named by ``NODE_CHANNEL_FD``, over which the file's own
 ``common.js`` sends ``{type: 'config'}`` and ``{type: 'report', name, conf,
 rate, time}`` messages as JSON lines. Each job gets its own process group, so a
 timeout or an interrupt ends the configuration children too.
+
+When the head is untrusted, every job (both sides: the benchmark files are the pull
+request's) starts inside ``benchgate.sandbox``: the same argv after bwrap's, the IPC
+descriptor passed through at the same number, the environment reduced to the allowlist
+plus the channel's variables. The sandbox's PID namespace ends with its first process,
+so nothing a job started (a server, a ``setsid`` daemon) outlives it.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchgate.sandbox import Confinement
 
 BASE, HEAD = "base", "head"
 CSV_LABELS = {BASE: "old", HEAD: "new"}
@@ -115,11 +125,18 @@ class BenchmarkProcess:
         env: dict[str, str],
         timeout: float | None,
         on_message: Callable[[dict], None],
+        sandbox: Confinement | None = None,
     ) -> ProcessResult:
+        """Run ``argv`` to its end (or ``timeout``), handing each IPC message to ``on_message``.
+
+        With ``sandbox`` the process starts confined (untrusted head); otherwise as given.
+        """
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        child_env = dict(env)
-        child_env["NODE_CHANNEL_FD"] = str(child_end.fileno())
-        child_env["NODE_CHANNEL_SERIALIZATION_MODE"] = "json"
+        channel = {"NODE_CHANNEL_FD": str(child_end.fileno()), "NODE_CHANNEL_SERIALIZATION_MODE": "json"}
+        if sandbox is None:
+            child_env = {**env, **channel}
+        else:
+            argv, child_env = sandbox.wrap(argv, cwd=cwd, env=env, extra_env=channel)
         started = time.monotonic()
         try:
             process = subprocess.Popen(

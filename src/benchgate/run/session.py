@@ -14,11 +14,15 @@ import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.results.jsformat import format_configuration
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+
+if TYPE_CHECKING:
+    from benchgate.sandbox import Confinement
 
 
 @dataclass
@@ -34,6 +38,7 @@ class RunPlan:
     timeout: float | None = None
     cpuset: str | None = None
     max_failures: int = 3  # per file and side; later jobs of a side that keeps failing are skipped
+    sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
 
 
 @dataclass
@@ -161,7 +166,12 @@ class Session:
             binary.path, binary.node_args, self.plan.benchmark_dir / job.filename, self.plan.set_args, self.plan.cpuset
         )
         result = self.process.run(
-            argv, cwd=self.plan.benchmark_dir.parent, env=self._env, timeout=self.plan.timeout, on_message=on_message
+            argv,
+            cwd=self.plan.benchmark_dir.parent,
+            env=self._env,
+            timeout=self.plan.timeout,
+            on_message=on_message,
+            sandbox=self.plan.sandbox,
         )
         self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
         if result.interrupted:
@@ -312,13 +322,18 @@ def check_resumable(record: dict, where: str) -> None:
         raise _resume_error(where, "durations", "must map file names to seconds")
 
 
-def plan_from_record(record: dict, output: Path) -> RunPlan:
-    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged."""
+def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = None) -> RunPlan:
+    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged.
+
+    ``sandbox`` confines the jobs (and the head's ``--version``) of a run whose head is untrusted.
+    """
     check_resumable(record, str(output / "run.json"))
     binaries = {}
     for side in ("base", "head"):
         stored = record["binaries"][side]
-        binary = releases.inspect_binary(stored["path"], side=side, node_args=tuple(stored["node_args"]))
+        binary = releases.inspect_binary(
+            stored["path"], side=side, node_args=tuple(stored["node_args"]), sandbox=sandbox if side == HEAD else None
+        )
         if binary.sha256 != stored["sha256"]:
             raise InputError(
                 f"--resume: the {side} binary {stored['path']} changed since the run started", where=str(output)
@@ -337,5 +352,6 @@ def plan_from_record(record: dict, output: Path) -> RunPlan:
         set_args=tuple(selection["set"]),
         timeout=record["options"]["timeout"],
         cpuset=record["options"]["cpuset"],
+        sandbox=sandbox,
     )
     return plan

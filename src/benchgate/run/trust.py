@@ -1,0 +1,113 @@
+"""Which runs have an untrusted head, and the sandbox their benchmark processes start in.
+
+The head is untrusted (a pull request's code) when it is built from a ref with ``--repo``
+(unless ``--trusted``: your own branch), or when ``--untrusted-head`` says so for given
+binaries (a PR's binary built elsewhere, or its ``benchmark/`` directory). Then every
+benchmark process, on both sides (the benchmark files are the PR's), and the head binary's
+``--version`` run in ``benchgate.sandbox``: the two binaries, the benchmark checkout and
+the runner's tool cache readable; ``--output``, benchgate's caches, the Node repository and
+its other worktrees hidden with everything else ``sandbox.policy`` hides; no network but the
+sandbox's own loopback. Without a sandbox the run is refused (exit 2) unless ``--no-sandbox``,
+and run.json's ``sandbox`` says how the head ran, for the report to show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from benchgate import sandbox
+from benchgate.build import worktrees
+from benchgate.build.cache import default_cache_dir
+from benchgate.errors import BenchgateError, InputError
+
+# A benchmark process still running after half an hour is stuck (or keeping the machine busy on purpose).
+DEFAULT_PROCESS_TIMEOUT = 1800.0
+# Node's test/common/tmpdir (used by fs benchmarks) writes under $NODE_TEST_DIR instead of the read-only checkout.
+BENCHMARK_ENV = {"NODE_TEST_DIR": "/tmp"}
+
+
+def untrusted_head(options: Any) -> bool:
+    """Whether the head of this run (``run.plan.RunOptions``) is untrusted code."""
+    if options.trusted and options.untrusted_head:
+        raise InputError("--trusted and --untrusted-head contradict each other; choose one")
+    if options.repo is not None:
+        return not options.trusted
+    if options.trusted:
+        raise InputError("--trusted only applies with --repo (given binaries are trusted unless --untrusted-head)")
+    return options.untrusted_head
+
+
+def find_sandbox(untrusted: bool, use_sandbox: bool) -> sandbox.Sandbox | None:
+    """The sandbox an untrusted head needs (SandboxUnavailable, exit 2, when none can be made);
+    None for a trusted head, or with ``--no-sandbox``."""
+    if not untrusted or not use_sandbox:
+        return None
+    return sandbox.probe()
+
+
+def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None = None) -> dict:
+    """run.json's ``sandbox``; a resumed run that ran unsandboxed before stays marked unsandboxed."""
+    if not untrusted:
+        return sandbox.unsandboxed_record("the head is trusted", untrusted_head=False)
+    if previous and previous.get("untrusted_head") and previous.get("used") is False:
+        return previous
+    if found is None:
+        return sandbox.unsandboxed_record("--no-sandbox", untrusted_head=True)
+    return found.record()
+
+
+def _repository_paths(repo: Path | None) -> list[Path]:
+    """The Node checkout, its git directory and all its worktrees: nothing of them is the benchmark's business."""
+    if repo is None:
+        return []
+    try:
+        return [repo, worktrees.git_common_dir(repo), *worktrees.list_worktrees(repo)]
+    except BenchgateError:
+        return [repo]
+
+
+def confinement(
+    found: sandbox.Sandbox | None,
+    *,
+    binaries: Iterable[str | Path],
+    benchmark_dir: Path | None,
+    output: Path,
+    caches: Iterable[Path | None] = (),
+    repo: Path | None = None,
+) -> sandbox.Confinement:
+    """How the untrusted run's processes start: confined by ``found``, or (None: --no-sandbox) only
+    without credential variables."""
+    if found is None:
+        return sandbox.Confinement(None)
+    read_only = [Path(path) for path in binaries]
+    if benchmark_dir is not None:
+        # The checkout is the working directory (Node's benchmarks read ../test/fixtures); the benchmark
+        # directory itself too, in case the checkout is a hidden directory such as a home.
+        read_only += [benchmark_dir.parent, benchmark_dir]
+    exposed = {os.path.realpath(path) for path in read_only}
+    # The head's worktree is one of the repository's worktrees: hidden with the others unless it is the checkout.
+    others = [path for path in _repository_paths(repo) if os.path.realpath(path) not in exposed]
+    hidden = [output, default_cache_dir(), *(path for path in caches if path is not None), *others]
+    mounts = sandbox.Mounts(read_only=tuple(read_only), hidden=tuple(hidden))
+    return sandbox.Confinement(found, mounts, extra_env=BENCHMARK_ENV)
+
+
+def recorded_paths(record: dict) -> tuple[list[str], Path | None, list[Path]]:
+    """From a run.json being resumed: the binaries' paths, the benchmark directory and the build caches.
+
+    Read leniently: the record is fully checked afterwards (``session.check_resumable``).
+    """
+    binaries = record.get("binaries") if isinstance(record.get("binaries"), dict) else {}
+    paths = [item["path"] for item in binaries.values() if isinstance(item, dict) and isinstance(item.get("path"), str)]
+    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
+    directory = selection.get("benchmark_dir")
+    builds = record.get("build") if isinstance(record.get("build"), dict) else {}
+    caches = [
+        Path(item["worktree"]).parent.parent  # <cache>/worktrees/<sha>-<key>
+        for item in builds.values()
+        if isinstance(item, dict) and isinstance(item.get("worktree"), str) and os.path.isabs(item["worktree"])
+    ]
+    return paths, Path(directory) if isinstance(directory, str) else None, caches
