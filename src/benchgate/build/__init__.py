@@ -1,0 +1,40 @@
+"""Node binaries: built from git refs in worktrees, cached, or fetched as official releases.
+
+- ``builder``: ``build_ref`` (resolve, look up the cache, configure and build, store).
+- ``cache``: the binary cache, its key, locks and eviction; ``settings``: how to build.
+- ``steps``: one build command, killed with its process tree; ``compilercache``: ccache wiring.
+- ``worktrees``: git plumbing; ``releases``: official binaries and checks of local ones.
+"""
+
+from benchgate._lazy import exports
+
+_MODULES = {
+    "builder": (
+        "SIDES", "LOG_TAIL_LINES", "KEPT_LOGS", "SideBuildError", "HeadBuildError", "BaseBuildError",
+        "BuildResult", "build_ref", "log_tail",
+    ),
+    "cache": (
+        "CACHE_ENV", "KEY_FORMAT", "COMPLETE_MARKER", "ENTRY_FILE", "LAST_USED_FILE", "LOG_FILE",
+        "STAGING_PREFIX", "STALE_STAGING_SECONDS", "default_cache_dir", "parse_size", "CacheLimit",
+        "cache_key", "file_sha256", "CacheEntry", "BinaryCache",
+    ),
+    "compilercache": (
+        "COMPILER_ENV", "CcacheStats", "find_ccache", "compiler_identity", "ccache_env", "read_stats_log",
+    ),
+    "releases": (
+        "DEFAULT_DIST_URL", "SOURCES", "NodeBinary", "file_sha256", "inspect_binary", "normalize_version",
+        "platform_arch", "Release", "fetch_from_dist", "fetch_from_npm", "fetch_release", "release_binary",
+    ),
+    "settings": (
+        "DEFAULT_BUILD_COMMAND", "BuildSettings",
+    ),
+    "steps": (
+        "run_step",
+    ),
+    "worktrees": (
+        "git", "git_common_dir", "repo_id", "resolve_commit", "merge_base", "worktree_head",
+        "ensure_worktree", "clean_worktree", "remove_worktree",
+    ),
+}
+__all__ = [name for names in _MODULES.values() for name in names]
+__getattr__, __dir__ = exports(__name__, _MODULES)
