@@ -2,6 +2,7 @@
 
 - ``csvfile``: results.csv, written sample by sample like compare.js and read back exactly.
 - ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
+- ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
 - ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
 - ``rundirs``: run directories and shards, size-capped and merged.
 
@@ -24,9 +25,15 @@ _MODULES = {
     ),
     "jsformat": (
         "js_number",
+        "is_decimal_text",
+        "field_text",
         "format_sample_line",
         "js_inspect",
         "format_configuration",
+    ),
+    "timefield": (
+        "nanoseconds",
+        "parse_times",
     ),
     "rundirs": (
         "MAX_CSV_BYTES",
