@@ -66,6 +66,7 @@ _MODULES = {
         "list_categories",
         "select",
         "is_http_benchmark",
+        "declared_benchmarkers",
         "find_http_benchmarker",
         "http_skips",
         "default_benchmark_dir",
