@@ -16,14 +16,14 @@ BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 
 def test_categories_are_directories_and_benchmarks_skip_dot_and_underscore_files():
     categories = suite.list_categories(BENCH)
-    assert set(categories) == {"calc", "text", "fault", "net"}  # not fixtures/
+    assert set(categories) == {"calc", "text", "fault", "net", "harness"}  # not fixtures/
     assert categories["calc"] == ["add.js", "flags.js"]  # not _helper.js, not .hidden.js
 
 
 def test_select_all_and_order():
     selection = suite.select(BENCH, ["all"])
     assert selection.files[:2] == ("calc/add.js", "calc/flags.js")
-    assert len(selection.files) == 6
+    assert len(selection.files) == 8
     assert suite.select(BENCH, ["text", "calc"]).files == ("text/quote.js", "calc/add.js", "calc/flags.js")
 
 
