@@ -25,8 +25,8 @@ def report(**fields) -> dict:
 def test_a_report_becomes_a_sample_with_the_values_as_sent(rate, time):
     messages = protocol.JobMessages()
     sample = messages.read(report(rate=rate, time=time))
-    assert sample == protocol.Sample("n=10 type='int'", rate, time)
-    assert messages.reported == ["n=10 type='int'"] and messages.warnings == []
+    assert sample == protocol.Sample("n=10 type='int'", rate, time, warning=None)
+    assert messages.reported == ["n=10 type='int'"]
     assert messages.failure_reason(0, "") is None
 
 
@@ -47,7 +47,8 @@ def test_a_time_that_cannot_be_written_keeps_the_sample_and_warns(time, shown):
     messages = protocol.JobMessages()
     sample = messages.read(report(time=time))
     assert sample is not None and sample.time is None and sample.rate == 1234.5
-    assert messages.warnings == [("n=10 type='int'", f"time {shown} is not a finite number; written as an empty field")]
+    assert sample.configuration == "n=10 type='int'"
+    assert sample.warning == f"time {shown} is not a finite number; written as an empty field"
     assert messages.failure_reason(0, "") is None
 
 
@@ -55,8 +56,8 @@ def test_a_report_without_time_warns_that_it_is_missing():
     messages = protocol.JobMessages()
     message = report()
     del message["time"]
-    assert messages.read(message).time is None
-    assert messages.warnings[0][1].startswith("time missing")
+    sample = messages.read(message)
+    assert sample.time is None and sample.warning.startswith("time missing")
 
 
 def test_config_messages_set_the_expected_count():

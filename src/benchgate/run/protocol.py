@@ -45,11 +45,15 @@ EMPTY_QUEUE_REASON = (
 
 @dataclass(frozen=True)
 class Sample:
-    """One report, ready for the CSV: the JSON rate and time as they will be written (time None: empty)."""
+    """One report, ready for the CSV: the JSON rate and time as they will be written (time None: empty).
+
+    ``warning`` says why the time is empty when the harness sent one that cannot be written.
+    """
 
     configuration: str
     rate: float | str
     time: float | str | None
+    warning: str | None = None
 
 
 def _positive(rate: Any) -> bool:
@@ -66,7 +70,6 @@ class JobMessages:
     bad_reports: list[str] = field(default_factory=list)
     untyped_reports: int = 0
     messages: int = 0
-    warnings: list[tuple[str, str]] = field(default_factory=list)  # (configuration, message)
 
     def read(self, message: dict) -> Sample | None:
         """The sample a message carries, or None (a config message, an invalid report, anything else)."""
@@ -88,11 +91,10 @@ class JobMessages:
         if not _positive(rate):
             self.bad_reports.append(f"{configuration}: rate {rate!r} is not a finite positive number")
             return None
+        self.reported.append(configuration)
         if field_text(time) is None:
             shown = "missing" if "time" not in message else repr(time)[:60]
-            self.warnings.append((configuration, f"time {shown} is not a finite number; written as an empty field"))
-            time = None
-        self.reported.append(configuration)
+            return Sample(configuration, rate, None, f"time {shown} is not a finite number; written as an empty field")
         return Sample(configuration, rate, time)
 
     def had_nothing_to_run(self, exit_status: int | None, stdout_tail: str) -> bool:

@@ -133,17 +133,16 @@ class Session:
 
         def on_message(message: dict) -> None:
             sample = messages.read(message)
-            for configuration, warning in messages.warnings:
-                protocol.add_warning(
-                    self.state.protocol_warnings,
-                    warning,
-                    filename=job.filename,
-                    side=job.side,
-                    configuration=configuration,
-                )
-            messages.warnings.clear()
             if sample is None:
                 return
+            if sample.warning:
+                protocol.add_warning(
+                    self.state.protocol_warnings,
+                    sample.warning,
+                    filename=job.filename,
+                    side=job.side,
+                    configuration=sample.configuration,
+                )
             key = (label, job.filename, sample.configuration)
             if key in self._already_written:
                 self._already_written.remove(key)
