@@ -82,8 +82,9 @@ def _check_http_samples(status, err, record, samples):
     assert status == 0, err
     assert record["skipped"] == [] and record["failures"] == []
     assert sorted(row["side"] for row in samples) == ["base", "base", "head", "head"]
+    # As Node's current harness does, bench.http adds the load generator it used to the configuration.
     assert {(row["filename"], row["configuration"]) for row in samples} == {
-        ("net/http-simple.js", "duration=1 connections=10")
+        ("net/http-simple.js", "duration=1 connections=10 benchmarker='wrk'")
     }
     # requests per second over a one-second load: the server answered many requests, far fewer than a tight loop
     assert all(50 < row["rate"] < 10_000_000 for row in samples)
@@ -142,3 +143,35 @@ def test_autocannon_is_driven_with_json_output_and_its_average_is_the_rate(capsy
     frame = results.read_samples([out / "results.csv"])
     assert list(frame["rate"]) == [4321.5] * 4
     assert status == 0, err
+
+
+def test_h2load_rate_arrives_as_text_and_is_written_verbatim(capsys, tmp_path, monkeypatch):
+    """A stand-in h2load (real requests, h2load's summary line): its rate is text in the report and the CSV."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "h2load").write_text(
+        "#!/usr/bin/env node\n"
+        "const args = process.argv.slice(2);\n"
+        "if (JSON.stringify(args.slice(0, 4)) !== JSON.stringify(['-c', '10', '-D', '1'])) process.exit(2);\n"
+        "let done = 0;\n"
+        "const next = () => require('http').get(args[4], (res) => { res.resume(); res.on('end', () => {\n"
+        "  if (++done < 20) return next();\n"
+        "  console.log('finished in 1.00s, 2345.60 req/s, 1.2MB/s');\n"
+        "}); });\n"
+        "next();\n"
+    )
+    (bin_dir / "h2load").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+    out = tmp_path / "out"
+    status = cli.main(
+        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
+        + ["--set", "benchmarker=h2load", "--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert status == 0, err
+    rows = (out / "results.csv").read_text().splitlines()[1:]
+    assert len(rows) == 4
+    # "2345.60" keeps its trailing zero: the text h2load printed, not a float written back.
+    assert all(
+        row.startswith('"') and ",\"duration=1 connections=10 benchmarker='h2load'\",2345.60," in row for row in rows
+    )

@@ -94,6 +94,13 @@ def test_each_subpackage_says_what_it_owns_and_exports_resolve(package):
         assert getattr(module, name) is not None, f"benchgate.{package}.{name}"
 
 
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_no_name_is_exported_by_two_modules_of_a_package(package):
+    modules = getattr(importlib.import_module(f"benchgate.{package}"), "_MODULES", {})
+    names = [name for exported in modules.values() for name in exported]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
+
+
 def test_public_entry_points_keep_working():
     from benchgate.build import build_ref, merge_base
     from benchgate.cli import main

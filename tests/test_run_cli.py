@@ -75,7 +75,10 @@ def test_no_binary_and_bad_numbers(capsys, tmp_path):
     assert "--cpuset" in _bad(capsys, tmp_path, "calc", *BOTH_NODE, "--cpuset", "x")
 
 
-def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
+def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path, monkeypatch):
+    """As compare.js: the first CPUSET= pins the processes, and the argument still reaches the file."""
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("BENCHGATE_TEST_TRACE", str(trace))
     out = tmp_path / "out"
     status, _, err = _run(
         capsys,
@@ -84,6 +87,8 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
         "add",
         "--set",
         "CPUSET=0",
+        "--set",
+        "CPUSET=0-1",
         *BOTH_NODE,
         "--runs",
         "2",
@@ -93,7 +98,11 @@ def test_compare_js_cpuset_spelling_is_accepted(capsys, tmp_path):
     )
     assert status == 0, err
     record = json.loads((out / "run.json").read_text())
-    assert record["options"]["cpuset"] == "0" and record["selection"]["set"] == []
+    assert record["options"]["cpuset"] == "0" and record["selection"]["set"] == ["CPUSET=0", "CPUSET=0-1"]
+    seen = [json.loads(line) for line in trace.read_text().splitlines()]
+    # common.js takes it as an extra option (the last one of a key wins) and passes it to every child.
+    assert seen and all(entry["argv"][-1] == "CPUSET=0-1" for entry in seen)
+    assert not any("--set CPUSET" in item["message"] for item in record["protocol_warnings"])
     assert "disagree" in _bad(
         capsys,
         tmp_path / "second",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -63,7 +64,21 @@ def test_a_benchmark_file_reports_every_configuration_over_ipc():
     assert messages[0] == {"type": "config", "name": "calc/add.js", "queueLength": 2}
     reports = [m for m in messages if m["type"] == "report"]
     assert [m["conf"] for m in reports] == [{"n": 2000, "type": "int"}, {"n": 2000, "type": "float"}]
-    assert all(m["rate"] > 0 and m["time"] > 0 for m in reports)
+    # The current protocol (Node v16.1.0+): time is a string of decimal seconds with 9 fraction digits.
+    assert all(m["rate"] > 0 and re.fullmatch(r"\d+\.\d{9}", m["time"]) and float(m["time"]) > 0 for m in reports)
+
+
+def test_the_legacy_protocol_sends_time_as_a_number():
+    messages = []
+    BenchmarkProcess().run(
+        job_argv(Path(NODE), (), BENCH / "calc" / "add.js", (), None),
+        cwd=BENCH.parent,
+        env={"PATH": "/usr/bin:/bin", "BENCHGATE_HARNESS_PROTOCOL": "legacy"},
+        timeout=None,
+        on_message=messages.append,
+    )
+    reports = [m for m in messages if m["type"] == "report"]
+    assert len(reports) == 2 and all(isinstance(m["time"], float) and m["time"] > 0 for m in reports)
 
 
 def test_set_arguments_select_configurations():

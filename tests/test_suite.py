@@ -16,14 +16,14 @@ BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 
 def test_categories_are_directories_and_benchmarks_skip_dot_and_underscore_files():
     categories = suite.list_categories(BENCH)
-    assert set(categories) == {"calc", "text", "fault", "net"}  # not fixtures/
+    assert set(categories) == {"calc", "text", "fault", "net", "harness"}  # not fixtures/
     assert categories["calc"] == ["add.js", "flags.js"]  # not _helper.js, not .hidden.js
 
 
 def test_select_all_and_order():
     selection = suite.select(BENCH, ["all"])
     assert selection.files[:2] == ("calc/add.js", "calc/flags.js")
-    assert len(selection.files) == 6
+    assert len(selection.files) == 8
     assert suite.select(BENCH, ["text", "calc"]).files == ("text/quote.js", "calc/add.js", "calc/flags.js")
 
 
@@ -98,3 +98,47 @@ def test_http_benchmarks_are_detected_and_need_a_load_generator():
     assert (
         suite.find_http_benchmarker(["benchmarker=test-double-http"], which=lambda n: None, benchmark_dir=BENCH) is None
     )
+
+
+def _http_suite(tmp_path: Path, declaration: str, *, test_double: bool = False) -> Path:
+    bench = tmp_path / "benchmark"
+    (bench / "http2").mkdir(parents=True)
+    (bench / "common.js").write_text("")
+    if test_double:
+        (bench / "_test-double-benchmarker.js").write_text("")
+    (bench / "http2" / "simple.js").write_text(
+        "const bench = common.createBenchmark(main, { requests: [100], " + declaration + " });\n"
+        "function main(conf) { bench.http({ path: '/', requests: conf.requests }, () => {}); }\n"
+    )
+    return bench
+
+
+@pytest.mark.parametrize(
+    ("declaration", "test_double", "present", "set_args", "skipped_because"),
+    [
+        ("benchmarker: ['h2load']", False, set(), (), "needs h2load, which"),
+        ("benchmarker: ['h2load']", False, {"h2load"}, (), None),
+        ("benchmarker: ['h2load']", False, {"wrk"}, (), "needs h2load, which"),  # wrk does not help
+        ('benchmarker: ["test-double-http2"]', False, {"wrk"}, (), "needs test-double-http2, which"),
+        ("benchmarker: ['test-double-http2']", True, set(), (), None),  # shipped with the suite
+        ("benchmarker: ['h2load']", False, {"wrk"}, ("benchmarker=wrk",), None),  # --set replaces the config
+        ("clients: [1]", False, set(), (), "needs autocannon or wrk"),
+        ("clients: [1]", False, {"autocannon"}, (), None),
+    ],
+)
+def test_http_files_that_name_their_benchmarker_need_that_one(
+    tmp_path, declaration, test_double, present, set_args, skipped_because
+):
+    bench = _http_suite(tmp_path, declaration, test_double=test_double)
+    assert suite.declared_benchmarkers(bench / "http2" / "simple.js") == (
+        [declaration.split("'")[1] if "'" in declaration else declaration.split('"')[1]]
+        if "benchmarker" in declaration
+        else []
+    )
+    selection = suite.select(bench, ["http2"], set_args=set_args)
+    skips = suite.http_skips(selection, which=lambda name: f"/usr/bin/{name}" if name in present else None)
+    if skipped_because is None:
+        assert skips == []
+    else:
+        assert len(skips) == 1 and skips[0]["filename"] == "http2/simple.js"
+        assert skipped_because in skips[0]["reason"]

@@ -10,37 +10,80 @@
 // Launched as `node category/file.js [key=value ...]`, the file becomes a
 // coordinator: it announces how many configurations it will run, then runs
 // each configuration (every combination of the listed values, narrowed by
-// key=value arguments) in a child process of its own, one after another,
-// with the file's flags plus the coordinator's own node flags. Each child
+// key=value arguments and by options.combinationFilter(conf)) in a child
+// process of its own, one after another, with the flags of
+// NODE_BENCHMARK_FLAGS and options.flags plus the coordinator's own node
+// flags. A child is told that it is one by NODE_RUN_BENCHMARK_FN in its
+// environment and gets its configuration as key=value arguments. Each child
 // measures one configuration and reports {type: 'report', name, conf, rate,
-// time}; the coordinator relays reports to whoever started it over the IPC
-// channel, or prints them when it was started from a shell.
+// time}; the coordinator relays every message of its children to whoever
+// started it over the IPC channel, or prints reports when it was started
+// from a shell. With no configuration left to run the file exits 0 having
+// sent nothing. A child that dies by a signal is left out; a child that
+// exits with an error ends the file with its status.
+//
+// BENCHGATE_HARNESS_PROTOCOL picks the generation of Node's harness this one
+// speaks like, so that benchgate's tests see every form a checkout sends:
+//
+//   current (default)  Node v16.1.0 and later: `time` is a string of decimal
+//                      seconds with nine fraction digits ("0.003866894"); a
+//                      configuration child exits at most 5 s after its report;
+//                      bench.http adds the load generator to `conf` as
+//                      `benchmarker`.
+//   legacy             Node v8 to v16.0: `time` is a number of seconds.
 //
 // bench.http(options, done) measures an HTTP server the benchmark started:
-// it points a load generator (wrk or autocannon) at it and reports requests
-// per second as the rate.
+// it points a load generator (wrk or autocannon, or h2load when named) at it
+// and reports requests per second as the rate (h2load's as the text it
+// prints, as Node's harness does).
 
 const childProcess = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
-// A child learns which configuration to measure from this variable (JSON).
-const ASSIGNMENT_VARIABLE = 'BENCHGATE_HARNESS_ASSIGNMENT';
-const DEFAULT_PORT = 12346;
+const PROTOCOLS = ['current', 'legacy'];
+const protocol = process.env.BENCHGATE_HARNESS_PROTOCOL || 'current';
+const CHILD_VARIABLE = 'NODE_RUN_BENCHMARK_FN';
+const isChild = process.env[CHILD_VARIABLE] !== undefined;
+const DEFAULT_PORT = Number(process.env.PORT) || 12346;
 const LOAD_GENERATORS = ['wrk', 'autocannon'];
+const CHILD_EXIT_GRACE_MS = 5000;
+const NANOSECONDS_PER_SECOND = 1000000000n;
 
 function fail(message) {
   process.stderr.write(`benchmark harness: ${message}\n`);
   process.exit(1);
 }
 
+if (!PROTOCOLS.includes(protocol)) {
+  fail(`BENCHGATE_HARNESS_PROTOCOL=${protocol}: expected one of ${PROTOCOLS.join(', ')}`);
+}
+
+// ---- the time field --------------------------------------------------------
+
+// "12.000345678": whole seconds, a point, always nine digits of nanoseconds.
+function secondsText(nanoseconds) {
+  const whole = nanoseconds / NANOSECONDS_PER_SECOND;
+  const fraction = (nanoseconds % NANOSECONDS_PER_SECOND).toString().padStart(9, '0');
+  return `${whole}.${fraction}`;
+}
+
+// The legacy harness added the two halves of process.hrtime()'s [s, ns].
+function secondsNumber(nanoseconds) {
+  return Number(nanoseconds / NANOSECONDS_PER_SECOND) + Number(nanoseconds % NANOSECONDS_PER_SECOND) / 1e9;
+}
+
+function timeField(nanoseconds) {
+  return protocol === 'current' ? secondsText(nanoseconds) : secondsNumber(nanoseconds);
+}
+
 // ---- reports ---------------------------------------------------------------
 
-let unsentReports = 0;
+let unsentMessages = 0;
 let exitWhenSent = null;
 
 function exitAfterReports(status) {
-  if (unsentReports === 0) process.exit(status);
+  if (unsentMessages === 0) process.exit(status);
   exitWhenSent = status;
 }
 
@@ -48,18 +91,25 @@ function printable(report) {
   const settings = Object.keys(report.conf)
     .map((key) => `${key}=${JSON.stringify(report.conf[key])}`)
     .join(', ');
-  return `${report.name} [${settings}]  ${report.rate.toFixed(2)} ops/s  (${report.time.toFixed(6)} s)`;
+  const rate = Number(report.rate);
+  const seconds = Number(report.time);
+  return `${report.name} [${settings}]  ${rate.toFixed(2)} ops/s  (${seconds.toFixed(6)} s)`;
 }
 
-function deliver(report) {
+function deliver(message) {
   if (typeof process.send !== 'function') {
-    console.log(printable(report));
+    if (message && message.type === 'report') console.log(printable(message));
     return;
   }
-  unsentReports++;
-  process.send(report, () => {
-    unsentReports--;
-    if (unsentReports === 0 && exitWhenSent !== null) process.exit(exitWhenSent);
+  unsentMessages++;
+  process.send(message, () => {
+    unsentMessages--;
+    if (isChild && protocol === 'current') {
+      // A child that keeps handles open (a server a load generator left
+      // half-closed) still ends, as Node's current harness makes it.
+      setTimeout(() => process.exit(0), CHILD_EXIT_GRACE_MS).unref();
+    }
+    if (unsentMessages === 0 && exitWhenSent !== null) process.exit(exitWhenSent);
   });
 }
 
@@ -81,8 +131,9 @@ function valueLists(configs) {
 
 // `key=value` from the command line: the key runs to the first '=', the value
 // may be empty or hold '=' itself. A key the benchmark declares replaces its
-// list of values (repeat the argument for several); any other key is kept as
-// an extra setting (e.g. benchmarker=wrk for bench.http).
+// list of values (repeat the argument for several), typed like the first
+// declared value; any other key is kept as an extra setting (e.g.
+// benchmarker=wrk for bench.http) and passed on to every child.
 function applyArguments(lists, args) {
   const chosen = {};
   const extras = {};
@@ -129,12 +180,25 @@ function combinations(lists) {
   }
 }
 
+function keepCombinations(queue, filter) {
+  if (filter === undefined) return queue;
+  if (typeof filter !== 'function') fail('options.combinationFilter must be a function');
+  return queue.filter((conf) => {
+    const keep = filter(Object.assign({}, conf));
+    if (typeof keep !== 'boolean') fail('options.combinationFilter must return true or false');
+    return keep;
+  });
+}
+
+function nodeFlags(options) {
+  const fromEnvironment = (process.env.NODE_BENCHMARK_FLAGS || '').split(/\s+/).filter(Boolean);
+  return fromEnvironment.concat(options.flags || []);
+}
+
 // ---- the coordinator -------------------------------------------------------
 
 function runEachInChild(file, name, queue, extras, flags) {
-  if (typeof process.send === 'function') {
-    process.send({ type: 'config', name, queueLength: queue.length });
-  }
+  deliver({ type: 'config', name, queueLength: queue.length });
   const extraArgs = Object.keys(extras).map((key) => `${key}=${extras[key]}`);
   const next = (position) => {
     if (position === queue.length) {
@@ -145,20 +209,20 @@ function runEachInChild(file, name, queue, extras, flags) {
     const args = Object.keys(conf).map((key) => `${key}=${conf[key]}`).concat(extraArgs);
     const child = childProcess.fork(file, args, {
       execArgv: [...flags, ...process.execArgv],
-      env: Object.assign({}, process.env, { [ASSIGNMENT_VARIABLE]: JSON.stringify({ conf, extras }) }),
+      env: Object.assign({}, process.env, { [CHILD_VARIABLE]: '' }),
     });
-    child.on('message', (message) => {
-      if (message && message.type === 'report') deliver(message);
-    });
+    child.on('message', deliver);
     child.on('error', (error) => fail(`cannot start a child for ${args.join(' ')}: ${error.message}`));
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       if (code === 0) {
         next(position + 1);
-        return;
+      } else if (signal) {
+        process.stderr.write(`benchmark harness: ${name} ${args.join(' ')} was killed by ${signal}; left out\n`);
+        next(position + 1);
+      } else {
+        process.stderr.write(`benchmark harness: ${name} ${args.join(' ')} exited with status ${code}\n`);
+        exitAfterReports(code);
       }
-      const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
-      process.stderr.write(`benchmark harness: ${name} ${args.join(' ')} ${how}\n`);
-      exitAfterReports(code || 1);
     });
   };
   next(0);
@@ -183,17 +247,24 @@ class Bench {
   end(operations) {
     const stoppedAt = process.hrtime.bigint();
     if (this.startedAt === null) fail(`${this.name}: bench.end() without bench.start()`);
-    if (!(typeof operations === 'number' && Number.isFinite(operations) && operations > 0)) {
+    // Node's own tests set this to run benchmarks with 0 operations.
+    const zeroAllowed = Boolean(process.env.NODEJS_BENCHMARK_ZERO_ALLOWED);
+    if (!(typeof operations === 'number' && Number.isFinite(operations) && (operations > 0 || zeroAllowed))) {
       fail(`${this.name}: bench.end(${operations}): the operation count must be a positive number`);
     }
-    const seconds = Number(stoppedAt - this.startedAt) / 1e9;
-    this.report(operations / seconds, seconds);
+    const elapsed = stoppedAt - this.startedAt;
+    if (elapsed === 0n) {
+      if (!zeroAllowed) fail(`${this.name}: no time passed between start() and end(); measure more operations`);
+      this.report(operations && Number.MAX_VALUE, 0n);
+      return;
+    }
+    this.report(operations / (Number(elapsed) / 1e9), elapsed);
   }
 
-  report(rate, seconds) {
+  report(rate, nanoseconds) {
     if (this.finished) fail(`${this.name}: a configuration may report only once`);
     this.finished = true;
-    deliver({ type: 'report', name: this.name, conf: this.config, rate, time: seconds });
+    deliver({ type: 'report', name: this.name, conf: this.config, rate, time: timeField(nanoseconds) });
   }
 
   http(options, done) {
@@ -208,10 +279,11 @@ class Bench {
     };
     const began = process.hrtime.bigint();
     measureHttp(generator, load, (error, requestsPerSecond) => {
-      const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+      const elapsed = process.hrtime.bigint() - began;
       if (typeof done === 'function') done(error ? 1 : 0);
       if (error) fail(`${this.name}: ${generator}: ${error}`);
-      this.report(requestsPerSecond, seconds);
+      if (protocol === 'current') this.config.benchmarker = generator;
+      this.report(requestsPerSecond, elapsed);
     });
   }
 }
@@ -249,8 +321,15 @@ function measureHttp(generator, load, callback) {
       }
       return summary.requests.average;
     };
+  } else if (generator === 'h2load') {
+    args = ['-c', `${load.connections}`, '-D', `${load.seconds}`, load.url];
+    readRate = (output) => {
+      const found = /(\d+\.\d+) req\/s/.exec(output);
+      if (!found) throw new Error('no "req/s" figure in its output');
+      return found[1]; // the text h2load printed: Node's harness reports it as a string
+    };
   } else {
-    callback(`unknown load generator (use ${LOAD_GENERATORS.join(' or ')})`);
+    callback(`unknown load generator (use ${LOAD_GENERATORS.join(' or ')}, or h2load)`);
     return;
   }
   childProcess.execFile(generator, args, { maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
@@ -265,7 +344,7 @@ function measureHttp(generator, load, callback) {
       callback(problem.message);
       return;
     }
-    if (!(rate > 0 && Number.isFinite(rate))) {
+    if (!(Number(rate) > 0 && Number.isFinite(Number(rate)))) {
       callback(`measured no requests (${rate} requests/s)`);
       return;
     }
@@ -278,20 +357,16 @@ function measureHttp(generator, load, callback) {
 function createBenchmark(main, configs, options = {}) {
   const file = require.main.filename;
   const name = `${path.basename(path.dirname(file))}/${path.basename(file)}`;
-  const assignment = process.env[ASSIGNMENT_VARIABLE];
-  if (assignment !== undefined) {
-    // A child: measure the one configuration the coordinator assigned.
-    delete process.env[ASSIGNMENT_VARIABLE]; // processes the benchmark starts are not children
-    const { conf, extras } = JSON.parse(assignment);
-    const bench = new Bench(name, conf, extras);
-    process.nextTick(() => main(conf));
-    return bench;
-  }
   const { lists, extras } = applyArguments(valueLists(configs), process.argv.slice(2));
-  const queue = combinations(lists);
+  const queue = keepCombinations(combinations(lists), options.combinationFilter);
   const bench = new Bench(name, queue[0], extras);
-  const flags = [].concat(options.flags || []);
-  process.nextTick(() => runEachInChild(file, name, queue, extras, flags));
+  if (queue.length === 0) return bench; // nothing to run: exit 0 having sent nothing
+  if (isChild) {
+    // A child's arguments leave exactly one configuration: measure it here.
+    process.nextTick(() => main(queue[0]));
+  } else {
+    process.nextTick(() => runEachInChild(file, name, queue, extras, nodeFlags(options)));
+  }
   return bench;
 }
 

@@ -34,7 +34,6 @@ _MODULES = {
         "parse_size",
         "CacheLimit",
         "cache_key",
-        "file_sha256",
         "CacheEntry",
         "BinaryCache",
     ),
@@ -47,11 +46,17 @@ _MODULES = {
         "read_stats_log",
         "parse_stats_log",
     ),
+    "housekeeping": (
+        "KEPT_LOGS",
+        "tidy",
+        "remove_entry_worktree",
+        "remove_orphan_worktrees",
+        "prune_logs",
+    ),
     "releases": (
         "DEFAULT_DIST_URL",
         "SOURCES",
         "NodeBinary",
-        "file_sha256",
         "inspect_binary",
         "normalize_version",
         "platform_arch",
@@ -66,13 +71,7 @@ _MODULES = {
         "DEFAULT_BUILD_TIMEOUT",
         "BuildSettings",
     ),
-    "housekeeping": (
-        "KEPT_LOGS",
-        "tidy",
-        "remove_entry_worktree",
-        "remove_orphan_worktrees",
-        "prune_logs",
-    ),
+    "steps": ("run_step",),
     "untrusted": (
         "STATS_LOG",
         "STATS_LOG_LIMIT",
@@ -86,7 +85,6 @@ _MODULES = {
         "git_link_kept",
         "copied_binary",
     ),
-    "steps": ("run_step",),
     "worktrees": (
         "git",
         "git_common_dir",
@@ -96,10 +94,10 @@ _MODULES = {
         "worktree_head",
         "ensure_worktree",
         "clean_worktree",
-        "remove_worktree",
         "list_worktrees",
         "read_git_link",
         "restore_git_link",
+        "remove_worktree",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

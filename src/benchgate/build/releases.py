@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchgate.build import cache
 from benchgate.build.cache import default_cache_dir
 from benchgate.errors import InputError, RunError
 
@@ -77,11 +78,7 @@ def file_sha256(path: Path) -> str:
 @functools.lru_cache(maxsize=16)
 def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
     del size, mtime_ns  # part of the cache key only
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return cache.file_sha256(Path(path))
 
 
 def inspect_binary(

@@ -222,8 +222,12 @@ def print_analysis(output: Path, options: RunOptions) -> int:
             why = "the head failed where the base succeeded, and no sample was measured"
             print(f"gate: FAIL: {why}")
             return EXIT_GATE_FAILED
+        for item in summary.skipped:
+            print(f"skipped: {item.filename}: {item.reason}")
         raise RunError(
-            f"no benchmark produced a sample ({len(summary.failures)} failure(s), listed above)", where=str(output)
+            f"no benchmark produced a sample ({len(summary.failures)} failure(s), {len(summary.skipped)} "
+            "skip(s), listed above)",
+            where=str(output),
         )
     samples, summary = results.load([str(output)])
     gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())

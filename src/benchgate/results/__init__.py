@@ -2,6 +2,7 @@
 
 - ``csvfile``: results.csv, written sample by sample like compare.js and read back exactly.
 - ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
+- ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
 - ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
 - ``rundirs``: run directories and shards, size-capped and merged.
 
@@ -23,7 +24,10 @@ _MODULES = {
         "sample_keys_after",
     ),
     "jsformat": (
+        "DECIMAL",
         "js_number",
+        "is_decimal_text",
+        "field_text",
         "format_sample_line",
         "js_inspect",
         "format_configuration",
@@ -50,6 +54,10 @@ _MODULES = {
         "validate_record",
         "write_run_record",
         "read_run_record",
+    ),
+    "timefield": (
+        "nanoseconds",
+        "parse_times",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

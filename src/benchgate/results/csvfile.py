@@ -6,10 +6,14 @@ The CSV is the format Node's ``benchmark/compare.js`` prints::
     "old","buffers/buffer-compare.js","n=1000000 size=16","12345.6","0.08"
 
 Samples come back as a DataFrame with one row per sample and the columns
-``side`` ("base" or "head"), ``filename``, ``configuration``, ``rate`` and
-``time`` (NaN where the file has no time column). ``side`` is a Categorical
-with categories [base, head]; ``filename`` and ``configuration`` hold the
-fields' text exactly (never converted to numbers).
+``side`` ("base" or "head"), ``filename``, ``configuration``, ``rate``,
+``time`` (seconds, float64) and ``time_ns`` (the time in exact whole
+nanoseconds, nullable Int64: a float64 cannot hold Node's 9-decimal time
+strings past about 10**7 s). ``side`` is a Categorical with categories
+[base, head]; ``filename`` and ``configuration`` hold the fields' text
+exactly (never converted to numbers). A time is missing (NaN, NA) where the
+file has no time column or the field is empty: benchgate writes an empty time
+when a harness sent one that cannot be written (see ``jsformat.field_text``).
 
 Reading takes two paths to the same result: pandas' C parser on the raw bytes
 (fast), and, whenever that parser or a check on its result finds anything off,
@@ -37,11 +41,12 @@ if TYPE_CHECKING:
 
 from benchgate.errors import InputError
 from benchgate.results.jsformat import format_sample_line
+from benchgate.results.timefield import parse_times
 
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
-SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time"]
+SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time", "time_ns"]
 _NOT_BLANK = re.compile(rb"\S")
 # A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
 _DECIMAL = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:Infinity|NaN)\s*")
@@ -91,18 +96,24 @@ def _header(name: str, data: bytes) -> list[str]:
     return columns
 
 
-def _samples_frame(side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any) -> pd.DataFrame:
-    """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
+def _samples_frame(
+    side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any = None
+) -> pd.DataFrame:
+    """The sample frame; ``side_codes`` holds 0 for base and 1 for head; no ``time_ns`` means all missing."""
     import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
     import pandas as pd
 
+    rate = np.asarray(rate, dtype="float64")
+    if time_ns is None:
+        time_ns = pd.array([None] * len(rate), dtype="Int64")
     return pd.DataFrame(
         {
             "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
             "filename": filename,
             "configuration": configuration,
-            "rate": np.asarray(rate, dtype="float64"),
+            "rate": rate,
             "time": np.asarray(time, dtype="float64"),
+            "time_ns": pd.array(time_ns, dtype="Int64"),
         }
     )
 
@@ -121,7 +132,7 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     # Text stays text: a "category" dtype would let pandas infer numeric categories ("00" -> 0, "1.50" -> 1.5).
     dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64"}
     if has_time:
-        dtype["time"] = "float64"
+        dtype["time"] = str  # read exactly (Node's 9-decimal strings), and an empty time is a missing one
     try:
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
@@ -146,13 +157,13 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     rate = frame["rate"].to_numpy()
     if not (np.isfinite(rate) & (rate > 0)).all():
         return None
-    if has_time:
-        time = frame["time"].to_numpy()
-        if not np.isfinite(time).all():
-            return None
-    else:
-        time = np.full(len(frame), np.nan)
-    return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time)
+    if not has_time:
+        return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, np.full(len(frame), np.nan))
+    time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
+    if bad is not None or np.isnan(time).any():
+        # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
+        return None
+    return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
 
 
 def _number(raw: str) -> float:
@@ -164,7 +175,7 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
     """Record-by-record parse that tracks physical lines (quoted newlines, blank lines) for its errors."""
     position = {column: columns.index(column) for column in (*REQUIRED_COLUMNS, "time") if column in columns}
     has_time = "time" in position
-    sides, filenames, configurations, rates, times = [], [], [], [], []
+    sides, filenames, configurations, rates, times, lines = [], [], [], [], [], []
     reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
     limit = csv.field_size_limit()
     csv.field_size_limit(max(limit, len(text) + 1))
@@ -201,24 +212,22 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
             rate = _number(raw_rate)
             if not (math.isfinite(rate) and rate > 0):
                 raise InputError(f"{where}: rate {raw_rate!r} is not a finite positive number", where=name)
-            time = math.nan
-            if has_time:
-                raw_time = record[position["time"]]
-                time = _number(raw_time)
-                if not math.isfinite(time):
-                    raise InputError(f"{where}: time {raw_time!r} is not a finite number", where=name)
             sides.append(0 if label == base_label else 1)
             filenames.append(filename)
             configurations.append(record[position["configuration"]])
             rates.append(rate)
-            times.append(time)
+            times.append(record[position["time"]] if has_time else "")
+            lines.append(line)
     except csv.Error as error:
         raise InputError(f"line {line_end + 1}: malformed CSV: {error}", where=name) from None
     finally:
         csv.field_size_limit(limit)
     if not rates:
         raise InputError("no rows after the header", where=name)
-    return _samples_frame(sides, filenames, configurations, rates, times)
+    seconds, nanoseconds, bad = parse_times(times)
+    if bad is not None:
+        raise InputError(f"line {lines[bad]}: time {times[bad]!r} is not a finite number (nor empty)", where=name)
+    return _samples_frame(sides, filenames, configurations, rates, seconds, nanoseconds)
 
 
 def read_samples(
@@ -231,7 +240,7 @@ def read_samples(
 
     Several files are concatenated, as shards of one run. Accepts both header
     forms (``","`` and the older ``", "``), RFC 4180 quoting, CRLF and a UTF-8
-    BOM; the time column may be absent. Raises InputError naming the file and
+    BOM; the time column may be absent and a time field empty. Raises InputError naming the file and
     the physical line for anything that is not a valid sample; no row is
     dropped (blank lines are not rows). The returned frame has SAMPLE_COLUMNS.
     """
@@ -278,12 +287,20 @@ class ResultsWriter:
             self._handle.write(CSV_HEADER + "\n")
             self._handle.flush()
 
-    def append(self, binary: str, filename: str, configuration: str, rate: float, time: float) -> None:
-        """Write one sample and flush it to the operating system."""
+    def append(
+        self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
+    ) -> None:
+        """Write one sample and flush it to the operating system.
+
+        ``rate`` and ``time`` are the report's JSON values, written as compare.js writes them
+        (``jsformat.format_sample_line``); ``time`` None writes an empty field. ValueError, and
+        nothing written, for a value that would corrupt the file.
+        """
+        line = format_sample_line(binary, filename, configuration, rate, time)
         if self._handle is None:
             self.open()
         assert self._handle is not None
-        self._handle.write(format_sample_line(binary, filename, configuration, rate, time))
+        self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
+
+# A number as JavaScript writes it (and as a harness may send it as text): no "Infinity", no "1_000".
+DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def js_number(value: float) -> str:
@@ -57,9 +61,48 @@ def _quote(field: str) -> str:
     return '"' + field.replace('"', '""') + '"'
 
 
-def format_sample_line(binary: str, filename: str, configuration: str, rate: float, time: float) -> str:
-    """One CSV line exactly as compare.js writes it (quotes doubled in the configuration)."""
-    return f"{_quote(binary)},{_quote(filename)},{_quote(configuration)},{js_number(rate)},{js_number(time)}\n"
+def is_decimal_text(text: str) -> bool:
+    """True when ``text`` is a finite number in JavaScript's notation (safe to write into a CSV field as is)."""
+    return bool(DECIMAL.fullmatch(text)) and math.isfinite(float(text))
+
+
+def field_text(value: Any) -> str | None:
+    """The text compare.js writes for a report's ``rate`` or ``time``, or None when it may not be written.
+
+    compare.js interpolates the JSON value into a template literal: a number comes out as JavaScript's
+    ``Number#toString``, a string verbatim. So a number gives ``js_number``, a string that is a finite
+    decimal number is kept as it is (``"1.000000000"`` keeps its zeros, no float round trip), and
+    anything else (``null``, ``true``, ``"5,.123456789"``, a quote, a newline, ``"NaN"``) gives None:
+    compare.js would write it raw and corrupt the CSV.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:  # a JSON integer beyond any double
+            return None
+        return js_number(number) if math.isfinite(number) else None
+    if isinstance(value, str) and is_decimal_text(value):
+        return value
+    return None
+
+
+def format_sample_line(
+    binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
+) -> str:
+    """One CSV line exactly as compare.js writes it (quotes doubled in the configuration).
+
+    ``rate`` and ``time`` are the report's JSON values (see ``field_text``); ``time`` None writes an
+    empty field (a time the harness sent in a form that cannot be written). ValueError for a value
+    that may not be written, so nothing can corrupt the file.
+    """
+    rate_text = field_text(rate)
+    time_text = "" if time is None else field_text(time)
+    if rate_text is None or time_text is None:
+        bad = rate if rate_text is None else time
+        raise ValueError(f"{'rate' if rate_text is None else 'time'} {bad!r} is not a finite number")
+    return f"{_quote(binary)},{_quote(filename)},{_quote(configuration)},{rate_text},{time_text}\n"
 
 
 # --- The configuration string compare.js builds from a report's `conf` ---

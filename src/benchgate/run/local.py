@@ -15,6 +15,7 @@ from pathlib import Path
 from benchgate import results
 from benchgate.build.builder import SideBuildError
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
+from benchgate.run import protocol
 from benchgate.run.plan import RunOptions, build_failure_record, now, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.session import Session, SessionState, mark_gating
@@ -30,6 +31,7 @@ def _state_from_record(record: dict) -> SessionState:
         skipped=list(record["skipped"]),
         durations=dict(record["durations"]),
         samples=int(record.get("samples", 0)),
+        protocol_warnings=list(record.get("protocol_warnings", [])),
     )
 
 
@@ -39,6 +41,7 @@ def _save_state(record_path: Path, record: dict, state: SessionState, jobs: int,
         failures=mark_gating(state.failures),
         skipped=state.skipped,
         samples=state.samples,
+        protocol_warnings=state.protocol_warnings,
         progress={"completed_jobs": state.completed_jobs, "csv_bytes": state.csv_bytes, "jobs": jobs},
     )
     if final:
@@ -121,7 +124,16 @@ def run_benchmarks(options: RunOptions) -> int | None:
         session.run()
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
+    if state.samples and not session.interrupted:
+        for key in protocol.unused_set_keys(plan.set_args, csv_path):
+            protocol.add_warning(
+                state.protocol_warnings,
+                f"--set {key}=...: no benchmark that reported has a configuration {key!r}; common.js passed it on "
+                "as an extra option, which changes nothing unless a file reads it (a typo?)",
+            )
     _save_state(record_path, record, state, len(session.schedule), final=True)
+    for item in state.protocol_warnings:
+        print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
     print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(
@@ -152,7 +164,8 @@ def _status_without_statistics(record: dict, output: Path) -> int:
         return EXIT_GATE_FAILED
     if record.get("samples", 0) == 0:
         raise RunError(
-            f"no benchmark produced a sample ({len(record['failures'])} failure(s), listed in run.json)",
+            f"no benchmark produced a sample ({len(record['failures'])} failure(s), {len(record['skipped'])} "
+            "skip(s), listed in run.json)",
             where=str(output),
         )
     print(

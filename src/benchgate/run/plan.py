@@ -20,7 +20,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import changes, suite, system, trust
+from benchgate.run import changes, protocol, suite, system, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 from benchgate.stats.gate import MAX_RUNS, MIN_RUNS
@@ -210,15 +210,18 @@ def _check_cpuset(cpuset: str | None) -> None:
 
 
 def _take_cpuset_from_set(options: RunOptions) -> None:
-    """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too."""
+    """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too.
+
+    As in compare.js the first ``CPUSET=`` counts, and the argument still reaches every file with the
+    other ``--set`` values: common.js takes it as an extra option (or a config, should a file declare one).
+    """
     cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
     if not cpusets:
         return
-    value = cpusets[-1].partition("=")[2]
+    value = cpusets[0].partition("=")[2]
     if options.cpuset not in (None, value):
         raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
     options.cpuset = value
-    options.set_args = tuple(item for item in options.set_args if not item.startswith("CPUSET="))
 
 
 def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
@@ -265,9 +268,12 @@ def _new_record(options: RunOptions, selection, binaries, seed, environment, ski
         "environment": environment,
         "failures": [],
         "skipped": skipped,
+        "protocol_warnings": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "sandbox": options.sandbox_record,
     }
+    for note in protocol.environment_notes(os.environ):
+        protocol.add_warning(record["protocol_warnings"], note)
     if placement is not None:
         record["selection"]["changed"] = placement
     if options.build_records:

@@ -81,6 +81,7 @@ class ProcessResult:
     stderr_tail: str
     duration: float
     protocol_errors: list[str] = field(default_factory=list)
+    stdout_tail: str = ""  # compare.js lets it through to its own stdout; here it only explains a silent process
 
 
 class _Tail:
@@ -164,7 +165,7 @@ class BenchmarkProcess:
             process.stderr.close()
 
     def _communicate(self, process, channel, started, timeout, on_message) -> ProcessResult:
-        stderr_tail = _Tail()
+        stderr_tail, stdout_tail = _Tail(), _Tail()
         pending = bytearray()
         errors: list[str] = []
         selector = selectors.DefaultSelector()
@@ -195,6 +196,8 @@ class BenchmarkProcess:
                         continue
                     if key.data == "stderr":
                         stderr_tail.add(chunk)
+                    elif key.data == "stdout":
+                        stdout_tail.add(chunk)
                     elif key.data == "ipc":
                         pending += chunk
                         while (newline := pending.find(b"\n")) >= 0:
@@ -220,6 +223,7 @@ class BenchmarkProcess:
             stderr_tail=stderr_tail.text(),
             duration=time.monotonic() - started,
             protocol_errors=errors,
+            stdout_tail=stdout_tail.text(),
         )
 
 

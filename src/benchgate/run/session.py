@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
-from benchgate.results.jsformat import format_configuration
+from benchgate.run import protocol
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class SessionState:
     skipped: list[dict] = field(default_factory=list)
     durations: dict[str, float] = field(default_factory=dict)
     samples: int = 0
+    protocol_warnings: list[dict] = field(default_factory=list)
 
 
 class Session:
@@ -78,7 +79,7 @@ class Session:
         self._already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
-        self._env = dict(os.environ)
+        self._env = protocol.benchmark_environment(os.environ)
 
     def _handle_signal(self, signum, frame) -> None:
         self.interrupted = True
@@ -122,40 +123,36 @@ class Session:
             ):
                 item["configuration"] = known[done]
 
+    def _note_nothing_to_run(self, job: Job) -> None:
+        """An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure."""
+        note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
+        if note not in self.state.skipped:
+            self.state.skipped.append(note)
+
     def _run_job(self, job: Job) -> None:
         if self.plan.max_failures and self._failures_of(job.filename, job.side) >= self.plan.max_failures:
             return  # skipped; the note was added when the limit was reached
         binary = self.plan.binaries[job.side]
         label = CSV_LABELS[job.side]
-        reported: list[str] = []
-        bad_reports: list[str] = []
-        queue_length: list[int] = []
+        messages = protocol.JobMessages()
 
         def on_message(message: dict) -> None:
-            kind = message.get("type")
-            if kind == "config":
-                if isinstance(message.get("queueLength"), int):
-                    queue_length.append(message["queueLength"])
+            sample = messages.read(message)
+            if sample is None:
                 return
-            if kind != "report" or not isinstance(message.get("conf"), dict):
-                return  # Node's own internal messages ({cmd: 'NODE_...'}) and anything else
-            configuration = format_configuration(message["conf"])
-            rate, elapsed = message.get("rate"), message.get("time")
-            if not _positive_number(rate):
-                bad_reports.append(f"{configuration}: rate {rate!r} is not a positive number")
-                return
-            reported.append(configuration)
-            key = (label, job.filename, configuration)
+            if sample.warning:
+                protocol.add_warning(
+                    self.state.protocol_warnings,
+                    sample.warning,
+                    filename=job.filename,
+                    side=job.side,
+                    configuration=sample.configuration,
+                )
+            key = (label, job.filename, sample.configuration)
             if key in self._already_written:
                 self._already_written.remove(key)
             else:
-                self.writer.append(
-                    label,
-                    job.filename,
-                    configuration,
-                    float(rate),
-                    float(elapsed) if _number(elapsed) else float("nan"),
-                )
+                self.writer.append(label, job.filename, sample.configuration, sample.rate, sample.time)
                 self.state.samples += 1
             if self.progress:
                 self.progress.sample()
@@ -174,17 +171,22 @@ class Session:
             sandbox=self.plan.sandbox,
         )
         self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
+        for error in result.protocol_errors:
+            protocol.add_warning(self.state.protocol_warnings, error, filename=job.filename, side=job.side)
         if result.interrupted:
             self.interrupted = True
             return
         if self.progress:
             self.progress.job_finished(job, result.duration)
+        reported = messages.reported
         known = self._configuration_order.get(job.filename, [])
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
         self._name_failed_configurations(job.filename)
-        reason = _failure_reason(result, reported, queue_length, bad_reports, self.plan.timeout)
+        reason = _failure_reason(result, messages, self.plan.timeout)
         if reason is None:
+            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail):
+                self._note_nothing_to_run(job)
             return
         self.state.failures.append(
             {
@@ -208,17 +210,7 @@ class Session:
             )
 
 
-def _number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
-
-
-def _positive_number(value) -> bool:
-    return _number(value) and 0 < value < float("inf")
-
-
-def _failure_reason(
-    result: ProcessResult, reported: list[str], queue_length: list[int], bad_reports: list[str], timeout: float | None
-) -> str | None:
+def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeout: float | None) -> str | None:
     if result.timed_out:
         return f"timed out after {timeout:g} s"
     if result.exit_status:
@@ -228,13 +220,7 @@ def _failure_reason(
             else f"exited with status {result.exit_status}"
         )
         return f"crashed ({how})"
-    if bad_reports:
-        return "invalid report: " + "; ".join(bad_reports)[:900]
-    if not reported:
-        return "exited without reporting any sample"
-    if queue_length and len(reported) < queue_length[-1]:
-        return f"reported {len(reported)} of {queue_length[-1]} configurations"
-    return None
+    return messages.failure_reason(result.exit_status, result.stdout_tail)
 
 
 def mark_gating(failures: list[dict]) -> list[dict]:

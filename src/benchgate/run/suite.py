@@ -26,6 +26,10 @@ _BENCHMARK_SUFFIXES = (".js", ".mjs", ".cjs")
 # HTTP benchmarks hand the load generation to bench.http(), which needs autocannon or wrk.
 _HTTP_CALL = re.compile(r"\.http\(\s*\{")
 HTTP_BENCHMARKERS = ("wrk", "autocannon")
+# A file may name its benchmarker, as a config (http2: `benchmarker: ['test-double-http2']`, earlier
+# `['h2load']`) or in its bench.http() options; then that one, not wrk or autocannon, must be there.
+_DECLARED_BENCHMARKER = re.compile(r"""\bbenchmarker\s*:\s*(\[[^\]]*\]|'[^']*'|"[^"]*")""")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,25 @@ def is_http_benchmark(path: Path) -> bool:
         return False
 
 
+def declared_benchmarkers(path: Path) -> list[str]:
+    """The benchmarkers a file names itself (its ``benchmarker`` config values or bench.http option)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    names = []
+    for declaration in _DECLARED_BENCHMARKER.finditer(text):
+        names += [single or double for single, double in _QUOTED.findall(declaration.group(1))]
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def _benchmarker_present(name: str, which: Callable[[str], str | None], benchmark_dir: Path | None) -> bool:
+    if name.startswith("test-double"):
+        # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
+        return benchmark_dir is not None and (benchmark_dir / "_test-double-benchmarker.js").is_file()
+    return which(name) is not None
+
+
 def find_http_benchmarker(
     set_args: Sequence[str] = (),
     which: Callable[[str], str | None] = shutil.which,
@@ -185,9 +208,7 @@ def find_http_benchmarker(
     for argument in set_args:
         key, _, value = argument.partition("=")
         if key == "benchmarker":
-            if value.startswith("test-double") and benchmark_dir is not None:
-                return value if (benchmark_dir / "_test-double-benchmarker.js").is_file() else None
-            return value if which(value) else None
+            return value if _benchmarker_present(value, which, benchmark_dir) else None
     for name in HTTP_BENCHMARKERS:
         if which(name):
             return name
@@ -195,14 +216,36 @@ def find_http_benchmarker(
 
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
-    """run.json "skipped" entries for the HTTP benchmarks of a selection when no load generator is installed."""
-    http_files = [name for name in selection.files if is_http_benchmark(selection.benchmark_dir / name)]
-    if not http_files or find_http_benchmarker(selection.set_args, which, selection.benchmark_dir):
-        return []
-    return [
-        {"filename": name, "reason": "HTTP benchmark needs autocannon or wrk, and neither is installed: not run"}
-        for name in http_files
-    ]
+    """run.json "skipped" entries for the HTTP benchmarks whose load generator is not installed.
+
+    Node would fall back to its test double (a request counter, not a load test) when neither wrk
+    nor autocannon is there; benchgate skips the file instead and says so. A file that names its
+    own benchmarkers (h2load, test-double-http2) needs those, unless ``--set benchmarker=`` names another.
+    """
+    chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
+    skips = []
+    for name in selection.files:
+        path = selection.benchmark_dir / name
+        if not is_http_benchmark(path):
+            continue
+        needed = chosen[:1] or declared_benchmarkers(path)
+        if needed:
+            missing = [tool for tool in needed if not _benchmarker_present(tool, which, selection.benchmark_dir)]
+            if missing:
+                skips.append(
+                    {
+                        "filename": name,
+                        "reason": f"HTTP benchmark needs {' and '.join(missing)}, which is not installed: not run",
+                    }
+                )
+        elif find_http_benchmarker((), which, selection.benchmark_dir) is None:
+            skips.append(
+                {
+                    "filename": name,
+                    "reason": "HTTP benchmark needs autocannon or wrk, and neither is installed: not run",
+                }
+            )
+    return skips
 
 
 def default_benchmark_dir() -> Path:
