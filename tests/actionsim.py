@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,7 +217,8 @@ def run_action(
     if unknown:
         raise ValueError(f"inputs not declared in action.yml: {sorted(unknown)}")
     github = {**github, "action_path": str(action_path)}
-    context: dict[str, Any] = {"github": github, "steps": {}, "env": runner_env, "runner": {}}
+    runner = {"temp": runner_env.get("RUNNER_TEMP", ""), "os": "Linux", "arch": "X64"}
+    context: dict[str, Any] = {"github": github, "steps": {}, "env": runner_env, "runner": runner}
     inputs = {}
     for name, spec in declared.items():
         inputs[name] = (
@@ -242,6 +244,10 @@ def run_action(
             continue
         step_dir = workdir / f"step-{index}"
         step_dir.mkdir(parents=True, exist_ok=True)
+        if "uses" in step:
+            results.append(_uses_step(step_id, step, context, workdir))
+            context["steps"][step_id] = {"outputs": {}, "outcome": "success"}
+            continue
         output_file, summary_file = step_dir / "output", step_dir / "summary.md"
         output_file.touch()
         summary_file.touch()
@@ -280,3 +286,20 @@ def run_action(
             job_failed = True
     outputs = {name: substitute(spec["value"], context) for name, spec in (action.get("outputs") or {}).items()}
     return ActionResult(results, outputs)
+
+
+def _uses_step(step_id: str, step: dict, context: dict, workdir: Path) -> StepResult:
+    """A step that uses another action: its ``with:`` values, evaluated; actions/upload-artifact is carried out.
+
+    The upload copies ``path`` to ``workdir/artifacts/<name>`` (what GitHub would store), so tests can
+    check what a run leaves behind. Any other action is recorded, not run.
+    """
+    inputs = {name: substitute(str(value), context) for name, value in (step.get("with") or {}).items()}
+    if str(step["uses"]).startswith("actions/upload-artifact@"):
+        source = Path(inputs["path"])
+        target = workdir / "artifacts" / inputs["name"]
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        elif inputs.get("if-no-files-found", "warn") == "error":
+            return StepResult(step_id, step.get("name", ""), True, 1, "", f"no files at {source}", {}, "", inputs)
+    return StepResult(step_id, step.get("name", ""), True, 0, "", "", {}, "", inputs)

@@ -97,6 +97,9 @@ def test_action_inputs_and_outputs_are_consistent():
 
 def test_no_expression_is_interpolated_into_a_script():
     for step in action()["runs"]["steps"]:
+        if "uses" in step:  # another action, pinned to a commit; its inputs are not a script
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["name"]
+            continue
         assert "${{" not in step["run"], step["name"]
         assert step["shell"] == "bash"
 
@@ -292,9 +295,16 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     assert re.search(r"^::error title=benchgate::loops/sum\.js n=3000 size=1000: -\d", report.stdout, re.M)
     assert MARKER in report.summary and "loops/sum.js" in report.summary
     assert Path(failing.outputs["report-path"]).read_text().startswith(MARKER)
+    # The report and its charts are uploaded as the run's artifact, and the comment links there.
+    uploaded = tmp_path / "fail" / "artifacts" / "benchgate-report"
+    assert sorted(path.name for path in uploaded.iterdir()) == [
+        "benchmark-distributions.png", "benchmark.png", "report.md"
+    ]  # fmt: skip
+    assert (uploaded / "benchmark.png").read_bytes().startswith(b"\x89PNG")
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and failing.outputs["comment-url"].endswith(f"#issuecomment-{comments[0]['id']}")
     assert "❌ benchgate" in comments[0]["body"]
+    assert "Charts: `benchmark.png` and `benchmark-distributions.png`" in comments[0]["body"]
     assert "lacks write, maintain or admin permission" in comments[0]["body"]  # drive-by's threshold=off
     assert [(c["name"], c["conclusion"], c["head_sha"]) for c in checks] == [("benchgate", "failure", head)]
 
