@@ -104,3 +104,30 @@ def test_a_drifted_command_line_is_caught(capsys):
     (argv,) = benchgate_commands("benchgate run url --no-such-option 3 --output out  # a comment")
     with pytest.raises(SystemExit):
         cli.build_parser(only="run").parse_args(argv)
+
+
+@pytest.mark.parametrize("command", cli.COMMANDS)
+def test_the_cli_reference_names_every_option(command):
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = reference.split(f"## benchgate {command}", 1)[1].split("\n## ", 1)[0]
+    parser = cli.build_parser(only=command)
+    sub = next(action for action in parser._actions if hasattr(action, "choices") and action.choices)
+    options = {
+        option
+        for action in sub.choices[command]._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    }
+    missing = sorted(option for option in options if f"`{option}" not in section and f", `{option}" not in section)
+    assert missing == [], f"docs/cli.md's {command} section does not document {missing}"
+
+
+def test_the_action_page_names_every_input_and_output():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    page = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    inputs_table = page.split("## Inputs", 1)[1].split("\n## ", 1)[0]
+    outputs_table = page.split("## Outputs", 1)[1].split("\n## ", 1)[0]
+    assert [name for name in action["inputs"] if f"`{name}`" not in inputs_table] == []
+    assert [name for name in action["outputs"] if f"`{name}`" not in outputs_table] == []
