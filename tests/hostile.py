@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from nodelike import NodeLikeRepo, _commit, git
 
@@ -238,3 +240,24 @@ def observations(text: str) -> dict[tuple[str, str], str]:
         if match:
             found[(match.group(1), match.group(2))] = match.group(3)
     return found
+
+
+def processes_with(text: str) -> list[int]:
+    """Processes whose command line holds ``text`` (its arguments are NUL-separated there: pass one)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if text in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def survivors(text: str, seconds: float = 5.0) -> list[int]:
+    """``processes_with(text)`` once they had ``seconds`` to go: a PID namespace's processes are killed when
+    it ends, but the kernel reaps them asynchronously, so a loaded machine may show one for a moment."""
+    deadline = time.monotonic() + seconds
+    while processes_with(text) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return processes_with(text)

@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hostile import Targets, add_hostile_head, observations
+from hostile import Targets, add_hostile_head, observations, processes_with, survivors
 from nodelike import make_node_like_repo
 from test_sandbox import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
@@ -69,18 +69,6 @@ class Service:
     def close(self) -> None:
         self.tcp.close()
         self.unix.close()
-
-
-def _processes_with(text: str) -> list[int]:
-    """Processes whose command line holds ``text`` (its arguments are NUL-separated there: pass one)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if text in (proc / "cmdline").read_bytes().decode(errors="replace"):
-                found.append(int(proc.name))
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 def _snapshot(directory: Path) -> dict[str, str]:
@@ -127,7 +115,7 @@ def scene(tmp_path, monkeypatch):
                "service": service, "protected": protected, "root": tmp_path}  # fmt: skip
     finally:
         service.close()
-        for pid in _processes_with(tag):  # only where a defence failed
+        for pid in processes_with(tag):  # only where a defence failed
             os.kill(pid, signal.SIGKILL)
 
 
@@ -174,7 +162,7 @@ def test_every_escape_of_a_hostile_head_fails_in_the_sandbox(scene):
     assert _snapshot(repo_git / "hooks") | _snapshot(repo_git / "config") == protected["repository .git"]
     assert not [path.name for path in root.iterdir() if path.name.startswith(("escape-", "hook-", "fsmonitor-"))]
     assert scene["service"].connections == []
-    assert _processes_with(tag) == []  # (6): nothing it started survived
+    assert survivors(tag) == []  # (6): nothing it started survived
 
     # The worktree's .git link was restored before benchgate's own git ran there.
     worktree = Path(record["build"]["head"]["worktree"])
@@ -236,7 +224,7 @@ def test_without_the_sandbox_the_same_head_gets_out(scene):
     assert seen[("bench@head", "find-output")] == f"found {scene['out']}"
     assert seen[("build", "poison-cache")] == "ok"
     assert any(message == "pwned" for message in scene["service"].connections)
-    assert _processes_with(scene["tag"])  # left running (the fixture kills them)
+    assert processes_with(scene["tag"])  # left running (the fixture kills them)
     assert (scene["root"] / "escape-build").exists() and (scene["home"] / "pwned").exists()
     poisoned = build_ref(scene["repo"].path, "main", side="base", settings=SETTINGS, cache_dir=scene["cache"])
     assert poisoned.cached and b"poisoned by the pull request" in poisoned.binary.read_bytes()  # as the trusted base
