@@ -42,7 +42,7 @@ def test_filter_matches_file_names_any_of_them_and_exclude_wins():
 def test_unknown_category_names_it_and_the_available_ones():
     with pytest.raises(InputError) as error:
         suite.select(BENCH, ["calc", "nope"])
-    assert "'nope'" in error.value.one_line() and "available: calc, fault, net, text" in error.value.one_line()
+    assert "'nope'" in error.value.one_line() and "available: calc, fault, harness, net, text" in error.value.one_line()
 
 
 def test_not_a_benchmark_directory(tmp_path):
