@@ -214,7 +214,7 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
         status = f"exit {failure.exit_status}" if failure.exit_status is not None else "no exit status"
         where = "on both binaries" if failure.side == "both" else f"on the **{failure.side}**"
         lines.append(
-            f"- ❌ {code(failure.filename + ' ' + failure.configuration)} {where}: {code(failure.reason or status)} "
+            f"- ❌ {code(f'{failure.filename} {failure.configuration}'.strip())} {where}: {code(failure.reason or status)} "
             f"({status})"
         )
         if stderr and failure.stderr_tail.strip():
