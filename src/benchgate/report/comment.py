@@ -213,10 +213,8 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
     for failure in run.failures[:limit]:
         status = f"exit {failure.exit_status}" if failure.exit_status is not None else "no exit status"
         where = "on both binaries" if failure.side == "both" else f"on the **{failure.side}**"
-        lines.append(
-            f"- ❌ {code(f'{failure.filename} {failure.configuration}'.strip())} {where}: {code(failure.reason or status)} "
-            f"({status})"
-        )
+        name = f"{failure.filename} {failure.configuration}".strip()
+        lines.append(f"- ❌ {code(name)} {where}: {code(failure.reason or status)} ({status})")
         if stderr and failure.stderr_tail.strip():
             tail = "\n".join(failure.stderr_tail.strip().splitlines()[-8:])[-1500:]
             block = "\n".join("  " + line for line in _block(tail).splitlines())
