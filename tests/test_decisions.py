@@ -8,7 +8,7 @@ import pytest
 from scipy import special
 from scipy import stats as scipy_stats
 
-from benchgate.stats import decisions
+from benchgate.stats import decisions, gatetable
 
 RNG_SEED = 20240610
 
@@ -222,7 +222,7 @@ def test_decide_samples_frame():
                 rows.append(("a.js", config, side, rate))
     samples = pd.DataFrame(rows, columns=["filename", "configuration", "side", "rate"])
     samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
-    table = decisions.decide_samples(samples, keys=[("a.js", "n=2"), ("a.js", "n=1")])
+    table = gatetable.decide_samples(samples, keys=[("a.js", "n=2"), ("a.js", "n=1")])
     assert table["configuration"].tolist() == ["n=2", "n=1"]
     assert table["decision"].tolist() == ["regression", "unchanged"]
     assert table["runs_needed"].isna().all()

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchgate.stats import decisions, sequential
+from benchgate.stats import decisions, sequential, stopping
 
 FILES, CONFIGURATIONS = 40, 10
 ROWS = FILES * CONFIGURATIONS
 FILE_OF_ROW = np.repeat(np.arange(FILES), CONFIGURATIONS)
 MAX_RUNS = sequential.MAX_RUNS
-CHUNK = 25  # reports generated at once
+CHUNK = 50  # reports generated at once
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,11 @@ class Model:
     outliers: float = 0.02  # share of samples slowed down
     outlier_low: float = 1.10
     outlier_high: float = 1.50
-    mixed: bool = False
+    changes: tuple[tuple[int, int], ...] = ()  # (kind, rows per report): see generate
+
+
+MIXED = ((1, 4), (2, 4), (3, 4), (4, 4), (5, 2))  # the power probes and changes of every size
+MOSTLY = ((3, 4), (4, 4), (5, 2))  # 10 of 400 rows changed, by 2-90 %
 
 
 def _sigmas(rng: np.random.Generator, model: Model, reports: int) -> np.ndarray:
@@ -64,11 +68,10 @@ def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = M
     sigma = _sigmas(rng, model, reports)
     effect = np.zeros((reports, ROWS))
     kind = np.zeros((reports, ROWS), dtype=np.int8)  # 0 A/A, 1 probe 1 %/-5 %, 2 probe 2 %/-5 %, 3 reg, 4 imp, 5 big
-    if model.mixed:
-        picks = np.argsort(rng.random((reports, ROWS)), axis=1)[:, :18]
-        plan = [(1, 4), (2, 4), (3, 4), (4, 4), (5, 2)]
+    if model.changes:
+        picks = np.argsort(rng.random((reports, ROWS)), axis=1)[:, : sum(count for _, count in model.changes)]
         start = 0
-        for code, count in plan:
+        for code, count in model.changes:
             rows = picks[:, start : start + count]
             start += count
             np.put_along_axis(kind, rows, code, axis=1)
@@ -88,9 +91,8 @@ def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = M
         if side == 1:
             log_rate += effect[..., None]
         slow = rng.random((reports, ROWS, runs)) < model.outliers
-        factor = rng.uniform(model.outlier_low, model.outlier_high, (reports, ROWS, runs))
-        log_rate -= np.where(slow, np.log(factor), 0.0)
-        sides.append(np.exp(log_rate))
+        log_rate[slow] -= np.log(rng.uniform(model.outlier_low, model.outlier_high, int(slow.sum())))
+        sides.append(np.exp(log_rate, out=log_rate))
     return sides[0], sides[1], effect, kind
 
 
@@ -100,6 +102,7 @@ def run_fixed(base, head, test: str, runs: int):
 
 
 def run_auto(base, head, test: str, **design_options):
+    """The live loop of ``--runs auto``: a look, then the files whose rows are all settled stop."""
     design = sequential.make_design(test=test, **design_options)
     reports = base.shape[0]
     stopped_after = np.full((reports, FILES), -1)
@@ -107,20 +110,20 @@ def run_auto(base, head, test: str, **design_options):
     cache: dict = {}
     result = None
     for k, runs in enumerate(design.looks):
-        active = np.take_along_axis(stopped_after, np.broadcast_to(FILE_OF_ROW, (reports, ROWS)), axis=1) < 0
-        history.append(sequential.look_statistics(design, base[..., :runs], head[..., :runs], active))
-        result = sequential.decide_at_look(design, history, cache=cache, with_mde=False)
-        stop = sequential.files_to_stop(FILE_OF_ROW, result.settled | ~active, FILES) & (stopped_after < 0)
+        active = stopped_after[:, FILE_OF_ROW] < 0
+        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
+        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
+        stop = stopping.files_to_stop(FILE_OF_ROW, result.settled | ~active, FILES) & (stopped_after < 0)
         stopped_after[stop] = k
         if (stopped_after >= 0).all():
             break
     assert result is not None
     looks = np.asarray(design.looks, dtype=float)
-    samples = looks[np.take_along_axis(stopped_after, np.broadcast_to(FILE_OF_ROW, (reports, ROWS)), axis=1)]
+    samples = looks[stopped_after[:, FILE_OF_ROW]]
     return result.decisions.decision, samples
 
 
-def _tally(name: str, decision, samples, kind, out: Counter) -> None:
+def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
     verdict = decisions.verdicts(decision)
     out[(name, "reports")] += decision.shape[0]
     out[(name, "fail")] += int((verdict == 1).sum())
@@ -136,38 +139,49 @@ def _tally(name: str, decision, samples, kind, out: Counter) -> None:
         out[(name, f"{label}_rows")] += int(rows.sum())
         wanted = decisions.IMPROVEMENT if code == 4 else decisions.REGRESSION
         out[(name, f"{label}_hit")] += int((rows & (decision == wanted)).sum())
-    big = kind == 5
     passed = np.isin(decision, (decisions.UNCHANGED, decisions.IMPROVEMENT))
+    big = kind == 5
     out[(name, "big_rows")] += int(big.sum())
     out[(name, "big_passed_rows")] += int((big & passed).sum())
     out[(name, "big_reports")] += int(big.any(axis=-1).sum())
     out[(name, "big_reports_pass")] += int((big.any(axis=-1) & (verdict == 0)).sum())
+    # A real regression of 10 % or more called unchanged: the error the settle rule is bounded by (looks x level).
+    ten = np.isin(kind, (1, 2, 3, 5)) & (effect <= np.log(0.90))
+    out[(name, "ten_rows")] += int(ten.sum())
+    out[(name, "ten_passed")] += int((ten & passed).sum())
 
 
 def simulate_chunk(task) -> Counter:
-    """One chunk of reports of one suite, through every test and mode; returns counts."""
+    """One chunk of reports of one suite, through every test and mode asked for; returns counts."""
     suite, model, reports, seed, tests, fixed, auto_tests, design_options = task
     rng = np.random.default_rng(seed)
-    base, head, _, kind = generate(rng, model, reports)
+    base, head, effect, kind = generate(rng, model, reports)
     out: Counter = Counter()
     for test in tests:
         for runs in fixed:
             decision, samples = run_fixed(base, head, test, runs)
-            _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, out)
+            _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, effect, out)
         if test in auto_tests:
             decision, samples = run_auto(base, head, test, **design_options)
-            _tally((suite, test, "auto"), decision, samples, kind, out)
+            _tally((suite, test, "auto"), decision, samples, kind, effect, out)
     return out
 
 
-def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options: dict | None = None) -> Counter:
+def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options=None, candidates=0) -> Counter:
+    """Every suite's reports in chunks; the gate's test sees all of them, the other tests the first ``candidates``.
+
+    All tests of a chunk see the same samples (common random numbers). ``candidates`` 0: all.
+    """
     tasks = []
     root = np.random.SeedSequence(seed)
     for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
         chunks = max(1, -(-reports // CHUNK))
         for index, grandchild in enumerate(child.spawn(chunks)):
             size = min(CHUNK, reports - index * CHUNK)
-            tasks.append((suite, model, size, grandchild, tests, fixed, tuple(auto_tests), design_options or {}))
+            others = not candidates or index * CHUNK < candidates
+            chosen = [t for t in tests if others or t == decisions.GATE_TEST]
+            auto = tuple(t for t in auto_tests if t in chosen)
+            tasks.append((suite, model, size, grandchild, chosen, fixed, auto, design_options or {}))
     total: Counter = Counter()
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -205,47 +219,51 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
     return lines
 
 
-TARGETS = [
-    ("false fail (A/A)", "<= 0.1 %"),
-    ("power 5 % @ 1 %", ">= 99 %"),
-    ("power 5 % @ 2 %", "-"),
-    ("samples vs 30", "<= 40 %"),
-    (">=50 % passed", "never"),
-    ("inconclusive quiet A/A", "<= 1 %"),
-]
-
-
 def _pct(numerator: float, denominator: float) -> str:
     return "n/a" if not denominator else f"{100 * numerator / denominator:.3g} %"
 
 
+def _count(total: Counter, key, what: str) -> str:
+    return f"{total[(key, what)]}/{total[(key, 'reports')]}"
+
+
+HEADER = [
+    "test", "mode", "false fail A/A (<=0.1 %)", "A/A rows false regr.", "false fail quiet",
+    "power 5%@1% (>=99 %)", "power 5%@2%", "samples vs 30: mostly unchanged (<=40 %)", "quiet A/A", "A/A",
+    "mixed", ">=50 % passed rows / reports (0)", ">=10 % regr. passed (rows)", "inconclusive quiet A/A (<=1 %)",
+    "inconclusive A/A", "regr. 2-90 % found", "impr. 2-90 % found",
+]  # fmt: skip
+
+
 def table(total: Counter, tests, modes, auto_tests=()) -> str:
-    header = [
-        "test", "mode", "false fail A/A (<=0.1 %)", "A/A rows false regr.", "power 5%@1% (>=99 %)", "power 5%@2%",
-        "samples vs 30 (<=40 %)", "samples vs 30 (quiet)", "samples vs 30 (mixed)", ">=50 % passed rows / reports (0)",
-        "inconclusive A/A", "inconclusive quiet A/A (<=1 %)", "false fail quiet", "regr. 2-90 % found",
-        "impr. 2-90 % found",
-    ]  # fmt: skip
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     for test in tests:
         for mode in modes:
             if mode == "auto" and test not in auto_tests:
                 continue
-            aa, quiet, mixed = (("aa", test, mode), ("quiet", test, mode), ("mixed", test, mode))
+            aa, quiet, mostly, mixed = (("aa", test, mode), ("quiet", test, mode), ("mostly", test, mode),
+                                        ("mixed", test, mode))  # fmt: skip
+            hits = {label: total[(mixed, f"{label}_hit")] for label in ("probe1", "probe2")}
+            rows = {label: total[(mixed, f"{label}_rows")] for label in ("probe1", "probe2")}
             cells = [
                 test,
                 mode,
-                f"{_pct(total[(aa, 'fail')], total[(aa, 'reports')])} ({total[(aa, 'fail')]}/{total[(aa, 'reports')]})",
+                f"{_pct(total[(aa, 'fail')], total[(aa, 'reports')])} ({_count(total, aa, 'fail')})",
                 _pct(total[(aa, "aa_regression")], total[(aa, "aa_rows")]),
-                _pct(total[(mixed, "probe1_hit")], total[(mixed, "probe1_rows")]),
-                _pct(total[(mixed, "probe2_hit")], total[(mixed, "probe2_rows")]),
-                _pct(total[(aa, "samples")] / 30, total[(aa, "rows")]),
+                _count(total, quiet, "fail"),
+                f"{_pct(hits['probe1'], rows['probe1'])} ({rows['probe1']})",
+                _pct(hits["probe2"], rows["probe2"]),
+                _pct(total[(mostly, "samples")] / 30, total[(mostly, "rows")]),
                 _pct(total[(quiet, "samples")] / 30, total[(quiet, "rows")]),
+                _pct(total[(aa, "samples")] / 30, total[(aa, "rows")]),
                 _pct(total[(mixed, "samples")] / 30, total[(mixed, "rows")]),
-                f"{total[(mixed, 'big_passed_rows')]} / {total[(mixed, 'big_reports_pass')]}",
+                f"{total[(mixed, 'big_passed_rows')] + total[(mostly, 'big_passed_rows')]} / "
+                f"{total[(mixed, 'big_reports_pass')] + total[(mostly, 'big_reports_pass')]}",
+                f"{total[(mixed, 'ten_passed')] + total[(mostly, 'ten_passed')]}"
+                f"/{total[(mixed, 'ten_rows')] + total[(mostly, 'ten_rows')]}",
+                f"{_pct(total[(quiet, 'inconclusive')], total[(quiet, 'reports')])} "
+                f"({_count(total, quiet, 'inconclusive')})",
                 _pct(total[(aa, "inconclusive")], total[(aa, "reports")]),
-                _pct(total[(quiet, "inconclusive")], total[(quiet, "reports")]),
-                f"{total[(quiet, 'fail')]}/{total[(quiet, 'reports')]}",
                 _pct(total[(mixed, "reg_hit")], total[(mixed, "reg_rows")]),
                 _pct(total[(mixed, "imp_hit")], total[(mixed, "imp_rows")]),
             ]
@@ -253,11 +271,20 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
     return "\n".join(lines)
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.split(",") if v)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reports", type=int, default=None, help="A/A reports (default 10000; --quick 100)")
+    parser.add_argument("--reports", type=int, default=None, help="A/A reports, sigma 0.5-25 %% (default 10000)")
+    parser.add_argument(
+        "--candidate-reports", type=int, default=None,
+        help="of those, how many the tests other than the gate's see (default 2000; 0: all)",
+    )  # fmt: skip
     parser.add_argument("--quiet-reports", type=int, default=None, help="A/A reports with sigma <= 2 %% (2000)")
-    parser.add_argument("--mixed-reports", type=int, default=None, help="reports with injected changes (2000)")
+    parser.add_argument("--mostly-reports", type=int, default=None, help="sigma <= 2 %%, 10 of 400 rows changed (2000)")
+    parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
     parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
     parser.add_argument("--seed", type=int, default=20240610)
     parser.add_argument("--tests", default=",".join(decisions.TESTS))
@@ -270,47 +297,68 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outliers", type=float, default=0.02)
     parser.add_argument("--drift", type=float, default=3.0, help="percent over 60 runs (default 3)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--looks", type=_ints, default=None, help="auto: the looks, e.g. 5,8,12,...,60")
     parser.add_argument("--spending", default=None, choices=sequential.SPENDING, help="auto: spending function")
     parser.add_argument("--futility-variance", type=float, default=None, help="auto: hopeless-row projection")
+    parser.add_argument("--settle-above", type=float, default=None, help="auto: the settle guard's effect (percent)")
+    parser.add_argument("--settle-level", type=float, default=None, help="auto: the settle guard's one-sided level")
+    parser.add_argument("--no-issue", action="store_true", help="skip the issue's two real shapes")
     parser.add_argument("--quick", action="store_true", help="a few seconds: few reports, all tests")
     args = parser.parse_args(argv)
     quick = args.quick
-    reports = args.reports or (40 if quick else 10_000)
-    quiet_reports = args.quiet_reports or (25 if quick else 2_000)
-    mixed_reports = args.mixed_reports or (25 if quick else 2_000)
-    issue_reports = args.issue_reports or (200 if quick else 2_000)
+
+    def pick(value, full, small):
+        return value if value is not None else small if quick else full
+
+    reports = pick(args.reports, 10_000, 40)
+    candidates = pick(args.candidate_reports, 2_000, 0)
+    quiet_reports = pick(args.quiet_reports, 2_000, 25)
+    mostly_reports = pick(args.mostly_reports, 2_000, 25)
+    mixed_reports = pick(args.mixed_reports, 2_000, 25)
+    issue_reports = pick(args.issue_reports, 2_000, 200)
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
         if test not in decisions.TESTS:
             parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS)}")
     fixed = [int(v) for v in args.fixed.split(",") if v]
-    base = Model(drift=args.drift, side_drift=args.side_drift, outliers=args.outliers)
+    noise = {"drift": args.drift, "side_drift": args.side_drift, "outliers": args.outliers}
     suites = [
-        ("aa", base, reports),
-        ("quiet", Model(sigma_high=2.0, drift=args.drift, side_drift=args.side_drift, outliers=args.outliers),
-         quiet_reports),
-        ("mixed", Model(drift=args.drift, side_drift=args.side_drift, outliers=args.outliers, mixed=True),
-         mixed_reports),
-    ]  # fmt: skip
+        ("aa", Model(**noise), reports),
+        ("quiet", Model(sigma_high=2.0, **noise), quiet_reports),
+        ("mostly", Model(sigma_high=2.0, changes=MOSTLY, **noise), mostly_reports),
+        ("mixed", Model(changes=MIXED, **noise), mixed_reports),
+    ]
+    suites = [suite for suite in suites if suite[2] > 0]
     started = time.perf_counter()
-    design_options = {}
-    if args.spending:
-        design_options["spending"] = args.spending
-    if args.futility_variance:
-        design_options["futility_variance"] = args.futility_variance
+    design_options = {
+        key: value
+        for key, value in (
+            ("looks", args.looks), ("spending", args.spending), ("futility_variance", args.futility_variance),
+            ("settle_above", args.settle_above), ("settle_level", args.settle_level),
+        )
+        if value is not None
+    }  # fmt: skip
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
-    total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options)
+    total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options, candidates)
     modes = [f"fixed-{n}" for n in fixed] + (["auto"] if auto_tests else [])
+    design = sequential.make_design(**design_options)
     print(
-        f"# {reports} A/A reports (sigma 0.5-25 %), {quiet_reports} quiet A/A (sigma <= 2 %), {mixed_reports} mixed; "
-        f"{ROWS} comparisons each; drift +-{args.drift:g} %, side drift {args.side_drift:g}, "
-        f"outliers {100 * args.outliers:g} %; seed {args.seed}; auto design {design_options or 'default'}"
+        f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "
+        f"{candidates or reports}), {quiet_reports} quiet A/A (sigma <= 2 %), {mostly_reports} mostly unchanged "
+        f"(sigma <= 2 %, 10 rows changed by 2-90 %), {mixed_reports} mixed (sigma 0.5-25 %, 18 rows changed); {ROWS} "
+        f"comparisons each; drift +-{args.drift:g} %, side drift {args.side_drift:g}, outliers "
+        f"{100 * args.outliers:g} %; seed {args.seed}"
+    )
+    print(
+        f"# auto design: looks {','.join(map(str, design.looks))}, spending {design.spending}, settle guard "
+        f"{design.settle_above:g} % at {design.settle_level:g}, futility variance {design.futility_variance:g}"
     )
     print(table(total, tests, modes, auto_tests))
-    print()
-    for line in issue_cases(np.random.default_rng(args.seed + 1), tests, issue_reports):
-        print(line)
+    if not args.no_issue:
+        print()
+        for line in issue_cases(np.random.default_rng(args.seed + 1), tests, issue_reports):
+            print(line)
     print(f"\n# {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 

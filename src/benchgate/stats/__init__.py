@@ -5,7 +5,9 @@
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
 - ``gatetests``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
 - ``decisions``: regression, improvement, unchanged or inconclusive per row, Holm-consistent levels, verdict.
-- ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, stopping, replay.
+- ``gatetable``: the decision table of a report's samples (fixed runs), as a DataFrame.
+- ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, its run.json record.
+- ``stopping``: the looks of an adaptive run: settled rows, files that stop, the replay of a recorded run.
 
 No I/O: functions of data frames and plain values.
 """
@@ -28,8 +30,6 @@ _MODULES = {
         "decide_looks",
         "verdicts",
         "format_change",
-        "sample_arrays",
-        "decide_samples",
     ),
     "gate": (
         "THRESHOLDS",
@@ -39,6 +39,10 @@ _MODULES = {
         "GatePolicy",
         "apply_gate",
         "untested_reason",
+    ),
+    "gatetable": (
+        "sample_arrays",
+        "decide_samples",
     ),
     "gatetests": (
         "TESTS",
@@ -53,6 +57,7 @@ _MODULES = {
         "gate_statistics",
         "change_interval",
         "mde",
+        "projected_interval",
         "decidable",
         "runs_needed",
     ),
@@ -67,9 +72,12 @@ _MODULES = {
     "sequential": (
         "METHOD",
         "SPENDING",
+        "DENSE_UNTIL",
+        "DENSE_MAX",
         "LOOK_RATIO",
         "DEFAULT_FUTILITY_VARIANCE",
         "DEFAULT_SETTLE_ABOVE",
+        "DEFAULT_SETTLE_LEVEL",
         "STOP_REASONS",
         "default_looks",
         "spending_fraction",
@@ -78,10 +86,13 @@ _MODULES = {
         "make_design",
         "fixed_design",
         "next_look",
+    ),
+    "stopping": (
         "look_statistics",
         "LookResult",
         "decide_at_look",
         "files_to_stop",
+        "stop_reasons",
         "Replay",
         "replay",
         "projected_runs",

@@ -94,14 +94,18 @@ class Decisions:
 
     decision: np.ndarray  # int codes into DECISIONS
     change: np.ndarray  # percent, the last look's estimate
-    ci_low: np.ndarray  # percent
+    ci_low: np.ndarray  # percent: the interval the decision rests on (see decide_looks)
     ci_high: np.ndarray
     p_value: np.ndarray  # sequential p-value: min over looks of p / weight (fixed runs: the test's p)
     rejected: np.ndarray  # by the correction
     level: np.ndarray  # Holm-consistent level (before the look's weight)
-    mde: np.ndarray  # percent, at the last look's level
+    mde: np.ndarray  # percent, at the level of the row's last look
     n_base: np.ndarray
     n_head: np.ndarray
+    fixed_low: np.ndarray  # percent: the last look's interval at the row's whole level
+    fixed_high: np.ndarray
+    last_look: np.ndarray  # index of the last look the row took part in (-1: none)
+    current: Stats  # the statistics of each row's last look
 
     @property
     def names(self) -> np.ndarray:
@@ -110,6 +114,89 @@ class Decisions:
     def settled(self) -> np.ndarray:
         """Rows nothing more would change: decided, incomplete or constant (not inconclusive)."""
         return self.decision != INCONCLUSIVE
+
+
+_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
+
+
+def _merge(current: Stats | None, st: Stats, present: np.ndarray) -> Stats:
+    """``st`` where the row took part in the look (``present``), the earlier ``current`` elsewhere."""
+    if current is None:
+        return st
+    values = {name: np.where(present, getattr(st, name), getattr(current, name)) for name in _FIELDS}
+    companion = None
+    if st.companion is not None and current.companion is not None:
+        companion = _merge(current.companion, st.companion, present)
+    return Stats(test=st.test, companion=companion, **values)
+
+
+def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
+    """Sequential p-values, each row's last statistics and last look index, carried over from ``cache``.
+
+    The cache holds the state after the looks it has seen (checked by identity), so a run that
+    adds one look at a time does the work of that look only.
+    """
+    seen = cache.get("seen", [])
+    if len(seen) > len(looks) or any(a is not b for a, b in zip(seen, looks, strict=False)):
+        seen = []
+    p_seq, current, last = cache.get("p_seq"), cache.get("current"), cache.get("last")
+    if not seen:
+        p_seq, current, last = None, None, None
+    for k in range(len(seen), len(looks)):
+        st = looks[k]
+        present = (np.asarray(st.n_base) + np.asarray(st.n_head)) > 0  # a row that sat out has no samples
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = st.p_value / weights[k]
+        p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
+        current = _merge(current, st, present)
+        last = np.where(present, k, -1 if last is None else last)
+    assert p_seq is not None and current is not None and last is not None
+    cache.update(seen=list(looks), p_seq=p_seq, current=current, last=last)
+    return np.minimum(p_seq, 1.0), current, last
+
+
+def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: dict):
+    """Each row's interval at its whole level from its last look; recomputed only where level or look changed."""
+    usable = ~current.incomplete
+    shape = level.shape
+    if "fixed" in cache and cache["fixed"][0].shape == shape:
+        used_level, used_last, low, high = cache["fixed"]
+        stale = usable & ((used_level != level) | (used_last != last))
+        low, high = low.copy(), high.copy()
+    else:
+        low, high = np.full(shape, np.nan), np.full(shape, np.nan)
+        stale = usable
+    if stale.any():
+        low[stale], high[stale] = change_interval(subset(current, stale), level[stale])
+    low[~usable], high[~usable] = np.nan, np.nan
+    cache["fixed"] = (level.copy(), last.copy(), low, high)
+    return low, high
+
+
+def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarray, rows: np.ndarray):
+    """The intersection over looks of each look's interval at ``level × weight`` (only ``rows`` are computed).
+
+    These repeated confidence intervals (Jennison & Turnbull 1989) cover together with probability
+    at least 1 - level, and the intersection excludes 0 exactly when the sequential p-value is below
+    the level. Where the looks' intervals do not overlap (a coverage failure), the last look's is kept.
+    """
+    shape = level.shape
+    low, high = np.full(shape, -np.inf), np.full(shape, np.inf)
+    last_low, last_high = np.full(shape, np.nan), np.full(shape, np.nan)
+    if not rows.any():
+        return np.full(shape, np.nan), np.full(shape, np.nan)
+    for k, st in enumerate(looks):
+        usable = rows & ((st.n_base + st.n_head) > 0) & ~st.incomplete
+        if not usable.any():
+            continue
+        look_low, look_high = change_interval(subset(st, usable), level[usable] * weights[k])
+        low[usable] = np.fmax(low[usable], look_low)
+        high[usable] = np.fmin(high[usable], look_high)
+        last_low[usable], last_high[usable] = look_low, look_high
+    empty = low > high
+    low, high = np.where(empty, last_low, low), np.where(empty, last_high, high)
+    tested = rows & np.isfinite(low) & np.isfinite(high)
+    return np.where(tested, low, np.nan), np.where(tested, high, np.nan)
 
 
 def decide_looks(
@@ -126,12 +213,18 @@ def decide_looks(
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
 
-    ``weights[k]`` is the share of each row's level spent at look k (fixed runs: ``[1.0]``;
-    a sequential design: its alpha-spending increments, summing to at most 1). The
+    ``weights[k]`` is the share of each row's level spent on rejecting at look k (fixed runs:
+    ``[1.0]``; a sequential design: its alpha-spending increments, summing to at most 1). The
     sequential p-value of a row is ``min_k p_k / weights[k]`` (Bonferroni over looks: valid
-    whatever the dependence between looks and whatever the stopping rule); Holm runs over
-    those; the interval is the intersection over looks of each look's interval at
-    ``level × weights[k]``, so it excludes 0 exactly when the row is rejected.
+    whatever the dependence between looks and whatever the stopping rule); Holm runs over those.
+
+    Intervals: a row the correction rejects shows the intersection over looks of each look's
+    interval at ``level × weights[k]`` (repeated confidence intervals: it excludes 0 exactly
+    when the row is rejected). Every other row shows its last look's interval at its whole
+    ``level`` (``fixed_low``/``fixed_high``, also kept for rejected rows). Calling a row
+    unchanged is not a rejection, so it spends no share of the false-fail level: checked at
+    every look, the chance of calling a regression of at least the floor unchanged is at most
+    looks × level. With one look (fixed runs) both intervals are the same.
 
     Decision, in order: incomplete (fewer than 2 samples a side at the last look);
     constant (constant data, equal means); regression (rejected, interval below 0, change
@@ -139,78 +232,42 @@ def decide_looks(
     unchanged (the interval rules out a regression of min_effect, or of
     ``inconclusive_above`` when min_effect is 0); otherwise inconclusive.
 
-    ``cache`` (a dict kept by the caller across looks of one run) only saves work: each
-    look's p-values and intervals are recomputed only for rows whose level changed.
+    ``cache`` (a dict kept by the caller across the looks of one run) only saves work.
     ``with_mde=False`` leaves ``mde`` NaN (cheaper, for intermediate looks).
     """
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")
     cache = {} if cache is None else cache
-    p_seq = None
-    for k, st in enumerate(looks):
-        if ("p", k) not in cache:
-            cache[("p", k)] = st.p_value
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = cache[("p", k)] / weights[k]
-        p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
-    assert p_seq is not None
-    p_seq = np.minimum(p_seq, 1.0)
+    p_seq, current, last = _accumulate(looks, weights, cache)
     rejected, level = holm_levels(p_seq, alpha, correction)
     shape = p_seq.shape
-    low = np.full(shape, -np.inf)
-    high = np.full(shape, np.inf)
-    change = np.full(shape, np.nan)
-    n_base = np.zeros(shape)
-    n_head = np.zeros(shape)
-    constant = np.zeros(shape, dtype=bool)
-    last_low = np.full(shape, np.nan)
-    last_high = np.full(shape, np.nan)
-    last_look = np.full(shape, -1)
-    for k, st in enumerate(looks):
-        present = (st.n_base + st.n_head) > 0  # a row that sat out a look (its file had stopped) has no samples
-        usable = present & ~st.incomplete
-        at = level * weights[k]
-        if ("ci", k) in cache:
-            used, look_low, look_high = cache[("ci", k)]
-            stale = usable & (used != at)
-        else:
-            look_low, look_high = np.full(shape, np.nan), np.full(shape, np.nan)
-            stale = usable
-        if stale.any():
-            look_low, look_high = look_low.copy(), look_high.copy()
-            look_low[stale], look_high[stale] = change_interval(subset(st, stale), at[stale])
-        cache[("ci", k)] = (at, look_low, look_high)
-        low = np.where(usable, np.fmax(low, look_low), low)
-        high = np.where(usable, np.fmin(high, look_high), high)
-        last_low = np.where(usable, look_low, last_low)
-        last_high = np.where(usable, look_high, last_high)
-        last_look = np.where(usable, k, last_look)
-        change = np.where(present, st.change, change)
-        n_base = np.where(present, st.n_base, n_base)
-        n_head = np.where(present, st.n_head, n_head)
-        constant = np.where(present, st.constant, constant)
+    fixed_low, fixed_high = _fixed_interval(current, level, last, cache)
+    rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & ~current.incomplete)
+    low = np.where(rejected, rci_low, fixed_low)
+    high = np.where(rejected, rci_high, fixed_high)
+    change = current.change
+    n_base, n_head = np.asarray(current.n_base, dtype=float), np.asarray(current.n_head, dtype=float)
+    last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
     if with_mde:
-        for k, st in enumerate(looks):
-            rows = last_look == k
-            if rows.any():
-                mdes[rows] = mde(subset(st, rows), (level * weights[k])[rows], power)
-    empty = low > high  # the looks' intervals disagree (a coverage failure): keep the last look's
-    low = np.where(empty, last_low, low)
-    high = np.where(empty, last_high, high)
+        rows = ~current.incomplete
+        if rows.any():
+            mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
     tested = np.isfinite(low) & np.isfinite(high)
-    low = np.where(tested, low, np.nan)
-    high = np.where(tested, high, np.nan)
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     floor = np.where(min_effect > 0, min_effect, inconclusive_above)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
-    decision[low > -floor] = UNCHANGED
-    decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
-    decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
-    decision[constant & (change == 0)] = CONSTANT
-    decision[(n_base < 2) | (n_head < 2) | ~tested & ~constant] = INCOMPLETE
-    return Decisions(decision, change, low, high, p_seq, rejected & tested, level, mdes, n_base, n_head)
+    with np.errstate(invalid="ignore"):
+        decision[fixed_low > -floor] = UNCHANGED
+        decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
+        decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
+    decision[current.constant & (change == 0)] = CONSTANT
+    decision[(n_base < 2) | (n_head < 2) | ~tested & ~current.constant] = INCOMPLETE
+    return Decisions(
+        decision, change, low, high, p_seq, rejected & tested, level, mdes, n_base, n_head,
+        fixed_low, fixed_high, last, current,
+    )  # fmt: skip
 
 
 def decide(
@@ -259,81 +316,3 @@ def format_change(change: float, low: float, high: float) -> str:
     if not (np.isfinite(low) and np.isfinite(high)):
         return f"{change:.1f} %"
     return f"{change:.1f} % [{low:.1f}, {high:.1f}]"
-
-
-def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """The rates of each (filename, configuration), per side in file order, as NaN-padded arrays.
-
-    ``samples`` has the columns of ``results.read_samples`` (filename, configuration,
-    side with categories base/head, rate). ``keys`` orders the rows (e.g. the comparison
-    table's ``zip(filename, configuration)``); default: order of first appearance.
-    Returns ``(keys, base, head)`` with arrays of shape ``(rows, max samples of that side)``.
-    """
-    filenames = samples["filename"].to_numpy(dtype=object)
-    configurations = samples["configuration"].to_numpy(dtype=object)
-    sides = np.asarray(samples["side"].astype(str).to_numpy(dtype=object))
-    rates = samples["rate"].to_numpy(dtype=float)
-    pairs = list(zip(filenames.tolist(), configurations.tolist(), strict=True))
-    if keys is None:
-        keys = list(dict.fromkeys(pairs))
-    keys = [(str(f), str(c)) for f, c in keys]
-    row_of = {key: index for index, key in enumerate(keys)}
-    rows = np.array([row_of.get(pair, -1) for pair in pairs], dtype=np.int64)
-    arrays = []
-    for side in ("base", "head"):
-        chosen = (sides == side) & (rows >= 0)
-        side_rows = rows[chosen]
-        counts = np.bincount(side_rows, minlength=len(keys))
-        width = int(counts.max()) if len(side_rows) else 0
-        order = np.argsort(side_rows, kind="stable")
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        position = np.empty(len(side_rows), dtype=np.int64)
-        position[order] = np.arange(len(side_rows)) - np.repeat(starts, counts)
-        out = np.full((len(keys), width), np.nan)
-        out[side_rows, position] = rates[chosen]
-        arrays.append(out)
-    return keys, arrays[0], arrays[1]
-
-
-def decide_samples(
-    samples,
-    keys=None,
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    test: str = GATE_TEST,
-    correction: str = "holm",
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    power: float = DEFAULT_POWER,
-):
-    """The fixed-runs decision table: one row per key with the JSON's new fields.
-
-    Columns: filename, configuration, decision (a DECISIONS name), change, ci_low,
-    ci_high (percent), gate_p (the test's p-value), level (the interval's level), mde
-    (percent, at ``power``) and runs_needed (runs a side to decide an inconclusive row, NaN
-    otherwise or when 10,000 would not do).
-    """
-    import pandas as pd
-
-    keys, base, head = sample_arrays(samples, keys)
-    st = gate_statistics(base, head, test)
-    result = decide_looks(
-        [st], [1.0], alpha, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power,
-    )  # fmt: skip
-    needed = runs_needed(st, result.level, min_effect, inconclusive_above)
-    needed = np.where(result.decision == INCONCLUSIVE, needed, np.nan)
-    return pd.DataFrame(
-        {
-            "filename": [key[0] for key in keys],
-            "configuration": [key[1] for key in keys],
-            "decision": result.names,
-            "change": result.change,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "gate_p": result.p_value,
-            "level": result.level,
-            "mde": result.mde,
-            "runs_needed": needed,
-        }
-    )

@@ -99,14 +99,30 @@ def _to_percent(st: Stats, delta: np.ndarray) -> np.ndarray:
         return 100 * np.expm1(delta) if st.log else 100 * delta / st.scale_base
 
 
-def _mask(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class _Sample:
+    """One side's samples (NaN-padded), sorted once for every statistic that needs the order."""
+
+    x: np.ndarray
+    ordered: np.ndarray  # sorted along the last axis, NaN last
+    valid: np.ndarray
+    n: np.ndarray
+    full: bool  # no padding at all: the plain (faster) reductions give the same numbers
+
+
+def _prepare(x: np.ndarray) -> _Sample:
     valid = ~np.isnan(x)
-    return valid, valid.sum(axis=-1)
+    return _Sample(x, np.sort(x, axis=-1), valid, valid.sum(axis=-1), bool(valid.all()))
 
 
-def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray, full: bool) -> tuple[np.ndarray, np.ndarray]:
     """Mean and sample variance over the valid entries of the last axis (two passes, as R does)."""
     with np.errstate(divide="ignore", invalid="ignore"):
+        if full:  # the same sums as below without the masking copies
+            mean = x.sum(axis=-1) / n
+            mean = mean + (x - mean[..., None]).sum(axis=-1) / n
+            deviation = x - mean[..., None]
+            return mean, (deviation * deviation).sum(axis=-1) / (n - 1)
         mean = np.where(valid, x, 0.0).sum(axis=-1) / n
         deviation = np.where(valid, x - mean[..., None], 0.0)
         mean = mean + deviation.sum(axis=-1) / n
@@ -116,23 +132,23 @@ def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarr
 
 
 def _side(
-    x: np.ndarray, trim: float, trim_from: int | None = None
+    side: _Sample, trim: float, trim_from: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
-    valid, n = _mask(x)
+    n = side.n
     trim_from = TRIM_FROM if trim_from is None else trim_from
     if trim == 0:
-        mean, var = _mean_var(x, valid, n)
+        mean, var = _mean_var(side.x, side.valid, n, side.full)
         with np.errstate(divide="ignore", invalid="ignore"):
             return mean, var / n, n - 1.0, n
     # Yuen (1974): trimmed mean, winsorized variance, d = (n - 1) s_w^2 / (h (h - 1)), h = n - 2g.
-    ordered = np.sort(x, axis=-1)  # NaN last
+    ordered = side.ordered
     g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
     last = np.maximum(n - g - 1, 0)
     low = np.take_along_axis(ordered, np.minimum(g, ordered.shape[-1] - 1)[..., None], axis=-1)
     high = np.take_along_axis(ordered, np.minimum(last, ordered.shape[-1] - 1)[..., None], axis=-1)
     winsorized = np.clip(ordered, low, high)
-    mean_w, var_w = _mean_var(winsorized, valid, n)
+    mean_w, var_w = _mean_var(winsorized, side.valid, n, side.full)
     h = n - 2 * g
     with np.errstate(divide="ignore", invalid="ignore"):
         trimmed = (mean_w * n - g * (low[..., 0] + high[..., 0])) / h
@@ -140,12 +156,11 @@ def _side(
     return trimmed, d, h - 1.0, n
 
 
-def _mad_variance(x: np.ndarray) -> np.ndarray:
+def _mad_variance(side: _Sample) -> np.ndarray:
     """(1.4826 × median absolute deviation)², a variance that ignores up to half the samples being outliers."""
-    valid, n = _mask(x)
+    x, n = side.x, side.n
     if x.shape[-1] == 0:
         return np.full(x.shape[:-1], np.nan)
-    ordered = np.sort(x, axis=-1)
     width = x.shape[-1] - 1
 
     def median(values: np.ndarray) -> np.ndarray:
@@ -153,17 +168,18 @@ def _mad_variance(x: np.ndarray) -> np.ndarray:
         high = np.take_along_axis(values, np.clip(n // 2, 0, width)[..., None], axis=-1)[..., 0]
         return (low + high) / 2
 
-    center = median(ordered)
+    center = median(side.ordered)
     spread = median(np.sort(np.abs(x - center[..., None]), axis=-1))
     return np.where(n > 0, (1.4826 * spread) ** 2, np.nan)
 
 
-def _constant(x: np.ndarray) -> np.ndarray:
+def _constant(side: _Sample) -> np.ndarray:
     """Rows whose samples are all equal (False for rows without samples)."""
-    if x.shape[-1] == 0:
-        return np.zeros(x.shape[:-1], dtype=bool)
-    valid = ~np.isnan(x)
-    return np.where(valid, x, -np.inf).max(axis=-1) == np.where(valid, x, np.inf).min(axis=-1)
+    ordered, n = side.ordered, side.n
+    if ordered.shape[-1] == 0:
+        return np.zeros(ordered.shape[:-1], dtype=bool)
+    top = np.take_along_axis(ordered, np.maximum(n - 1, 0)[..., None], axis=-1)[..., 0]
+    return (n > 0) & (ordered[..., 0] == top)
 
 
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
@@ -179,6 +195,9 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
+    # A side without any sample (e.g. a head label absent from the CSV) is one column of padding.
+    base = base if base.shape[-1] else np.full((*base.shape[:-1], 1), np.nan)
+    head = head if head.shape[-1] else np.full((*head.shape[:-1], 1), np.nan)
     if test == "either":
         raw = gate_statistics(base, head, "welch_raw")
         return replace(gate_statistics(base, head, "welch_log"), test="either", companion=raw)
@@ -187,20 +206,28 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         x = base if raw_scale else np.log(base)
         y = head if raw_scale else np.log(head)
     trim = TRIM.get(test, 0.0)
-    loc_x, d_x, f_x, n_x = _side(x, trim)
-    loc_y, d_y, f_y, n_y = _side(y, trim)
-    constant = _constant(base) & _constant(head)
+    side_x, side_y = _prepare(x), _prepare(y)
+    loc_x, d_x, f_x, n_x = _side(side_x, trim)
+    loc_y, d_y, f_y, n_y = _side(side_y, trim)
+    # Constant rates have constant logs; the few rows whose logs look constant are checked on the rates,
+    # since two different rates can round to one logarithm.
+    constant = _constant(side_x) & _constant(side_y)
+    if not raw_scale and constant.any():
+        for rates in (base, head):
+            picked = rates[constant]
+            with np.errstate(invalid="ignore"):
+                constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
     # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
     # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
     if trim:
-        robust_x = np.fmin(_side(x, trim, 0)[1], _mad_variance(x) / np.maximum(n_x, 1))
-        robust_y = np.fmin(_side(y, trim, 0)[1], _mad_variance(y) / np.maximum(n_y, 1))
+        robust_x = np.fmin(_side(side_x, trim, 0)[1], _mad_variance(side_x) / np.maximum(n_x, 1))
+        robust_y = np.fmin(_side(side_y, trim, 0)[1], _mad_variance(side_y) / np.maximum(n_y, 1))
     else:
         robust_x, robust_y = d_x, d_y
     if trim:
         degenerate = (d_x + d_y == 0) & ~constant
         if degenerate.any():
-            plain_x, plain_y = _side(x, 0.0), _side(y, 0.0)
+            plain_x, plain_y = _side(side_x, 0.0), _side(side_y, 0.0)
             loc_x, d_x, f_x = (np.where(degenerate, a, b) for a, b in zip(plain_x[:3], (loc_x, d_x, f_x), strict=True))
             loc_y, d_y, f_y = (np.where(degenerate, a, b) for a, b in zip(plain_y[:3], (loc_y, d_y, f_y), strict=True))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -281,6 +308,17 @@ def _projected(st: Stats, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.sqrt(d_x + d_y), df
 
 
+def projected_interval(st: Stats, runs: np.ndarray | float, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """The interval (percent) at ``level`` with ``runs`` samples a side, if estimate and per-sample variances stay."""
+    level = np.asarray(level, dtype=float)
+    if st.companion is not None:  # either: its log test at half the level
+        st, level = replace(st, companion=None), level / 2
+    se, df = _projected(st, np.asarray(runs, dtype=float))
+    with np.errstate(invalid="ignore"):
+        half = _quantile(df, level) * se
+    return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
+
+
 def decidable(
     st: Stats,
     runs: np.ndarray,
@@ -289,12 +327,7 @@ def decidable(
     inconclusive_above: np.ndarray | float,
 ) -> np.ndarray:
     """Would the row be decided with ``runs`` samples a side at ``level``, its estimate and spread unchanged?"""
-    if st.companion is not None:  # either: its log test at half the level
-        st, level = replace(st, companion=None), np.asarray(level) / 2
-    se, df = _projected(st, runs)
-    half = _quantile(df, np.asarray(level, dtype=float)) * se
-    low = _to_percent(st, st.delta - half)
-    high = _to_percent(st, st.delta + half)
+    low, high = projected_interval(st, runs, level)
     change = st.change
     min_effect = np.asarray(min_effect, dtype=float)
     floor = np.where(min_effect > 0, min_effect, inconclusive_above)

@@ -1,0 +1,97 @@
+"""The gate's decision table of a report: per-row decisions from the samples, as a DataFrame.
+
+``sample_arrays`` turns the samples (``results.read_samples``' frame) into NaN-padded arrays
+per side; ``decide_samples`` is the fixed-runs analysis over them with the columns the
+reports show (decision, change, interval, p, level, mde, runs needed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, decide_looks
+from benchgate.stats.gatetests import (
+    DEFAULT_INCONCLUSIVE_ABOVE,
+    DEFAULT_POWER,
+    GATE_TEST,
+    gate_statistics,
+    runs_needed,
+)
+
+
+def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """The rates of each (filename, configuration), per side in file order, as NaN-padded arrays.
+
+    ``samples`` has the columns of ``results.read_samples`` (filename, configuration,
+    side with categories base/head, rate). ``keys`` orders the rows (e.g. the comparison
+    table's ``zip(filename, configuration)``); default: order of first appearance.
+    Returns ``(keys, base, head)`` with arrays of shape ``(rows, max samples of that side)``.
+    """
+    filenames = samples["filename"].to_numpy(dtype=object)
+    configurations = samples["configuration"].to_numpy(dtype=object)
+    sides = np.asarray(samples["side"].astype(str).to_numpy(dtype=object))
+    rates = samples["rate"].to_numpy(dtype=float)
+    pairs = list(zip(filenames.tolist(), configurations.tolist(), strict=True))
+    if keys is None:
+        keys = list(dict.fromkeys(pairs))
+    keys = [(str(f), str(c)) for f, c in keys]
+    row_of = {key: index for index, key in enumerate(keys)}
+    rows = np.array([row_of.get(pair, -1) for pair in pairs], dtype=np.int64)
+    arrays = []
+    for side in ("base", "head"):
+        chosen = (sides == side) & (rows >= 0)
+        side_rows = rows[chosen]
+        counts = np.bincount(side_rows, minlength=len(keys))
+        width = int(counts.max()) if len(side_rows) else 0
+        order = np.argsort(side_rows, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        position = np.empty(len(side_rows), dtype=np.int64)
+        position[order] = np.arange(len(side_rows)) - np.repeat(starts, counts)
+        out = np.full((len(keys), width), np.nan)
+        out[side_rows, position] = rates[chosen]
+        arrays.append(out)
+    return keys, arrays[0], arrays[1]
+
+
+def decide_samples(
+    samples,
+    keys=None,
+    alpha: np.ndarray | float = DEFAULT_ALPHA,
+    *,
+    test: str = GATE_TEST,
+    correction: str = "holm",
+    min_effect: np.ndarray | float = 0.0,
+    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
+    power: float = DEFAULT_POWER,
+):
+    """The fixed-runs decision table: one row per key with the JSON's new fields.
+
+    Columns: filename, configuration, decision (a DECISIONS name), change, ci_low,
+    ci_high (percent), gate_p (the test's p-value), level (the interval's level), mde
+    (percent, at ``power``) and runs_needed (runs a side to decide an inconclusive row, NaN
+    otherwise or when 10,000 would not do).
+    """
+    import pandas as pd
+
+    keys, base, head = sample_arrays(samples, keys)
+    st = gate_statistics(base, head, test)
+    result = decide_looks(
+        [st], [1.0], alpha, correction=correction, min_effect=min_effect,
+        inconclusive_above=inconclusive_above, power=power,
+    )  # fmt: skip
+    needed = runs_needed(st, result.level, min_effect, inconclusive_above)
+    needed = np.where(result.decision == INCONCLUSIVE, needed, np.nan)
+    return pd.DataFrame(
+        {
+            "filename": [key[0] for key in keys],
+            "configuration": [key[1] for key in keys],
+            "decision": result.names,
+            "change": result.change,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "gate_p": result.p_value,
+            "level": result.level,
+            "mde": result.mde,
+            "runs_needed": needed,
+        }
+    )

@@ -1,0 +1,256 @@
+"""The looks of an adaptive run (``--runs auto``): which rows are settled, which files stop, the replay.
+
+At each look of a ``sequential.Design`` the rows' decisions are recomputed from every look
+so far (``decisions.decide_looks``), then each row is *settled* or not:
+
+- decided: regression, improvement, constant or incomplete;
+- calm: unchanged (its interval at its whole level rules out a regression of the floor,
+  10 % or min-effect), and, with min-effect 0, also not significant at that level (the
+  interval holds 0: a row that is, but is not yet rejected at the look's share of the
+  level, keeps running towards a rejection) and its one-sided bound at ``settle_level``
+  rules out a regression of ``settle_above`` (5 %). That guard keeps a real 5 % regression
+  from stopping as "unchanged" before it is rejected: it does so with probability at most
+  ``settle_level`` per look;
+- futile: more runs could not change the outcome. Projected to ``max_runs`` with its
+  estimate and ``futility_variance`` × its robust variance, it could neither be rejected
+  nor, when inconclusive, become unchanged. An inconclusive row that stops this way is
+  *hopeless*: it ends inconclusive, never a pass.
+
+A file stops after the look at which all its rows are settled; at the last look every file
+stops. Stopping is a non-binding futility rule for the false-fail boundary: the sequential
+p-values are valid whatever the stopping, so no stopping rule can raise the false-fail rate.
+
+``replay`` recomputes every look and stop of a recorded run from the samples each look saw
+(``--resume`` and ``benchgate report``), ``projected_runs`` gives the progress ETA's plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from benchgate.stats import decisions
+from benchgate.stats.gatetests import Stats, change_interval, projected_interval, subset
+from benchgate.stats.sequential import Design
+
+_FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
+
+
+def look_statistics(design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None) -> Stats:
+    """The design's test on the samples one look saw; rows not ``active`` (their file had stopped) sit it out.
+
+    ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
+    samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips.
+    """
+    base = np.asarray(base, dtype=float)
+    head = np.asarray(head, dtype=float)
+    if active is None:
+        return decisions.gate_statistics(base, head, design.test)
+    active = np.asarray(active, dtype=bool)
+    picked = decisions.gate_statistics(base[active], head[active], design.test)
+    return _scatter(picked, active, active.shape)
+
+
+def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
+    """The inverse of ``decisions.subset``: rows not picked get no samples."""
+    values = {}
+    for name, fill, kind in (
+        ("delta", np.nan, float), ("se", np.nan, float), ("df", np.nan, float), ("n_base", 0, np.int64),
+        ("n_head", 0, np.int64), ("scale_base", np.nan, float), ("var_base", np.nan, float),
+        ("var_head", np.nan, float), ("constant", False, bool),
+    ):  # fmt: skip
+        full = np.full(shape, fill, dtype=kind)
+        full[rows] = getattr(st, name)
+        values[name] = full
+    companion = None if st.companion is None else _scatter(st.companion, rows, shape)
+    return Stats(test=st.test, companion=companion, **values)
+
+
+@dataclass(frozen=True)
+class LookResult:
+    """What one look concludes: the rows' decisions so far and which rows need no more runs."""
+
+    look: int  # index into design.looks
+    decisions: decisions.Decisions
+    hopeless: np.ndarray  # inconclusive rows that stop: they could not be decided by max_runs
+    settled: np.ndarray  # decided, calm, futile (hopeless included); every row at the last look
+
+
+def _scaled(st: Stats, factor: float) -> Stats:
+    companion = None if st.companion is None else _scaled(st.companion, factor)
+    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
+
+
+def _settle_effect(design: Design) -> float:
+    return min(design.settle_above, design.inconclusive_above)
+
+
+def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
+    """Unchanged rows that may stop: all of them with a min-effect, else only the guarded-safe ones."""
+    calm = unchanged & ~guarded
+    candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
+    if candidates.any():
+        bound, _ = change_interval(subset(result.current, candidates), 2 * design.settle_level)
+        calm[candidates] = bound > -_settle_effect(design)
+    return calm
+
+
+def _reachable(
+    design: Design, result: decisions.Decisions, rows: np.ndarray, min_effect: np.ndarray, floor: np.ndarray
+) -> np.ndarray:
+    """Of ``rows``, those that more runs could still reject, or turn from inconclusive into unchanged."""
+    out = np.zeros(rows.shape, dtype=bool)
+    if not rows.any():
+        return out
+    st = _scaled(subset(result.current, rows), design.futility_variance)
+    level = result.level[rows]
+    runs = float(design.max_runs)
+    low, high = projected_interval(st, runs, level * design.weights[-1])
+    change, effect = st.change, min_effect[rows]
+    with np.errstate(invalid="ignore"):
+        rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
+        fixed_low, _ = projected_interval(st, runs, level)
+        settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (fixed_low > -floor[rows])
+    out[rows] = rejectable | settles
+    return out
+
+
+def decide_at_look(
+    design: Design,
+    history: list[Stats],
+    *,
+    alpha: np.ndarray | float | None = None,
+    min_effect: np.ndarray | float | None = None,
+    cache: dict | None = None,
+    with_mde: bool = True,
+) -> LookResult:
+    """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
+
+    ``alpha``/``min_effect`` override the design's per row (per-benchmark rules). ``cache``
+    (one dict per run, kept across its looks) saves recomputing earlier looks.
+    """
+    k = len(history) - 1
+    if not (0 <= k < len(design.looks)):
+        raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
+    alpha = design.alpha if alpha is None else alpha
+    min_effect = design.min_effect if min_effect is None else min_effect
+    result = decisions.decide_looks(
+        history,
+        design.weights[: k + 1],
+        alpha,
+        correction=design.correction,
+        min_effect=min_effect,
+        inconclusive_above=design.inconclusive_above,
+        power=design.power,
+        cache=cache,
+        with_mde=with_mde,
+    )
+    dec = result.decision
+    undecided = dec == decisions.INCONCLUSIVE
+    if k == len(design.looks) - 1:
+        return LookResult(k, result, undecided, np.ones(dec.shape, dtype=bool))
+    min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), dec.shape)
+    floor = np.where(min_effect > 0, min_effect, design.inconclusive_above)
+    settled = np.isin(dec, _FIRM) | _calm(design, result, dec == decisions.UNCHANGED, min_effect == 0)
+    futile = ~settled & ~_reachable(design, result, ~settled, min_effect, floor)
+    return LookResult(k, result, futile & undecided, settled | futile)
+
+
+def files_to_stop(file_of_row: np.ndarray, settled: np.ndarray, files: int) -> np.ndarray:
+    """Per file (last axis, ``files`` long): True when every row of that file is settled.
+
+    ``file_of_row`` gives each row's file index (``(..., rows)``, like ``settled``); a
+    file with no rows is not stopped here (it ran nothing to decide).
+    """
+    file_of_row = np.asarray(file_of_row, dtype=np.int64)
+    settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(file_of_row.shape, settled.shape))
+    file_of_row = np.broadcast_to(file_of_row, settled.shape)
+    lead = int(np.prod(settled.shape[:-1], dtype=np.int64))
+    offsets = (np.arange(lead, dtype=np.int64) * files)[:, None]
+    codes = (file_of_row.reshape(lead, -1) + offsets).ravel()
+    open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * files)
+    rows = np.bincount(codes, minlength=lead * files)
+    return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], files)
+
+
+def stop_reasons(design: Design, result: LookResult, file_of_row: np.ndarray, stopping: np.ndarray) -> list[str]:
+    """Why each file in ``stopping`` stops at this look: ``max-runs``, ``hopeless`` or ``decided`` ("" elsewhere)."""
+    reasons = [""] * len(stopping)
+    for file in np.flatnonzero(stopping):
+        if result.look == len(design.looks) - 1:
+            reasons[file] = "max-runs"
+        elif bool(result.hopeless[np.asarray(file_of_row) == file].any()):
+            reasons[file] = "hopeless"
+        else:
+            reasons[file] = "decided"
+    return reasons
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Every look of a run recomputed: the final decisions and, per file, the look it stopped after."""
+
+    result: LookResult  # the last look taken
+    stopped_after: np.ndarray  # per file: index of the look after which it stopped (-1: still running)
+    reasons: list[str]  # per file: sequential.STOP_REASONS entry, or "" while it runs
+
+
+def replay(
+    design: Design,
+    looks: list[tuple[np.ndarray, np.ndarray]],
+    file_of_row: np.ndarray,
+    files: int,
+    *,
+    alpha: np.ndarray | float | None = None,
+    min_effect: np.ndarray | float | None = None,
+) -> Replay:
+    """Recompute a (possibly unfinished) run from the samples each look saw, for one report.
+
+    ``looks[k]`` holds the NaN-padded base and head rates (``(rows, n)``) as they stood
+    when look k was taken (the live run records where, e.g. results.csv's size); only the
+    looks taken so far are given. A file's rows take part in a look until the file
+    stops, so the live run, a resumed run and ``benchgate report`` agree.
+    """
+    file_of_row = np.asarray(file_of_row, dtype=np.int64)
+    stopped_after = np.full(files, -1, dtype=np.int64)
+    reasons = [""] * files
+    history: list[Stats] = []
+    cache: dict = {}
+    result = None
+    for k, (base, head) in enumerate(looks):
+        active = stopped_after[file_of_row] < 0
+        history.append(look_statistics(design, base, head, active))
+        result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache)
+        stopping = files_to_stop(file_of_row, result.settled | ~active, files) & (stopped_after < 0)
+        for file, reason in enumerate(stop_reasons(design, result, file_of_row, stopping)):
+            reasons[file] = reason or reasons[file]
+        stopped_after[stopping] = k
+    if result is None:
+        raise ValueError("no look taken yet")
+    return Replay(result, stopped_after, reasons)
+
+
+def projected_runs(design: Design, result: LookResult) -> np.ndarray:
+    """Per row, the run count at which it is expected to settle (for the progress ETA).
+
+    Settled rows: the current look's runs. Others: the first remaining look at which,
+    with its estimate and (robust) variance, it would be rejected or unchanged, else max_runs.
+    """
+    k = result.look
+    current = float(design.looks[k])
+    out = np.where(result.settled, current, float(design.max_runs))
+    rows = ~result.settled
+    if k == len(design.looks) - 1 or not rows.any():
+        return out
+    found = np.full(int(rows.sum()), np.nan)
+    st = subset(result.decisions.current, rows)
+    level = result.decisions.level[rows]
+    for look, weight in zip(design.looks[k + 1 :], design.weights[k + 1 :], strict=True):
+        low, high = projected_interval(st, float(look), level * weight)
+        fixed_low, _ = projected_interval(st, float(look), level)
+        with np.errstate(invalid="ignore"):
+            done = (high < 0) | (low > 0) | (fixed_low > -design.inconclusive_above)
+        found = np.where(np.isnan(found) & done, float(look), found)
+    out[rows] = np.where(np.isnan(found), float(design.max_runs), found)
+    return out

@@ -1,0 +1,187 @@
+"""The looks of --runs auto (benchgate.stats.stopping): settling, stopping, replay and the error control."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchgate.stats import decisions, sequential, stopping
+
+
+def lognormal(rng, sigma, shape, change=0.0):
+    return np.exp(np.log1p(change) + sigma * rng.standard_normal(shape)) * 1e5
+
+
+def run(design, base, head, file_of_row, files):
+    """The live loop, as the session runs it: a look, then stop the files whose rows are all settled."""
+    stopped = np.full(files, -1)
+    history, cache, looks_seen = [], {}, []
+    result = None
+    for k, runs in enumerate(design.looks):
+        active = stopped[file_of_row] < 0
+        looks_seen.append((base[:, :runs].copy(), head[:, :runs].copy()))
+        history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs], active))
+        result = stopping.decide_at_look(design, history, cache=cache)
+        stop = stopping.files_to_stop(file_of_row, result.settled | ~active, files) & (stopped < 0)
+        stopped[stop] = k
+        if (stopped >= 0).all():
+            break
+    return result, stopped, looks_seen
+
+
+def test_quiet_unchanged_files_stop_early_and_a_regression_is_found():
+    rng = np.random.default_rng(1)
+    design = sequential.make_design()
+    file_of_row = np.repeat(np.arange(4), 5)
+    base = lognormal(rng, 0.01, (20, 60))
+    head = lognormal(rng, 0.01, (20, 60))
+    head[7] *= 0.9  # file 1 regresses by 10 %
+    result, stopped, _ = run(design, base, head, file_of_row, 4)
+    names = result.decisions.names
+    assert names[7] == "regression" and set(np.delete(names, 7)) == {"unchanged"}
+    assert (np.asarray(design.looks)[stopped] <= 12).all()  # far fewer than 60 runs
+
+
+def test_unchanged_uses_the_whole_level_at_every_look():
+    """A row not rejected shows the fixed-runs interval of its samples so far: no share of the level is spent."""
+    rng = np.random.default_rng(5)
+    design = sequential.make_design()
+    base, head = lognormal(rng, 0.02, (40, 60)), lognormal(rng, 0.02, (40, 60))
+    history, cache = [], {}
+    for runs in design.looks[:8]:
+        history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs]))
+        result = stopping.decide_at_look(design, history, cache=cache).decisions
+        fixed = decisions.decide(base[:, :runs], head[:, :runs])
+        assert not result.rejected.any()
+        np.testing.assert_allclose(result.ci_low, fixed.ci_low, rtol=1e-12)
+        np.testing.assert_allclose(result.ci_high, fixed.ci_high, rtol=1e-12)
+        assert result.names.tolist() == fixed.names.tolist()
+
+
+def test_a_five_percent_regression_is_not_stopped_as_unchanged():
+    """The settle guard: at 1 % noise a -5 % row can look unchanged (its interval excludes -10 %) before it is
+    rejected; it keeps running and ends a regression (the power target)."""
+    rng = np.random.default_rng(6)
+    design = sequential.make_design()
+    rows = 200
+    base, head = lognormal(rng, 0.01, (rows, 60)), lognormal(rng, 0.01, (rows, 60), -0.05)
+    file_of_row = np.arange(rows)  # one row per file: each stops on its own
+    result, stopped, _ = run(design, base, head, file_of_row, rows)
+    assert (result.decisions.names == "regression").all()
+    # without the guard (settle_above as large as the floor) some would have stopped "unchanged" early
+    loose = sequential.make_design(settle_above=10.0, settle_level=0.49)
+    result_loose, _, _ = run(loose, base, head, file_of_row, rows)
+    assert (result_loose.decisions.names == "unchanged").any()
+
+
+def test_significant_at_the_whole_level_but_not_yet_rejected_keeps_running():
+    design = sequential.make_design(min_runs=5, max_runs=60)
+    rng = np.random.default_rng(7)
+    for _ in range(500):  # t of about 8: between the whole level (2.5e-6) and the first look's share of it
+        base, head = lognormal(rng, 0.004, (1, 8)), lognormal(rng, 0.004, (1, 8), -0.017)
+        st = stopping.look_statistics(design, base, head)
+        result = stopping.decide_at_look(design, [st])
+        d = result.decisions
+        if d.fixed_high[0] < 0 and not d.rejected[0]:
+            assert d.names[0] == "unchanged" and not result.settled[0]
+            return
+    pytest.fail("no sample fell between the whole level and the first look's share of it")
+
+
+def test_with_a_min_effect_an_unchanged_row_settles_without_the_guard():
+    """A -3 % row whose interval holds 0 and rules out -10 %, but not (one-sided at 0.001) -5 %: it keeps
+    running under min-effect 0, while with a min-effect of 8 % it is settled (a one-row report: level 0.001)."""
+    rng = np.random.default_rng(8)
+    plain = sequential.make_design()
+    floor = sequential.make_design(min_effect=8.0)
+    for _ in range(500):
+        base, head = lognormal(rng, 0.015, (1, 8)), lognormal(rng, 0.015, (1, 8), -0.03)
+        st = stopping.look_statistics(plain, base, head)
+        result = stopping.decide_at_look(plain, [st])
+        d = result.decisions
+        if d.names[0] == "unchanged" and d.fixed_low[0] <= 0 <= d.fixed_high[0]:
+            guard, _ = decisions.change_interval(st, 2 * plain.settle_level)
+            if guard[0] <= -plain.settle_above:
+                assert not result.settled[0]
+                settled = stopping.decide_at_look(floor, [stopping.look_statistics(floor, base, head)])
+                assert settled.decisions.names[0] == "unchanged" and settled.settled[0]
+                return
+    pytest.fail("no sample was unchanged with the guard failing")
+
+
+def test_a_hopelessly_noisy_file_stops_at_once_and_ends_inconclusive():
+    rng = np.random.default_rng(9)
+    design = sequential.make_design()
+    file_of_row = np.array([0, 0, 1])
+    base = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 0.6, (1, 60))])
+    head = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 0.6, (1, 60))])
+    result, stopped, looks_seen = run(design, base, head, file_of_row, 2)
+    assert stopped[1] <= 2 and result.decisions.names[2] == "inconclusive"  # 60 % noise: gives up at once
+    replayed = stopping.replay(design, looks_seen, file_of_row, 2)
+    assert replayed.reasons == ["decided", "hopeless"]
+
+
+def test_replay_reaches_the_live_runs_decisions_and_stops():
+    rng = np.random.default_rng(2)
+    design = sequential.make_design()
+    file_of_row = np.repeat(np.arange(3), 4)
+    sigmas = np.repeat([0.005, 0.05, 0.3], 4)[:, None]
+    base = np.exp(sigmas * rng.standard_normal((12, 60)))
+    head = np.exp(sigmas * rng.standard_normal((12, 60)))
+    live, stopped, looks_seen = run(design, base, head, file_of_row, 3)
+    recorded = sequential.Design.from_json(json.loads(json.dumps(design.to_json())))
+    replayed = stopping.replay(recorded, looks_seen, file_of_row, 3)
+    assert replayed.stopped_after.tolist() == stopped.tolist()
+    assert replayed.result.decisions.names.tolist() == live.decisions.names.tolist()
+    np.testing.assert_array_equal(replayed.result.decisions.ci_low, live.decisions.ci_low)
+    assert replayed.reasons[0] == "decided" and replayed.reasons[2] in ("hopeless", "max-runs")
+    # a resumed run that has seen only the first looks replays the same prefix
+    prefix = stopping.replay(design, looks_seen[:2], file_of_row, 3)
+    assert prefix.stopped_after.tolist() == [k if 0 <= k < 2 else -1 for k in stopped.tolist()]
+
+
+def test_false_fail_rate_of_the_design_monte_carlo():
+    """A/A with heavy noise and stopping at every look: false regressions stay within 3x the nominal rate.
+
+    At the design's level alpha = 0.05 over 10 rows per report (Holm), a report falsely fails at most
+    ~alpha / 2 of the time (one side). 600 reports, fixed seed: expected <= 15, bound 3x.
+    """
+    rng = np.random.default_rng(3)
+    design = sequential.make_design(0.05)
+    reports, rows = 600, 10
+    file_of_row = np.repeat(np.arange(5), 2)
+    base = lognormal(rng, 0.05, (reports, rows, 60))
+    head = lognormal(rng, 0.05, (reports, rows, 60))
+    base = np.where(rng.random(base.shape) < 0.02, base / 1.3, base)  # slow outliers on both sides
+    head = np.where(rng.random(head.shape) < 0.02, head / 1.3, head)
+    stopped = np.full((reports, 5), -1)
+    history, cache = [], {}
+    result = None
+    for k, runs in enumerate(design.looks):
+        active = stopped[:, file_of_row] < 0
+        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
+        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
+        stop = stopping.files_to_stop(file_of_row, result.settled | ~active, 5) & (stopped < 0)
+        stopped[stop] = k
+    fails = int((decisions.verdicts(result.decisions.decision) == 1).sum())
+    assert 0 < fails <= 3 * 0.05 / 2 * reports  # 0 would mean the test could not fail
+
+
+def test_files_to_stop_per_report():
+    settled = np.array([[True, True, False, True], [True, True, True, True]])
+    stop = stopping.files_to_stop(np.array([0, 0, 1, 1]), settled, 3)
+    assert stop.tolist() == [[True, False, False], [True, True, False]]  # file 2 has no rows: never stopped here
+
+
+def test_projected_runs_for_the_eta():
+    rng = np.random.default_rng(4)
+    design = sequential.make_design()
+    base = np.vstack([lognormal(rng, 0.002, (1, 5)), lognormal(rng, 0.04, (2, 5))])
+    head = np.vstack([lognormal(rng, 0.002, (1, 5)), lognormal(rng, 0.04, (2, 5))])
+    result = stopping.decide_at_look(design, [stopping.look_statistics(design, base, head)])
+    projected = stopping.projected_runs(design, result)
+    assert result.settled[0] and projected[0] == 5
+    assert (projected[1:] > 5).all() and (projected <= 60).all()
+    assert set(projected.tolist()) <= set(design.looks)
