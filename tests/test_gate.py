@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -155,3 +157,115 @@ def test_on_pure_noise_holm_rarely_fails_a_400_row_report_while_raw_p_often_does
         holm_failures += gate.verdict(gate.apply_gate(noise, gate.GatePolicy())) == "fail"
     assert 0.10 < raw_failures / reports < 0.27
     assert holm_failures <= 2  # expected 0.15 at most (0.05 % per report)
+
+
+# The gate every command applies: decisions from the samples (benchgate.stats.decisions).
+
+
+def lognormal_rows(rng, rows: list[tuple[str, float, float, int]]) -> pd.DataFrame:
+    """Samples for (filename, sigma, change, runs) rows, one configuration each, in compare.js's columns."""
+    records = []
+    for filename, sigma, change, runs in rows:
+        for side, shift in (("base", 0.0), ("head", np.log1p(change))):
+            for rate in np.exp(np.log(1e5) + shift + sigma * rng.standard_normal(runs)):
+                records.append((side, filename, "n=1", float(rate), 0.1))
+    samples = pd.DataFrame(records, columns=["side", "filename", "configuration", "rate", "time"])
+    samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
+    return samples
+
+
+def decided(samples: pd.DataFrame, **policy) -> pd.DataFrame:
+    return gate.apply_gate(stats.compare_samples(samples), gate.GatePolicy(**policy), samples).set_index("filename")
+
+
+def test_with_samples_the_gate_follows_the_decisions():
+    rng = np.random.default_rng(10)
+    samples = lognormal_rows(
+        rng,
+        [("slower.js", 0.01, -0.2, 30), ("faster.js", 0.01, 0.2, 30), ("same.js", 0.01, 0.0, 30),
+         ("noisy.js", 0.3, 0.0, 5)],
+    )  # fmt: skip
+    gated = decided(samples)
+    assert gated["decision"].to_dict() == {
+        "slower.js": "regression", "faster.js": "improvement", "same.js": "unchanged", "noisy.js": "inconclusive",
+    }  # fmt: skip
+    assert gated["gating"].to_dict() == {"slower.js": True, "faster.js": False, "same.js": False, "noisy.js": False}
+    assert gated["undecided"].to_dict() == {"slower.js": False, "faster.js": False, "same.js": False, "noisy.js": True}
+    assert gated.loc["slower.js", "gate_reason"].startswith("-19.8 % [-20.6, -19.1]")
+    assert " regression: yuen_log p = " in gated.loc["slower.js", "gate_reason"]
+    assert gate.verdict(gated.reset_index()) == "fail"
+    assert gate.verdict(decided(samples[samples["filename"] != "slower.js"]).reset_index()) == "inconclusive"
+
+
+def test_thresholds_min_effect_and_rules_set_each_rows_level():
+    rng = np.random.default_rng(11)
+    # t of about 4.5: significant at * and ** (after Holm over 2 rows) but not at ***
+    samples = lognormal_rows(rng, [("edge.js", 0.01, -0.012, 30), ("big.js", 0.01, -0.3, 30)])
+
+    def gating(**policy) -> list[bool]:
+        return decided(samples, **policy).loc[["edge.js", "big.js"], "gating"].tolist()
+
+    assert gating() == [False, True]
+    assert gating(threshold="*") == [True, True]
+    assert gating(threshold="*", min_effect=5) == [False, True]
+    ignored = decided(samples, threshold="*", rules=(gate.GateRule("big.js", ignore=True),))
+    assert ignored["gating"].to_dict() == {"big.js": False, "edge.js": True} and ignored.loc["big.js", "ignored"]
+    assert gating(threshold="*", rules=(gate.GateRule("edge.js", threshold="***"),)) == [False, True]
+    strict = decided(samples, threshold="*", rules=(gate.GateRule("edge.js", threshold="***"),))
+    assert strict.loc["edge.js", "ci_level"] < strict.loc["big.js", "ci_level"]
+
+
+def test_threshold_off_shows_decisions_and_never_fails_or_is_inconclusive():
+    rng = np.random.default_rng(12)
+    samples = lognormal_rows(rng, [("slower.js", 0.01, -0.2, 30), ("noisy.js", 0.3, 0.0, 5)])
+    gated = decided(samples, threshold="off")
+    assert gated["decision"].to_dict() == {"noisy.js": "inconclusive", "slower.js": "regression"}
+    assert not gated["gating"].any() and not gated["undecided"].any()
+    assert gate.verdict(gated.reset_index()) == "pass"
+    off_rule = decided(samples, rules=(gate.GateRule("noisy.js", threshold="off"),))
+    assert not off_rule["undecided"].any() and gate.verdict(off_rule.reset_index()) == "fail"
+
+
+def test_inconclusive_above_is_the_floor_an_interval_must_rule_out():
+    rng = np.random.default_rng(13)
+    samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10)])
+    row = decided(samples).loc["a.js"]
+    assert row["decision"] == "inconclusive" and row["ci_low"] < -10 and row["runs_needed"] > 10
+    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1).loc["a.js"]
+    assert wide["decision"] == "unchanged"
+    with pytest.raises(ValueError):
+        gate.GatePolicy(inconclusive_above=0)
+
+
+def test_the_issues_four_run_tojson_regression_never_passes(capsys):
+    """Node 20.0.0 vs 18.16.0, buffer-tojson len=4096, 4 runs a side: compare.R gives ** (its *** gate passes it)."""
+    fixture = FIXTURES / "issue-tojson-n4.csv"
+    samples = results.read_samples([fixture])
+    comparisons = stats.compare_samples(samples)
+    row = comparisons.set_index("configuration").loc["len=4096 n=10000"]
+    assert row["confidence"] == "**" and row["improvement"] < -85
+    assert not gate.apply_gate(comparisons, gate.GatePolicy())["gating"].any()  # compare.R's p: a pass
+    assert main(["analyze", str(fixture), "--gate", "--no-bars"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"-91\.2 % \[-97\.7, -65\.8\] regression +FAIL", out) and "gate: FAIL: 1 of 4" in out
+
+
+def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
+    """The same 4-run row in a report of 400 comparisons: too few runs to reject at 0.001 / 400, and too few
+    to rule out a 10 % regression anywhere: inconclusive, exit 6, the row named with the runs it needs."""
+    rng = np.random.default_rng(14)
+    lines = (FIXTURES / "issue-tojson-n4.csv").read_text().splitlines()
+    for index in range(396):
+        for side in ("old", "new"):
+            for rate in np.exp(np.log(1e5) + 0.15 * rng.standard_normal(4)):
+                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
+    path = tmp_path / "issue-400.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["analyze", str(path), "--gate", "--no-bars"]) == 6
+    out = capsys.readouterr().out
+    assert out.count("  UNDECIDED ") == 20 and "gate: INCONCLUSIVE: 400 of 400 comparisons undecided" in out
+    status = main(["analyze", str(path), "--gate", "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    tojson = next(row for row in document["rows"] if row["configuration"] == "len=4096 n=10000")
+    assert status == 6 and document["verdict"] == "inconclusive"
+    assert tojson["decision"] == "inconclusive" and tojson["change"] < -85 and tojson["runs_needed"] > 4

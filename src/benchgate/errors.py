@@ -12,6 +12,9 @@ EXIT_BAD_INPUT = 2
 EXIT_GITHUB_UNREACHABLE = 3
 EXIT_BUILD_FAILED = 4
 EXIT_RUN_FAILED = 5
+# The gate could not decide: a comparison's interval still allows a regression of the floor (10 % or
+# min-effect). Never a pass; more runs (or a min-effect for a known-noisy benchmark) decide it.
+EXIT_INCONCLUSIVE = 6
 EXIT_INTERNAL_ERROR = 70  # a bug in benchgate (sysexits' EX_SOFTWARE), never a verdict
 EXIT_INTERRUPTED = 130
 

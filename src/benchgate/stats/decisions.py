@@ -309,10 +309,15 @@ def verdicts(decision: np.ndarray) -> np.ndarray:
     return np.where(fail, 1, np.where(undecided, 2, 0))
 
 
+def _percent(value: float) -> str:
+    # Intervals of a few runs can reach 1e+100 %: three significant digits from 100,000 % on.
+    return f"{value:.1f}" if abs(value) < 1e5 else f"{value:.3g}"
+
+
 def format_change(change: float, low: float, high: float) -> str:
-    """``-12.3 % [-14.1, -10.5]`` (one decimal; ``n/a`` when untested)."""
+    """``-12.3 % [-14.1, -10.5]`` (one decimal; 3 significant digits from 100,000 %; ``n/a`` when untested)."""
     if not np.isfinite(change):
         return "n/a"
     if not (np.isfinite(low) and np.isfinite(high)):
-        return f"{change:.1f} %"
-    return f"{change:.1f} % [{low:.1f}, {high:.1f}]"
+        return f"{_percent(change)} %"
+    return f"{_percent(change)} % [{_percent(low)}, {_percent(high)}]"

@@ -1,9 +1,14 @@
-"""The gate: which comparisons fail a pull request, and why.
+"""The gate: which comparisons fail a pull request, which are undecided, and why.
 
-A row gates when it is a regression (improvement < 0), its p-value after the
-configured correction is below the threshold's level, and the regression is at
-least the minimum effect. Per-benchmark rules (by glob on the file name) may
-change the threshold or minimum effect of some rows, or ignore them.
+With the samples (every benchgate command), each row gets the gate's decision
+(``benchgate.stats.decisions``: Yuen's trimmed test on log rates, Holm over the report at the
+threshold's level): a row gates when it is a ``regression`` of at least the minimum effect,
+and is undecided when ``inconclusive`` (its interval cannot rule out a regression of
+``inconclusive_above``, 10 %, or of the minimum effect). Without samples (a bare
+comparison table, as some tests build), the row gates by compare.R's own numbers instead:
+improvement < 0, p-value after the correction below the threshold's level, |improvement| at
+least the minimum effect. Per-benchmark rules (by glob on the file name) may change the
+threshold or minimum effect of some rows, or ignore them.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ CORRECTIONS = ("holm", "none")
 MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
 MIN_RUNS = 2  # Welch's t-test needs two samples a side
 MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
+DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent (benchgate.stats.gatetests' default, without importing numpy here)
+DISPLAY_LEVEL = 0.001  # the decisions shown under --threshold off (they gate nothing)
+DECISION_COLUMNS = ("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "runs_needed")
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,7 @@ class GatePolicy:
     correction: str = "holm"
     min_effect: float = 0.0
     rules: tuple[GateRule, ...] = field(default_factory=tuple)
+    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE
 
     def __post_init__(self) -> None:
         if self.threshold not in THRESHOLDS:
@@ -49,6 +58,11 @@ class GatePolicy:
         if not (0 <= self.min_effect <= MAX_MIN_EFFECT):
             # inf (or 1e9) would turn the gate off without saying so; --threshold off is the way to do that.
             raise ValueError(f"min-effect must be a percentage from 0 to {MAX_MIN_EFFECT:g}, not {self.min_effect!r}")
+        if not (0 < self.inconclusive_above <= MAX_MIN_EFFECT):
+            raise ValueError(
+                f"inconclusive-above must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, "
+                f"not {self.inconclusive_above!r}"
+            )
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -60,8 +74,109 @@ def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
     return found
 
 
-def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
-    """Return a copy of ``comparisons`` with ``gating`` (bool), ``gate_reason`` and ``ignored`` columns."""
+@dataclass(frozen=True)
+class RowRules:
+    """What the policy and its rules say for each row of a table (lists in the table's order)."""
+
+    threshold: list[str]
+    min_effect: list[float]
+    ignored: list[bool]
+
+    @property
+    def alpha(self) -> list[float]:
+        """The level each row is decided at (``--threshold off``: the *** level, for display)."""
+        return [THRESHOLDS[threshold] or DISPLAY_LEVEL for threshold in self.threshold]
+
+    @property
+    def judged(self) -> list[bool]:
+        """Rows whose decision counts: not ignored and not under a threshold of ``off``."""
+        pairs = zip(self.threshold, self.ignored, strict=True)
+        return [not ignored and THRESHOLDS[threshold] is not None for threshold, ignored in pairs]
+
+
+def row_rules(filenames, policy: GatePolicy) -> RowRules:
+    """Each row's threshold, minimum effect and whether a rule ignores it."""
+    thresholds, effects, ignored = [], [], []
+    for filename in filenames:
+        rule = _rule_for(str(filename), policy.rules)
+        thresholds.append((rule.threshold if rule else None) or policy.threshold)
+        effects.append(rule.min_effect if rule is not None and rule.min_effect is not None else policy.min_effect)
+        ignored.append(bool(rule and rule.ignore))
+    return RowRules(thresholds, effects, ignored)
+
+
+def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
+    """The gate's decision per row of ``comparisons`` from the samples (a fixed-runs analysis), in its order."""
+    from benchgate.stats import gatetable
+
+    rules = row_rules(comparisons["filename"], policy)
+    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
+    return gatetable.decide_samples(
+        samples,
+        keys,
+        alpha=rules.alpha,
+        correction=policy.correction,
+        min_effect=rules.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+    )
+
+
+def apply_gate(
+    comparisons: pd.DataFrame,
+    policy: GatePolicy,
+    samples: pd.DataFrame | None = None,
+    *,
+    decided: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """A copy of ``comparisons`` with ``gating`` (bool), ``gate_reason``, ``ignored`` and, with decisions, theirs.
+
+    ``samples`` (``results.read_samples``' frame): the rows are decided from them (fixed runs).
+    ``decided``: decisions made elsewhere (an adaptive run's replay), ``DECISION_COLUMNS`` per
+    row in the table's order. With either, ``gating`` is a ``regression`` decision on a judged row
+    and ``undecided`` an ``inconclusive`` one; without, compare.R's p-value rule (module docstring).
+    """
+    if decided is None and samples is not None:
+        decided = decide_rows(comparisons, samples, policy)
+    if decided is None:
+        return _apply_compare_r_rule(comparisons, policy)
+    return _apply_decisions(comparisons, policy, decided)
+
+
+def _apply_decisions(comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame) -> pd.DataFrame:
+    import numpy as np
+
+    from benchgate.stats.decisions import format_change
+    from benchgate.stats.gatetests import GATE_TEST
+
+    if len(decided) != len(comparisons):
+        raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
+    result = comparisons.copy()
+    for column in DECISION_COLUMNS:
+        result[column] = decided[column].to_numpy()
+    rules = row_rules(result["filename"], policy)
+    judged = np.asarray(rules.judged, dtype=bool)
+    decision = result["decision"].to_numpy(dtype=object)
+    gating = judged & (decision == "regression")
+    reasons = np.full(len(result), "", dtype=object)
+    where = "after Holm correction" if policy.correction == "holm" else "without correction"
+    for index in np.flatnonzero(gating):
+        row = result.iloc[index]
+        effect = rules.min_effect[index]
+        reasons[index] = (
+            f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {GATE_TEST} p = "
+            f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
+            + (f", |effect| >= {effect:g} %" if effect > 0 else "")
+        )
+    result["gating"] = gating
+    result["gate_reason"] = reasons
+    result["ignored"] = np.asarray(rules.ignored, dtype=bool)
+    result["undecided"] = judged & (decision == "inconclusive")
+    result["gate_test"] = GATE_TEST
+    return result
+
+
+def _apply_compare_r_rule(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
+    """compare.R's p-value rule, for a table without samples (module docstring)."""
     import numpy as np
 
     result = comparisons.copy()
@@ -70,18 +185,12 @@ def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
     improvement = result["improvement"].to_numpy(dtype=float)
     gating = np.zeros(len(result), dtype=bool)
     reasons = np.full(len(result), "", dtype=object)
-    ignored = np.zeros(len(result), dtype=bool)
+    rules = row_rules(result["filename"], policy)
     p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
-    for index, filename in enumerate(result["filename"].to_numpy()):
-        rule = _rule_for(filename, policy.rules)
-        threshold = policy.threshold
-        min_effect = policy.min_effect
-        if rule is not None:
-            if rule.ignore:
-                ignored[index] = True
-                continue
-            threshold = rule.threshold or threshold
-            min_effect = rule.min_effect if rule.min_effect is not None else min_effect
+    for index in range(len(result)):
+        if rules.ignored[index]:
+            continue
+        threshold, min_effect = rules.threshold[index], rules.min_effect[index]
         level = THRESHOLDS[threshold]
         if level is None or not (improvement[index] < 0) or np.isnan(p_values[index]):
             continue
@@ -93,7 +202,7 @@ def apply_gate(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
             )
     result["gating"] = gating
     result["gate_reason"] = reasons
-    result["ignored"] = ignored
+    result["ignored"] = np.asarray(rules.ignored, dtype=bool)
     return result
 
 
@@ -121,5 +230,10 @@ def untested_reason(gated: pd.DataFrame) -> str | None:
 
 
 def verdict(gated: pd.DataFrame) -> str:
-    """``"fail"`` when any row gates or no comparison could be tested (``untested_reason``), otherwise ``"pass"``."""
-    return "fail" if bool(gated["gating"].any()) or untested_reason(gated) is not None else "pass"
+    """``"fail"`` when a row gates or no comparison could be tested (``untested_reason``), else ``"inconclusive"``
+    when a judged row is undecided (never a pass), otherwise ``"pass"``."""
+    if bool(gated["gating"].any()) or untested_reason(gated) is not None:
+        return "fail"
+    if "undecided" in gated and bool(gated["undecided"].any()):
+        return "inconclusive"
+    return "pass"

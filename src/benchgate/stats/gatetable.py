@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, decide_looks
+from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide_looks
 from benchgate.stats.gatetests import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
@@ -35,6 +35,8 @@ def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray
     if keys is None:
         keys = list(dict.fromkeys(pairs))
     keys = [(str(f), str(c)) for f, c in keys]
+    if not keys:
+        return keys, np.zeros((0, 0)), np.zeros((0, 0))
     row_of = {key: index for index, key in enumerate(keys)}
     rows = np.array([row_of.get(pair, -1) for pair in pairs], dtype=np.int64)
     arrays = []
@@ -53,6 +55,33 @@ def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray
     return keys, arrays[0], arrays[1]
 
 
+def _no_decisions() -> Decisions:
+    """The decisions of a report without comparisons."""
+    empty = np.zeros(0)
+    st = gate_statistics(np.zeros((0, 2)), np.zeros((0, 2)))
+    return Decisions(np.zeros(0, dtype=np.int8), *([empty] * 9), empty, empty, np.zeros(0, dtype=np.int64), st)
+
+
+def decision_frame(keys, result: Decisions, needed: np.ndarray):
+    """The decision table of ``result`` (one row per key): the columns ``decide_samples`` documents."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "filename": [key[0] for key in keys],
+            "configuration": [key[1] for key in keys],
+            "decision": result.names,
+            "change": result.change,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "ci_level": result.level,
+            "gate_p": result.p_value,
+            "mde": result.mde,
+            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+        }
+    )
+
+
 def decide_samples(
     samples,
     keys=None,
@@ -67,31 +96,24 @@ def decide_samples(
     """The fixed-runs decision table: one row per key with the JSON's new fields.
 
     Columns: filename, configuration, decision (a DECISIONS name), change, ci_low,
-    ci_high (percent), gate_p (the test's p-value), level (the interval's level), mde
-    (percent, at ``power``) and runs_needed (runs a side to decide an inconclusive row, NaN
-    otherwise or when 10,000 would not do).
+    ci_high (percent), ci_level (the Holm-consistent level of the interval), gate_p (the
+    test's p-value), mde (percent, the regression found with probability ``power``) and
+    runs_needed (runs a side to decide an inconclusive row, NaN otherwise or when 10,000
+    would not do). ``alpha`` and ``min_effect`` may be given per key.
     """
-    import pandas as pd
-
     keys, base, head = sample_arrays(samples, keys)
+    if not keys:
+        return decision_frame([], _no_decisions(), np.zeros(0))
+    alpha = np.asarray(alpha, dtype=float)
+    min_effect = np.asarray(min_effect, dtype=float)
     st = gate_statistics(base, head, test)
     result = decide_looks(
         [st], [1.0], alpha, correction=correction, min_effect=min_effect,
         inconclusive_above=inconclusive_above, power=power,
     )  # fmt: skip
-    needed = runs_needed(st, result.level, min_effect, inconclusive_above)
-    needed = np.where(result.decision == INCONCLUSIVE, needed, np.nan)
-    return pd.DataFrame(
-        {
-            "filename": [key[0] for key in keys],
-            "configuration": [key[1] for key in keys],
-            "decision": result.names,
-            "change": result.change,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "gate_p": result.p_value,
-            "level": result.level,
-            "mde": result.mde,
-            "runs_needed": needed,
-        }
-    )
+    undecided = result.decision == INCONCLUSIVE
+    # Only more runs than the row has: the projection with a robust variance would otherwise "decide"
+    # some rows at fewer runs than they already failed to be decided with.
+    runs = np.fmin(st.n_base, st.n_head)
+    needed = runs_needed(st, result.level, min_effect, inconclusive_above, rows=undecided, above=runs)
+    return decision_frame(keys, result, needed)

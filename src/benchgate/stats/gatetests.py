@@ -259,8 +259,12 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
 
 def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
     """Two-sided t quantile ``qt(1 - level/2, df)``; the normal one where df is infinite."""
+    df, level = np.broadcast_arrays(np.asarray(df, dtype=float), np.asarray(level, dtype=float))
+    infinite = np.isinf(df)
     with np.errstate(invalid="ignore"):
-        return np.where(np.isinf(df), -special.ndtri(level / 2), special.stdtrit(df, 1 - level / 2))
+        if not infinite.any():  # the usual case: no second special function over every row
+            return special.stdtrit(df, 1 - level / 2)
+        return np.where(infinite, -special.ndtri(level / 2), special.stdtrit(df, 1 - level / 2))
 
 
 def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
@@ -344,13 +348,15 @@ def runs_needed(
     candidates: np.ndarray | None = None,
     levels: np.ndarray | None = None,
     rows: np.ndarray | None = None,
+    above: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """Runs a side after which the row would be decided, assuming its estimate and spread stay (NaN: none).
 
     ``candidates`` are the run counts to try (default 2 to 10,000), ``levels`` the share
     of ``level`` spent at each (default: all of it, one fixed-runs analysis with that many
     runs; a sequential design passes its remaining looks and their weights). Only
-    ``rows`` (default: every row with an estimate) are computed.
+    ``rows`` (default: every row with an estimate) are computed, and only run counts above
+    ``above`` (per row: e.g. the runs it already has) count.
     """
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     shape = np.shape(st.delta)
@@ -364,11 +370,12 @@ def runs_needed(
     level_picked = np.broadcast_to(np.asarray(level, dtype=float), shape)[pending]
     min_picked = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)[pending]
     floor_picked = np.broadcast_to(np.asarray(inconclusive_above, dtype=float), shape)[pending]
+    above_picked = np.broadcast_to(np.asarray(above, dtype=float), shape)[pending]
     found = np.full(picked.delta.shape, np.nan)
     open_ = np.ones(picked.delta.shape, dtype=bool)
     for index, runs in enumerate(candidates):
         at = level_picked if levels is None else level_picked * levels[index]
-        ok = open_ & decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked)
+        ok = open_ & (runs > above_picked) & decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked)
         found[ok] = runs
         open_ &= ~ok
         if not open_.any():

@@ -5,6 +5,9 @@ where the base succeeded, when the head produced fewer than 2 samples for a
 configuration the base measured, when no comparison could be tested at all
 (``gate.untested_reason``), or when the run did not complete. A trusted
 ``accept-regression`` label turns a failure into an accepted (neutral) result.
+When nothing fails but a comparison is undecided (``inconclusive``: its interval still
+allows a regression of 10 % or the min-effect), the verdict is ``inconclusive``: never a
+pass, a neutral check, exit status 6; the label does not accept it (it accepts regressions).
 A head that does not build fails the gate (no label accepts that); a base that
 does not build is an infrastructure error (``error``: neutral check, exit 4).
 """
@@ -16,11 +19,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_OK
+from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from benchgate.results.runrecord import Failure, RunSummary
 from benchgate.stats import gate
 
-PASS, FAIL, ACCEPTED = "pass", "fail", "accepted"
+PASS, FAIL, ACCEPTED, INCONCLUSIVE = "pass", "fail", "accepted", "inconclusive"
 # The base did not build: no verdict on the PR (a neutral check), but never a pass either.
 ERROR = "error"
 
@@ -33,6 +36,7 @@ class Outcome:
     gating_rows: int
     head_failures: tuple[Failure, ...]
     problems: tuple[str, ...]
+    undecided_rows: int = 0
 
     @property
     def failed(self) -> bool:
@@ -41,12 +45,15 @@ class Outcome:
 
     @property
     def check_conclusion(self) -> str:
-        return {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral"}[self.verdict]
+        conclusions = {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral", INCONCLUSIVE: "neutral"}
+        return conclusions[self.verdict]
 
     @property
     def exit_status(self) -> int:
         if self.verdict == ERROR:
             return EXIT_BUILD_FAILED
+        if self.verdict == INCONCLUSIVE:
+            return EXIT_INCONCLUSIVE
         return EXIT_GATE_FAILED if self.verdict == FAIL else EXIT_OK
 
 
@@ -88,13 +95,10 @@ def decide(
     if not run.complete:
         problems.append("the run did not complete, so part of the selection was never measured")
     failed = bool(gating_rows or problems)
-    if not failed:
-        verdict = PASS
-    elif accept_regression:
-        verdict = ACCEPTED
-    else:
-        verdict = FAIL
-    return Outcome(verdict, gating_rows, head_failures, tuple(problems))
+    undecided = int(gated["undecided"].sum()) if "undecided" in gated else 0
+    # Undecided rows never make a pass; a label that accepts regressions does not accept them either.
+    verdict = (ACCEPTED if accept_regression else FAIL) if failed else INCONCLUSIVE if undecided else PASS
+    return Outcome(verdict, gating_rows, head_failures, tuple(problems), undecided)
 
 
 def _build_failed(run: RunSummary) -> Outcome:
