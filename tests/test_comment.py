@@ -46,6 +46,7 @@ def test_pass_and_fail_say_so_first():
     assert first["pass"].startswith("### ✅") and first["failed-benchmarks"].startswith("### ❌")
     assert first["fail"] == "### ❌ benchgate: 1 regression fails the gate"
     assert first["accepted"].startswith("### ⚠️")
+    assert first["inconclusive"] == "### ❓ benchgate: inconclusive: 1 comparison undecided, none regresses"
     assert all(body.startswith(comment.MARKER) for body in map(comment.render_comment, cases.values()))
 
 
@@ -67,7 +68,8 @@ def test_fail_lists_regressions_first_and_why():
     body = comment.render_comment(variants()["fail"])
     table = body.split("#### Significant changes")[1].split("<details>")[0]
     assert table.index("buffer-compare.js n=1000000 size=16386") < table.index("buffer-tojson.js")
-    assert "Holm-adjusted p" in body and "❌ fails" in table
+    assert "regression: yuen\\_log p = 1e-07" in body and "❌ fails" in table
+    assert table.index("streams/creation.js") < table.index("buffer-tojson.js")  # undecided next, then the rest
     assert "|█" in body and "+482.81% \\*\\*\\*" not in body and "+482.81% ***" in body
 
 
@@ -109,8 +111,8 @@ def test_comment_under_github_limit_keeps_verdict_and_gating_rows():
 
 def test_pipe_in_configuration_does_not_break_the_table():
     body = comment.render_comment(variants()["pass"])
-    row = next(line for line in body.splitlines() if "url-parse.js" in line)
-    assert "a\\|b" in row and row.count(" | ") == 6
+    row = next(line for line in body.splitlines() if line.startswith("| `url/url-parse.js"))
+    assert "a\\|b" in row and row.count(" | ") == 8
 
 
 def outside_code_spans(markdown: str) -> str:

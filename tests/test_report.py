@@ -30,13 +30,22 @@ ROW_KEYS = {
     "confidence",
     "accuracy",
     "gating",
+    "decision",
+    "change",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "gate_p",
+    "mde",
+    "runs_needed",
 }
 
 
 def gated_fixture(name: str, **policy) -> tuple[pd.DataFrame, gate.GatePolicy]:
+    """The table ``benchgate analyze`` renders: compare.R's columns and the gate's decisions from the samples."""
     chosen = gate.GatePolicy(**policy)
-    table = stats.compare_samples(results.read_samples([FIXTURES / f"{name}.csv"]))
-    return gate.apply_gate(table, chosen), chosen
+    samples = results.read_samples([FIXTURES / f"{name}.csv"])
+    return gate.apply_gate(stats.compare_samples(samples), chosen, samples), chosen
 
 
 def test_number_formats_are_compare_rs():
@@ -52,37 +61,53 @@ def test_text_has_table_note_bars_and_gate_lines():
     gated, policy = gated_fixture("many")
     text = report.render_text(gated, policy)
     table, note, chart, gate_lines = text.rstrip("\n").split("\n\n")
-    assert table.splitlines()[0].split()[-1] == "gate" and len(table.splitlines()) == 121
+    assert table.splitlines()[0].split()[-3:] == ["[interval]", "decision", "gate"] and len(table.splitlines()) == 121
     assert "there are 120 comparisons" in note and "6.00 false positives" in note
     assert len(chart.splitlines()) == 121 and chart.splitlines()[0].strip().startswith("-")
-    assert gate_lines.splitlines()[0] == "gate: FAIL: 3 of 120 comparisons regress at *** after Holm correction"
-    assert all(line.startswith("  FAIL group") for line in gate_lines.splitlines()[1:])
-    assert "regression, Holm-adjusted p = " in gate_lines
-    assert "█" not in report.render_text(gated, policy, bars=False)
+    lines = gate_lines.splitlines()
+    assert lines[0] == "gate: FAIL: 3 of 120 comparisons regress at *** after Holm correction"
+    assert lines[1] == "  decisions (yuen_log): 3 regression, 2 improvement, 115 unchanged"
+    assert all(line.startswith("  FAIL group") and "regression: yuen_log p = " in line for line in lines[2:5])
+    assert lines[5] == "power (a regression found with 80% probability, per file, largest first):"
+    assert len(lines) == 6 + 6 and all(" could not have been seen with 30 runs" in line for line in lines[6:])
+
+
+def test_text_names_undecided_rows_with_the_runs_they_need():
+    gated, policy = gated_fixture("sorting")
+    lines = report.gate_summary(gated, policy)
+    assert lines[0] == "gate: INCONCLUSIVE: 12 of 15 comparisons undecided at *** after Holm correction, none regresses"
+    undecided = [line for line in lines if line.startswith("  UNDECIDED ")]
+    assert len(undecided) == 12 and all("could not rule out a 10 % regression; about " in line for line in undecided)
+    assert report.render_markdown(gated, policy).startswith("**benchgate** ❓ INCONCLUSIVE: 12 of 15")
+    wider = report.gate_summary(*gated_fixture("sorting", inconclusive_above=60.0))
+    assert wider[0].startswith("gate: pass: no regression at ***")
 
 
 def test_text_lists_incomplete_and_constant_rows():
     gated, policy = gated_fixture("small-n")
     text = report.render_text(gated, policy)
-    assert "incomplete (fewer than 2 samples on a side, not tested): 4: " in text
-    assert "small/n.js only-new" in text.splitlines()[-1]
+    incomplete = [line for line in text.splitlines() if line.startswith("incomplete (")]
+    assert incomplete == [
+        "incomplete (fewer than 2 samples on a side, not tested): 4: small/n.js n_new=1, small/n.js n_old=1, "
+        "small/n.js only-new, small/n.js only-old"
+    ]
     gated, policy = gated_fixture("constant")
     text = report.render_text(gated, policy)
     assert "constant rates on both sides" in text and "'data are essentially constant'" in text
-    assert text.splitlines()[-2].startswith("  FAIL constant/rates.js slower: -10.00 % regression")
+    assert "  FAIL constant/rates.js slower: -10.0 % [-10.0, -10.0] regression: yuen_log p = 0 <" in text
 
 
 def test_a_failed_run_reads_fail_not_pass_whatever_the_statistics_found():
     gated, policy = gated_fixture("many", threshold="off")
     assert report.gate_summary(gated, policy)[0].startswith("gate: off")
-    gated, policy = gated_fixture("sorting")
+    gated, policy = gated_fixture("sorting", min_effect=50.0)
     assert not gated["gating"].any()
     assert report.gate_summary(gated, policy)[0].startswith("gate: pass: no regression at ***")
     problems = ("2 benchmark process(es) failed on the head where the base succeeded", "the run did not complete")
     text = report.render_text(gated, policy, problems=problems)
     gate_lines = text.rstrip("\n").split("\n\n")[-1].splitlines()
     assert gate_lines[0] == f"gate: FAIL: {problems[0]}; {problems[1]}"
-    assert gate_lines[1].startswith("  statistics: no regression at *** after Holm correction (")
+    assert gate_lines[1].startswith("  statistics: no regression at *** after Holm correction, minimum effect 50 % (")
     assert "pass" not in text
     gated, policy = gated_fixture("many")
     lines = report.gate_summary(gated, policy, problems[:1])
@@ -90,7 +115,7 @@ def test_a_failed_run_reads_fail_not_pass_whatever_the_statistics_found():
         f"gate: FAIL: {problems[0]}",
         "  statistics: FAIL: 3 of 120 comparisons regress at *** after Holm correction",
     ]
-    assert all(line.startswith("  FAIL group") for line in lines[2:5])
+    assert all(line.startswith("  FAIL group") for line in lines[3:6])
 
 
 def test_control_characters_in_names_stay_on_one_line():
@@ -144,14 +169,19 @@ def test_markdown_document_has_verdict_table_reasons_bars_and_note():
     text = report.render_markdown(gated, policy)
     assert text.startswith("**benchgate** ❌ FAIL: 3 of 120 comparisons regress at \\*\\*\\* after Holm correction")
     assert report.render_markdown_table(gated) in text
-    assert text.count("regression, Holm-adjusted p") == 3 and "```text" in text
+    assert text.count("regression: yuen_log p = ") == 3 and "```text" in text
+    assert "| -6.4 % [-9.8, -3.0] | regression | ❌ fails |" in text
     assert "- 0.12 false positives, when considering a 0.1% risk acceptance (\\*\\*\\*)" in text
 
 
 def test_json_has_exactly_the_issue_shape():
     gated, policy = gated_fixture("small-n", threshold="**", min_effect=1.5)
     document = json.loads(report.render_json(gated, policy))
-    assert list(document) == ["comparisons", "threshold", "correction", "min_effect", "verdict", "rows"]
+    assert list(document) == [
+        "comparisons", "threshold", "correction", "min_effect", "verdict", "gate_test", "inconclusive_above",
+        "mde_power", "rows",
+    ]  # fmt: skip
+    assert (document["gate_test"], document["inconclusive_above"], document["mde_power"]) == ("yuen_log", 10.0, 0.8)
     assert document["comparisons"] == len(document["rows"]) == 7
     assert (document["threshold"], document["correction"], document["min_effect"]) == ("**", "holm", 1.5)
     assert document["verdict"] == "fail"
@@ -164,6 +194,13 @@ def test_json_has_exactly_the_issue_shape():
     assert by_name["n_old=1"]["p_value"] is None and by_name["n_old=1"]["accuracy"]["***"] is None
     assert by_name["n_old=1"]["confidence"] == "NA" and isinstance(by_name["n_old=1"]["improvement"], float)
     assert by_name["normal"]["gating"] is True and by_name["normal"]["improvement"] < -1.5
+    assert by_name["normal"]["decision"] == "regression" and by_name["normal"]["ci_high"] < 0
+    assert by_name["normal"]["ci_low"] < by_name["normal"]["change"] < by_name["normal"]["ci_high"]
+    assert by_name["normal"]["gate_p"] < by_name["normal"]["ci_level"] <= 0.01 and by_name["normal"]["mde"] > 0
+    assert by_name["only-old"]["decision"] == "incomplete" and by_name["only-old"]["ci_low"] is None
+    undecided = by_name["n=2 each"]
+    assert undecided["decision"] == "inconclusive" and isinstance(undecided["runs_needed"], int)
+    assert by_name["normal"]["runs_needed"] is None
 
 
 def test_json_p_adjusted_is_the_gates_p():

@@ -154,3 +154,18 @@ def test_row_order_is_compare_rs_under_the_c_collation_not_icus():
     names = [f"{f} {c}" for f, c in zip(ours("sorting")["filename"], ours("sorting")["configuration"], strict=True)]
     assert names == sorted(names, key=lambda name: name.encode("utf-8"))
     assert [line[: len(name)] for line, name in zip(byte_order, names, strict=True)] == names
+
+
+@pytest.mark.parametrize("name", COMPARE_R_OUTPUTS)
+def test_the_gates_columns_only_append_to_compare_r_lines(name):
+    """What `benchgate analyze` prints (the gate's decisions from the samples) keeps every compare.R line as is."""
+    printed = (FIXTURES / f"{name}.compare-R.txt").read_text(encoding="utf-8").splitlines()
+    samples = results.read_samples([FIXTURES / f"{name}.csv"])
+    gated = gate.apply_gate(stats.compare_samples(samples), gate.GatePolicy(), samples)
+    table = report.render_compare_table(gated).splitlines()
+    assert len(table) == len(gated) + 1
+    for ours_line, r_line in zip(table, printed, strict=False):
+        assert ours_line.startswith(r_line + " ")
+    for ours_line, row in zip(table[1:], gated.itertuples(index=False), strict=True):
+        appended = ours_line[len(printed[0]) :].split()
+        assert row.decision in appended and (("FAIL" in appended) == bool(row.gating))

@@ -1,7 +1,9 @@
 """Pure rendering of an analysis: compare.R's text table, markdown, JSON, CSV, bars and the PR comment.
 
 - ``tables``: the comparison table in every format, the gate lines, the JSON record.
-- ``bars``: text bars around a centre line; ``comment``: the sticky PR comment.
+- ``gatelines``: the gate's decisions in words: change cells, undecided rows and the runs they need, power.
+- ``bars``: text bars around a centre line; ``comment``: the sticky PR comment; ``commentgate``: its
+  verdict heading and power section; ``markup``: untrusted text as code spans, our own text escaped.
 - ``plots`` (forest plot), ``panels`` (distributions) and ``chartdata`` (what they show): the
   ``--plot`` charts as matplotlib figures and PNG bytes; matplotlib loads only when one is drawn.
 
@@ -47,12 +49,32 @@ _MODULES = {
         "GITHUB_COMMENT_LIMIT",
         "MAX_NAME_IN_CHART",
         "CommentContext",
-        "code",
-        "plain",
         "significant_rows",
         "markdown_table",
         "bar_chart",
         "render_comment",
+    ),
+    "commentgate": (
+        "verdict_lines",
+        "power_lines",
+    ),
+    "gatelines": (
+        "MDE_POWER",
+        "has_decisions",
+        "change_cell",
+        "runs_text",
+        "Undecided",
+        "undecided_rows",
+        "Blind",
+        "blind_spots",
+        "decision_counts",
+    ),
+    "markup": (
+        "CONTROL",
+        "MARKDOWN_SPECIAL",
+        "code",
+        "plain",
+        "block",
     ),
     "panels": (
         "SIDE_COLOURS",
@@ -88,6 +110,8 @@ _MODULES = {
     "tables": (
         "ACCURACY_KEYS",
         "CSV_COLUMNS",
+        "DECISION_KEYS",
+        "MAX_SUMMARY_LINES",
         "format_improvement",
         "format_accuracy",
         "row_name",
@@ -97,6 +121,7 @@ _MODULES = {
         "render_text",
         "markdown_order",
         "render_markdown_table",
+        "VERDICT_MARKS",
         "render_markdown",
         "gate_p_values",
         "analysis_record",

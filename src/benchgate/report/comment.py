@@ -1,7 +1,9 @@
 """The PR comment: pure markdown rendering of one report.
 
-Layout, top to bottom: the verdict and why; base and head; the significant rows
-(regressions first) with compare.R's columns; a text bar chart; every row in a
+Layout, top to bottom: the verdict and why (failing rows, then undecided rows with the runs
+each would need); base and head; the significant rows (regressions first) with compare.R's
+columns and the gate's change, interval and decision; a text bar chart; what the run could
+not have seen (per file, the regression found with 80 % probability); every row in a
 collapsed ``<details>``; compare.R's false-positive note; the runner and its
 warnings; failed and skipped benchmarks; labels applied or ignored and why; how
 to override; a link to the workflow run. A hidden marker lets the poster find
@@ -17,8 +19,6 @@ report is.
 
 from __future__ import annotations
 
-import html
-import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -26,18 +26,18 @@ import pandas as pd
 from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
-from benchgate.report import tables
+from benchgate.report import commentgate, gatelines, tables
 from benchgate.report.bars import Bar, render_bars
+from benchgate.report.markup import CONTROL as _CONTROL
+from benchgate.report.markup import block as _block
+from benchgate.report.markup import code, plain
 from benchgate.results.runrecord import RunSummary
-from benchgate.stats.outcome import ACCEPTED, FAIL, Outcome
+from benchgate.stats.outcome import Outcome
 
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
 GITHUB_COMMENT_LIMIT = 65536
 MAX_NAME_IN_CHART = 90
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 @dataclass(frozen=True)
@@ -55,37 +55,17 @@ class CommentContext:
     charts: tuple[str, ...] = ()  # file names of the charts written for the workflow run's artifact
 
 
-def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
-    """Untrusted text as a code span: no markdown, HTML or mentions inside."""
-    text = _CONTROL.sub(" ", str(text)).replace("\n", " ").replace("`", "'")
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    if in_table:
-        text = text.replace("|", "\\|")
-    return f"`{text}`" if text.strip() else "` `"
-
-
-def plain(text: str) -> str:
-    """Text built by us from trusted parts, escaped so it renders literally and pings nobody."""
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(_CONTROL.sub(" ", text), quote=False))
-    return escaped.replace("@", "@\u2060")
-
-
-def _block(text: str) -> str:
-    # Backticks cannot close the fence once they are gone.
-    return "```text\n" + _CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
-
-
-def _name(row) -> str:
-    return f"{row.filename} {row.configuration}"
-
-
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """Rows with compare.R stars: gating first, then regressions (worst first), then improvements (best first)."""
-    rows = gated[gated["confidence"].isin(["*", "**", "***"])].copy()
+    """Rows with compare.R stars or a decision other than unchanged: gating first, then undecided, then
+    regressions (worst first), then improvements (best first)."""
+    shown = gated["confidence"].isin(["*", "**", "***"])
+    undecided = gated["undecided"] if "undecided" in gated else pd.Series(False, index=gated.index)
+    if gatelines.has_decisions(gated):
+        shown |= gated["decision"].isin(["regression", "improvement"]) | undecided
+    rows = gated[shown].copy()
     rows["_order"] = [
-        (0 if gating else 1 if improvement < 0 else 2, improvement if improvement < 0 else -improvement)
-        for gating, improvement in zip(rows["gating"], rows["improvement"], strict=True)
+        (0 if gating else 1 if open_ else 2 if improvement < 0 else 3, improvement if improvement < 0 else -improvement)
+        for gating, open_, improvement in zip(rows["gating"], undecided[shown], rows["improvement"], strict=True)
     ]
     return rows.sort_values("_order", kind="mergesort").drop(columns="_order")
 
@@ -117,29 +97,8 @@ def false_positive_note(count: int, settings: Settings) -> str:
         f"{count * 0.01:.2f} at 1% (\\*\\*, \\*\\*\\*), {count * 0.001:.2f} at 0.1% (\\*\\*\\*)."
     )
     if settings.correction == "holm":
-        note += " The gate uses Holm-adjusted p-values, so noise alone fails a PR at most at the threshold's risk."
+        note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
     return f"> {note}"
-
-
-def _verdict(ctx: CommentContext) -> list[str]:
-    outcome, prefix = ctx.outcome, ctx.settings.label_prefix
-    count = outcome.gating_rows
-    if outcome.verdict == FAIL:
-        title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
-        if not count:
-            title = "### ❌ benchgate: the benchmark run fails the gate"
-    elif outcome.verdict == ACCEPTED:
-        title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
-    else:
-        title = "### ✅ benchgate: no regression fails the gate"
-    lines = [title, ""]
-    gating = ctx.gated[ctx.gated["gating"]]
-    for row in gating.head(30).itertuples(index=False):
-        lines.append(f"- {code(_name(row))}: {plain(row.gate_reason)}")
-    if len(gating) > 30:
-        lines.append(f"- … and {len(gating) - 30} more, in the table below")
-    lines += [f"- {plain(problem)}" for problem in outcome.problems]
-    return lines
 
 
 def _sandbox_warning(run: RunSummary) -> list[str]:
@@ -192,6 +151,13 @@ def _context_line(ctx: CommentContext) -> str:
         + ", "
         + _setting(ctx, "min_effect", f"min effect {settings.min_effect:g} %"),
     ]
+    if gatelines.has_decisions(ctx.gated) and len(ctx.gated):
+        parts.append(
+            f"gate test {code(str(ctx.gated['gate_test'].iloc[0]))}, "
+            + _setting(
+                ctx, "inconclusive_above", f"undecided while a {settings.inconclusive_above:g} % regression fits"
+            )
+        )
     return " · ".join(parts)
 
 
@@ -284,7 +250,7 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
-    parts = [MARKER, *_verdict(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
+    parts = [MARKER, *commentgate.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if truncated:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
@@ -299,6 +265,9 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     else:
         parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
     parts.append("")
+    if details:
+        power = commentgate.power_lines(ctx)
+        parts += [*power, ""] if power else []
     if all_rows:
         parts += [
             f"<details><summary>All {_plural(len(ctx.gated), 'comparison')}</summary>",

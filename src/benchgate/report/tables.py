@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchgate.report import gatelines
 from benchgate.report.bars import Bar, render_bars
 from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason, verdict
 
@@ -37,7 +38,17 @@ CSV_COLUMNS = [
     "accuracy_***",
     "gating",
     "gate_reason",
+    "decision",
+    "change",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "gate_p",
+    "mde",
+    "runs_needed",
 ]
+DECISION_KEYS = ("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "runs_needed")
+MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
 _CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
@@ -67,31 +78,40 @@ def _names(gated: pd.DataFrame) -> list[str]:
 def render_compare_table(gated: pd.DataFrame) -> str:
     """compare.R's printed table: left-aligned row names, right-aligned columns, one space apart.
 
-    When a row fails the gate a last ``gate`` column marks it ``FAIL``; the columns
-    before it are exactly what compare.R prints.
+    Every line starts with exactly what compare.R prints. With the gate's decisions, two columns
+    follow: the gate's change with its interval at the gate's level, and the decision; when a
+    row fails the gate a last ``gate`` column marks it ``FAIL``.
     """
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     failing = "gating" in gated and bool(gated["gating"].any())
-    if failing:
-        header.append("gate")
-    lines = [header]
+    decided = gatelines.has_decisions(gated)
+    extra_header = (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
+    lines, extras = [header], [extra_header]
     for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
-        cells = [
-            name,
-            str(row.confidence),
-            format_improvement(row.improvement),
-            format_accuracy(row.accuracy_1),
-            format_accuracy(row.accuracy_2),
-            format_accuracy(row.accuracy_3),
-        ]
-        if failing:
-            cells.append("FAIL" if row.gating else "")
-        lines.append(cells)
+        lines.append(
+            [
+                name,
+                str(row.confidence),
+                format_improvement(row.improvement),
+                format_accuracy(row.accuracy_1),
+                format_accuracy(row.accuracy_2),
+                format_accuracy(row.accuracy_3),
+            ]
+        )
+        cells = [gatelines.change_cell(row), str(row.decision)] if decided else []
+        extras.append(cells + (["FAIL" if row.gating else ""] if failing else []))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    extra_widths = [max(len(line[i]) for line in extras) for i in range(len(extra_header))]
     out = []
-    for line in lines:
+    for line, extra in zip(lines, extras, strict=True):
         cells = [line[0].ljust(widths[0])] + [cell.rjust(widths[i]) for i, cell in enumerate(line) if i > 0]
-        out.append(" ".join(cells).rstrip() if failing else " ".join(cells))
+        text = " ".join(cells)
+        if extra:
+            # The gate change right-aligned (its numbers line up), the words after it left-aligned.
+            appended = [extra[0].rjust(extra_widths[0])] if decided else []
+            appended += [cell.ljust(extra_widths[i]) for i, cell in enumerate(extra) if i > 0 or not decided]
+            text = (text + " " + " ".join(appended)).rstrip()
+        out.append(text)
     return "\n".join(out)
 
 
@@ -120,19 +140,21 @@ def _correction_name(policy: GatePolicy) -> str:
 
 
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
-    """The gate's verdict line, then why each failing row fails, then rows the test could not judge.
+    """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
 
     ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
     head failures, an incomplete run), plus ``gate.untested_reason`` when no comparison could
     be tested. They fail the gate whatever the statistics found, so
     with them the verdict line is FAIL and leads with them, and the statistics' finding
-    follows without a verdict of its own.
+    follows without a verdict of its own. Undecided rows (inconclusive) make the verdict
+    INCONCLUSIVE when nothing fails: never a pass.
     """
     untested = untested_reason(gated)
     if untested is not None and untested not in problems:
         problems = [*problems, untested]  # nothing tested fails the gate, whatever the statistics say
     count = len(gated)
     failing = gated[gated["gating"]]
+    undecided = gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
     effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""
     where = f"at {policy.threshold} after {_correction_name(policy)}{effect}"
     off = THRESHOLDS[policy.threshold] is None
@@ -140,16 +162,25 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
         finding = f"off (--threshold off): no comparison can fail ({count} comparisons)"
     elif len(failing):
         finding = f"FAIL: {len(failing)} of {count} comparisons regress {where}"
+    elif undecided:
+        finding = f"INCONCLUSIVE: {len(undecided)} of {count} comparisons undecided {where}, none regresses"
     else:
         finding = f"no regression {where} ({count} comparisons)"
     if problems:
         lines = [f"gate: FAIL: {'; '.join(problems)}", f"  statistics: {finding}"]
     else:
-        lines = [f"gate: {finding}" if off or len(failing) else f"gate: pass: {finding}"]
+        lines = [f"gate: {finding}" if off or len(failing) or undecided else f"gate: pass: {finding}"]
+    if gatelines.has_decisions(gated):
+        lines.append(f"  decisions ({gated['gate_test'].iloc[0] if count else ''}): {gatelines.decision_counts(gated)}")
     lines += [
         f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
         for row in failing.itertuples(index=False)
     ]
+    lines += [
+        f"  UNDECIDED {item.name.translate(_CONTROL)}: {item.sentence()}" for item in undecided[:MAX_SUMMARY_LINES]
+    ]
+    if len(undecided) > MAX_SUMMARY_LINES:
+        lines.append(f"  ... and {len(undecided) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
         names = ", ".join(_names(incomplete))
@@ -161,6 +192,12 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
             f"constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
             f"benchgate takes p = 0 when the means differ, else 1): {len(constant)}: {names}"
         )
+    blind = gatelines.blind_spots(gated)
+    if blind:
+        lines.append(f"power (a regression found with {gatelines.MDE_POWER:.0%} probability, per file, largest first):")
+        lines += [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind[:MAX_SUMMARY_LINES]]
+        if len(blind) > MAX_SUMMARY_LINES:
+            lines.append(f"  ... and {len(blind) - MAX_SUMMARY_LINES} more files (--format json: mde per row)")
     return lines
 
 
@@ -187,46 +224,76 @@ def _code(text: str) -> str:
 
 
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Regressions first: gating rows, then other regressions with stars (both worst first), then the rest."""
+    """Regressions first: gating rows, undecided rows, other regressions with stars or decided, then the rest.
+
+    Gating and other regressions worst first, undecided rows in table order.
+    """
     improvement = gated["improvement"].to_numpy(dtype=float)
     starred = gated["confidence"].isin(["*", "**", "***"]).to_numpy()
     gating = gated["gating"].to_numpy(dtype=bool)
-    group = [0 if g else 1 if (s and i < 0) else 2 for g, s, i in zip(gating, starred, improvement, strict=True)]
-    key = [
-        (grp, imp if grp < 2 else 0.0, position)
-        for position, (grp, imp) in enumerate(zip(group, improvement, strict=True))
-    ]
+    undecided = gated["undecided"].to_numpy(dtype=bool) if "undecided" in gated else [False] * len(gated)
+    regressed = (gated["decision"] == "regression").to_numpy() if "decision" in gated else [False] * len(gated)
+
+    def group(index: int) -> int:
+        if gating[index]:
+            return 0
+        if undecided[index]:
+            return 1
+        return 2 if (starred[index] or regressed[index]) and improvement[index] < 0 else 3
+
+    key = []
+    for position in range(len(gated)):
+        grp = group(position)
+        key.append((grp, improvement[position] if grp in (0, 2) else 0.0, position))
     order = sorted(range(len(key)), key=key.__getitem__)
     return gated.iloc[order]
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
-    """compare.R's columns as a GitHub table with a gate column, regressions first (see ``markdown_order``)."""
+    """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
+    decided = gatelines.has_decisions(gated)
+    extra = " gate change [interval] | decision |" if decided else ""
     lines = [
-        "| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) | gate |",
-        "|:--|:-:|--:|--:|--:|--:|:--|",
+        f"| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) |{extra} gate |",
+        "|:--|:-:|--:|--:|--:|--:|" + ("--:|:--|" if decided else "") + ":--|",
     ]
     for row in markdown_order(gated).itertuples(index=False):
-        gate = "❌ fails" if row.gating else "ignored" if getattr(row, "ignored", False) else ""
+        if row.gating:
+            gate = "❌ fails"
+        elif getattr(row, "ignored", False):
+            gate = "ignored"
+        else:
+            gate = "❓ undecided" if getattr(row, "undecided", False) else ""
         confidence = str(row.confidence).replace("*", "\\*")
+        cells = f" {gatelines.change_cell(row)} | {row.decision} |" if decided else ""
         lines.append(
             f"| {_code(row_name(row.filename, row.configuration))} | {confidence} "
             f"| {format_improvement(row.improvement)} | {format_accuracy(row.accuracy_1)} "
-            f"| {format_accuracy(row.accuracy_2)} | {format_accuracy(row.accuracy_3)} | {gate} |"
+            f"| {format_accuracy(row.accuracy_2)} | {format_accuracy(row.accuracy_3)} |{cells} {gate} |"
         )
     return "\n".join(lines)
 
 
+VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
+
+
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
-    """A verdict line, the table, the failing rows and why, the bars and compare.R's note, as GitHub markdown."""
+    """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
     summary = gate_summary(gated, policy)
-    mark = "❌" if verdict(gated) == "fail" else "✅"
+    mark = VERDICT_MARKS[verdict(gated)]
     headline = summary[0].replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     failing = gated[gated["gating"]]
     for row in failing.itertuples(index=False):
         parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
-    if len(failing):
+    for item in gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above):
+        parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
+    if parts[-1] != "":
+        parts.append("")
+    blind = gatelines.blind_spots(gated)
+    if blind:
+        parts.append(f"Power (a regression found with {gatelines.MDE_POWER:.0%} probability):")
+        parts += [f"- {spot.sentence(_code(spot.filename))}" for spot in blind]
         parts.append("")
     if len(gated):
         parts += ["```text", render_bars(bars_for(gated)), "```", ""]
@@ -244,48 +311,74 @@ def gate_p_values(gated: pd.DataFrame, policy: GatePolicy) -> pd.Series:
     return gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
 
 
-def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
-    """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA."""
+def _count(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> dict[str, Any]:
+    """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
+
+    Per row, compare.R's numbers, then the gate's: ``decision``, ``change``, ``ci_low``,
+    ``ci_high`` (percent), ``ci_level`` (the interval's two-sided level), ``gate_p``, ``mde``
+    (percent: the regression found with probability ``mde_power``) and ``runs_needed`` (an
+    undecided row). ``design``: an adaptive run's design (run.json's), recorded as is.
+    """
     adjusted = gate_p_values(gated, policy).to_numpy(dtype=float)
+    decided = gatelines.has_decisions(gated)
     rows = []
     for index, row in enumerate(gated.itertuples(index=False)):
-        rows.append(
-            {
-                "filename": str(row.filename),
-                "configuration": str(row.configuration),
-                "n_base": int(row.n_base),
-                "n_head": int(row.n_head),
-                "mean_base": _number(row.mean_base),
-                "mean_head": _number(row.mean_head),
-                "improvement": _number(row.improvement),
-                "p_value": _number(row.p_value),
-                "p_adjusted": _number(adjusted[index]),
-                "df": _number(row.df),
-                "confidence": str(row.confidence),
-                "accuracy": {
-                    key: _number(value)
-                    for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
-                },
-                "gating": bool(row.gating),
-            }
-        )
-    return {
+        record = {
+            "filename": str(row.filename),
+            "configuration": str(row.configuration),
+            "n_base": int(row.n_base),
+            "n_head": int(row.n_head),
+            "mean_base": _number(row.mean_base),
+            "mean_head": _number(row.mean_head),
+            "improvement": _number(row.improvement),
+            "p_value": _number(row.p_value),
+            "p_adjusted": _number(adjusted[index]),
+            "df": _number(row.df),
+            "confidence": str(row.confidence),
+            "accuracy": {
+                key: _number(value)
+                for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
+            },
+            "gating": bool(row.gating),
+        }
+        if decided:
+            record["decision"] = str(row.decision)
+            for key in DECISION_KEYS[1:-1]:
+                record[key] = _number(getattr(row, key))
+            record["runs_needed"] = _count(row.runs_needed)
+        rows.append(record)
+    document: dict[str, Any] = {
         "comparisons": len(gated),
         "threshold": policy.threshold,
         "correction": policy.correction,
         "min_effect": float(policy.min_effect),
         "verdict": verdict(gated),
-        "rows": rows,
     }
+    if decided:
+        document.update(
+            gate_test=str(gated["gate_test"].iloc[0]) if len(gated) else None,
+            inconclusive_above=float(policy.inconclusive_above),
+            mde_power=gatelines.MDE_POWER,
+        )
+        if design is not None:
+            document["design"] = design
+    document["rows"] = rows
+    return document
 
 
-def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
+def render_json(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> str:
     """``analysis_record`` as indented JSON (strict: no NaN or Infinity tokens)."""
-    return json.dumps(analysis_record(gated, policy), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    record = analysis_record(gated, policy, design=design)
+    return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
-    """The JSON rows as CSV (CSV_COLUMNS; empty where compare.R prints NA, repr-exact floats)."""
+    """The JSON rows as CSV (CSV_COLUMNS; empty where compare.R prints NA or a table has no decisions)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -294,5 +387,6 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
         values = [record[column] for column in CSV_COLUMNS[:11]]
         values += [record["accuracy"][key] for key in ACCURACY_KEYS]
         values += ["true" if record["gating"] else "false", reason]
+        values += [record.get(key) for key in DECISION_KEYS]
         writer.writerow(["" if value is None else value for value in values])
     return buffer.getvalue()

@@ -1,0 +1,69 @@
+"""The gate's part of the PR comment: the verdict heading with failing and undecided rows, and the power section."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from benchgate.report import gatelines
+from benchgate.report.markup import code, plain
+from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE
+
+if TYPE_CHECKING:
+    from benchgate.report.comment import CommentContext
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def verdict_lines(ctx: CommentContext) -> list[str]:
+    """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
+    outcome, prefix = ctx.outcome, ctx.settings.label_prefix
+    count = outcome.gating_rows
+    undecided = gatelines.undecided_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    if outcome.verdict == FAIL:
+        title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
+        if not count:
+            title = "### ❌ benchgate: the benchmark run fails the gate"
+    elif outcome.verdict == ACCEPTED:
+        title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
+    elif outcome.verdict == INCONCLUSIVE:
+        title = f"### ❓ benchgate: inconclusive: {_plural(len(undecided), 'comparison')} undecided, none regresses"
+    else:
+        title = "### ✅ benchgate: no regression fails the gate"
+    lines = [title, ""]
+    gating = ctx.gated[ctx.gated["gating"]]
+    for row in gating.head(30).itertuples(index=False):
+        lines.append(f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}")
+    if len(gating) > 30:
+        lines.append(f"- … and {len(gating) - 30} more, in the table below")
+    lines += [f"- {plain(problem)}" for problem in outcome.problems]
+    if undecided:
+        if outcome.verdict == INCONCLUSIVE:
+            lines += ["", "This is not a pass: each of these could still hide a regression.", ""]
+        else:
+            lines += ["", f"Also undecided ({len(undecided)}):", ""]
+        lines += [f"- ❓ {code(item.name)}: {plain(item.sentence())}" for item in undecided[:30]]
+        if len(undecided) > 30:
+            lines.append(f"- … and {len(undecided) - 30} more, in the table below")
+        if outcome.verdict == INCONCLUSIVE:
+            lines += [
+                "",
+                f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
+                f", or sets a min-effect for a benchmark known to be noisy.",
+            ]
+    return lines
+
+
+def power_lines(ctx: CommentContext) -> list[str]:
+    """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
+    blind = gatelines.blind_spots(ctx.gated)
+    if not blind:
+        return []
+    # The file name is untrusted: in a code span; the rest of the sentence is ours.
+    lines = [f"- {spot.sentence(code(spot.filename))}" for spot in blind]
+    summary = (
+        f"What this run could not have seen: regressions under the size shown "
+        f"(found with {gatelines.MDE_POWER:.0%} probability), per file"
+    )
+    return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>"]

@@ -1,0 +1,107 @@
+"""The gate's decisions in words: change cells, undecided rows with the runs they need, and what a run could see.
+
+Pure text from the gated table (``gate.apply_gate`` with decisions), shared by the text
+report, the markdown report and the PR comment. Nothing here is untrusted-text-safe on its
+own: callers put benchmark names in code spans (markdown) as they do elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from benchgate.stats.decisions import format_change
+
+MDE_POWER = 0.8  # the power of benchgate.stats.gatetests.DEFAULT_POWER, without importing scipy here
+
+
+def has_decisions(gated: pd.DataFrame) -> bool:
+    """True when the table carries the gate's decisions (every benchgate command's table does)."""
+    return "decision" in gated
+
+
+def change_cell(row: Any) -> str:
+    """``-12.3 % [-14.1, -10.5]``: the gate's change with its interval at the gate's level (``n/a`` untested)."""
+    return format_change(float(row.change), float(row.ci_low), float(row.ci_high))
+
+
+def _floor(row: Any, min_effect: float, inconclusive_above: float) -> float:
+    return min_effect if min_effect > 0 else inconclusive_above
+
+
+def runs_text(needed: float) -> str:
+    """How many runs an undecided row needs: ``about 48 runs a side would decide it`` or why none would."""
+    if needed is None or not math.isfinite(needed):
+        return "no number of runs up to 10,000 would decide it at this noise"
+    return f"about {int(needed)} runs a side would decide it"
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """One undecided row, ready to print."""
+
+    name: str
+    change: str
+    floor: float
+    runs: str
+
+    def sentence(self) -> str:
+        return f"{self.change}: could not rule out a {self.floor:g} % regression; {self.runs}"
+
+
+def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Undecided]:
+    """The judged inconclusive rows, widest interval first (the ones furthest from a decision)."""
+    if not has_decisions(gated) or "undecided" not in gated:
+        return []
+    rows = gated[gated["undecided"]]
+    rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
+    rows = rows.sort_values("_width", ascending=False, kind="mergesort")
+    return [
+        Undecided(
+            f"{row.filename} {row.configuration}",
+            change_cell(row),
+            _floor(row, min_effect, inconclusive_above),
+            runs_text(row.runs_needed),
+        )
+        for row in rows.itertuples(index=False)
+    ]
+
+
+@dataclass(frozen=True)
+class Blind:
+    """What one file's run could not have seen: regressions under ``mde`` percent with ``runs`` runs."""
+
+    filename: str
+    mde: float
+    runs: int
+
+    def sentence(self, name: str | None = None) -> str:
+        """The issue's sentence; ``name`` replaces the file name (e.g. by a markdown code span of it)."""
+        where = self.filename if name is None else name
+        return f"regressions under {self.mde:.1f} % in {where} could not have been seen with {self.runs} runs"
+
+
+def blind_spots(gated: pd.DataFrame) -> list[Blind]:
+    """Per file, the largest mde among its unchanged judged rows (the regression found with 80 % probability).
+
+    Largest first. A file with no unchanged row (all decided otherwise, or undecided) has none.
+    """
+    if not has_decisions(gated):
+        return []
+    judged = ~gated["ignored"] if "ignored" in gated else True
+    rows = gated[(gated["decision"] == "unchanged") & judged & gated["mde"].notna()]
+    spots = []
+    for filename, group in rows.groupby("filename", sort=False):
+        worst = group.loc[group["mde"].idxmax()]
+        spots.append(Blind(str(filename), float(worst["mde"]), int(min(worst["n_base"], worst["n_head"]))))
+    return sorted(spots, key=lambda spot: -spot.mde)
+
+
+def decision_counts(gated: pd.DataFrame) -> str:
+    """``3 regression, 1 improvement, 390 unchanged, 6 inconclusive`` (the decisions present, in their order)."""
+    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
+    counts = gated["decision"].value_counts()
+    return ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)

@@ -1,0 +1,37 @@
+"""Markdown for the PR comment: untrusted text in code spans or blocks, our own text escaped.
+
+Everything from a run directory (benchmark names, stderr, environment) is untrusted: shown
+through ``code`` or ``block`` it cannot inject markdown, HTML or @-mentions; ``plain``
+escapes text we build ourselves so it renders literally and pings nobody.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
+    """Untrusted text as a code span: no markdown, HTML or mentions inside."""
+    text = CONTROL.sub(" ", str(text)).replace("\n", " ").replace("`", "'")
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"`{text}`" if text.strip() else "` `"
+
+
+def plain(text: str) -> str:
+    """Text built by us from trusted parts, escaped so it renders literally and pings nobody."""
+    escaped = MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(CONTROL.sub(" ", text), quote=False))
+    return escaped.replace("@", "@\u2060")
+
+
+def block(text: str) -> str:
+    """Untrusted text as a fenced text block."""
+    # Backticks cannot close the fence once they are gone.
+    return "```text\n" + CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
