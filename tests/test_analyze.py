@@ -26,8 +26,10 @@ def run(capsys, *arguments: str) -> tuple[int, str, str]:
 def test_readme_first_command_prints_compare_r_table_and_fails_the_gate(repo_root, capsys):
     status, out, err = run(capsys, str(repo_root / "examples" / "compare-sample.csv"), "--gate")
     assert (status, err) == (1, "")
-    assert out.splitlines()[0].split() == ["confidence", "improvement", "accuracy", "(*)", "(**)", "(***)", "gate"]
+    header = ["confidence", "improvement", "accuracy", "(*)", "(**)", "(***)", "gate", "change", "[interval]"]
+    assert out.splitlines()[0].split() == [*header, "decision", "gate"]
     assert "buffers/buffer-compare.js n=1000000 size=16            ***    -11.42 %" in out
+    assert "-11.4 % [-14.3, -8.5] regression  FAIL" in out.splitlines()[1]
     assert "gate: FAIL: 2 of 7 comparisons" in out
 
 
@@ -135,7 +137,7 @@ def test_one_run_per_side_tested_nothing(tmp_path, capsys):
 
 def test_one_tested_comparison_is_enough_to_judge(tmp_path, capsys):
     rows = [("old", "a.js", 10.0), ("new", "a.js", 9.0)]  # incomplete
-    rows += [(side, "b.js", rate) for side in ("old", "new") for rate in (5.0, 5.1, 4.9)]
+    rows += [(side, "b.js", rate) for side in ("old", "new") for rate in (5.0, 5.01, 4.99)]
     status, out, err = run(capsys, _csv(tmp_path / "mixed.csv", rows), "--gate")
     assert (status, err) == (0, "") and "gate: pass" in out
 

@@ -80,7 +80,8 @@ def test_fail_posts_one_sticky_comment_and_failing_check(fake_github, tmp_path, 
     assert [(run.name, run.conclusion, run.head_sha) for run in runs] == [("benchgate", "failure", HEAD_SHA)] * 2
     assert runs[0].details_url == f"https://github.com/{REPO}/actions/runs/4242"
     out = capsys.readouterr().out
-    assert "::error title=benchgate::buffers/buffer-compare.js n=100 size=16: -19.92 %25 regression" in out
+    annotation = "::error title=benchgate::buffers/buffer-compare.js n=100 size=16: -19.9 %25 [-20.7, -19.1] regression"
+    assert annotation in out
     assert out.count("::error") == 2  # one gating row, two runs
     values = outputs(actions["output"])
     assert values["verdict"] == "fail" and values["regressions"] == "1"

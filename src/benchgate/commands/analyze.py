@@ -1,4 +1,10 @@
-"""`benchgate analyze FILE... [-]`: compare.R's statistics and the gate over compare.js CSVs."""
+"""`benchgate analyze FILE... [-]`: compare.R's statistics and the gate over compare.js CSVs.
+
+Exit status: 0 (without ``--gate``, whatever the verdict), 2 bad input; with ``--gate``,
+1 when a row fails the gate (or nothing could be tested) and 6 when nothing fails but a row
+is inconclusive (its interval still allows a regression of ``--inconclusive-above`` or the
+min-effect: never a pass).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchgate import report, results, stats
-from benchgate.errors import EXIT_GATE_FAILED, EXIT_OK, InputError
+from benchgate.errors import EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.report import plots
 from benchgate.stats import gate
 
@@ -22,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "analyze",
         help="analyse compare.js CSV files like compare.R, and gate",
         description="Welch's t-test per benchmark configuration, as Node's benchmark/compare.R, "
-        "with a Holm-corrected regression gate.",
+        "and the gate's decision per configuration (Yuen's trimmed test on log rates, Holm-corrected): "
+        "regression, improvement, unchanged or inconclusive.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="compare.js CSV files (shards of one run); - is stdin")
     parser.add_argument("--base-label", default="old", metavar="LABEL", help="binary label of the base (default old)")
@@ -47,9 +54,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="smallest regression in percent that can fail the gate (default 0)",
     )
     parser.add_argument(
+        "--inconclusive-above",
+        type=float,
+        default=gate.DEFAULT_INCONCLUSIVE_ABOVE,
+        metavar="PCT",
+        help="with min-effect 0, a row is unchanged only when its interval rules out a regression this large; "
+        "else inconclusive (default 10)",
+    )
+    parser.add_argument(
         "--gate",
         action="store_true",
-        help="exit 1 when a row fails the gate or no comparison could be tested (0 otherwise)",
+        help="exit 1 when a row fails the gate or no comparison could be tested, 6 when a row is inconclusive "
+        "(0 otherwise)",
     )
     parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
     parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
@@ -70,9 +86,10 @@ def analyze(
     head_label: str = "new",
     policy: gate.GatePolicy | None = None,
 ) -> pd.DataFrame:
-    """Read the CSVs, compute the comparison table and apply the gate; returns the gated DataFrame."""
+    """Read the CSVs, compute the comparison table and the gate's decisions; returns the gated DataFrame."""
+    policy = policy or gate.GatePolicy()
     samples = results.read_samples(files, base_label=base_label, head_label=head_label)
-    return gate.apply_gate(stats.compare_samples(samples), policy or gate.GatePolicy())
+    return gate.apply_gate(stats.compare_samples(samples), policy, samples)
 
 
 def render(gated: pd.DataFrame, policy: gate.GatePolicy, output_format: str = "text", *, bars: bool = True) -> str:
@@ -103,7 +120,9 @@ def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy:
 
 def _handler(args: argparse.Namespace) -> int:
     try:
-        policy = gate.GatePolicy(args.threshold, args.correction, args.min_effect)
+        policy = gate.GatePolicy(
+            args.threshold, args.correction, args.min_effect, inconclusive_above=args.inconclusive_above
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.files.count("-") > 1:
@@ -112,14 +131,17 @@ def _handler(args: argparse.Namespace) -> int:
         plots.require_matplotlib()
         plots.chart_paths(args.plot)
     samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
-    gated = gate.apply_gate(stats.compare_samples(samples), policy)
+    gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
     sys.stdout.write(render(gated, policy, args.format, bars=not args.no_bars))
     sys.stdout.flush()
     if args.plot is not None:
         write_charts(args.plot, gated, samples, policy)
-    if args.gate and gate.verdict(gated) == "fail":
+    verdict = gate.verdict(gated)
+    if args.gate and verdict == "fail":
         untested = gate.untested_reason(gated)
         if untested is not None:  # the text format says it too; json and csv would not
             print(f"benchgate: gate failed: {untested}", file=sys.stderr)
         return EXIT_GATE_FAILED
+    if args.gate and verdict == "inconclusive":
+        return EXIT_INCONCLUSIVE
     return EXIT_OK

@@ -11,7 +11,9 @@ comment and a success check.
 Exit status: 0 pass (or a regression accepted by a trusted label), 1 the gate
 failed (also when the head does not build), 2 bad input or configuration, 3 GitHub
 unreachable after retries while the gate passed, 4 the base did not build (an
-infrastructure error: the check is neutral, the comment says it is not the PR's fault).
+infrastructure error: the check is neutral, the comment says it is not the PR's fault),
+6 inconclusive (nothing fails but a comparison is undecided: never a pass; the check is
+neutral and the comment names the undecided comparisons with the runs each would need).
 Whatever happens to the posting, stdout, the job summary and ``--report-path``
 carry the full report, and the status still follows the gate.
 """
@@ -40,7 +42,7 @@ from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
-OPTION_KEYS = ("threshold", "correction", "min-effect", "label-prefix")
+OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threshold", help="gate threshold: *, **, *** or off")
     parser.add_argument("--correction", help="holm or none")
     parser.add_argument("--min-effect", metavar="PCT", help="smallest regression that gates, e.g. 3%%")
+    parser.add_argument(
+        "--inconclusive-above",
+        metavar="PCT",
+        help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
+        "(default 10%%)",
+    )
     parser.add_argument("--label-prefix", help="prefix of the PR labels (default benchmark)")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--pr", type=int, help="pull request number (default from $GITHUB_EVENT_PATH)")
@@ -210,6 +218,7 @@ def report_results(
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
+    samples = None
     if nothing_run is not None:
         run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
     else:
@@ -259,7 +268,7 @@ def report_results(
                 f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"
             )
             nothing_run = None
-    gated = gate.apply_gate(comparisons, settings.policy())
+    gated = gate.apply_gate(comparisons, settings.policy(), samples)
     result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
     charts = _charts(plot_path, gated, samples, settings.policy()) if plot_path is not None else ()
     context = CommentContext(
@@ -363,6 +372,9 @@ def _check_title(result: outcome.Outcome, run: runrecord.RunSummary) -> str:
         return "The head does not build"
     if result.verdict == outcome.PASS:
         return "No regression fails the gate"
+    if result.verdict == outcome.INCONCLUSIVE:
+        undecided = result.undecided_rows
+        return f"Inconclusive: {undecided} comparison{'s' if undecided != 1 else ''} undecided, none regresses"
     count = result.gating_rows
     what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
     if result.verdict == outcome.ACCEPTED:

@@ -135,6 +135,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threshold", default="***", help="gate threshold: *, **, *** or off")
     parser.add_argument("--correction", default="holm", help="multiple-comparison correction: holm or none")
     parser.add_argument("--min-effect", type=float, default=0.0, metavar="PCT")
+    parser.add_argument(
+        "--inconclusive-above",
+        type=float,
+        default=10.0,
+        metavar="PCT",
+        help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
+        "(default 10)",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
         "--progress-interval",
@@ -210,7 +218,10 @@ def print_analysis(output: Path, options: RunOptions) -> int:
     from benchgate.stats import gate, outcome
 
     settings = Settings(
-        threshold=options.threshold, correction=options.correction, min_effect=options.min_effect, runs=options.runs
+        threshold=options.threshold,
+        correction=options.correction,
+        min_effect=options.min_effect,
+        inconclusive_above=options.inconclusive_above,
     )
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:
@@ -230,7 +241,7 @@ def print_analysis(output: Path, options: RunOptions) -> int:
             where=str(output),
         )
     samples, summary = results.load([str(output)])
-    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy())
+    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy(), samples)
     decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
     if options.output_format == "markdown":
         context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)

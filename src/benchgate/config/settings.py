@@ -45,6 +45,7 @@ class Settings:
     threshold: str = "***"
     correction: str = "holm"
     min_effect: float = 0.0
+    inconclusive_above: float = 10.0  # percent: see benchgate.stats.gate
     runs: int = 30
     max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time)
     categories: tuple[str, ...] = ()
@@ -62,7 +63,7 @@ class Settings:
 
     def policy(self) -> GatePolicy:
         """The gate policy these settings describe."""
-        return GatePolicy(self.threshold, self.correction, self.min_effect, self.rules)
+        return GatePolicy(self.threshold, self.correction, self.min_effect, self.rules, self.inconclusive_above)
 
     def source_of(self, key: str) -> str:
         """Where the value of ``key`` (a settings attribute name) came from: default, file, option or label."""
@@ -74,6 +75,7 @@ KEYS = {
     "threshold": "threshold",
     "correction": "correction",
     "min-effect": "min_effect",
+    "inconclusive-above": "inconclusive_above",
     "runs": "runs",
     "max-runs": "max_runs",
     "categories": "categories",
@@ -238,6 +240,11 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         return value
     if key == "min-effect":
         return parse_percent(value, where)
+    if key == "inconclusive-above":
+        number = parse_percent(value, where, key)
+        if number <= 0:
+            raise _fail(where, key, f"must be a percentage above 0, not {value!r}")
+        return number
     if key in ("runs", "max-runs"):
         return parse_runs(value, where, key)
     if key == "categories":

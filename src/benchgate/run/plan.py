@@ -62,6 +62,7 @@ class RunOptions:
     threshold: str = "***"
     correction: str = "holm"
     min_effect: float = 0.0
+    inconclusive_above: float = 10.0
     progress: bool = True
     progress_interval: float = 30.0
     repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
@@ -304,7 +305,9 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     try:
-        gate.GatePolicy(options.threshold, options.correction, options.min_effect)
+        gate.GatePolicy(
+            options.threshold, options.correction, options.min_effect, inconclusive_above=options.inconclusive_above
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
     if options.output_format not in FORMATS:
