@@ -4,7 +4,8 @@
 - ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
 - ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
 - ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
-- ``rundirs``: run directories and shards, size-capped and merged.
+- ``lookrecord``: an adaptive run's design, looks and stops in run.json, type-checked.
+- ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
 
 It imports nothing of benchgate's but ``benchgate.errors``.
 """
@@ -20,6 +21,7 @@ _MODULES = {
         "SAMPLE_COLUMNS",
         "empty_samples",
         "read_samples",
+        "read_samples_prefix",
         "ResultsWriter",
         "sample_keys_after",
     ),
@@ -32,6 +34,16 @@ _MODULES = {
         "js_inspect",
         "format_configuration",
     ),
+    "lookrecord": (
+        "AUTO",
+        "MAX_LOOKS",
+        "MAX_FILES",
+        "Look",
+        "Stop",
+        "AdaptiveRecord",
+        "is_adaptive",
+        "adaptive_record",
+    ),
     "rundirs": (
         "MAX_CSV_BYTES",
         "MAX_RECORD_BYTES",
@@ -40,6 +52,8 @@ _MODULES = {
         "locate",
         "load",
         "nothing_selected",
+        "AdaptiveShard",
+        "adaptive_shards",
     ),
     "runrecord": (
         "MAX_LIST",

@@ -251,11 +251,7 @@ def read_samples(
     frames = []
     for source in sources:
         name, data = _read_bytes(source)
-        columns = _header(name, data)
-        frame = _parse_fast(data, columns, base_label, head_label)
-        if frame is None:
-            frame = _parse_exact(name, _decode(name, data), columns, base_label, head_label)
-        frames.append(frame)
+        frames.append(_parse(name, data, base_label, head_label))
     if not frames:
         raise InputError("no CSV files given")
     if len(frames) == 1:
@@ -263,6 +259,30 @@ def read_samples(
     samples = pd.concat(frames, ignore_index=True)
     samples["side"] = pd.Categorical(samples["side"], categories=[BASE, HEAD])
     return samples
+
+
+def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
+    columns = _header(name, data)
+    frame = _parse_fast(data, columns, base_label, head_label)
+    if frame is None:
+        frame = _parse_exact(name, _decode(name, data), columns, base_label, head_label)
+    return frame
+
+
+def read_samples_prefix(path: Path, size: int) -> pd.DataFrame:
+    """The samples in the first ``size`` bytes of a results.csv: what an adaptive run's look saw.
+
+    The run records results.csv's size at each look; the prefix ends at a line break (samples are
+    appended whole). A prefix holding the header alone has no samples.
+    """
+    name, data = _read_bytes(path)
+    if not 0 <= size <= len(data):
+        raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
+    data = data[:size]
+    body = data.split(b"\n", 1)[1] if b"\n" in data else b""
+    if not _NOT_BLANK.search(body):
+        return empty_samples()
+    return _parse(name, data, "old", "new")
 
 
 @dataclass

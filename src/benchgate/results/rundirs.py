@@ -7,11 +7,13 @@ before reading, benchmark names are bounded, and shards that ran different binar
 from __future__ import annotations
 
 import glob
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import empty_samples, read_samples
+from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefix
+from benchgate.results.lookrecord import AdaptiveRecord, adaptive_record, is_adaptive
 from benchgate.results.runrecord import MAX_NAME, RunSummary, read_run_record, validate_record
 
 if TYPE_CHECKING:
@@ -63,6 +65,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         base=records[0].base,
         head=records[0].head,
         runs=_same([summary.runs for summary in records], "the number of runs"),
+        adaptive_runs=_same([summary.adaptive_runs for summary in records], "the adaptive design's runs"),
         complete=all(summary.complete for summary in records) and len(records) == len(summaries) and not missing,
         environment=records[0].environment,
         warnings=warnings,
@@ -159,3 +162,32 @@ def nothing_selected(arguments: list[str]) -> RunSummary | None:
                 return None
             summaries.append(summary)
     return merge(summaries) if summaries else None
+
+
+@dataclass(frozen=True)
+class AdaptiveShard:
+    """One ``--runs auto`` run directory: its record and, per recorded look, the samples that look saw."""
+
+    where: str
+    record: AdaptiveRecord
+    look_samples: tuple[pd.DataFrame, ...]
+
+
+def adaptive_shards(arguments: list[str]) -> list[AdaptiveShard]:
+    """The adaptive runs among ``arguments`` (run directories), with the samples of each recorded look.
+
+    Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
+    first ``csv_bytes`` bytes, as the live run read them (size-checked like ``load``).
+    """
+    shards = []
+    for csv_path, record_path in locate(arguments):
+        if record_path is None:
+            continue
+        record = read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
+        if not is_adaptive(record):
+            continue
+        adaptive = adaptive_record(record, str(record_path))
+        _size_checked(csv_path, MAX_CSV_BYTES)
+        samples = tuple(read_samples_prefix(csv_path, look.csv_bytes) for look in adaptive.looks)
+        shards.append(AdaptiveShard(str(record_path), adaptive, samples))
+    return shards

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate.errors import InputError
+from benchgate.results.lookrecord import AUTO
 
 MAX_LIST = 5000
 MAX_NAME = 512
@@ -87,7 +88,8 @@ class RunSummary:
 
     base: Binary = Binary()
     head: Binary = Binary()
-    runs: int | None = None
+    runs: int | str | None = None  # "auto": an adaptive run (benchgate.results.lookrecord)
+    adaptive_runs: tuple[int, int] | None = None  # an adaptive run's fewest and most runs per side
     complete: bool = True
     environment: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
@@ -237,6 +239,25 @@ def _sandbox(check: _Checker, value: Any) -> SandboxUse | None:
     )
 
 
+def _runs(check: _Checker, record: dict[str, Any]) -> int | str | None:
+    if record.get("runs") == AUTO:
+        return AUTO
+    return check.integer(record.get("runs"), "runs", 1, 100000)
+
+
+def _adaptive_runs(check: _Checker, record: dict[str, Any]) -> tuple[int, int] | None:
+    """The design's first and last look of an adaptive run (its fewest and most runs per side)."""
+    if record.get("runs") != AUTO:
+        return None
+    looks = check.mapping(record.get("design"), "design", optional=False).get("looks")
+    if not isinstance(looks, list) or not looks or len(looks) > MAX_LIST:
+        raise check.fail("design.looks", "must be a list of run counts")
+    first = check.integer(looks[0], "design.looks[0]", 1, 100000, optional=False)
+    last = check.integer(looks[-1], "design.looks[-1]", 1, 100000, optional=False)
+    assert first is not None and last is not None
+    return first, last
+
+
 def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     """Check an untrusted run.json strictly and reduce it to a RunSummary."""
     check = _Checker(where)
@@ -279,7 +300,8 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     return RunSummary(
         base=_binary(check, binaries.get("base"), "binaries.base"),
         head=_binary(check, binaries.get("head"), "binaries.head"),
-        runs=check.integer(record.get("runs"), "runs", 1, 100000),
+        runs=_runs(check, record),
+        adaptive_runs=_adaptive_runs(check, record),
         complete=complete,
         environment=environment,
         warnings=warnings,

@@ -8,6 +8,7 @@
 - ``gatetable``: the decision table of a report's samples (fixed runs), as a DataFrame.
 - ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, its run.json record.
 - ``stopping``: the looks of an adaptive run: settled rows, files that stop, the replay of a recorded run.
+- ``adaptivetable``: the decision table of an adaptive run: its recorded looks replayed, checked and decided.
 
 No I/O: functions of data frames and plain values.
 """
@@ -15,6 +16,12 @@ No I/O: functions of data frames and plain values.
 from benchgate._lazy import exports
 
 _MODULES = {
+    "adaptivetable": (
+        "file_rows",
+        "replay_samples",
+        "check_shard",
+        "decide_shards",
+    ),
     "decisions": (
         "DECISIONS",
         "REGRESSION",
@@ -41,6 +48,7 @@ _MODULES = {
         "RowRules",
         "row_rules",
         "decide_rows",
+        "decide_adaptive_rows",
         "apply_gate",
         "untested_reason",
     ),

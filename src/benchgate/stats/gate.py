@@ -121,20 +121,45 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
     )
 
 
+def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePolicy) -> pd.DataFrame:
+    """The gate's decision per row of ``comparisons`` from adaptive runs (``results.rundirs.adaptive_shards``).
+
+    The recorded looks are replayed and checked (``benchgate.stats.adaptivetable``); the levels
+    and minimum effects are this policy's, per row.
+    """
+    from benchgate.stats import adaptivetable
+
+    rules = row_rules(comparisons["filename"], policy)
+    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
+    return adaptivetable.decide_shards(
+        shards,
+        keys,
+        rules.alpha,
+        correction=policy.correction,
+        min_effect=rules.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+    )
+
+
 def apply_gate(
     comparisons: pd.DataFrame,
     policy: GatePolicy,
     samples: pd.DataFrame | None = None,
     *,
     decided: pd.DataFrame | None = None,
+    shards: list | None = None,
 ) -> pd.DataFrame:
     """A copy of ``comparisons`` with ``gating`` (bool), ``gate_reason``, ``ignored`` and, with decisions, theirs.
 
     ``samples`` (``results.read_samples``' frame): the rows are decided from them (fixed runs).
-    ``decided``: decisions made elsewhere (an adaptive run's replay), ``DECISION_COLUMNS`` per
-    row in the table's order. With either, ``gating`` is a ``regression`` decision on a judged row
-    and ``undecided`` an ``inconclusive`` one; without, compare.R's p-value rule (module docstring).
+    ``shards``: the run was adaptive (``--runs auto``): decided from the replay of its looks
+    instead, never from a fixed-runs test of its samples. ``decided``: decisions made elsewhere,
+    ``DECISION_COLUMNS`` per row in the table's order. With any of them, ``gating`` is a
+    ``regression`` decision on a judged row and ``undecided`` an ``inconclusive`` one; without,
+    compare.R's p-value rule (module docstring).
     """
+    if decided is None and shards:
+        decided = decide_adaptive_rows(comparisons, shards, policy)
     if decided is None and samples is not None:
         decided = decide_rows(comparisons, samples, policy)
     if decided is None:

@@ -194,6 +194,7 @@ class Replay:
     result: LookResult  # the last look taken
     stopped_after: np.ndarray  # per file: index of the look after which it stopped (-1: still running)
     reasons: list[str]  # per file: sequential.STOP_REASONS entry, or "" while it runs
+    history: list[Stats]  # each look's statistics (rows whose file had stopped sat it out)
 
 
 def replay(
@@ -228,7 +229,7 @@ def replay(
         stopped_after[stopping] = k
     if result is None:
         raise ValueError("no look taken yet")
-    return Replay(result, stopped_after, reasons)
+    return Replay(result, stopped_after, reasons, history)
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
