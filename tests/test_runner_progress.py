@@ -41,6 +41,29 @@ def test_eta_weighs_remaining_jobs_by_what_each_file_and_side_took():
     assert "4/12 jobs" in progress.line() and "ETA 0:44" in progress.line()
 
 
+def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need():
+    clock = Clock()
+    schedule = build_schedule(["a/slow.js", "a/fast.js", "a/done.js"], 10, seed=1)
+    stream = io.StringIO()
+    progress = Progress(stream, live=False, interval=1000, clock=clock)
+    progress.start(schedule)
+    durations = {"a/slow.js": 10.0, "a/fast.js": 1.0, "a/done.js": 5.0}
+    for job in schedule[:6]:  # the first iteration
+        clock.now += durations[job.filename]
+        progress.job_finished(job, durations[job.filename])
+    # a look: done.js stopped; slow.js is expected to need 3 runs, fast.js 6 (of at most 10)
+    progress.plan({"a/slow.js": 3, "a/fast.js": 6}, 10, 3)
+    assert progress.eta() == pytest.approx(2 * (2 * 10.0 + 5 * 1.0))
+    assert progress.eta(worst=True) == pytest.approx(2 * 9 * (10.0 + 1.0))
+    line = stream.getvalue().splitlines()[-1]
+    assert "2/3 files running" in line and "ETA 0:50 (at most 3:18)" in line
+    done_job = next(job for job in schedule[6:] if job.filename == "a/done.js")
+    progress.job_skipped(done_job)
+    assert progress.done == done_job.index + 1 and progress.skipped == 1
+    progress.finish()
+    assert "(1 skipped: their files had stopped)" in stream.getvalue().splitlines()[-1]
+
+
 def test_plain_lines_come_every_interval_in_ci_logs():
     clock = Clock()
     stream = io.StringIO()

@@ -4,6 +4,7 @@
 - ``plan``: options checked and turned into the plan and the first run.json.
 - ``process``: the schedule and one benchmark process speaking Node's IPC protocol.
 - ``session``: carries out the schedule, writes samples, keeps what ``--resume`` needs.
+- ``adaptive``: ``--runs auto``: its design, the looks taken during the run, the files that stop.
 - ``trust``: which heads are untrusted, and the sandbox their benchmark processes start in.
 - ``local``: one ``benchgate run`` from plan to results on disk; ``system``: the runner's checks;
   ``progress``: the progress line and its ETA.
@@ -12,6 +13,12 @@
 from benchgate._lazy import exports
 
 _MODULES = {
+    "adaptive": (
+        "design_for",
+        "new_record_fields",
+        "check_record",
+        "Adaptive",
+    ),
     "changes": (
         "Rule",
         "Mapping",

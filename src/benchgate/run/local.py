@@ -112,14 +112,19 @@ def run_benchmarks(options: RunOptions) -> int | None:
     if options.resume and csv_path.exists():
         already_written = results.sample_keys_after(csv_path, state.csv_bytes)
     with results.ResultsWriter(csv_path) as writer:
+        progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
         session = Session(
             plan,
             writer,
             state,
             on_checkpoint=lambda: _save_state(record_path, record, state, len(session.schedule)),
-            progress=Progress(live=None, interval=options.progress_interval) if options.progress else None,
+            progress=progress,
             already_written=already_written,
         )
+        if record.get("runs") == "auto":
+            from benchgate.run.adaptive import Adaptive
+
+            session.adaptive = Adaptive(session.schedule, record, csv_path, state, progress, where=str(record_path))
         session.on_checkpoint()
         session.run()
     record["complete"] = state.completed_jobs >= len(session.schedule)
@@ -134,6 +139,8 @@ def run_benchmarks(options: RunOptions) -> int | None:
     _save_state(record_path, record, state, len(session.schedule), final=True)
     for item in state.protocol_warnings:
         print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
+    if session.adaptive is not None:
+        print(f"benchgate: {session.adaptive.summary()}", file=sys.stderr)
     print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(

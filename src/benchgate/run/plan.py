@@ -20,10 +20,9 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import changes, protocol, suite, system, trust
+from benchgate.run import adaptive, changes, protocol, suite, system, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
-from benchgate.stats.gate import MAX_RUNS, MIN_RUNS
 
 FORMATS = ("text", "markdown")
 BUILD_LOG_TAIL_LINES = 20
@@ -48,7 +47,9 @@ class RunOptions:
     filters: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     set_args: tuple[str, ...] = ()
-    runs: int = 30
+    runs: int | str = 30  # or "auto": an adaptive run (benchgate.run.adaptive), min_runs to max_runs a side
+    min_runs: int | None = None
+    max_runs: int | None = None
     seed: int | None = None
     timeout: float | None = trust.DEFAULT_PROCESS_TIMEOUT
     cpuset: str | None = None
@@ -297,11 +298,6 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
         )
-    if not MIN_RUNS <= options.runs <= MAX_RUNS:
-        # One run per side tests nothing: Welch's t-test needs 2 samples a side.
-        raise InputError(
-            f"--runs {options.runs}: must be from {MIN_RUNS} to {MAX_RUNS} (the t-test needs 2 samples a side)"
-        )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     try:
@@ -310,6 +306,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         )
     except ValueError as error:
         raise InputError(str(error)) from None
+    design = adaptive.design_for(
+        options.runs, options.min_runs, options.max_runs, threshold=options.threshold,
+        correction=options.correction, min_effect=options.min_effect, inconclusive_above=options.inconclusive_above,
+    )  # fmt: skip
     if options.output_format not in FORMATS:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)
@@ -346,12 +346,14 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         return None, record
     skipped = suite.http_skips(selection)
     record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
+    if design is not None:
+        record.update(adaptive.new_record_fields(design))
     skipped_files = {item["filename"] for item in skipped}
     plan = RunPlan(
         benchmark_dir=selection.benchmark_dir,
         files=tuple(name for name in selection.files if name not in skipped_files),
         binaries=binaries,
-        runs=options.runs,
+        runs=design.max_runs if design is not None else options.runs,
         seed=seed,
         set_args=selection.set_args,
         timeout=options.timeout,

@@ -1,7 +1,11 @@
 """Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs.
 
 The ETA weighs the jobs still to run by how long each (file, side) took so far,
-falling back to the mean of all jobs for files not seen yet.
+falling back to the mean of all jobs for files not seen yet. An adaptive run
+(``--runs auto``) gives a plan after each look: per file still running, the runs
+its slowest comparison is expected to need (``plan``); the ETA counts those jobs
+only, the worst case every running file's jobs up to max-runs, and the line says
+how many files are still running.
 """
 
 from __future__ import annotations
@@ -41,6 +45,10 @@ class Progress:
         self._started = 0.0
         self._last_line = float("-inf")
         self._resumed_at = 0
+        self.skipped = 0
+        self._planned: dict[str, int] | None = None  # adaptive: file still running -> runs expected
+        self._max_runs = 0
+        self._files = 0
 
     def start(self, schedule: Sequence, completed: int = 0) -> None:
         self.schedule = schedule
@@ -62,14 +70,31 @@ class Progress:
         self.done = job.index + 1
         self._show()
 
-    def eta(self) -> float | None:
-        """Seconds left, or None before any job finished."""
+    def job_skipped(self, job) -> None:
+        """An adaptive run skipped a job: its file had stopped."""
+        self.done = job.index + 1
+        self.skipped += 1
+
+    def plan(self, planned: dict[str, int], max_runs: int, files: int) -> None:
+        """An adaptive run's plan after a look: per file still running, the runs it is expected to need."""
+        self._planned = dict(planned)
+        self._max_runs = max_runs
+        self._files = files
+        if self.schedule:  # a plan given before the run starts is shown with its first line
+            self._show(force=True)
+
+    def eta(self, *, worst: bool = False) -> float | None:
+        """Seconds left, or None before any job finished (``worst``: every running file to max-runs)."""
         all_durations = [value for values in self._durations.values() for value in values]
         if not all_durations:
             return None
         fallback = sum(all_durations) / len(all_durations)
         left = 0.0
         for job in self.schedule[self.done :]:
+            if self._planned is not None:
+                runs = self._max_runs if worst else self._planned.get(job.filename, 0)
+                if job.filename not in self._planned or job.iteration >= runs:
+                    continue
             known = self._durations.get((job.filename, job.side))
             left += sum(known) / len(known) if known else fallback
         return left
@@ -80,8 +105,13 @@ class Progress:
         eta = self.eta()
         eta_text = format_seconds(eta) if eta is not None else "--:--"
         elapsed = format_seconds(self.clock() - self._started)
+        files = ""
+        if self._planned is not None:
+            worst = self.eta(worst=True)
+            eta_text += f" (at most {format_seconds(worst)})" if worst is not None else ""
+            files = f" | {len(self._planned)}/{self._files} files running"
         return (
-            f"{self.done}/{total} jobs {fraction:4.0%} | {self.samples} samples | "
+            f"{self.done}/{total} jobs {fraction:4.0%} | {self.samples} samples{files} | "
             f"elapsed {elapsed} | ETA {eta_text} | {self.current}"
         )
 
@@ -102,8 +132,9 @@ class Progress:
         if self.live:
             self.stream.write("\r\x1b[K")
         state = "interrupted" if interrupted else "done"
+        skipped = f" ({self.skipped} skipped: their files had stopped)" if self.skipped else ""
         self.stream.write(
-            f"benchgate: {state}: {self.done}/{len(self.schedule)} jobs, {self.samples} samples "
+            f"benchgate: {state}: {self.done}/{len(self.schedule)} jobs{skipped}, {self.samples} samples "
             f"in {format_seconds(self.clock() - self._started)}\n"
         )
         self.stream.flush()

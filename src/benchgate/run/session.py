@@ -66,8 +66,11 @@ class Session:
         on_checkpoint: Callable[[], None],
         progress=None,
         already_written: Sequence[tuple[str, str, str]] = (),
+        adaptive=None,
     ) -> None:
         self.plan = plan
+        # An adaptive run's looks (benchgate.run.adaptive.Adaptive): skips the jobs of files that stopped.
+        self.adaptive = adaptive
         self.writer = writer
         self.state = state
         self.on_checkpoint = on_checkpoint
@@ -94,13 +97,19 @@ class Session:
             for job in self.schedule[self.state.completed_jobs :]:
                 if self.interrupted:
                     break
-                self._run_job(job)
-                if self.interrupted:
-                    break
+                skipped = self.adaptive is not None and self.adaptive.skips(job)
+                if not skipped:
+                    self._run_job(job)
+                    if self.interrupted:
+                        break
+                elif self.progress:
+                    self.progress.job_skipped(job)
                 self.state.completed_jobs = job.index + 1
                 self.state.csv_bytes = self.writer.path.stat().st_size
                 self._already_written = []
-                self.on_checkpoint()
+                looked = self.adaptive is not None and self.adaptive.after_job(job)
+                if not skipped or looked or self.state.completed_jobs == len(self.schedule):
+                    self.on_checkpoint()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -290,7 +299,11 @@ def check_resumable(record: dict, where: str) -> None:
     _field(selection, "benchmark_dir", (str,), where, "selection")
     for key in ("files", "set"):
         _strings(selection, key, where, "selection")
-    if _field(record, "runs", (int,), where, "") < 1:
+    if record.get("runs") == "auto":  # an adaptive run: its design and looks rebuild the plan
+        from benchgate.run.adaptive import check_record
+
+        check_record(record, where)
+    elif _field(record, "runs", (int,), where, "") < 1:
         raise _resume_error(where, "runs", "must be at least 1")
     _field(record, "seed", (int,), where, "")
     options = _field(record, "options", (dict,), where, "")
@@ -333,7 +346,7 @@ def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = N
         benchmark_dir=Path(selection["benchmark_dir"]),
         files=tuple(name for name in selection["files"] if name not in skipped_files),
         binaries=binaries,
-        runs=int(record["runs"]),
+        runs=int(record["design"]["looks"][-1]) if record["runs"] == "auto" else int(record["runs"]),
         seed=int(record["seed"]),
         set_args=tuple(selection["set"]),
         timeout=record["options"]["timeout"],

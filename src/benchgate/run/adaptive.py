@@ -1,0 +1,201 @@
+"""``benchgate run --runs auto``: the looks of an adaptive run, the files that stop, and its record.
+
+The schedule is the fixed one for ``max_runs`` runs (interleaved, rotated and seeded, see
+``benchgate.run.process``); the jobs of a file that has stopped are skipped, so the order of
+the files still running stays the random interleaving it was, and a resumed run rebuilds the
+same schedule. A look is taken when the last job of an iteration whose run count is one of the
+design's looks has finished: results.csv's size then is recorded, the samples up to it are
+read back, and every look so far is replayed from such prefixes (``benchgate.stats.stopping``
+through ``benchgate.stats.adaptivetable``), so the live run, ``--resume`` and ``benchgate
+report`` compute the same stops from the same bytes. A file stops once all its comparisons
+are settled (``benchgate.stats.stopping``); run.json gets the look and, per stopped file, when
+and why (``benchgate.results.lookrecord``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchgate.errors import InputError
+from benchgate.results.csvfile import read_samples_prefix
+from benchgate.results.lookrecord import AUTO, adaptive_record
+from benchgate.results.rundirs import AdaptiveShard
+from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
+
+if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
+    from benchgate.stats.sequential import Design
+    from benchgate.stats.stopping import Replay
+
+
+def design_for(
+    runs: int | str,
+    min_runs: int | None,
+    max_runs: int | None,
+    *,
+    threshold: str = "***",
+    correction: str = "holm",
+    min_effect: float = 0.0,
+    inconclusive_above: float = 10.0,
+) -> Design | None:
+    """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
+    if runs != AUTO:
+        if min_runs is not None or max_runs is not None:
+            raise InputError("--min-runs and --max-runs apply to --runs auto only")
+        if isinstance(runs, bool) or not isinstance(runs, int) or not MIN_RUNS <= runs <= MAX_RUNS:
+            # One run per side tests nothing: Welch's t-test needs 2 samples a side.
+            raise InputError(
+                f"--runs {runs}: must be from {MIN_RUNS} to {MAX_RUNS} or auto (the t-test needs 2 samples a side)"
+            )
+        return None
+    from benchgate.stats import sequential
+
+    low = sequential.MIN_RUNS if min_runs is None else min_runs
+    high = sequential.MAX_RUNS if max_runs is None else max_runs
+    if not MIN_RUNS <= low <= high <= MAX_RUNS:
+        raise InputError(f"--min-runs {low}, --max-runs {high}: need {MIN_RUNS} <= min-runs <= max-runs <= {MAX_RUNS}")
+    alpha = THRESHOLDS.get(threshold) or DISPLAY_LEVEL
+    return sequential.make_design(
+        alpha, min_runs=low, max_runs=high, correction=correction, min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+    )  # fmt: skip
+
+
+def new_record_fields(design: Design) -> dict:
+    """What run.json holds from the start of an adaptive run."""
+    return {"runs": AUTO, "design": design.to_json(), "looks": [], "stopped": {}}
+
+
+def check_record(record: dict, where: str) -> None:
+    """``--resume`` of an adaptive run: its design and looks must be readable (InputError naming the field)."""
+    from benchgate.stats.sequential import Design
+
+    try:
+        Design.from_json(record.get("design"), where=f"{where} design")
+        adaptive_record(record, where)
+    except InputError as error:
+        raise InputError(f"--resume: {error.message}", where=error.where) from None
+
+
+class Adaptive:
+    """Decides, look by look, which files keep running; the session asks it before and after each job."""
+
+    def __init__(self, schedule, record: dict, csv_path: Path, state, progress=None, *, where: str = "run.json"):
+        from benchgate.stats import adaptivetable
+        from benchgate.stats.sequential import Design
+
+        self.record = record
+        self.csv_path = csv_path
+        self.state = state  # the session's: csv_bytes is results.csv's size after the last finished job
+        self.progress = progress
+        self.design = Design.from_json(record["design"], where=f"{where} design")
+        self.files = list(record["selection"]["files"])
+        self.last_of_iteration: dict[int, int] = {}
+        for job in schedule:
+            self.last_of_iteration[job.iteration] = job.index
+        self.scheduled_files = {job.filename for job in schedule}
+        self.look_samples = []
+        self.stopped = set(record["stopped"])
+        if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
+            adaptive = adaptive_record(record, where)
+            self.look_samples = [read_samples_prefix(csv_path, look.csv_bytes) for look in adaptive.looks]
+            shard = AdaptiveShard(where, adaptive, tuple(self.look_samples))
+            adaptivetable.check_shard(shard, self.design, self._keys())
+        if progress is not None:  # until the next look, every running file is expected to run to it
+            taken = len(record["looks"])
+            upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
+            progress.plan(dict.fromkeys(self.scheduled_files - self.stopped, upcoming), self.design.max_runs,
+                          len(self.scheduled_files))  # fmt: skip
+
+    def _keys(self) -> list[tuple[str, str]]:
+        last = self.look_samples[-1] if self.look_samples else None
+        if last is None or not len(last):
+            return []
+        return sorted(set(zip(last["filename"].astype(str), last["configuration"].astype(str), strict=True)))
+
+    @property
+    def running(self) -> int:
+        return len(self.scheduled_files - self.stopped)
+
+    def skips(self, job) -> bool:
+        """A job of a file that has stopped is not run."""
+        return job.filename in self.stopped
+
+    def after_job(self, job) -> bool:
+        """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""
+        if self.last_of_iteration.get(job.iteration) != job.index or not self.running:
+            return False  # not the end of an iteration, or every file has stopped: no look to take
+        taken = len(self.record["looks"])
+        runs = job.iteration + 1
+        if taken >= len(self.design.looks) or self.design.looks[taken] != runs:
+            return False
+        self._look(taken, runs)
+        return True
+
+    def _look(self, k: int, runs: int) -> None:
+        import numpy as np
+
+        from benchgate.stats import adaptivetable
+
+        self.look_samples.append(read_samples_prefix(self.csv_path, self.state.csv_bytes))
+        keys = self._keys()
+        running_before = self.running
+        if not keys:  # nothing measured yet (every process failed): no file can be judged
+            self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
+            return
+        replayed = adaptivetable.replay_samples(self.design, self.files, self.look_samples, keys)
+        for position, look in enumerate(replayed.stopped_after.tolist()):
+            name = self.files[position]
+            if look >= 0 and look < k and name not in self.stopped:
+                raise InputError(f"the replay of look {look} stops {name!r}, which the run did not stop")
+        stopping_now = [self.files[i] for i in np.flatnonzero(replayed.stopped_after == k)]
+        file_of_row = adaptivetable.file_rows(keys, self.files)
+        active = np.isin(file_of_row, [self.files.index(name) for name in self.files if name not in self.stopped])
+        undecided = int((active & ~replayed.result.settled).sum())
+        self.record["looks"].append(self._look_entry(runs, running_before, stopping_now, undecided))
+        for name in stopping_now:
+            reason = replayed.reasons[self.files.index(name)]
+            self.record["stopped"][name] = {"after_runs": runs, "look": k, "reason": reason}
+            self.stopped.add(name)
+        if self.progress is not None:
+            self._plan(replayed, keys)
+
+    def _look_entry(self, runs: int, running: int, stopped: list[str], undecided: int) -> dict:
+        return {
+            "runs": runs,
+            "csv_bytes": self.state.csv_bytes,
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "running_files": running,
+            "stopped": stopped,
+            "undecided_rows": undecided,
+        }
+
+    def _plan(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:
+        """The progress ETA's plan: per running file, the runs its slowest row is expected to need."""
+        from benchgate.stats import stopping
+
+        projected = stopping.projected_runs(self.design, replayed.result)
+        planned = dict.fromkeys(self.scheduled_files - self.stopped, self.design.max_runs)
+        expected: dict[str, int] = {}
+        for key, runs in zip(keys, projected.tolist(), strict=True):
+            expected[key[0]] = max(expected.get(key[0], 0), int(runs))
+        for name in planned:
+            if name in expected:
+                planned[name] = expected[name]
+        self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files))
+
+    def summary(self) -> str:
+        """One line for the end of the run: looks taken, files stopped before max-runs, and why."""
+        looks = self.record["looks"]
+        reasons: dict[str, int] = {}
+        early = 0
+        for item in self.record["stopped"].values():
+            reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
+            early += item["after_runs"] < self.design.max_runs
+        why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        return (
+            f"adaptive: {len(looks)} looks (last after {looks[-1]['runs'] if looks else 0} runs); "
+            f"{early} of {len(self.scheduled_files)} files stopped before {self.design.max_runs} runs"
+            + (f" ({why})" if why else "")
+        )
