@@ -28,9 +28,9 @@ def labeled(label="benchmark", sha=SHA, sender="maintainer"):
     }
 
 
-def run(client, tmp_path, event_name="pull_request_target", event=None, **kwargs):
+def run(client, tmp_path, event_name="pull_request_target", event=None, config_path=None, **kwargs):
     return authorize(
-        config_path=tmp_path / "absent.yml",
+        config_path=config_path or tmp_path / "absent.yml",
         repository=REPO,
         event_name=event_name,
         event=event if event is not None else labeled(),
@@ -131,3 +131,23 @@ def test_a_change_list_github_cut_short_is_never_nothing_to_benchmark(fake_githu
     fake_github.state.repo(REPO).pulls[5].files = [f"doc/api/page{index}.md" for index in range(3001)]
     result = run(client, tmp_path)
     assert result.settings["categories"] == "misc" and not result.nothing_to_benchmark
+
+
+def test_runs_auto_reaches_the_run_job_with_its_bounds(fake_github, client, tmp_path):
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    fixed = run(client, tmp_path)
+    assert (fixed.settings["runs"], fixed.settings["min-runs"], fixed.settings["max-runs"]) == ("30", "", "")
+    config_file = tmp_path / "benchgate.yml"
+    config_file.write_text("runs: auto\n")
+    configured = run(client, tmp_path, config_path=config_file)
+    assert (configured.settings["runs"], configured.settings["min-runs"], configured.settings["max-runs"]) == (
+        "auto", "5", "60",
+    )  # fmt: skip
+    # a maintainer's label asks for auto where 30 runs are configured; max-runs caps its most
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark:runs=auto")
+    config_file.write_text("max-runs: 40\n")
+    labelled = run(client, tmp_path, config_path=config_file)
+    assert (labelled.settings["runs"], labelled.settings["min-runs"], labelled.settings["max-runs"]) == (
+        "auto", "5", "40",
+    )  # fmt: skip

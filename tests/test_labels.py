@@ -11,6 +11,7 @@ import pytest
 
 from benchgate import config
 from benchgate.config import labels
+from benchgate.errors import InputError
 
 DEFAULTS = config.Settings()
 
@@ -181,3 +182,32 @@ def test_trust_through_the_api_uses_the_latest_adder(fake_github):
         "benchmark:accept-regression": (labels.APPLIED, "maintainer"),
     }
     assert decision.values == {"accept-regression": True}
+
+
+def test_runs_auto_may_stop_early_so_it_needs_a_maintainer_where_a_fixed_count_is_configured():
+    assert labels.parse_label("benchmark:runs=auto", "benchmark").value == "auto"
+    roles = {"benchmark:runs=auto": "outsider"}
+    ignored = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: False)
+    assert ignored.values == {} and ignored.outcomes[0].reason.startswith("loosens the gate")
+    trusted = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: True)
+    assert trusted.values == {"runs": "auto"}
+    # Configured auto: the label keeps it, from anyone; a fixed count under auto's most (60) loosens it,
+    # more than that costs runner time, and neither may pass max-runs.
+    auto = config.resolve(file_values={"runs": "auto"})
+    keeps = labels.decide(list(roles), auto, actor_of=roles.get, can_write=lambda user: pytest.fail())
+    assert keeps.values == {"runs": "auto"}
+    assert labels.needs_trust("runs", 30, auto) == "loosens the gate"
+    assert (
+        labels.needs_trust("runs", 80, auto)
+        == "asks for more runs than the configured 60, the most of auto (runner time)"
+    )
+    assert labels.needs_trust("runs", 60, auto) is None
+
+
+def test_auto_runs_are_capped_by_max_runs():
+    assert DEFAULTS.adaptive_runs() is None
+    assert config.resolve(file_values={"runs": "auto"}).adaptive_runs() == (5, 60)
+    assert config.resolve(file_values={"runs": "auto", "max-runs": 40}).adaptive_runs() == (5, 40)
+    assert config.resolve(file_values={"runs": "auto", "max-runs": 3}).adaptive_runs() == (3, 3)
+    with pytest.raises(InputError, match="max-runs.*whole number of runs, not 'auto'"):
+        config.parse_setting("max-runs", "auto", where="file")

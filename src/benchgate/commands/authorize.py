@@ -97,8 +97,11 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _text(settings: config.Settings) -> dict[str, str]:
+    adaptive = settings.adaptive_runs()  # runs: auto: the bounds the run takes (max-runs caps the maximum)
     return {
         "runs": str(settings.runs),
+        "min-runs": str(adaptive[0]) if adaptive else "",
+        "max-runs": str(adaptive[1]) if adaptive else "",
         "categories": ",".join(settings.categories),
         "filter": ",".join(settings.filter),
         "exclude": ",".join(settings.exclude),

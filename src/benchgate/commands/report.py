@@ -218,12 +218,14 @@ def report_results(
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    samples = None
+    samples, shards = None, []
     if nothing_run is not None:
         run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
     else:
         samples, run = rundirs.load(list(results))
         comparisons = stats.compare_samples(samples)
+        # --runs auto: decided from the run's looks (replayed and checked), not a fixed-runs test of its samples.
+        shards = rundirs.adaptive_shards(list(results)) if run.build_failure is None else []
     if not nothing_to_benchmark or results:
         _check_results_commit(run, head_sha)
     problems: list[str] = []
@@ -268,7 +270,7 @@ def report_results(
                 f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"
             )
             nothing_run = None
-    gated = gate.apply_gate(comparisons, settings.policy(), samples)
+    gated = gate.apply_gate(comparisons, settings.policy(), samples, shards=shards)
     result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
     charts = _charts(plot_path, gated, samples, settings.policy()) if plot_path is not None else ()
     context = CommentContext(

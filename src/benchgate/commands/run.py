@@ -29,6 +29,15 @@ def _node_args(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"cannot split {text!r} into flags: {str(error).lower()}") from None
 
 
+def _runs(text: str) -> int | str:
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of runs or auto, not {text!r}") from None
+
+
 def _category_list(text: str) -> tuple[str, ...] | None:
     return tuple(filter(None, text.split(","))) if text else None
 
@@ -79,7 +88,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--set", dest="set_args", action="append", default=[], metavar="KEY=VALUE", help="set a benchmark variable"
     )
-    parser.add_argument("--runs", type=int, default=30, help="samples per configuration and side (default 30)")
+    parser.add_argument(
+        "--runs",
+        type=_runs,
+        default=30,
+        help="samples per configuration and side (default 30), or auto: each file runs until its comparisons are "
+        "decided (from --min-runs, default 5, to --max-runs, default 60)",
+    )
+    parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")
+    parser.add_argument("--max-runs", type=int, metavar="N", help="with --runs auto: the most runs (default 60)")
     parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
     parser.add_argument(
         "--timeout",
@@ -241,7 +258,8 @@ def print_analysis(output: Path, options: RunOptions) -> int:
             where=str(output),
         )
     samples, summary = results.load([str(output)])
-    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy(), samples)
+    shards = results.adaptive_shards([str(output)])  # --runs auto: decided from its looks, not the merged samples
+    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy(), samples, shards=shards)
     decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
     if options.output_format == "markdown":
         context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)

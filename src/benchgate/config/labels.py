@@ -7,12 +7,14 @@ Labels (with the configurable prefix, ``benchmark`` by default)::
     benchmark:threshold=*|**|***|off   gate threshold
     benchmark:min-effect=3%            smallest regression that gates
     benchmark:runs=60                  samples per side
+    benchmark:runs=auto                each file runs until its comparisons are decided (5 to 60, max-runs at most)
     benchmark:categories=url,buffers   benchmark categories to run
     benchmark:filter=tojson            file-name filters
 
 Anyone who can label a PR is not necessarily trusted: a label that could let a
-regression through (looser threshold, larger minimum effect, fewer runs, a
-narrower selection, accepting a regression) counts only when the user who added
+regression through (looser threshold, larger minimum effect, fewer runs, ``runs=auto``
+where a fixed count is configured, since it may stop a file early, a narrower
+selection, accepting a regression) counts only when the user who added
 it has write, maintain or admin permission, which is checked through the API
 (issue events for who added it, collaborator permission for their role).
 Labels that only tighten the gate count from anyone. A label with a bad value is
@@ -102,9 +104,16 @@ def loosens(key: str, value: Any, settings: config.Settings) -> bool:
     if key == "min-effect":
         return value > settings.min_effect
     if key == "runs":
-        return value < settings.runs
+        # auto may stop a file early: fewer runs than a fixed count would take where it settles.
+        return value < _most_runs(settings) if value != config.AUTO_RUNS else settings.runs != config.AUTO_RUNS
     # A narrower selection can leave the regressing benchmark out.
     return key in ("categories", "filter")
+
+
+def _most_runs(settings: config.Settings) -> int:
+    """The runs a side the settings take at most: the fixed count, or auto's maximum."""
+    adaptive = settings.adaptive_runs()
+    return adaptive[1] if adaptive else int(settings.runs)
 
 
 def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
@@ -115,8 +124,9 @@ def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
     """
     if loosens(key, value, settings):
         return "loosens the gate"
-    if key == "runs" and value > settings.runs:
-        return f"asks for more runs than the configured {settings.runs} (runner time)"
+    if key == "runs" and value != config.AUTO_RUNS and value > _most_runs(settings):
+        configured = settings.runs if not settings.adaptive_runs() else f"{_most_runs(settings)}, the most of auto"
+        return f"asks for more runs than the configured {configured} (runner time)"
     return None
 
 
@@ -161,7 +171,7 @@ def decide(
             reason = f"conflicts with {', '.join(others)}; remove all but one"
             outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
             continue
-        if item.key == "runs" and item.value > settings.max_runs:
+        if item.key == "runs" and item.value != config.AUTO_RUNS and item.value > settings.max_runs:
             reason = f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for"
             outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
             continue

@@ -24,6 +24,8 @@ from benchgate.errors import InputError
 from benchgate.stats.gate import CORRECTIONS, MAX_RUNS, THRESHOLDS, GatePolicy, GateRule
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
+AUTO_RUNS = "auto"
+AUTO_MIN_RUNS, AUTO_MAX_RUNS = 5, 60  # benchgate.stats.sequential's defaults, without importing scipy here
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_MIN_EFFECT = 1000.0
 # Strictness order of thresholds: a higher index fails fewer rows (looser).
@@ -46,8 +48,8 @@ class Settings:
     correction: str = "holm"
     min_effect: float = 0.0
     inconclusive_above: float = 10.0  # percent: see benchgate.stats.gate
-    runs: int = 30
-    max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time)
+    runs: int | str = 30  # or "auto": adaptive runs, each file until its comparisons are decided
+    max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time); caps "auto" too
     categories: tuple[str, ...] = ()
     filter: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -64,6 +66,13 @@ class Settings:
     def policy(self) -> GatePolicy:
         """The gate policy these settings describe."""
         return GatePolicy(self.threshold, self.correction, self.min_effect, self.rules, self.inconclusive_above)
+
+    def adaptive_runs(self) -> tuple[int, int] | None:
+        """``runs: auto``'s fewest and most runs per side: 5 to 60, never more than ``max-runs``; None when fixed."""
+        if self.runs != AUTO_RUNS:
+            return None
+        high = min(AUTO_MAX_RUNS, self.max_runs)
+        return min(AUTO_MIN_RUNS, high), high
 
     def source_of(self, key: str) -> str:
         """Where the value of ``key`` (a settings attribute name) came from: default, file, option or label."""
@@ -145,13 +154,18 @@ def parse_percent(value: Any, where: str, key: str = "min-effect") -> float:
     return number
 
 
-def parse_runs(value: Any, where: str, key: str = "runs") -> int:
+_OR_AUTO = {"runs": " or auto", "max-runs": ""}
+
+
+def parse_runs(value: Any, where: str, key: str = "runs") -> int | str:
+    if key == "runs" and isinstance(value, str) and value.strip() == AUTO_RUNS:
+        return AUTO_RUNS
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise _fail(where, key, f"must be a whole number of runs, not {value!r}")
+        raise _fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}")
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise _fail(where, key, f"must be a whole number of runs, not {value!r}") from None
+        raise _fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}") from None
     if not 2 <= number <= MAX_RUNS:
         raise _fail(where, key, f"must be between 2 and {MAX_RUNS} (the t-test needs 2 samples a side), not {number}")
     return number

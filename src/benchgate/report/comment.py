@@ -138,6 +138,11 @@ def _setting(ctx: CommentContext, attribute: str, text: str) -> str:
 def _context_line(ctx: CommentContext) -> str:
     settings, run = ctx.settings, ctx.run
     runs = run.runs if run.runs is not None else int(ctx.gated["n_base"].max()) if len(ctx.gated) else 0
+    if run.runs == "auto":  # adaptive: the runs each file took, between the design's first and last look
+        taken = ctx.gated[["n_base", "n_head"]].min(axis=1) if len(ctx.gated) else None
+        span = f"{int(taken.min())}–{int(taken.max())}" if taken is not None else "no"
+        limits = f", from {run.adaptive_runs[0]} to {run.adaptive_runs[1]}" if run.adaptive_runs else ""
+        runs = f"{span} (adaptive{limits})"
     sides = f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
     if not run.has_record:
         sides = "No run record (run.json): commits and runner unknown"
@@ -153,7 +158,7 @@ def _context_line(ctx: CommentContext) -> str:
     ]
     if gatelines.has_decisions(ctx.gated) and len(ctx.gated):
         parts.append(
-            f"gate test {code(str(ctx.gated['gate_test'].iloc[0]))}, "
+            f"gate test {code(gatelines.gate_test(ctx.gated))}, "
             + _setting(
                 ctx, "inconclusive_above", f"undecided while a {settings.inconclusive_above:g} % regression fits"
             )
@@ -212,7 +217,8 @@ def _override(ctx: CommentContext) -> str:
     return (
         f"<sub>To override, a maintainer adds a label: {code(prefix + ':accept-regression')} (report, do not fail), "
         f"{code(prefix + ':threshold=**')} or {code('off')}, {code(prefix + ':min-effect=3%')}, "
-        f"{code(prefix + ':runs=60')}, {code(prefix + ':categories=url,buffers')}, {code(prefix + ':filter=tojson')}. "
+        f"{code(prefix + ':runs=60')} or {code('auto')}, {code(prefix + ':categories=url,buffers')}, "
+        f"{code(prefix + ':filter=tojson')}. "
         "Labels that loosen the gate count only when added by someone with write, maintain or admin permission.</sub>"
     )
 

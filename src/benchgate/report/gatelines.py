@@ -14,13 +14,21 @@ from typing import Any
 import pandas as pd
 
 from benchgate.stats.decisions import format_change
+from benchgate.stats.gatetests import DEFAULT_POWER, GATE_TEST
 
-MDE_POWER = 0.8  # the power of benchgate.stats.gatetests.DEFAULT_POWER, without importing scipy here
+MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
 
 
 def has_decisions(gated: pd.DataFrame) -> bool:
     """True when the table carries the gate's decisions (every benchgate command's table does)."""
     return "decision" in gated
+
+
+def gate_test(gated: pd.DataFrame) -> str:
+    """The name of the test the decisions come from (the gate's, when the table does not say)."""
+    if "gate_test" in gated and len(gated):
+        return str(gated["gate_test"].iloc[0])
+    return GATE_TEST
 
 
 def change_cell(row: Any) -> str:
@@ -64,7 +72,7 @@ def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: f
             f"{row.filename} {row.configuration}",
             change_cell(row),
             _floor(row, min_effect, inconclusive_above),
-            runs_text(row.runs_needed),
+            runs_text(getattr(row, "runs_needed", math.nan)),
         )
         for row in rows.itertuples(index=False)
     ]
@@ -89,7 +97,7 @@ def blind_spots(gated: pd.DataFrame) -> list[Blind]:
 
     Largest first. A file with no unchanged row (all decided otherwise, or undecided) has none.
     """
-    if not has_decisions(gated):
+    if not has_decisions(gated) or "mde" not in gated:
         return []
     judged = ~gated["ignored"] if "ignored" in gated else True
     rows = gated[(gated["decision"] == "unchanged") & judged & gated["mde"].notna()]

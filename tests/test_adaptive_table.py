@@ -1,0 +1,119 @@
+"""Deciding an adaptive run from its record (benchgate.stats.adaptivetable, benchgate.results.lookrecord)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchgate.errors import InputError
+from benchgate.results.lookrecord import AdaptiveRecord, Look, Stop, adaptive_record
+from benchgate.results.rundirs import AdaptiveShard
+from benchgate.stats import adaptivetable, gatetable, sequential
+
+DESIGN = sequential.make_design(min_runs=5, max_runs=12)
+
+
+def frame(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
+    samples = pd.DataFrame(rows, columns=["side", "filename", "configuration", "rate"])
+    samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
+    return samples
+
+
+def live_shard(rng, files: dict[str, tuple[float, float]], where: str = "run.json") -> AdaptiveShard:
+    """An adaptive run of ``files`` (name -> (noise, change)), one configuration each, as the live run records it."""
+    names = list(files)
+    rows, looks, stops, look_samples, stopped = [], [], [], [], set()
+    for runs in range(1, DESIGN.max_runs + 1):
+        for name in names:
+            if name in stopped:
+                continue
+            sigma, change = files[name]
+            for side, shift in (("base", 0.0), ("head", np.log1p(change))):
+                rows.append((side, name, "n=1", float(np.exp(np.log(1e5) + shift + sigma * rng.standard_normal()))))
+        if runs not in DESIGN.looks:
+            continue
+        look_samples.append(frame(list(rows)))  # what this look saw: the run so far
+        keys = sorted({(row[1], row[2]) for row in rows})
+        replayed = adaptivetable.replay_samples(DESIGN, names, look_samples, keys)
+        k = len(looks)
+        looks.append(Look(runs, len(rows)))
+        for position in np.flatnonzero(replayed.stopped_after == k):
+            stops.append(Stop(names[position], runs, k, replayed.reasons[position]))
+            stopped.add(names[position])
+        if len(stopped) == len(names):
+            break
+    record = AdaptiveRecord(DESIGN.to_json(), tuple(names), tuple(looks), tuple(stops))
+    return AdaptiveShard(where, record, tuple(look_samples))
+
+
+def test_the_table_is_the_sequential_decision_of_the_replayed_looks_not_a_fixed_runs_test():
+    rng = np.random.default_rng(1)
+    shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0), "noisy.js": (0.4, 0.0)})
+    keys = [("fast.js", "n=1"), ("noisy.js", "n=1"), ("same.js", "n=1")]
+    table = adaptivetable.decide_shards([shard], keys).set_index("filename")
+    assert table.loc["fast.js", "decision"] == "regression" and table.loc["same.js", "decision"] == "unchanged"
+    assert table.loc["noisy.js", "decision"] == "inconclusive" and table.loc["noisy.js", "runs_needed"] > 5
+    fixed = gatetable.decide_samples(shard.look_samples[-1], keys).set_index("filename")
+    # the same samples tested once would spend the whole level at the last look: a smaller p-value
+    assert table.loc["fast.js", "gate_p"] > fixed.loc["fast.js", "gate_p"]
+    stop = {stop.filename: stop for stop in shard.record.stops}
+    assert stop["fast.js"].after_runs < DESIGN.max_runs and stop["fast.js"].reason == "decided"
+    assert stop["noisy.js"].reason in ("hopeless", "max-runs")
+
+
+def test_shards_are_one_holm_family_and_the_order_of_keys_is_the_callers():
+    rng = np.random.default_rng(2)
+    first = live_shard(rng, {"a.js": (0.01, -0.3), "b.js": (0.01, 0.0)}, "shard1/run.json")
+    second = live_shard(rng, {"c.js": (0.01, 0.0), "d.js": (0.02, 0.4)}, "shard2/run.json")
+    keys = [("d.js", "n=1"), ("a.js", "n=1"), ("c.js", "n=1"), ("b.js", "n=1")]
+    table = adaptivetable.decide_shards([first, second], keys)
+    assert table["filename"].tolist() == ["d.js", "a.js", "c.js", "b.js"]
+    assert table["decision"].tolist() == ["improvement", "regression", "unchanged", "unchanged"]
+    assert (table["ci_level"] <= 0.001 / 4 * 2).all()  # Holm over all four rows, not two per shard
+    with pytest.raises(InputError, match="exactly one adaptive run"):
+        adaptivetable.decide_shards([first], keys)
+    other = sequential.make_design(min_runs=5, max_runs=20).to_json()
+    changed = AdaptiveShard(second.where, AdaptiveRecord(other, *tuple(vars(second.record).values())[1:]), ())
+    with pytest.raises(InputError, match="designs differ"):
+        adaptivetable.decide_shards([first, changed], keys)
+
+
+def test_a_record_the_samples_do_not_replay_to_is_refused():
+    rng = np.random.default_rng(3)
+    shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0)})
+    keys = [("fast.js", "n=1"), ("same.js", "n=1")]
+    moved = tuple(Stop(s.filename, s.after_runs, s.look + 1, s.reason) for s in shard.record.stops)
+    forged = AdaptiveShard("run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved),
+                           shard.look_samples)  # fmt: skip
+    with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
+        adaptivetable.decide_shards([forged], keys)
+    off_design = (Look(4, shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
+    odd = AdaptiveShard("run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, off_design,
+                        shard.record.stops), shard.look_samples)  # fmt: skip
+    with pytest.raises(InputError, match="not one of the design's looks"):
+        adaptivetable.decide_shards([odd], keys)
+
+
+def test_no_look_yet_decides_nothing():
+    record = AdaptiveRecord(DESIGN.to_json(), ("a.js",), (), ())
+    table = adaptivetable.decide_shards([AdaptiveShard("run.json", record, ())], [("a.js", "n=1")])
+    assert table["decision"].tolist() == ["inconclusive"] and table["ci_low"].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"design": "x"}, "design: must be an object"),
+        ({"looks": {}}, "looks: must be a list"),
+        ({"looks": [{"runs": 5, "csv_bytes": 10}, {"runs": 5, "csv_bytes": 20}]}, "looks must follow each other"),
+        ({"looks": [{"runs": 5, "csv_bytes": -1}]}, "looks[0].csv_bytes: must be a whole number"),
+        ({"stopped": {"other.js": {"after_runs": 5, "look": 0, "reason": "decided"}}}, "must name a selected file"),
+        ({"stopped": {"a.js": {"after_runs": 5, "look": 0, "reason": 7}}}, "reason: must be a short string"),
+    ],
+)
+def test_the_record_is_checked_as_untrusted_data(change, message):
+    record = {"runs": "auto", "design": DESIGN.to_json(), "selection": {"files": ["a.js"]}, "looks": [], "stopped": {}}
+    record.update(change)
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        adaptive_record(record, "run.json")
