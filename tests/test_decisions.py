@@ -227,3 +227,13 @@ def test_decide_samples_frame():
     assert table["decision"].tolist() == ["regression", "unchanged"]
     assert table["runs_needed"].isna().all()
     assert decisions.format_change(-12.34, -14.06, -10.51) == "-12.3 % [-14.1, -10.5]"
+
+
+def test_an_interval_that_overflows_is_still_a_tested_row():
+    """Two runs a side at 0.001 / 400: the interval's upper end overflows to +inf, yet the row was tested."""
+    rng = np.random.default_rng(RNG_SEED)
+    base, head = lognormal(rng, 0.3, (400, 2)), lognormal(rng, 0.3, (400, 2))
+    result = decisions.decide(base, head)
+    assert np.isinf(result.ci_high).any()
+    assert set(result.names) == {"inconclusive"}
+    assert decisions.format_change(12.0, -100.0, np.inf) == "12.0 % [-100.0, inf]"

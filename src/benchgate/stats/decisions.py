@@ -195,7 +195,8 @@ def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarra
         last_low[usable], last_high[usable] = look_low, look_high
     empty = low > high
     low, high = np.where(empty, last_low, low), np.where(empty, last_high, high)
-    tested = rows & np.isfinite(low) & np.isfinite(high)
+    # A look's interval may reach ±inf (a few runs at a tiny level); only a row no look could test is NaN.
+    tested = rows & ~np.isnan(last_low) & ~np.isnan(last_high)
     return np.where(tested, low, np.nan), np.where(tested, high, np.nan)
 
 
@@ -254,7 +255,7 @@ def decide_looks(
         rows = ~current.incomplete
         if rows.any():
             mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
-    tested = np.isfinite(low) & np.isfinite(high)
+    tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     floor = np.where(min_effect > 0, min_effect, inconclusive_above)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
@@ -310,7 +311,7 @@ def verdicts(decision: np.ndarray) -> np.ndarray:
 
 
 def _percent(value: float) -> str:
-    # Intervals of a few runs can reach 1e+100 %: three significant digits from 100,000 % on.
+    # Intervals of a few runs can reach 1e+100 % (or overflow to inf): three significant digits from 100,000 %.
     return f"{value:.1f}" if abs(value) < 1e5 else f"{value:.3g}"
 
 
@@ -318,6 +319,6 @@ def format_change(change: float, low: float, high: float) -> str:
     """``-12.3 % [-14.1, -10.5]`` (one decimal; 3 significant digits from 100,000 %; ``n/a`` when untested)."""
     if not np.isfinite(change):
         return "n/a"
-    if not (np.isfinite(low) and np.isfinite(high)):
+    if np.isnan(low) or np.isnan(high):
         return f"{_percent(change)} %"
     return f"{_percent(change)} % [{_percent(low)}, {_percent(high)}]"
