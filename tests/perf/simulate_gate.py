@@ -1,23 +1,27 @@
-"""Monte-Carlo of whole PR reports through the gate's own code (benchgate.stats.decisions, .sequential).
+"""Monte-Carlo of whole PR reports through the gate's own code (benchgate.stats.decisions, .sequential, .stopping).
 
 Every simulated report has 400 comparisons (40 files x 10 configurations), rates with
 log-normal noise whose sigma is drawn per file, log-uniform (0.5 % to 25 %, or to 2 % for the
-quiet suite), times a per-configuration factor; a slow multiplicative drift over the run that
+quiet suites), times a per-configuration factor; a slow multiplicative drift over the run that
 is common to both sides (base and head of a file run back to back in every iteration), with
 ``--side-drift K`` hitting the head K times harder; occasional slow outliers (``--outliers``
-of the samples, default 2 %, slowed by 10-50 %); and, in the "mixed" suite, injected changes:
-4 rows at 1 % noise and 4 at 2 % noise regress by 5 %, 4 regress and 4 improve by 2-90 %
-(log-uniform), 2 regress by 50-90 %.
+of the samples, default 2 %, slowed by 10-50 %). Four suites: "aa" (A/A, sigma 0.5-25 %),
+"quiet" (A/A, sigma <= 2 %), "mostly" (sigma <= 2 %, 10 of 400 rows changed: 4 regress and 4
+improve by 2-90 %, log-uniform, 2 regress by 50-90 %) and "mixed" (sigma 0.5-25 %, 18 rows
+changed: those 10 plus the power probes, 4 rows at 1 % noise and 4 at 2 % noise regressing by 5 %).
 
 For each candidate test (``decisions.TESTS``) and each mode (fixed N runs, ``--fixed``, and
-``--runs auto`` with ``sequential.make_design``) it prints the figures the gate is held to.
-All tests see the same samples (common random numbers). ``--quick`` is a seconds-long
-smoke run for CI; the full table (default 10,000 A/A reports) takes a few minutes on 2 cores
-with ``--jobs 2``.
+``--runs auto`` with ``sequential.make_design``, the live run's loop) it prints the figures the
+gate is held to. All tests see the same samples (common random numbers); the tests other than
+the gate's see only the first ``--candidate-reports`` A/A reports (default 2000), the gate's all
+of them (default 10,000). ``--quick`` is a seconds-long smoke run (tests/test_simulator.py); the
+full table takes about 7 minutes of wall time and 8 CPU-minutes with ``--jobs 2`` on a loaded
+2-core machine.
 
     python tests/perf/simulate_gate.py --jobs 2            # the full table
     python tests/perf/simulate_gate.py --quick             # smoke run
-    python tests/perf/simulate_gate.py --tests yuen_log --aa 20000 --side-drift 0.1
+    python tests/perf/simulate_gate.py --tests yuen_log --reports 20000 --side-drift 0.1
+    python tests/perf/simulate_gate.py --tests yuen_log --fixed 30 --reports 100 --looks 5,7,10,15,21,29,42,60
 """
 
 from __future__ import annotations

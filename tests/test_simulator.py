@@ -1,0 +1,26 @@
+"""tests/perf/simulate_gate.py's quick mode: the whole pipeline of the simulator runs, and adaptive runs stop early."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "perf"))
+
+import simulate_gate  # noqa: E402
+
+
+def test_quick_table_has_every_mode_and_auto_saves_samples_on_quiet_suites(capsys):
+    assert simulate_gate.main(["--quick", "--tests", "yuen_log,welch_log", "--no-issue", "--seed", "7"]) == 0
+    out = capsys.readouterr().out
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|") for line in out.splitlines()
+            if line.startswith("| yuen_log") or line.startswith("| welch_log")}  # fmt: skip
+    assert set(rows) == {(test, mode) for test in ("yuen_log", "welch_log") for mode in ("fixed-10", "fixed-30")} | {
+        ("yuen_log", "auto")
+    }
+    header = next(line for line in out.splitlines() if line.startswith("| test"))
+    quiet = [cell.strip() for cell in header.split("|")].index("quiet A/A")
+    auto_quiet = float(rows[("yuen_log", "auto")][quiet].strip().rstrip(" %"))
+    assert float(rows[("yuen_log", "fixed-30")][quiet].strip().rstrip(" %")) == 100
+    assert 20 < auto_quiet < 60  # quiet files settle after 11-15 of up to 60 runs
+    assert "# auto design: looks 5,6,7,8,9,10,11,12,13,14,15,19,23,29,37,46,60" in out
