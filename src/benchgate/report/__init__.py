@@ -61,6 +61,7 @@ _MODULES = {
     "gatelines": (
         "MDE_POWER",
         "has_decisions",
+        "gate_test",
         "change_cell",
         "runs_text",
         "Undecided",
