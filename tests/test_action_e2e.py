@@ -384,3 +384,46 @@ def test_example_workflows_use_the_action_safely(path):
         if "report" in modes:
             assert job["permissions"]["pull-requests"] == "write" and job["permissions"]["checks"] == "write"
             assert "self-hosted" not in str(job["runs-on"])
+
+
+def test_run_mode_takes_authorizes_run_settings(tmp_path):
+    # A run job in another job than authorize gets its settings as one JSON input; explicit inputs win.
+    work = tmp_path / "job"
+    (work / "temp").mkdir(parents=True)
+    node = shutil.which("node")
+    settings = {"runs": "2", "categories": "json", "set": "n=50\nextra=1", "filter": "parse", "cpuset": ""}
+    runner_env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "RUNNER_TEMP": str(work / "temp"),
+        "GITHUB_ACTION_PATH": str(REPO_ROOT),
+        "BENCHGATE_SYSTEM_PACKAGES": "1",
+    }
+    inputs = {
+        "mode": "run",
+        "python": sys.executable,
+        "base-binary": node,
+        "head-binary": node,
+        "benchmark-dir": str(REPO_ROOT / "examples" / "suite" / "benchmark"),
+        "results": str(work / "results"),
+        "run-settings": json.dumps(settings),
+        "runs": "3",  # an input given beside run-settings wins
+    }
+    github = {"event_name": "push", "event": {}, "repository": REPO, "token": ""}
+    result = run_action(REPO_ROOT, with_inputs=inputs, github=github, runner_env=runner_env, workdir=work)
+    assert result.failed is None, result.failed and result.failed.stderr[-3000:]
+    record = json.loads((work / "results" / "run.json").read_text())
+    assert record["runs"] == 3 and record["selection"]["files"] == ["json/parse.js"]
+    assert record["selection"]["set"] == ["n=50", "extra=1"] and record["options"]["cpuset"] is None
+
+    broken = run_action(
+        REPO_ROOT,
+        with_inputs={**inputs, "run-settings": "{not json", "results": str(work / "broken")},
+        github=github,
+        runner_env=runner_env,
+        workdir=tmp_path / "broken-job",
+    )
+    assert broken.step("run").returncode != 0
+    assert "::error title=benchgate::input run-settings is not JSON" in broken.step("run").stdout
