@@ -209,8 +209,8 @@ def fake_server(tmp_path, node_repo):
         process.wait(timeout=10)
 
 
-def simulate(tmp_path, api_url, node_repo, name, inputs):
-    """Run action.yml's steps for a `benchmark` label added to PR 9, as the runner would."""
+def simulate(tmp_path, api_url, node_repo, name, inputs, *, event_name="pull_request"):
+    """Run action.yml's steps for a `benchmark` label added to PR 9 (or a push of the head), as the runner would."""
     work = tmp_path / name
     (work / "temp").mkdir(parents=True)
     head, base = node_repo.commits["feature"], node_repo.commits["v2"]
@@ -220,6 +220,8 @@ def simulate(tmp_path, api_url, node_repo, name, inputs):
         "pull_request": {"number": PR, "head": {"sha": head}, "base": {"sha": base}},
         "sender": {"login": "maintainer"},
     }
+    if event_name == "push":
+        event = {"before": base, "after": head, "ref": "refs/heads/main"}
     (work / "event.json").write_text(json.dumps(event))
     runner_env = {
         "PATH": os.environ["PATH"],
@@ -227,21 +229,21 @@ def simulate(tmp_path, api_url, node_repo, name, inputs):
         "LANG": "C.UTF-8",
         "CI": "true",
         "GITHUB_ACTIONS": "true",
-        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": str(work / "event.json"),
         "GITHUB_REPOSITORY": REPO,
         "GITHUB_API_URL": api_url,
         "GITHUB_SERVER_URL": "https://github.com",
         "GITHUB_RUN_ID": "777",
         "GITHUB_ACTOR": "maintainer",
-        "GITHUB_SHA": base,
+        "GITHUB_SHA": head if event_name == "push" else base,
         "GITHUB_WORKSPACE": str(tmp_path),
         "RUNNER_TEMP": str(work / "temp"),
         "GITHUB_ACTION_PATH": str(REPO_ROOT),
         "BENCHGATE_SYSTEM_PACKAGES": "1",  # reuse this interpreter's packages: no PyPI in tests
         "BENCHGATE_CACHE": str(tmp_path / "cache"),
     }
-    github = {"token": TOKEN, "event": event, "event_name": "pull_request", "repository": REPO}
+    github = {"token": TOKEN, "event": event, "event_name": event_name, "repository": REPO, "sha": head}
     base_inputs = {
         "mode": "all",
         "python": sys.executable,
@@ -349,7 +351,24 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     assert len(comments) == 1 and "not this pull request's fault" in comments[0]["body"]
     assert [c["conclusion"] for c in checks] == ["failure", "success", "neutral"] and checks[-1]["head_sha"] == head
 
-    # 4. No categories configured: authorize maps the PR's changed files from the API (docs and tests only)
+    # 4. README's one-job workflow on a push to main: mode all, base the commit before, head the pushed one.
+    pushed = simulate(
+        tmp_path,
+        api_url,
+        node_repo,
+        "push",
+        {"base-ref": node_repo.commits["v2"], "head-ref": head, "runs": "4"},
+        event_name="push",
+    )
+    assert pushed.failed is None or pushed.failed.id == "report", pushed.failed and pushed.failed.stderr[-3000:]
+    assert pushed.step("authorize").outputs["approved"] == "true" and pushed.step("run").ran
+    comments, checks = comments_and_checks(dump)
+    assert len(comments) == 1  # no pull request: the check run alone
+    assert checks[-1]["head_sha"] == head and checks[-1]["conclusion"] == {"pass": "success", "fail": "failure"}.get(
+        pushed.outputs["verdict"], "neutral"
+    )
+
+    # 5. No categories configured: authorize maps the PR's changed files from the API (docs and tests only)
     # to none, the run step does not run, and the report posts "nothing to benchmark" after asking the API too.
     nothing = simulate(tmp_path, api_url, node_repo, "nothing", {"categories": ""})
     assert nothing.failed is None, nothing.failed and nothing.failed.stderr

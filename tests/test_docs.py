@@ -131,3 +131,47 @@ def test_the_action_page_names_every_input_and_output():
     outputs_table = page.split("## Outputs", 1)[1].split("\n## ", 1)[0]
     assert [name for name in action["inputs"] if f"`{name}`" not in inputs_table] == []
     assert [name for name in action["outputs"] if f"`{name}`" not in outputs_table] == []
+
+
+def workflow_blocks(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every ```yaml block in a markdown file that is a workflow (has jobs:)."""
+    blocks, current, start = [], None, 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if current is None and line.strip() == "```yaml":
+            current, start = [], number
+        elif current is not None and line.strip() == "```":
+            text = "\n".join(current)
+            if re.search(r"^jobs:", text, re.M):
+                blocks.append((start, text))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+WORKFLOW_CASES = [(path, number, text) for path in DOCS for number, text in workflow_blocks(path)]
+
+
+def test_the_readme_shows_a_workflow():
+    assert any(path.name == "README.md" for path, _, _ in WORKFLOW_CASES)
+
+
+@pytest.mark.parametrize(
+    ("path", "number", "text"), WORKFLOW_CASES, ids=[f"{p.name}:{n}" for p, n, _ in WORKFLOW_CASES]
+)
+def test_documented_workflows_use_the_action_as_declared(path, number, text):
+    import yaml
+
+    inputs = set(yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"])
+    workflow = yaml.safe_load(text)
+    for name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            uses = str(step.get("uses", ""))
+            if uses.startswith("benchgate/benchgate@"):
+                unknown = set(step.get("with", {})) - inputs
+                assert not unknown, f"{path.name}:{number}: job {name} gives undeclared inputs {sorted(unknown)}"
+                assert step["with"].get("mode"), f"{path.name}:{number}: job {name} names no mode"
+            elif uses:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), (
+                    f"{path.name}:{number}: {uses} is not pinned"
+                )
