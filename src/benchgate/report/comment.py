@@ -70,6 +70,15 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values("_order", kind="mergesort").drop(columns="_order")
 
 
+def _significant_heading(rows: pd.DataFrame, total: int) -> str:
+    """The heading of the shown rows; undecided rows are counted apart so that a row without stars is
+    never called significant."""
+    undecided = int(rows["undecided"].sum()) if "undecided" in rows else 0
+    if not undecided:
+        return f"#### Significant changes ({len(rows)} of {total})"
+    return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
+
+
 def markdown_table(rows: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table with a gate column (``tables.render_markdown_table``)."""
     return tables.render_markdown_table(rows)
@@ -263,9 +272,9 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
             "",
         ]
     if len(significant):
-        parts += [f"#### Significant changes ({len(significant)} of {len(ctx.gated)})", "", markdown_table(shown)]
+        parts += [_significant_heading(significant, len(ctx.gated)), "", markdown_table(shown)]
         if len(shown) < len(significant):
-            parts += ["", f"_{len(significant) - len(shown)} more significant rows are in {ctx.full_report}._"]
+            parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
         chart = bar_chart(shown) if details else ""
         parts += ["", chart] if chart else []
     else:
