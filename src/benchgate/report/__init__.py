@@ -55,6 +55,7 @@ _MODULES = {
         "render_comment",
     ),
     "commentgate": (
+        "plural",
         "verdict_lines",
         "power_lines",
     ),
@@ -69,6 +70,9 @@ _MODULES = {
         "Blind",
         "blind_spots",
         "decision_counts",
+        "with_untested",
+        "gate_finding",
+        "gate_headline",
     ),
     "markup": (
         "CONTROL",
@@ -111,7 +115,6 @@ _MODULES = {
     "tables": (
         "ACCURACY_KEYS",
         "CSV_COLUMNS",
-        "DECISION_KEYS",
         "MAX_SUMMARY_LINES",
         "format_improvement",
         "format_accuracy",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from benchgate.report.tables import gate_summary
+from benchgate.report.gatelines import gate_headline
 from benchgate.stats.gate import GatePolicy
 
 DPI = 100
@@ -177,7 +177,7 @@ def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
 
 def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str) -> tuple[str, str]:
     """The chart's title and subtitle: what it shows, then the gate's line as the text report prints it."""
-    subtitle = gate_summary(gated, policy)[0]
+    subtitle = gate_headline(gated, policy)
     if shown < len(gated):
         subtitle += f"  ·  showing {shown} of {len(gated)}: failing and significant rows first"
     return f"benchgate: {what}", text(subtitle)

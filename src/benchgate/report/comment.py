@@ -123,10 +123,6 @@ def _sandbox_warning(run: RunSummary) -> list[str]:
     ]
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _side(binary, label: str) -> str:
     commit = binary.sha[:12] if binary.sha else binary.ref
     parts = [f"{label} {code(commit)}" if commit else label]
@@ -158,7 +154,7 @@ def _context_line(ctx: CommentContext) -> str:
     parts = [
         sides,
         f"{runs} runs per side" + (f" in {run.shards} shards" if run.shards > 1 else ""),
-        _plural(len(ctx.gated), "comparison"),
+        commentgate.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
         + _setting(ctx, "correction", f"{settings.correction} correction")
@@ -285,7 +281,7 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
         parts += [*power, ""] if power else []
     if all_rows:
         parts += [
-            f"<details><summary>All {_plural(len(ctx.gated), 'comparison')}</summary>",
+            f"<details><summary>All {commentgate.plural(len(ctx.gated), 'comparison')}</summary>",
             "",
             markdown_table(ctx.gated),
             "",

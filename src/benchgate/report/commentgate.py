@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from benchgate.report.comment import CommentContext
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
@@ -28,7 +28,7 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     elif outcome.verdict == ACCEPTED:
         title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
     elif outcome.verdict == INCONCLUSIVE:
-        title = f"### ❓ benchgate: inconclusive: {_plural(len(undecided), 'comparison')} undecided, none regresses"
+        title = f"### ❓ benchgate: inconclusive: {plural(len(undecided), 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
     lines = [title, ""]

@@ -1,4 +1,4 @@
-"""The gate's decisions in words: change cells, undecided rows with the runs they need, and what a run could see.
+"""The gate in words: the verdict line, change cells, undecided rows with the runs they need, what a run could see.
 
 Pure text from the gated table (``gate.apply_gate`` with decisions), shared by the text
 report, the markdown report and the PR comment. Nothing here is untrusted-text-safe on its
@@ -8,12 +8,14 @@ own: callers put benchmark names in code spans (markdown) as they do elsewhere.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from benchgate.stats.decisions import format_change
+from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason
 from benchgate.stats.gatetests import DEFAULT_POWER, GATE_TEST
 
 MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
@@ -113,3 +115,43 @@ def decision_counts(gated: pd.DataFrame) -> str:
     order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
     counts = gated["decision"].value_counts()
     return ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)
+
+
+def _correction_name(policy: GatePolicy) -> str:
+    return "Holm correction" if policy.correction == "holm" else "no correction"
+
+
+def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
+    """``problems`` and ``gate.untested_reason`` when no comparison could be tested."""
+    untested = untested_reason(gated)
+    if untested is not None and untested not in problems:
+        return [*problems, untested]  # nothing tested fails the gate, whatever the statistics say
+    return problems
+
+
+def gate_finding(gated: pd.DataFrame, policy: GatePolicy, undecided: Sequence) -> tuple[str, bool]:
+    """What the statistics found, and whether that is a plain pass (the finding then needs its verdict)."""
+    count = len(gated)
+    failing = int(gated["gating"].sum())
+    effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""
+    where = f"at {policy.threshold} after {_correction_name(policy)}{effect}"
+    if THRESHOLDS[policy.threshold] is None:
+        return f"off (--threshold off): no comparison can fail ({count} comparisons)", False
+    if failing:
+        return f"FAIL: {failing} of {count} comparisons regress {where}", False
+    if undecided:
+        return f"INCONCLUSIVE: {len(undecided)} of {count} comparisons undecided {where}, none regresses", False
+    return f"no regression {where} ({count} comparisons)", True
+
+
+def gate_headline(
+    gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = (), undecided: Sequence | None = None
+) -> str:
+    """The gate's verdict line, the first of ``gate_summary`` (``undecided``: the undecided rows, when known)."""
+    problems = with_untested(gated, problems)
+    if problems:
+        return f"gate: FAIL: {'; '.join(problems)}"
+    if undecided is None:
+        undecided = undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
+    finding, passed = gate_finding(gated, policy, undecided)
+    return f"gate: pass: {finding}" if passed else f"gate: {finding}"

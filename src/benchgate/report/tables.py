@@ -18,7 +18,8 @@ import pandas as pd
 
 from benchgate.report import gatelines
 from benchgate.report.bars import Bar, render_bars
-from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason, verdict
+from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
+from benchgate.stats.gate import GatePolicy, verdict
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
@@ -38,16 +39,8 @@ CSV_COLUMNS = [
     "accuracy_***",
     "gating",
     "gate_reason",
-    "decision",
-    "change",
-    "ci_low",
-    "ci_high",
-    "ci_level",
-    "gate_p",
-    "mde",
-    "runs_needed",
+    *DECISION_KEYS,
 ]
-DECISION_KEYS = ("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "runs_needed")
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
 _CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
@@ -135,10 +128,6 @@ def bars_for(gated: pd.DataFrame) -> list[Bar]:
     ]
 
 
-def _correction_name(policy: GatePolicy) -> str:
-    return "Holm correction" if policy.correction == "holm" else "no correction"
-
-
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
     """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
 
@@ -149,27 +138,12 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     follows without a verdict of its own. Undecided rows (inconclusive) make the verdict
     INCONCLUSIVE when nothing fails: never a pass.
     """
-    untested = untested_reason(gated)
-    if untested is not None and untested not in problems:
-        problems = [*problems, untested]  # nothing tested fails the gate, whatever the statistics say
-    count = len(gated)
+    problems = gatelines.with_untested(gated, problems)
     failing = gated[gated["gating"]]
     undecided = gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
-    effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""
-    where = f"at {policy.threshold} after {_correction_name(policy)}{effect}"
-    off = THRESHOLDS[policy.threshold] is None
-    if off:
-        finding = f"off (--threshold off): no comparison can fail ({count} comparisons)"
-    elif len(failing):
-        finding = f"FAIL: {len(failing)} of {count} comparisons regress {where}"
-    elif undecided:
-        finding = f"INCONCLUSIVE: {len(undecided)} of {count} comparisons undecided {where}, none regresses"
-    else:
-        finding = f"no regression {where} ({count} comparisons)"
+    lines = [gatelines.gate_headline(gated, policy, problems, undecided)]
     if problems:
-        lines = [f"gate: FAIL: {'; '.join(problems)}", f"  statistics: {finding}"]
-    else:
-        lines = [f"gate: {finding}" if off or len(failing) or undecided else f"gate: pass: {finding}"]
+        lines.append(f"  statistics: {gatelines.gate_finding(gated, policy, undecided)[0]}")
     if gatelines.has_decisions(gated):
         lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
     lines += [
@@ -279,14 +253,14 @@ VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
 
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    summary = gate_summary(gated, policy)
+    undecided = gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
     mark = VERDICT_MARKS[verdict(gated)]
-    headline = summary[0].replace("gate: ", "", 1).replace("*", "\\*")
+    headline = gatelines.gate_headline(gated, policy, undecided=undecided).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     failing = gated[gated["gating"]]
     for row in failing.itertuples(index=False):
         parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
-    for item in gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above):
+    for item in undecided:
         parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
     if parts[-1] != "":
         parts.append("")

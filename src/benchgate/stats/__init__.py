@@ -54,7 +54,10 @@ _MODULES = {
     ),
     "gatetable": (
         "sample_arrays",
+        "sitting_out",
+        "undecided_decisions",
         "decision_frame",
+        "decision_table",
         "decide_samples",
     ),
     "gatetests": (
@@ -65,6 +68,7 @@ _MODULES = {
         "YUEN_DF_FACTOR",
         "DEFAULT_POWER",
         "Stats",
+        "STAT_FIELDS",
         "subset",
         "gate_statistics",
         "change_interval",

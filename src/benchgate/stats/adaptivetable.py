@@ -22,8 +22,8 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gatetable import decision_frame, sample_arrays
-from benchgate.stats.gatetests import Stats, gate_statistics, runs_needed
+from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
+from benchgate.stats.gatetests import STAT_FIELDS, Stats, subset
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
 
@@ -82,14 +82,8 @@ def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None)
         )
 
 
-def _sitting_out(rows: int) -> Stats:
-    nothing = np.full((rows, 1), np.nan)
-    return gate_statistics(nothing, nothing)
-
-
 def _concat(parts: list[Stats]) -> Stats:
-    fields = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
-    values = {name: np.concatenate([np.asarray(getattr(st, name)) for st in parts]) for name in fields}
+    values = {name: np.concatenate([np.asarray(getattr(st, name)) for st in parts]) for name in STAT_FIELDS}
     return Stats(test=parts[0].test, **values)
 
 
@@ -134,19 +128,17 @@ def decide_shards(
     order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
     history = []
     for k in range(count):
-        look = _concat([h[k] if k < len(h) else _sitting_out(n) for n, h in histories])
-        history.append(_reorder(look, order))
+        look = _concat([h[k] if k < len(h) else sitting_out(n) for n, h in histories])
+        # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
+        history.append(subset(look, order))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
-        table = decision_frame(keys, _undecided(len(keys)), np.full(len(keys), np.nan))
+        table = decision_frame(keys, undecided_decisions(len(keys)), np.full(len(keys), np.nan))
         return table.iloc[back].reset_index(drop=True)
     result = decisions.decide_looks(
         history, design.weights[:count], alpha, correction=correction,
         min_effect=min_effect, inconclusive_above=inconclusive_above, power=design.power,
     )  # fmt: skip
-    undecided = result.decision == decisions.INCONCLUSIVE
-    runs = np.fmin(result.current.n_base, result.current.n_head)
-    needed = runs_needed(result.current, result.level, min_effect, inconclusive_above, rows=undecided, above=runs)
-    return decision_frame(keys, result, needed).iloc[back].reset_index(drop=True)
+    return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
 
 
 def _per_row(values: np.ndarray | float, wanted: list, position: dict, rows: int) -> np.ndarray:
@@ -157,20 +149,3 @@ def _per_row(values: np.ndarray | float, wanted: list, position: dict, rows: int
     out = np.empty(rows)
     out[[position[key] for key in wanted]] = values
     return out
-
-
-def _reorder(st: Stats, order: np.ndarray) -> Stats:
-    """Rows in ``keys``' order from the shards' concatenation (``order`` sorts the concatenated row indices)."""
-    fields = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
-    return Stats(test=st.test, **{name: np.asarray(getattr(st, name))[order] for name in fields})
-
-
-def _undecided(rows: int) -> decisions.Decisions:
-    """Decisions of rows no look has seen: inconclusive, nothing known."""
-    nan = np.full(rows, np.nan)
-    st = _sitting_out(rows)
-    codes = np.full(rows, decisions.INCONCLUSIVE, dtype=np.int8)
-    return decisions.Decisions(
-        codes, nan, nan, nan, nan, np.zeros(rows, bool), nan, nan, np.zeros(rows), np.zeros(rows), nan, nan,
-        np.full(rows, -1), st,
-    )  # fmt: skip

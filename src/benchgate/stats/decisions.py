@@ -31,6 +31,7 @@ from benchgate.stats.gatetests import (  # noqa: F401 - re-exported: the decisio
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
     GATE_TEST,
+    STAT_FIELDS,
     TESTS,
     TRIM,
     TRIM_FROM,
@@ -116,14 +117,11 @@ class Decisions:
         return self.decision != INCONCLUSIVE
 
 
-_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
-
-
 def _merge(current: Stats | None, st: Stats, present: np.ndarray) -> Stats:
     """``st`` where the row took part in the look (``present``), the earlier ``current`` elsewhere."""
     if current is None:
         return st
-    values = {name: np.where(present, getattr(st, name), getattr(current, name)) for name in _FIELDS}
+    values = {name: np.where(present, getattr(st, name), getattr(current, name)) for name in STAT_FIELDS}
     companion = None
     if st.companion is not None and current.companion is not None:
         companion = _merge(current.companion, st.companion, present)
@@ -296,11 +294,7 @@ def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:
     decision = np.asarray(decision)
     if ignored is not None:
         decision = decision[~np.asarray(ignored, dtype=bool)]
-    if (decision == REGRESSION).any():
-        return "fail"
-    if (decision == INCONCLUSIVE).any():
-        return "inconclusive"
-    return "pass"
+    return VERDICTS[int(verdicts(decision))]
 
 
 def verdicts(decision: np.ndarray) -> np.ndarray:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide_looks
+from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide
 from benchgate.stats.gatetests import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
     GATE_TEST,
+    Stats,
     gate_statistics,
     runs_needed,
 )
@@ -55,11 +56,20 @@ def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray
     return keys, arrays[0], arrays[1]
 
 
-def _no_decisions() -> Decisions:
-    """The decisions of a report without comparisons."""
-    empty = np.zeros(0)
-    st = gate_statistics(np.zeros((0, 2)), np.zeros((0, 2)))
-    return Decisions(np.zeros(0, dtype=np.int8), *([empty] * 9), empty, empty, np.zeros(0, dtype=np.int64), st)
+def sitting_out(rows: int) -> Stats:
+    """The statistics of ``rows`` rows without samples."""
+    nothing = np.full((rows, 1), np.nan)
+    return gate_statistics(nothing, nothing)
+
+
+def undecided_decisions(rows: int) -> Decisions:
+    """Decisions of rows no look has seen: inconclusive, nothing known."""
+    nan = np.full(rows, np.nan)
+    codes = np.full(rows, INCONCLUSIVE, dtype=np.int8)
+    return Decisions(
+        codes, nan, nan, nan, nan, np.zeros(rows, bool), nan, nan, np.zeros(rows), np.zeros(rows), nan, nan,
+        np.full(rows, -1), sitting_out(rows),
+    )  # fmt: skip
 
 
 def decision_frame(keys, result: Decisions, needed: np.ndarray):
@@ -80,6 +90,18 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray):
             "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
         }
     )
+
+
+def decision_table(keys, result: Decisions, min_effect: np.ndarray | float, inconclusive_above: float):
+    """``decision_frame`` of ``result``, with the runs each undecided row would need."""
+    current = result.current
+    # Only more runs than the row has: the projection with a robust variance would otherwise "decide"
+    # some rows at fewer runs than they already failed to be decided with.
+    runs = np.fmin(current.n_base, current.n_head)
+    needed = runs_needed(
+        current, result.level, min_effect, inconclusive_above, rows=result.decision == INCONCLUSIVE, above=runs
+    )
+    return decision_frame(keys, result, needed)
 
 
 def decide_samples(
@@ -103,17 +125,11 @@ def decide_samples(
     """
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
-        return decision_frame([], _no_decisions(), np.zeros(0))
+        return decision_frame([], undecided_decisions(0), np.zeros(0))
     alpha = np.asarray(alpha, dtype=float)
     min_effect = np.asarray(min_effect, dtype=float)
-    st = gate_statistics(base, head, test)
-    result = decide_looks(
-        [st], [1.0], alpha, correction=correction, min_effect=min_effect,
+    result = decide(
+        base, head, alpha, test=test, correction=correction, min_effect=min_effect,
         inconclusive_above=inconclusive_above, power=power,
     )  # fmt: skip
-    undecided = result.decision == INCONCLUSIVE
-    # Only more runs than the row has: the projection with a robust variance would otherwise "decide"
-    # some rows at fewer runs than they already failed to be decided with.
-    runs = np.fmin(st.n_base, st.n_head)
-    needed = runs_needed(st, result.level, min_effect, inconclusive_above, rows=undecided, above=runs)
-    return decision_frame(keys, result, needed)
+    return decision_table(keys, result, min_effect, inconclusive_above)

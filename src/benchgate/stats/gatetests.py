@@ -77,10 +77,13 @@ class Stats:
         return _to_percent(self, self.delta)
 
 
+# The per-row arrays of ``Stats`` (every field but ``test`` and ``companion``).
+STAT_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
+
+
 def subset(st: Stats, rows: np.ndarray) -> Stats:
-    """The statistics of the rows where ``rows`` is True, flattened to one axis."""
-    fields = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
-    picked = {name: np.asarray(getattr(st, name))[rows] for name in fields}
+    """The statistics of the rows ``rows`` picks (a boolean mask or row indices), flattened to one axis."""
+    picked = {name: np.asarray(getattr(st, name))[rows] for name in STAT_FIELDS}
     companion = None if st.companion is None else subset(st.companion, rows)
     return Stats(test=st.test, companion=companion, **picked)
 
