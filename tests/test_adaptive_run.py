@@ -89,7 +89,9 @@ def test_a_changed_record_or_results_file_is_refused(adaptive_run, tmp_path, cap
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     record = _record(copy)
-    record["stopped"]["arrays/typed-sum.js"]["look"] = 1
+    stop = record["stopped"]["arrays/typed-sum.js"]
+    # a look it did not stop at (usually the first; the second when noise hid a row there)
+    stop["look"] = 1 if stop["look"] == 0 else 0
     (copy / "run.json").write_text(json.dumps(record))
     assert cli.main(["report", str(copy), "--dry-run"]) == 2
     err = capsys.readouterr().err
