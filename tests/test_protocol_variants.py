@@ -108,7 +108,8 @@ def test_a_decimal_string_rate_is_written_verbatim(tmp_path, monkeypatch, capsys
     status, err, record, rows, sent = _run(
         tmp_path, monkeypatch, capsys, "calc", "--filter", "add", fault="rate-string"
     )
-    assert status == 0, err and record["failures"] == []
+    assert status == 0, err
+    assert record["failures"] == []
     assert _without_label(rows) == _rows(sent)
     assert all(re.fullmatch(r"\d+\.\d\d", row.split(",")[-2]) for row in rows)
 
@@ -201,6 +202,7 @@ def test_node_run_benchmark_fn_in_the_environment_is_removed(tmp_path, monkeypat
 
 def test_a_set_key_no_file_declares_is_warned_about(tmp_path, monkeypatch, capsys):
     status, err, record, rows, _ = _run(tmp_path, monkeypatch, capsys, "calc", "--filter", "add", "--set", "nn=5")
-    assert status == 0, err and len(rows) == 8  # passed on as an extra option: the full matrix ran
+    assert status == 0, err
+    assert len(rows) == 8  # passed on as an extra option: the full matrix ran
     assert [w["message"][:40] for w in record["protocol_warnings"]] == ["--set nn=...: no benchmark that reported"]
     assert "--set nn=...: no benchmark that reported has a configuration 'nn'" in err
