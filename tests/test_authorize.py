@@ -125,6 +125,23 @@ def test_categories_come_from_the_apis_changed_files_when_none_are_configured(fa
     assert configured.settings["categories"] == "fs" and not configured.nothing_to_benchmark
 
 
+def test_changed_file_paths_are_printed_with_workflow_commands_stopped(
+    fake_github, client, tmp_path, monkeypatch, capsys
+):
+    # A path in the PR is its author's text: printed at the start of a line it would be a command to the runner.
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    fake_github.state.repo(REPO).pulls[5].files = ["doc/a.md\n::add-mask::x\n::warning::hijacked", "lib/url.js"]
+    run(client, tmp_path)
+    lines = capsys.readouterr().err.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("::stop-commands::")]
+    assert len(starts) == 1, lines
+    end = lines.index(f"::{lines[starts[0]].removeprefix('::stop-commands::')}::")
+    hostile = [i for i, line in enumerate(lines) if line.startswith(("::add-mask::", "::warning::"))]
+    assert len(hostile) == 2 and all(starts[0] < i < end for i in hostile)
+
+
 def test_a_change_list_github_cut_short_is_never_nothing_to_benchmark(fake_github, client, tmp_path):
     fake_github.set_role(REPO, "maintainer", "write")
     fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")

@@ -238,15 +238,17 @@ def authorize(
         how = f"@{requester}, who has write access, added {label!r}"
     decision = labels.decide_with_client(client, pr, pull.labels, settings)
     resolved = config.with_labels(settings, decision.values)
-    nothing = False
+    notes: list[str] = []
     if not resolved.categories:
         # No categories configured or labelled: the ones the PR's changed files map to, from the API.
         placed = pull_request_categories(client, pr, resolved, benchmark_dir or default_benchmark_dir())
         resolved = dataclasses.replace(resolved, categories=tuple(placed.categories))
-        nothing = not placed.categories
-        for note in placed.notes():
+        notes = placed.notes()
+    nothing = not resolved.categories
+    # The changed files' paths are the PR author's text, label names anyone-with-triage's.
+    with actions_env.commands_stopped(sys.stderr):
+        for note in notes:
             print(f"benchgate: {note}", file=sys.stderr)
-    with actions_env.commands_stopped(sys.stderr):  # label names are anyone-with-triage's text
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
