@@ -208,9 +208,7 @@ def _build_and_store(
         ccache_dir = cache.root / "ccache" if ccache else None
         confined = untrusted.confinement(sandboxing, cache=cache, worktree=worktree, repo=repo, ccache_dir=ccache_dir)
     sandbox_record = confined.record() if confined else None
-    stats_log = log_path.with_suffix(".ccache-stats")
-    if confined:
-        stats_log = untrusted.stats_log_path(confined, worktree, stats_log)
+    stats_log = untrusted.stats_log_path(confined, worktree, log_path.with_suffix(".ccache-stats"))
     if ccache:
         env = compilercache.ccache_env(
             env,
@@ -246,10 +244,7 @@ def _build_and_store(
                         failure = f"`{shlex.join(argv)}` {outcome}"
                         break
             if ccache:
-                if confined:
-                    stats = untrusted.read_stats(confined, stats_log, read_only=True)
-                else:
-                    stats = compilercache.read_stats_log(stats_log, read_only=not trusted)
+                stats = untrusted.read_stats(confined, stats_log, read_only=not trusted)
                 log.write(f"# {stats.summary()}\n".encode())
         built = worktree / settings.binary_path
         if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):

@@ -68,14 +68,15 @@ def log_note(record: dict | None) -> str:
     return "sandbox=none (--no-sandbox: only credential variables removed)"
 
 
-def stats_log_path(confined: sandbox.Confinement, worktree: Path, default: Path) -> Path:
+def stats_log_path(confined: sandbox.Confinement | None, worktree: Path, default: Path) -> Path:
     """Where ccache writes its statistics: the worktree when sandboxed (nothing else is writable)."""
-    return worktree / STATS_LOG if confined.sandbox is not None else default
+    return worktree / STATS_LOG if confined is not None and confined.sandbox is not None else default
 
 
-def read_stats(confined: sandbox.Confinement, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
-    """ccache's statistics of the build; a sandboxed build's file is untrusted (no symlink out, bounded)."""
-    if confined.sandbox is None:
+def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
+    """ccache's statistics of the build (``confined`` None: a trusted build); a sandboxed build's file is
+    untrusted (no symlink out, bounded)."""
+    if confined is None or confined.sandbox is None:
         return compilercache.read_stats_log(stats_log, read_only=read_only)
     try:
         text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")

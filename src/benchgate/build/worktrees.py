@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from benchgate.errors import InputError
 
 # Hooks of the user's repository have no business running inside our build worktrees.
+FULL_SHA = re.compile(r"[0-9a-f]{40}")  # a full commit SHA as git and GitHub write it (lowercase)
 _GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false")
 
 

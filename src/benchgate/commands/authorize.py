@@ -30,7 +30,6 @@ import argparse
 import dataclasses
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,13 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
+from benchgate.build.worktrees import FULL_SHA
 from benchgate.config import labels
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env
 from benchgate.github.changes import default_benchmark_dir, pull_request_categories
 
 RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard")
-_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -196,7 +195,7 @@ def authorize(
                 )
             )
         wanted = str(inputs.get("sha") or "").strip()
-        if not _FULL_SHA.fullmatch(wanted):
+        if not FULL_SHA.fullmatch(wanted):
             raise _refuse(
                 f"workflow_dispatch of PR #{pr} needs the sha input: the full 40-digit head commit you approve"
                 + (f", not {wanted[:50]!r}" if wanted else "")

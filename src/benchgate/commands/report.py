@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import config, report, stats
+from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
@@ -149,7 +149,7 @@ def _approved_sha(head_sha: str | None) -> str | None:
     if head_sha is None:
         return None
     sha = head_sha.strip().lower()
-    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+    if not FULL_SHA.fullmatch(sha):
         raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
     return sha
 
@@ -218,7 +218,7 @@ def report_results(
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    samples, shards = None, []
+    shards = []
     if nothing_run is not None:
         run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
     else:
@@ -226,7 +226,7 @@ def report_results(
         comparisons = stats.compare_samples(samples)
         # --runs auto: decided from the run's looks (replayed and checked), not a fixed-runs test of its samples.
         shards = rundirs.adaptive_shards(list(results)) if run.build_failure is None else []
-    if not nothing_to_benchmark or results:
+    if results:
         _check_results_commit(run, head_sha)
     problems: list[str] = []
 

@@ -20,6 +20,7 @@ from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
+from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
 
 
 def _node_args(text: str) -> tuple[str, ...]:
@@ -155,7 +156,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--inconclusive-above",
         type=float,
-        default=10.0,
+        default=DEFAULT_INCONCLUSIVE_ABOVE,
         metavar="PCT",
         help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
         "(default 10)",

@@ -28,8 +28,6 @@ _MODULES = {
     "settings": (
         "DEFAULT_CONFIG_PATH",
         "AUTO_RUNS",
-        "AUTO_MIN_RUNS",
-        "AUTO_MAX_RUNS",
         "MAX_CONFIG_BYTES",
         "MAX_MIN_EFFECT",
         "THRESHOLD_ORDER",

@@ -21,11 +21,19 @@ from typing import Any
 import yaml
 
 from benchgate.errors import InputError
-from benchgate.stats.gate import CORRECTIONS, MAX_RUNS, THRESHOLDS, GatePolicy, GateRule
+from benchgate.stats.gate import (
+    AUTO_MAX_RUNS,
+    AUTO_MIN_RUNS,
+    CORRECTIONS,
+    DEFAULT_INCONCLUSIVE_ABOVE,
+    MAX_RUNS,
+    THRESHOLDS,
+    GatePolicy,
+    GateRule,
+)
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 AUTO_RUNS = "auto"
-AUTO_MIN_RUNS, AUTO_MAX_RUNS = 5, 60  # benchgate.stats.sequential's defaults, without importing scipy here
 MAX_CONFIG_BYTES = 256 * 1024
 MAX_MIN_EFFECT = 1000.0
 # Strictness order of thresholds: a higher index fails fewer rows (looser).
@@ -47,7 +55,7 @@ class Settings:
     threshold: str = "***"
     correction: str = "holm"
     min_effect: float = 0.0
-    inconclusive_above: float = 10.0  # percent: see benchgate.stats.gate
+    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE
     runs: int | str = 30  # or "auto": adaptive runs, each file until its comparisons are decided
     max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time); caps "auto" too
     categories: tuple[str, ...] = ()

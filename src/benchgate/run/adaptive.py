@@ -22,7 +22,7 @@ from benchgate.errors import InputError
 from benchgate.results.csvfile import read_samples_prefix
 from benchgate.results.lookrecord import AUTO, adaptive_record
 from benchgate.results.rundirs import AdaptiveShard
-from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
+from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
     from benchgate.stats.sequential import Design
@@ -37,7 +37,7 @@ def design_for(
     threshold: str = "***",
     correction: str = "holm",
     min_effect: float = 0.0,
-    inconclusive_above: float = 10.0,
+    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
 ) -> Design | None:
     """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
     if runs != AUTO:

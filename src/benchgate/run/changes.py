@@ -45,7 +45,6 @@ class ChangedCategories:
     unmapped: list[str] = field(default_factory=list)
     fallback: list[str] = field(default_factory=list)
     map_source: str = ""
-    complete: bool = True  # False when the list of changed files may be cut short (GitHub lists 3000)
 
     def record(self) -> dict:
         return {
@@ -184,7 +183,7 @@ def map_changes(
     if available is None:
         available = _Everything()
     fallback = [name for name in (mapping.default if default is None else default) if name in available]
-    result = ChangedCategories(changed_files=list(files), fallback=fallback)
+    result = ChangedCategories(changed_files=list(files), fallback=fallback, map_source=mapping.source)
     selected: dict[str, None] = {}
     for path in files:
         if any(pattern.match(path) for pattern in mapping.ignore):
@@ -214,6 +213,4 @@ def categories_for_change(
 
     mapping = load_mapping(map_path)
     changed = changed_files(benchmark_dir.parent, ref)
-    placed = map_changes(changed, mapping, set(list_categories(benchmark_dir)), default)
-    placed.map_source = mapping.source
-    return placed
+    return map_changes(changed, mapping, set(list_categories(benchmark_dir)), default)

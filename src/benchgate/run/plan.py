@@ -63,7 +63,7 @@ class RunOptions:
     threshold: str = "***"
     correction: str = "holm"
     min_effect: float = 0.0
-    inconclusive_above: float = 10.0
+    inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
     progress: bool = True
     progress_interval: float = 30.0
     repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)

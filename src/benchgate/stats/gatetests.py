@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
+from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
+
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 GATE_TEST = "yuen_log"
 TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
@@ -28,7 +30,6 @@ TRIM_FROM = 10
 # per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
 # at smaller levels (measured with 2-6 million null rows per n; see the design notes of issue 10).
 YUEN_DF_FACTOR = 0.8
-DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval reaching this regression is undecided
 DEFAULT_POWER = 0.8  # of the mde
 
 

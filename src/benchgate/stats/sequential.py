@@ -36,10 +36,11 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
+from benchgate.stats.gate import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
-MIN_RUNS, MAX_RUNS = 5, 60
+MIN_RUNS, MAX_RUNS = AUTO_MIN_RUNS, AUTO_MAX_RUNS
 DENSE_UNTIL, DENSE_MAX, LOOK_RATIO = 3, 10, 1.25  # a look after every run up to 3 x min-runs (10 runs at most), ...
 DEFAULT_FUTILITY_VARIANCE = 0.5  # give up on a row only if half its variance could not decide it either
 DEFAULT_SETTLE_ABOVE = 5.0  # percent: an unchanged row stops once it also rules out a regression this large...
