@@ -86,6 +86,7 @@ _MODULES = {
         "copied_binary",
     ),
     "worktrees": (
+        "FULL_SHA",
         "git",
         "git_common_dir",
         "repo_id",

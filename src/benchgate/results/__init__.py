@@ -22,6 +22,7 @@ _MODULES = {
         "empty_samples",
         "read_samples",
         "read_samples_prefix",
+        "read_samples_prefixes",
         "ResultsWriter",
         "sample_keys_after",
     ),

@@ -31,7 +31,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -275,7 +275,16 @@ def read_samples_prefix(path: Path, size: int) -> pd.DataFrame:
     The run records results.csv's size at each look; the prefix ends at a line break (samples are
     appended whole). A prefix holding the header alone has no samples.
     """
+    return read_samples_prefixes(path, [size])[0]
+
+
+def read_samples_prefixes(path: Path, sizes: Sequence[int]) -> tuple[pd.DataFrame, ...]:
+    """``read_samples_prefix`` for each of ``sizes``, reading the file once (every look of a run)."""
     name, data = _read_bytes(path)
+    return tuple(_prefix_samples(name, data, size) for size in sizes)
+
+
+def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
     if not 0 <= size <= len(data):
         raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
     data = data[:size]

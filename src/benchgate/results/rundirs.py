@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefix
+from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.lookrecord import AdaptiveRecord, adaptive_record, is_adaptive
 from benchgate.results.runrecord import MAX_NAME, RunSummary, read_run_record, validate_record
 
@@ -188,6 +188,6 @@ def adaptive_shards(arguments: list[str]) -> list[AdaptiveShard]:
             continue
         adaptive = adaptive_record(record, str(record_path))
         _size_checked(csv_path, MAX_CSV_BYTES)
-        samples = tuple(read_samples_prefix(csv_path, look.csv_bytes) for look in adaptive.looks)
+        samples = read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks])
         shards.append(AdaptiveShard(str(record_path), adaptive, samples))
     return shards

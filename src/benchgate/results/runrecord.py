@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import AUTO
+from benchgate.results.lookrecord import AUTO, is_adaptive
 
 MAX_LIST = 5000
 MAX_NAME = 512
@@ -240,14 +240,14 @@ def _sandbox(check: _Checker, value: Any) -> SandboxUse | None:
 
 
 def _runs(check: _Checker, record: dict[str, Any]) -> int | str | None:
-    if record.get("runs") == AUTO:
+    if is_adaptive(record):
         return AUTO
     return check.integer(record.get("runs"), "runs", 1, 100000)
 
 
 def _adaptive_runs(check: _Checker, record: dict[str, Any]) -> tuple[int, int] | None:
     """The design's first and last look of an adaptive run (its fewest and most runs per side)."""
-    if record.get("runs") != AUTO:
+    if not is_adaptive(record):
         return None
     looks = check.mapping(record.get("design"), "design", optional=False).get("looks")
     if not isinstance(looks, list) or not looks or len(looks) > MAX_LIST:

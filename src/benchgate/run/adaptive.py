@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import read_samples_prefix
+from benchgate.results.csvfile import read_samples_prefix, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, adaptive_record
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
@@ -99,7 +99,7 @@ class Adaptive:
         self.stopped = set(record["stopped"])
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
             adaptive = adaptive_record(record, where)
-            self.look_samples = [read_samples_prefix(csv_path, look.csv_bytes) for look in adaptive.looks]
+            self.look_samples = list(read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks]))
             shard = AdaptiveShard(where, adaptive, tuple(self.look_samples))
             adaptivetable.check_shard(shard, self.design, self._keys())
         if progress is not None:  # until the next look, every running file is expected to run to it

@@ -121,7 +121,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             progress=progress,
             already_written=already_written,
         )
-        if record.get("runs") == "auto":
+        if results.is_adaptive(record):
             from benchgate.run.adaptive import Adaptive
 
             session.adaptive = Adaptive(session.schedule, record, csv_path, state, progress, where=str(record_path))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
+from benchgate.results.lookrecord import is_adaptive
 from benchgate.run import protocol
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
@@ -299,7 +300,7 @@ def check_resumable(record: dict, where: str) -> None:
     _field(selection, "benchmark_dir", (str,), where, "selection")
     for key in ("files", "set"):
         _strings(selection, key, where, "selection")
-    if record.get("runs") == "auto":  # an adaptive run: its design and looks rebuild the plan
+    if is_adaptive(record):  # an adaptive run: its design and looks rebuild the plan
         from benchgate.run.adaptive import check_record
 
         check_record(record, where)
@@ -346,7 +347,7 @@ def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = N
         benchmark_dir=Path(selection["benchmark_dir"]),
         files=tuple(name for name in selection["files"] if name not in skipped_files),
         binaries=binaries,
-        runs=int(record["design"]["looks"][-1]) if record["runs"] == "auto" else int(record["runs"]),
+        runs=int(record["design"]["looks"][-1]) if is_adaptive(record) else int(record["runs"]),
         seed=int(record["seed"]),
         set_args=tuple(selection["set"]),
         timeout=record["options"]["timeout"],

@@ -52,13 +52,15 @@ class Sandbox:
     def namespace_args(self) -> list[str]:
         return [*NAMESPACE_ARGS, *(["--disable-userns"] if self.disable_userns else [])]
 
-    def command(self, argv: Sequence[str], *, mounts: Mounts, cwd: Path, env: Mapping[str, str]) -> list[str]:
-        """bwrap's command line running ``argv`` in ``cwd`` with ``mounts`` (``env`` names the home)."""
+    def command(
+        self, argv: Sequence[str], *, mounts: Mounts, cwd: Path, env: Mapping[str, str], home: str | None
+    ) -> list[str]:
+        """bwrap's command line running ``argv`` in ``cwd`` with ``mounts`` (``home``: ``private_home(env)``)."""
         return [
             self.tool,
             *self.namespace_args(),
             *_BASE_MOUNTS,
-            *mount_args(mounts, env=env, home=private_home(env)),
+            *mount_args(mounts, env=env, home=home),
             "--chdir",
             os.path.realpath(cwd),
             "--",
@@ -156,8 +158,9 @@ class Confinement:
         extra = {**self.extra_env, **(extra_env or {})}
         if self.sandbox is None:
             return list(argv), {**strip_credentials(env), **extra}
-        command = self.sandbox.command(argv, mounts=self.mounts, cwd=cwd, env=env)
-        return command, confined_env(env, keep=self.keep_env, home=private_home(env), extra=extra)
+        home = private_home(env)
+        command = self.sandbox.command(argv, mounts=self.mounts, cwd=cwd, env=env, home=home)
+        return command, confined_env(env, keep=self.keep_env, home=home, extra=extra)
 
     def record(self, reason: str = "--no-sandbox") -> dict:
         """run.json's ``sandbox`` for processes started by this confinement."""

@@ -63,13 +63,18 @@ def _inside(path: str, ancestor: str) -> bool:
     return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
 
 
+def _covers_system(real: str) -> bool:
+    """Whether ``real`` is ``/`` or holds a system directory: never hidden or made private."""
+    return any(_inside(system, real) for system in ("/", *_SYSTEM_DIRECTORIES))
+
+
 def private_home(env: Mapping[str, str]) -> str | None:
     """The sandbox's $HOME: the host's home path, made an empty private tmpfs (None when unusable)."""
     home = env.get("HOME")
     if not home or not os.path.isabs(home):
         return None
     real = _real(home)
-    if not os.path.isdir(real) or any(_inside(system, real) for system in ("/", *_SYSTEM_DIRECTORIES)):
+    if not os.path.isdir(real) or _covers_system(real):
         return None
     return real
 
@@ -116,7 +121,7 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
             real = _real(path)
             if not os.path.isabs(real) or _PRECEDENCE[kind] <= _PRECEDENCE.get(wanted.get(real, ""), 0):
                 continue
-            if kind in (_HIDDEN, _PRIVATE) and any(_inside(system, real) for system in ("/", *_SYSTEM_DIRECTORIES)):
+            if kind in (_HIDDEN, _PRIVATE) and _covers_system(real):
                 continue  # never hide the system itself (a misconfigured RUNNER_WORKSPACE=/, say)
             wanted[real] = kind
 
