@@ -222,10 +222,9 @@ def report_results(
     if nothing_run is not None:
         run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
     else:
-        samples, run = rundirs.load(list(results))
-        comparisons = stats.compare_samples(samples)
         # --runs auto: decided from the run's looks (replayed and checked), not a fixed-runs test of its samples.
-        shards = rundirs.adaptive_shards(list(results)) if run.build_failure is None else []
+        samples, run, shards = rundirs.load(list(results))
+        comparisons = stats.compare_samples(samples)
     if results:
         _check_results_commit(run, head_sha)
     problems: list[str] = []

@@ -258,8 +258,8 @@ def print_analysis(output: Path, options: RunOptions) -> int:
             "skip(s), listed above)",
             where=str(output),
         )
-    samples, summary = results.load([str(output)])
-    shards = results.adaptive_shards([str(output)])  # --runs auto: decided from its looks, not the merged samples
+    # --runs auto: decided from its looks (the shards), not the merged samples
+    samples, summary, shards = results.load([str(output)])
     gated = gate.apply_gate(stats.compare_samples(samples), settings.policy(), samples, shards=shards)
     decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
     if options.output_format == "markdown":

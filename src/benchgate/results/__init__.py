@@ -54,7 +54,6 @@ _MODULES = {
         "load",
         "nothing_selected",
         "AdaptiveShard",
-        "adaptive_shards",
     ),
     "runrecord": (
         "MAX_LIST",

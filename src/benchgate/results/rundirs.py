@@ -114,27 +114,34 @@ def locate(arguments: list[str]) -> list[tuple[Path, Path | None]]:
     return found
 
 
-def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary]:
-    """Read, size-check and validate the samples and run records of every shard."""
+def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveShard]]:
+    """Read, size-check and validate the samples and run records of every shard.
+
+    Returns the samples, the merged run summary and the adaptive runs among them with the samples
+    of each recorded look (none when the runs had a fixed number of runs or
+    nothing was measured). Each file is located and each run.json read once.
+    """
     located = locate(arguments)
     csvs = [_size_checked(csv, MAX_CSV_BYTES) for csv, _ in located]
-    summaries = []
+    summaries, records = [], []
     for _, record_path in located:
         if record_path is None:
             summaries.append(RunSummary(shards=1))
+            records.append(None)
             continue
         record = read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
         summaries.append(validate_record(record, str(record_path)))
+        records.append(record)
     run = merge(summaries)
     if run.build_failure is not None:
         # Nothing was measured (results.csv holds only its header); the failure is the report.
-        return empty_samples(), run
+        return empty_samples(), run, []
     samples = read_samples(csvs)
     too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
     if too_long.any():
         row = samples[too_long].iloc[0]
         raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
-    return samples, run
+    return samples, run, _shards(located, records)
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
@@ -173,21 +180,17 @@ class AdaptiveShard:
     look_samples: tuple[pd.DataFrame, ...]
 
 
-def adaptive_shards(arguments: list[str]) -> list[AdaptiveShard]:
-    """The adaptive runs among ``arguments`` (run directories), with the samples of each recorded look.
+def _shards(located: list[tuple[Path, Path | None]], records: list[dict[str, Any] | None]) -> list[AdaptiveShard]:
+    """The adaptive runs among ``load``'s run directories (records read), with the samples of each recorded look.
 
     Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
-    first ``csv_bytes`` bytes, as the live run read them (size-checked like ``load``).
+    first ``csv_bytes`` bytes, as the live run read them (``load`` size-checked the file).
     """
     shards = []
-    for csv_path, record_path in locate(arguments):
-        if record_path is None:
-            continue
-        record = read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
-        if not is_adaptive(record):
+    for (csv_path, record_path), record in zip(located, records, strict=True):
+        if record is None or not is_adaptive(record):
             continue
         adaptive = adaptive_record(record, str(record_path))
-        _size_checked(csv_path, MAX_CSV_BYTES)
         samples = read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks])
         shards.append(AdaptiveShard(str(record_path), adaptive, samples))
     return shards

@@ -123,7 +123,7 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
 
 
 def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons`` from adaptive runs (``results.rundirs.adaptive_shards``).
+    """The gate's decision per row of ``comparisons`` from adaptive runs (``results.rundirs.load``).
 
     The recorded looks are replayed and checked (``benchgate.stats.adaptivetable``); the levels
     and minimum effects are this policy's, per row.
