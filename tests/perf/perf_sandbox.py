@@ -100,9 +100,7 @@ def main() -> int:
     found = sandbox.probe()
     with tempfile.TemporaryDirectory(prefix="benchgate-perf-sandbox-") as scratch:
         # The sandbox of an untrusted run: its binaries and checkout readable, its output and caches hidden.
-        confined = trust.confinement(
-            found, binaries=[args.node], benchmark_dir=bench, output=Path(scratch), caches=(), repo=None
-        )
+        confined = trust.confinement(found, binaries=[args.node], benchmark_dir=bench, output=Path(scratch), caches=())
         print(f"sandbox: bwrap {found.version}; node {args.node}; {os.cpu_count()} CPUs", flush=True)
         differences = startup(args.node, confined, args.startup_pairs, rng)
         median_ms = statistics.median(differences) * 1000

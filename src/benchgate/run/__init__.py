@@ -114,6 +114,7 @@ _MODULES = {
         "untrusted_head",
         "find_sandbox",
         "record",
+        "repository_paths",
         "confinement",
         "recorded_paths",
     ),

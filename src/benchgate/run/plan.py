@@ -328,7 +328,9 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     else:
         benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
     selection, placement = _select(options, benchmark_dir)
-    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
+    # git asked once for the checkout's worktrees (the builds are done: they cannot change now)
+    repo_paths = trust.repository_paths(options.repo) if found is not None else []
+    confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
@@ -373,7 +375,8 @@ def _resume(options: RunOptions, record: dict) -> RunPlan:
         binaries, benchmark_dir, caches = trust.recorded_paths(record)
         confined = trust.confinement(
             found, binaries=binaries, benchmark_dir=benchmark_dir, output=options.output,
-            caches=(*caches, options.build_cache), repo=options.repo,
+            caches=(*caches, options.build_cache),
+            repo_paths=trust.repository_paths(options.repo) if found is not None else [],
         )  # fmt: skip
         record["sandbox"] = trust.record(True, found, previous)
     return plan_from_record(record, options.output, confined)

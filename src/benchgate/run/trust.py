@@ -59,7 +59,7 @@ def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None
     return found.record()
 
 
-def _repository_paths(repo: Path | None) -> list[Path]:
+def repository_paths(repo: Path | None) -> list[Path]:
     """The Node checkout, its git directory and all its worktrees: nothing of them is the benchmark's business."""
     if repo is None:
         return []
@@ -76,10 +76,10 @@ def confinement(
     benchmark_dir: Path | None,
     output: Path,
     caches: Iterable[Path | None] = (),
-    repo: Path | None = None,
+    repo_paths: Iterable[Path] = (),
 ) -> sandbox.Confinement:
     """How the untrusted run's processes start: confined by ``found``, or (None: --no-sandbox) only
-    without credential variables."""
+    without credential variables. ``repo_paths``: ``repository_paths`` of the Node checkout (hidden)."""
     if found is None:
         return sandbox.Confinement(None)
     read_only = [Path(path) for path in binaries]
@@ -89,7 +89,7 @@ def confinement(
         read_only += [benchmark_dir.parent, benchmark_dir]
     exposed = {os.path.realpath(path) for path in read_only}
     # The head's worktree is one of the repository's worktrees: hidden with the others unless it is the checkout.
-    others = [path for path in _repository_paths(repo) if os.path.realpath(path) not in exposed]
+    others = [path for path in repo_paths if os.path.realpath(path) not in exposed]
     hidden = [output, default_cache_dir(), *(path for path in caches if path is not None), *others]
     mounts = sandbox.Mounts(read_only=tuple(read_only), hidden=tuple(hidden))
     return sandbox.Confinement(found, mounts, extra_env=BENCHMARK_ENV)
