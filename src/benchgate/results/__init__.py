@@ -5,6 +5,7 @@
 - ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
 - ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
 - ``lookrecord``: an adaptive run's design, looks and stops in run.json, type-checked.
+- ``recordfields``: the field-by-field checks both of them make, with the field's path in every error.
 - ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
 
 It imports nothing of benchgate's but ``benchgate.errors``.
@@ -45,6 +46,11 @@ _MODULES = {
         "is_adaptive",
         "adaptive_record",
     ),
+    "recordfields": (
+        "MAX_LIST",
+        "MAX_TEXT",
+        "FieldChecker",
+    ),
     "rundirs": (
         "MAX_CSV_BYTES",
         "MAX_RECORD_BYTES",
@@ -56,9 +62,7 @@ _MODULES = {
         "AdaptiveShard",
     ),
     "runrecord": (
-        "MAX_LIST",
         "MAX_NAME",
-        "MAX_TEXT",
         "Failure",
         "Skipped",
         "Binary",

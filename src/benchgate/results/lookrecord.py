@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchgate.errors import InputError
+from benchgate.results.recordfields import FieldChecker
 
 AUTO = "auto"
 MAX_LOOKS = 1000
@@ -53,16 +53,6 @@ class AdaptiveRecord:
     stops: tuple[Stop, ...]
 
 
-def _fail(where: str, path: str, reason: str) -> InputError:
-    return InputError(f"run record field {path}: {reason}", where=where)
-
-
-def _integer(value: Any, where: str, path: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _fail(where, path, f"must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
-    return value
-
-
 def is_adaptive(record: dict[str, Any]) -> bool:
     """True for a ``--runs auto`` run's record."""
     return record.get("runs") == AUTO
@@ -70,44 +60,45 @@ def is_adaptive(record: dict[str, Any]) -> bool:
 
 def adaptive_record(record: dict[str, Any], where: str) -> AdaptiveRecord:
     """The design, looks and stops of an adaptive run's record; InputError naming the field when malformed."""
+    check = FieldChecker(where)
     design = record.get("design")
     if not isinstance(design, dict) or len(design) > 64:
-        raise _fail(where, "design", "must be an object (the adaptive run's design)")
+        raise check.fail("design", "must be an object (the adaptive run's design)")
     selection = record.get("selection")
     files = selection.get("files") if isinstance(selection, dict) else None
     if not isinstance(files, list) or len(files) > MAX_FILES or not all(isinstance(f, str) for f in files):
-        raise _fail(where, "selection.files", "must be a list of file names")
+        raise check.fail("selection.files", "must be a list of file names")
     looks_data = record.get("looks")
     if not isinstance(looks_data, list) or len(looks_data) > MAX_LOOKS:
-        raise _fail(where, "looks", f"must be a list of at most {MAX_LOOKS} looks")
+        raise check.fail("looks", f"must be a list of at most {MAX_LOOKS} looks")
     looks = []
     for index, item in enumerate(looks_data):
         path = f"looks[{index}]"
         if not isinstance(item, dict):
-            raise _fail(where, path, "must be an object")
+            raise check.fail(path, "must be an object")
         look = Look(
-            _integer(item.get("runs"), where, f"{path}.runs", 1, 100_000),
-            _integer(item.get("csv_bytes"), where, f"{path}.csv_bytes", 0, 2**62),
+            check.integer(item.get("runs"), f"{path}.runs", 1, 100_000, optional=False),
+            check.integer(item.get("csv_bytes"), f"{path}.csv_bytes", 0, 2**62, optional=False),
         )
         if looks and (look.runs <= looks[-1].runs or look.csv_bytes < looks[-1].csv_bytes):
-            raise _fail(where, path, "looks must follow each other: more runs, results.csv no shorter")
+            raise check.fail(path, "looks must follow each other: more runs, results.csv no shorter")
         looks.append(look)
     stopped = record.get("stopped")
     if not isinstance(stopped, dict) or len(stopped) > MAX_FILES:
-        raise _fail(where, "stopped", "must be an object: file name -> why it stopped")
+        raise check.fail("stopped", "must be an object: file name -> why it stopped")
     stops = []
     for filename, item in stopped.items():
         path = f"stopped[{str(filename)[:80]!r}]"
         if filename not in files or not isinstance(item, dict):
-            raise _fail(where, path, "must name a selected file and say why it stopped")
+            raise check.fail(path, "must name a selected file and say why it stopped")
         reason = item.get("reason")
         if not isinstance(reason, str) or len(reason) > 32:
-            raise _fail(where, f"{path}.reason", "must be a short string")
+            raise check.fail(f"{path}.reason", "must be a short string")
         stops.append(
             Stop(
                 filename,
-                _integer(item.get("after_runs"), where, f"{path}.after_runs", 1, 100_000),
-                _integer(item.get("look"), where, f"{path}.look", 0, MAX_LOOKS - 1),
+                check.integer(item.get("after_runs"), f"{path}.after_runs", 1, 100_000, optional=False),
+                check.integer(item.get("look"), f"{path}.look", 0, MAX_LOOKS - 1, optional=False),
                 reason,
             )
         )

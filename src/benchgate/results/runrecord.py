@@ -19,11 +19,9 @@ from typing import Any
 
 from benchgate.errors import InputError
 from benchgate.results.lookrecord import AUTO, is_adaptive
+from benchgate.results.recordfields import MAX_LIST, MAX_TEXT, FieldChecker
 
-MAX_LIST = 5000
 MAX_NAME = 512
-MAX_TEXT = 4096
-_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _SIDES = ("base", "head", "both")
 _SHARD = re.compile(r"^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$")
 
@@ -102,56 +100,7 @@ class RunSummary:
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
 
 
-class _Checker:
-    """Type and size checks that name the file and the JSON path of a bad field."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def fail(self, path: str, reason: str) -> InputError:
-        return InputError(f"run record field {path}: {reason}", where=self.where)
-
-    def text(self, value: Any, path: str, limit: int = MAX_TEXT, *, optional: bool = True) -> str | None:
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise self.fail(path, f"must be a string, not {type(value).__name__}")
-        if len(value) > limit:
-            raise self.fail(path, f"is {len(value)} characters long, more than {limit}")
-        return value
-
-    def commit(self, value: Any, path: str) -> str | None:
-        """An optional commit SHA (7 to 64 hexadecimal digits)."""
-        sha = self.text(value, path, 64)
-        if sha is not None and not _SHA.match(sha):
-            raise self.fail(path, "must be a hexadecimal commit SHA")
-        return sha
-
-    def integer(self, value: Any, path: str, low: int, high: int, *, optional: bool = True) -> int | None:
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(path, f"must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
-        return value
-
-    def mapping(self, value: Any, path: str, *, optional: bool = True) -> dict[str, Any]:
-        if value is None and optional:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(path, f"must be an object, not {type(value).__name__}")
-        return value
-
-    def items(self, value: Any, path: str, limit: int = MAX_LIST) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list, not {type(value).__name__}")
-        if len(value) > limit:
-            raise self.fail(path, f"has {len(value)} entries, more than {limit}")
-        return value
-
-
-def _binary(check: _Checker, value: Any, path: str) -> Binary:
+def _binary(check: FieldChecker, value: Any, path: str) -> Binary:
     data = check.mapping(value, path)
     sha = check.commit(data.get("sha"), f"{path}.sha")
     args = tuple(
@@ -167,7 +116,7 @@ def _binary(check: _Checker, value: Any, path: str) -> Binary:
     )
 
 
-def _environment(check: _Checker, value: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+def _environment(check: FieldChecker, value: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     data = check.mapping(value, "environment")
     if len(data) > 64:
         raise check.fail("environment", f"has {len(data)} fields, more than 64")
@@ -191,7 +140,7 @@ def _environment(check: _Checker, value: Any) -> tuple[tuple[tuple[str, str], ..
     return tuple(pairs), warnings  # type: ignore[return-value]
 
 
-def _build_failure(check: _Checker, value: Any) -> BuildFailure | None:
+def _build_failure(check: FieldChecker, value: Any) -> BuildFailure | None:
     if value is None:
         return None
     data = check.mapping(value, "build_failure", optional=False)
@@ -214,7 +163,7 @@ def _build_failure(check: _Checker, value: Any) -> BuildFailure | None:
     )
 
 
-def _flag(check: _Checker, value: Any, path: str, *, optional: bool) -> bool | None:
+def _flag(check: FieldChecker, value: Any, path: str, *, optional: bool) -> bool | None:
     if value is None and optional:
         return None
     if not isinstance(value, bool):
@@ -222,7 +171,7 @@ def _flag(check: _Checker, value: Any, path: str, *, optional: bool) -> bool | N
     return value
 
 
-def _sandbox(check: _Checker, value: Any) -> SandboxUse | None:
+def _sandbox(check: FieldChecker, value: Any) -> SandboxUse | None:
     if value is None:
         return None
     data = check.mapping(value, "sandbox", optional=False)
@@ -239,13 +188,13 @@ def _sandbox(check: _Checker, value: Any) -> SandboxUse | None:
     )
 
 
-def _runs(check: _Checker, record: dict[str, Any]) -> int | str | None:
+def _runs(check: FieldChecker, record: dict[str, Any]) -> int | str | None:
     if is_adaptive(record):
         return AUTO
     return check.integer(record.get("runs"), "runs", 1, 100000)
 
 
-def _adaptive_runs(check: _Checker, record: dict[str, Any]) -> tuple[int, int] | None:
+def _adaptive_runs(check: FieldChecker, record: dict[str, Any]) -> tuple[int, int] | None:
     """The design's first and last look of an adaptive run (its fewest and most runs per side)."""
     if not is_adaptive(record):
         return None
@@ -260,7 +209,7 @@ def _adaptive_runs(check: _Checker, record: dict[str, Any]) -> tuple[int, int] |
 
 def validate_record(record: dict[str, Any], where: str) -> RunSummary:
     """Check an untrusted run.json strictly and reduce it to a RunSummary."""
-    check = _Checker(where)
+    check = FieldChecker(where)
     if record.get("schema") != 1:
         raise check.fail("schema", f"must be 1, not {str(record.get('schema'))[:20]!r}")
     binaries = check.mapping(record.get("binaries"), "binaries")
