@@ -21,16 +21,8 @@ from typing import Any
 import yaml
 
 from benchgate.errors import InputError
-from benchgate.stats.gate import (
-    AUTO_MAX_RUNS,
-    AUTO_MIN_RUNS,
-    CORRECTIONS,
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    MAX_RUNS,
-    THRESHOLDS,
-    GatePolicy,
-    GateRule,
-)
+from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_INCONCLUSIVE_ABOVE
+from benchgate.stats.gate import CORRECTIONS, MAX_RUNS, THRESHOLDS, GatePolicy, GateRule
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 AUTO_RUNS = "auto"

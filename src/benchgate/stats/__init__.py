@@ -1,6 +1,7 @@
 """Pure statistics over the samples: compare.R's table, the correction, the gate and the verdict.
 
 - ``welch``: Welch's t-test per comparison, stars and accuracy exactly as compare.R, Holm's adjustment.
+- ``defaults``: the defaults the policy and the tests share (no numpy).
 - ``gate``: which comparisons fail the pull request, under the threshold, correction and rules.
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
 - ``gatetests``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
@@ -37,13 +38,15 @@ _MODULES = {
         "verdicts",
         "format_change",
     ),
+    "defaults": (
+        "DEFAULT_INCONCLUSIVE_ABOVE",
+        "AUTO_MIN_RUNS",
+        "AUTO_MAX_RUNS",
+    ),
     "gate": (
         "THRESHOLDS",
         "CORRECTIONS",
         "MAX_MIN_EFFECT",
-        "DEFAULT_INCONCLUSIVE_ABOVE",
-        "AUTO_MIN_RUNS",
-        "AUTO_MAX_RUNS",
         "DISPLAY_LEVEL",
         "DECISION_COLUMNS",
         "GateRule",

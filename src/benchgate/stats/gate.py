@@ -17,6 +17,8 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE
+
 if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
     import pandas as pd
 
@@ -25,8 +27,6 @@ CORRECTIONS = ("holm", "none")
 MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
 MIN_RUNS = 2  # Welch's t-test needs two samples a side
 MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
-DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval reaching this regression is undecided
-AUTO_MIN_RUNS, AUTO_MAX_RUNS = 5, 60  # --runs auto: the first look and the most runs (benchgate.stats.sequential)
 DISPLAY_LEVEL = 0.001  # the decisions shown under --threshold off (they gate nothing)
 DECISION_COLUMNS = ("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "runs_needed")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE
 
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 GATE_TEST = "yuen_log"

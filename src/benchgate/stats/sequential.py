@@ -36,7 +36,7 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gate import AUTO_MAX_RUNS, AUTO_MIN_RUNS
+from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
