@@ -12,6 +12,7 @@ import pytest
 
 from benchgate import results, stats
 from benchgate.cli import main
+from benchgate.report import gatelines
 from benchgate.stats import gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
@@ -269,3 +270,13 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     tojson = next(row for row in document["rows"] if row["configuration"] == "len=4096 n=10000")
     assert status == 6 and document["verdict"] == "inconclusive"
     assert tojson["decision"] == "inconclusive" and tojson["change"] < -85 and tojson["runs_needed"] > 4
+
+
+def test_an_undecided_row_names_its_own_rules_min_effect():
+    rng = np.random.default_rng(13)
+    samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10), ("b.js", 0.04, 0.0, 10)])
+    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),))
+    gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
+    assert gated["undecided"].tolist() == [True, True]
+    floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}
+    assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js

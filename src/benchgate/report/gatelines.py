@@ -39,7 +39,9 @@ def change_cell(row: Any) -> str:
 
 
 def _floor(row: Any, min_effect: float, inconclusive_above: float) -> float:
-    return min_effect if min_effect > 0 else inconclusive_above
+    """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
+    effect = float(getattr(row, "min_effect", min_effect))
+    return effect if effect > 0 else inconclusive_above
 
 
 def runs_text(needed: float) -> str:

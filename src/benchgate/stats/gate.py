@@ -197,6 +197,7 @@ def _apply_decisions(comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.
     result["gate_reason"] = reasons
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
     result["undecided"] = judged & (decision == "inconclusive")
+    result["min_effect"] = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
     result["gate_test"] = GATE_TEST
     return result
 
