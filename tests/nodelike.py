@@ -77,6 +77,23 @@ int main(int argc, char **argv) {
 BROKEN_NODE_MAIN = NODE_MAIN.replace("int main(int argc, char **argv) {", "int main(int argc, char **argv) { oops(")
 
 
+TESTS = Path(__file__).resolve().parent
+EXAMPLE_HARNESS = TESTS.parent / "examples" / "suite" / "benchmark" / "common.js"
+FIXTURE_BENCHMARKS = TESTS / "fixtures" / "bench" / "benchmark"
+
+
+def example_benchmark_files() -> dict[str, str]:
+    """A checkout's benchmark/ with the example harness, its tracer and calc/add.js: path -> text.
+
+    Copies, not a require() of this checkout: the sandboxed processes may not see where the tests live.
+    """
+    return {
+        "benchmark/common.js": EXAMPLE_HARNESS.read_text(),
+        "benchmark/_trace.js": (FIXTURE_BENCHMARKS / "_trace.js").read_text(),
+        "benchmark/calc/add.js": (FIXTURE_BENCHMARKS / "calc" / "add.js").read_text(),
+    }
+
+
 def version_header(version: str) -> str:
     return f'#define NODELIKE_VERSION "{version}"\n'
 

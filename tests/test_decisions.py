@@ -7,14 +7,11 @@ import pandas as pd
 import pytest
 from scipy import special
 from scipy import stats as scipy_stats
+from synthetic import lognormal
 
 from benchgate.stats import decisions, gatetable
 
 RNG_SEED = 20240610
-
-
-def lognormal(rng, sigma, shape, change=0.0):
-    return np.exp(np.log1p(change) + sigma * rng.standard_normal(shape)) * 1e5
 
 
 @pytest.mark.parametrize("n_base,n_head", [(4, 4), (10, 7), (30, 30), (2, 9)])

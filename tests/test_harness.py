@@ -64,10 +64,11 @@ def test_values_other_than_numbers_and_strings_are_refused(tmp_path):
     assert "option flag: values must be numbers or strings, not boolean" in completed.stderr
 
 
-def _http_run(capsys, tmp_path) -> tuple[int, str, dict, list[dict]]:
+def _http_run(capsys, tmp_path, *args: str) -> tuple[int, str, dict, list[dict]]:
+    """`benchgate run net` with ``args`` added (e.g. ``--set benchmarker=...``): status, stderr, run.json, samples."""
     out = tmp_path / "out"
     status = cli.main(
-        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
+        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE, *args]
         + ["--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
     )
     err = capsys.readouterr().err
@@ -90,6 +91,15 @@ def _check_http_samples(status, err, record, samples):
     assert all(50 < row["rate"] < 10_000_000 for row in samples)
 
 
+def _stand_in(tmp_path, monkeypatch, name: str, script: str) -> None:
+    """Put an executable ``name`` (``script``) first on PATH, before node's directory and the system's."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / name).write_text(script)
+    (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+
+
 def test_http_benchmark_is_measured_with_a_load_generator_on_the_path(capsys, tmp_path, monkeypatch):
     """Runs everywhere: the wrk test double (a Node script speaking wrk's command line and output)."""
     monkeypatch.setenv("PATH", os.pathsep.join([str(LOADGEN), str(Path(NODE).parent), "/usr/bin", "/bin"]))
@@ -102,11 +112,7 @@ def test_http_benchmark_is_measured_with_the_real_wrk(capsys, tmp_path):
 
 
 def test_a_load_generator_failure_is_a_crash_with_its_reason(capsys, tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "wrk").write_text("#!/bin/sh\necho 'unable to connect' >&2\nexit 1\n")
-    (bin_dir / "wrk").chmod(0o755)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
+    _stand_in(tmp_path, monkeypatch, "wrk", "#!/bin/sh\necho 'unable to connect' >&2\nexit 1\n")
     status, err, record, samples = _http_run(capsys, tmp_path)
     assert status == 5 and samples == []
     assert {failure["side"] for failure in record["failures"]} == {"base", "head"}
@@ -116,9 +122,10 @@ def test_a_load_generator_failure_is_a_crash_with_its_reason(capsys, tmp_path, m
 
 def test_autocannon_is_driven_with_json_output_and_its_average_is_the_rate(capsys, tmp_path, monkeypatch):
     """A stand-in autocannon: checks the command line it gets, makes real requests, answers in autocannon's JSON."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "autocannon").write_text(
+    _stand_in(
+        tmp_path,
+        monkeypatch,
+        "autocannon",
         "#!/usr/bin/env node\n"
         "const args = process.argv.slice(2);\n"
         "const expected = ['-j', '-n', '-c', '10', '-d', '1'];\n"
@@ -128,28 +135,20 @@ def test_autocannon_is_driven_with_json_output_and_its_average_is_the_rate(capsy
         "  if (++done < 20) return next();\n"
         "  console.log(JSON.stringify({ requests: { average: 4321.5 }, errors: 0, non2xx: 0 }));\n"
         "}); });\n"
-        "next();\n"
+        "next();\n",
     )
-    (bin_dir / "autocannon").chmod(0o755)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
-    out = tmp_path / "out"
-    status = cli.main(
-        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
-        + ["--set", "benchmarker=autocannon", "--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
-    )
-    err = capsys.readouterr().err
-    record = json.loads((out / "run.json").read_text())
+    status, err, record, samples = _http_run(capsys, tmp_path, "--set", "benchmarker=autocannon")
     assert record["failures"] == [], err
-    frame = results.read_samples([out / "results.csv"])
-    assert list(frame["rate"]) == [4321.5] * 4
+    assert [row["rate"] for row in samples] == [4321.5] * 4
     assert status == 0, err
 
 
 def test_h2load_rate_arrives_as_text_and_is_written_verbatim(capsys, tmp_path, monkeypatch):
     """A stand-in h2load (real requests, h2load's summary line): its rate is text in the report and the CSV."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "h2load").write_text(
+    _stand_in(
+        tmp_path,
+        monkeypatch,
+        "h2load",
         "#!/usr/bin/env node\n"
         "const args = process.argv.slice(2);\n"
         "if (JSON.stringify(args.slice(0, 4)) !== JSON.stringify(['-c', '10', '-D', '1'])) process.exit(2);\n"
@@ -158,18 +157,11 @@ def test_h2load_rate_arrives_as_text_and_is_written_verbatim(capsys, tmp_path, m
         "  if (++done < 20) return next();\n"
         "  console.log('finished in 1.00s, 2345.60 req/s, 1.2MB/s');\n"
         "}); });\n"
-        "next();\n"
+        "next();\n",
     )
-    (bin_dir / "h2load").chmod(0o755)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(NODE).parent), "/usr/bin", "/bin"]))
-    out = tmp_path / "out"
-    status = cli.main(
-        ["run", "net", "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
-        + ["--set", "benchmarker=h2load", "--runs", "2", "--no-progress", "--no-analyze", "--output", str(out)]
-    )
-    err = capsys.readouterr().err
+    status, err, _, _ = _http_run(capsys, tmp_path, "--set", "benchmarker=h2load")
     assert status == 0, err
-    rows = (out / "results.csv").read_text().splitlines()[1:]
+    rows = (tmp_path / "out" / "results.csv").read_text().splitlines()[1:]
     assert len(rows) == 4
     # "2345.60" keeps its trailing zero: the text h2load printed, not a float written back.
     assert all(

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from plotting import EXAMPLE, write_compare_csv
 from rundirs import REGRESSION, write_run
-from test_plots import EXAMPLE, write_compare_csv
 
 from benchgate.cli import main
 from benchgate.commands.report import report_results

@@ -18,48 +18,13 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from matplotlib.colors import to_hex  # noqa: E402
+from plotting import EXAMPLE, write_compare_csv  # noqa: E402
 
 from benchgate import results, stats  # noqa: E402
 from benchgate.report import chartdata, panels, plots  # noqa: E402
 from benchgate.stats.gate import GatePolicy, apply_gate  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "compare-sample.csv"
 POLICY = GatePolicy(min_effect=3.0)
-
-
-def write_compare_csv(path: Path, rows: int = 200, runs: int = 30, seed: int = 11) -> Path:
-    """A compare.js CSV of ``rows`` Node-like comparisons: mostly noise, a few regressions, two huge gains.
-
-    Configurations are long (as Node's are) so labels must be shortened; a +300 % and a +760 %
-    row force the forest's symmetric-log axis.
-    """
-    rng = np.random.default_rng(seed)
-    files = [
-        "buffers/buffer-compare.js",
-        "buffers/buffer-concat.js",
-        "streams/creation.js",
-        "url/url-parse.js",
-        "util/format.js",
-        "http/headers.js",
-        "fs/readfile.js",
-        "crypto/hash-stream-creation.js",
-        "zlib/deflate.js",
-        "string_decoder/string-decoder.js",
-    ]
-    effects = rng.normal(0, 0.01, rows)
-    effects[[5, 17, 40, 99, 150]] = [-0.12, 3.0, 7.6, -0.3, -0.05]
-    lines = ['"binary","filename","configuration","rate","time"']
-    for row in range(rows):
-        filename = files[row % len(files)]
-        configuration = f"n={1_000_000 + row} size={2 ** (row % 14)} pieceSize={row % 5} type='long-config-{row}'"
-        base = 10 ** rng.uniform(3, 7)
-        for _ in range(runs):
-            for side, effect in (("old", 0.0), ("new", effects[row])):
-                lines.append(
-                    f'"{side}","{filename}","{configuration}",{float(base * (1 + effect) * rng.normal(1, 0.03))!r},1'
-                )
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -160,9 +125,9 @@ def test_forest_uses_the_gate_interval_and_estimate_when_the_table_has_them(exam
     assert len(points["faster"]) == 2 and len(points["slower"]) == 0
 
 
-def test_forest_of_200_rows_is_readable(large):
+def test_forest_of_200_rows_is_readable(large, example):
     gated, _ = large
-    small = plots.forest_figure(analysed(EXAMPLE)[0], POLICY)
+    small = plots.forest_figure(example[0], POLICY)
     figure = plots.forest_figure(gated, POLICY)
     ax, labels, segments, _, headers = forest_parts(figure)
     figure.canvas.draw()  # text extents exist only once drawn

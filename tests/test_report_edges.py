@@ -83,6 +83,19 @@ def client_for(fake) -> GitHubClient:
     return GitHubClient(token="t", repository=REPO, api_url=fake.url, max_retries=1, sleep=lambda s: None)
 
 
+def report_pr7(fake, tmp_path, sources: list[str], **options):
+    """report_results for pull request 7 at HEAD_SHA, posting through the fake API (no config file)."""
+    return report_results(
+        sources,
+        config_path=tmp_path / "absent.yml",
+        repository=REPO,
+        pr=7,
+        head_sha=HEAD_SHA,
+        client=client_for(fake),
+        **options,
+    )
+
+
 # -- nothing to benchmark ------------------------------------------------------------------------
 
 
@@ -103,14 +116,7 @@ def test_nothing_selected_comment_matches_golden(tmp_path, capsys, monkeypatch):
 def test_nothing_selected_posts_a_short_comment_and_a_success_check(fake_github, tmp_path, capsys):
     fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA)
     run_dir = nothing_selected_run(tmp_path / "run")
-    result = report_results(
-        [str(run_dir)],
-        config_path=tmp_path / "absent.yml",
-        repository=REPO,
-        pr=7,
-        head_sha=HEAD_SHA,
-        client=client_for(fake_github),
-    )
+    result = report_pr7(fake_github, tmp_path, [str(run_dir)])
     assert result.exit_status == 0 and result.posting_error is None
     [body] = fake_github.comments(REPO, 7)
     assert body.startswith(MARKER) and "nothing to benchmark (the change touches no benchmarked area)" in body
@@ -128,15 +134,7 @@ def test_a_run_claiming_nothing_selected_fails_when_the_api_says_the_pr_touches_
     bench = tmp_path / "base" / "benchmark"
     (bench / "url").mkdir(parents=True)
     (bench / "url" / "url-parse.js").write_text("")
-    result = report_results(
-        [str(nothing_selected_run(tmp_path / "run"))],
-        config_path=tmp_path / "absent.yml",
-        repository=REPO,
-        pr=7,
-        head_sha=HEAD_SHA,
-        client=client_for(fake_github),
-        benchmark_dir=bench,
-    )
+    result = report_pr7(fake_github, tmp_path, [str(nothing_selected_run(tmp_path / "run"))], benchmark_dir=bench)
     assert (result.exit_status, result.verdict) == (1, "fail")
     assert "nothing was benchmarked, but the pull request's changed files map to url" in result.comment
     [check] = fake_github.state.repo(REPO).check_runs
@@ -146,15 +144,7 @@ def test_a_run_claiming_nothing_selected_fails_when_the_api_says_the_pr_touches_
 def test_nothing_to_benchmark_from_authorize_needs_no_results(fake_github, tmp_path, capsys):
     # authorize found no category; the benchmark job did not run; report says so, after asking the API too.
     fake_github.add_pull(REPO, 7, head_sha=HEAD_SHA, files=["doc/api/fs.md", "test/parallel/test-fs.js"])
-    result = report_results(
-        [],
-        config_path=tmp_path / "absent.yml",
-        repository=REPO,
-        pr=7,
-        head_sha=HEAD_SHA,
-        client=client_for(fake_github),
-        nothing_to_benchmark=True,
-    )
+    result = report_pr7(fake_github, tmp_path, [], nothing_to_benchmark=True)
     assert (result.exit_status, result.verdict) == (0, "pass")
     assert "nothing to benchmark" in fake_github.comments(REPO, 7)[0]
     assert fake_github.requests_to("GET", "/pulls/7/files")

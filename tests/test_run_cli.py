@@ -382,20 +382,11 @@ def test_official_release_as_base(capsys, tmp_path, monkeypatch):
 
 
 def test_repo_mode_builds_both_sides_and_runs_the_head_benchmarks(capsys, tmp_path, monkeypatch):
-    from nodelike import make_node_like_repo
+    from nodelike import example_benchmark_files, make_node_like_repo
 
     if shutil.which("cc") is None or shutil.which("make") is None:
         pytest.skip("no C toolchain")
-    harness = Path(__file__).resolve().parent.parent / "examples" / "suite" / "benchmark" / "common.js"
-    repo = make_node_like_repo(
-        tmp_path / "node",
-        extra_files={
-            # A copy, not a require() of this checkout: the sandboxed processes may not see where the tests live.
-            "benchmark/common.js": harness.read_text(),
-            "benchmark/_trace.js": (BENCH / "_trace.js").read_text(),
-            "benchmark/calc/add.js": (BENCH / "calc" / "add.js").read_text(),
-        },
-    )
+    repo = make_node_like_repo(tmp_path / "node", extra_files=example_benchmark_files())
     monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
     status, _, err = _run(

@@ -15,31 +15,14 @@ from pathlib import Path
 
 import pytest
 from hostile import survivors
+from sandboxing import fake_bwrap, fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
 from benchgate import cli, sandbox
 from benchgate.errors import EXIT_BAD_INPUT
 from benchgate.sandbox import Confinement, Mounts, bwrap
 
-
-def _usable() -> bool:
-    try:
-        sandbox.probe()
-    except sandbox.SandboxUnavailable:
-        return False
-    return True
-
-
 ROOT = Path("/")  # a working directory every sandbox sees
 PYTHON = "/usr/bin/python3"  # the system's: benchgate's own venv is hidden in the sandbox
-needs_bwrap = pytest.mark.skipif(not _usable(), reason="bwrap cannot create a sandbox here")
-
-
-@pytest.fixture(autouse=True)
-def fresh_probe():
-    """Each test probes again (the probe is cached per process and per bwrap path)."""
-    bwrap._probe.cache_clear()
-    yield
-    bwrap._probe.cache_clear()
 
 
 def run_confined(
@@ -239,16 +222,6 @@ def test_a_missing_bwrap_is_refused_with_the_fix(monkeypatch, tmp_path):
     assert raised.value.exit_status == EXIT_BAD_INPUT and "\n" not in message
     assert "bubblewrap is not installed" in message and "apt-get install bubblewrap" in message
     assert "--no-sandbox" in message
-
-
-def fake_bwrap(tmp_path: Path, stderr: str) -> Path:
-    """A bwrap that answers --version but cannot create namespaces, as with user namespaces disabled."""
-    script = tmp_path / "bwrap"
-    script.write_text(
-        f'#!/bin/sh\nif [ "$1" = --version ]; then echo "bubblewrap 0.8.0"; exit 0; fi\necho \'{stderr}\' >&2\nexit 1\n'
-    )
-    script.chmod(0o755)
-    return script
 
 
 def test_a_bwrap_that_cannot_create_namespaces_is_refused_with_the_fix(monkeypatch, tmp_path):

@@ -26,14 +26,12 @@ from pathlib import Path
 
 import pytest
 from hostile import Targets, add_hostile_head, observations, processes_with, survivors
-from nodelike import make_node_like_repo
-from test_sandbox import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
+from nodelike import example_benchmark_files, make_node_like_repo
+from sandboxing import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
 from benchgate import results
 from benchgate.build.builder import BuildSettings, build_ref
 
-TESTS = Path(__file__).parent
-FIXTURES = TESTS / "fixtures" / "bench" / "benchmark"
 FAKE_TOKEN = "ghs_fakeTokenForTheSandboxTest0123456789"
 SETTINGS = BuildSettings(ninja=False)
 pytestmark = pytest.mark.skipif(
@@ -80,12 +78,7 @@ def _snapshot(directory: Path) -> dict[str, str]:
 @pytest.fixture
 def scene(tmp_path, monkeypatch):
     """The repository with a benign main and the hostile head, a trusted base already cached, and the targets."""
-    benchmark_files = {
-        "benchmark/common.js": (TESTS.parent / "examples" / "suite" / "benchmark" / "common.js").read_text(),
-        "benchmark/_trace.js": (FIXTURES / "_trace.js").read_text(),
-        "benchmark/calc/add.js": (FIXTURES / "calc" / "add.js").read_text(),
-    }
-    repo = make_node_like_repo(tmp_path / "node", extra_files=benchmark_files)
+    repo = make_node_like_repo(tmp_path / "node", extra_files=example_benchmark_files())
     cache, home, out = tmp_path / "cache", tmp_path / "home", tmp_path / "out"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("-----BEGIN FAKE KEY-----\n")

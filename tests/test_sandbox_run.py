@@ -13,15 +13,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from nodelike import make_node_like_repo, marker_lines
-from test_sandbox import fake_bwrap, fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
+from nodelike import example_benchmark_files, make_node_like_repo, marker_lines
+from sandboxing import fake_bwrap, fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
 from benchgate import cli, results
 from benchgate.errors import InputError
 from benchgate.results import runrecord
 
 TESTS = Path(__file__).parent
-EXAMPLE_HARNESS = TESTS.parent / "examples" / "suite" / "benchmark" / "common.js"
 FIXTURES = TESTS / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -34,9 +33,8 @@ def make_checkout(root: Path) -> Path:
     bench = root / "checkout" / "benchmark"
     (bench / "calc").mkdir(parents=True)
     (bench / "net").mkdir()
-    shutil.copy(EXAMPLE_HARNESS, bench / "common.js")
-    shutil.copy(FIXTURES / "_trace.js", bench / "_trace.js")
-    shutil.copy(FIXTURES / "calc" / "add.js", bench / "calc" / "add.js")
+    for name, text in example_benchmark_files().items():
+        (root / "checkout" / name).write_text(text)
     shutil.copy(FIXTURES / "net" / "http-simple.js", bench / "net" / "http-simple.js")
     tools = root / "checkout" / "tools"
     tools.mkdir()

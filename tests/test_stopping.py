@@ -6,12 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from synthetic import lognormal
 
 from benchgate.stats import decisions, sequential, stopping
-
-
-def lognormal(rng, sigma, shape, change=0.0):
-    return np.exp(np.log1p(change) + sigma * rng.standard_normal(shape)) * 1e5
 
 
 def run(design, base, head, file_of_row, files):

@@ -33,6 +33,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = "benchgate"
 # The pipeline's layers, bottom first: a module may import only from its own layer or a lower one.
 LAYERS = ("errors", "results", "sandbox", "stats", "build", "run", "config", "report", "github", "commands", "cli")
+RANK = {name: index for index, name in enumerate(LAYERS)}
 # Where each module of the flat layout (before the subpackages) belongs, to count its upward calls.
 FLAT_LAYOUT = {
     "jsformat": "results", "results": "results", "runrecord": "results",
@@ -100,6 +101,20 @@ def import_graph() -> dict[str, set[str]]:
     return {name: imported_modules(name, path, known) for name, path in files.items()}
 
 
+def upward_imports(graph: dict[str, set[str]], *, strict: bool = False) -> list[tuple[str, str]]:
+    """Every import of a module in a higher layer than the importer's, as (importer, imported), sorted.
+
+    A module in no layer counts as the lowest (old layouts may hold modules ``FLAT_LAYOUT`` does not place);
+    ``strict``: it is a KeyError instead (the layout test: every module must have a layer).
+    """
+
+    def rank(module: str) -> int:
+        return RANK[layer_of(module)] if strict else RANK.get(layer_of(module), 0)
+
+    pairs = ((source, target) for source, targets in graph.items() for target in targets)
+    return sorted((source, target) for source, target in pairs if rank(target) > rank(source))
+
+
 def longest_chain(graph: dict[str, set[str]]) -> list[str]:
     """The longest simple path (exact search; the graph is small)."""
 
@@ -130,7 +145,6 @@ def trace_run(stop_at_first_process: bool) -> tuple[list[str], int, int]:
     upward = 0
     jumps = 0  # steps into a module visited before that is not on the call stack (not a return to a caller)
     visited: set[str] = set()
-    rank = {name: index for index, name in enumerate(LAYERS)}
 
     class FirstProcess(Exception):
         pass
@@ -145,7 +159,7 @@ def trace_run(stop_at_first_process: bool) -> tuple[list[str], int, int]:
         if stop_at_first_process and frame.f_code.co_name == "run" and "Benchmark" in frame.f_code.co_qualname:
             raise FirstProcess
         caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
-        if caller.startswith(PACKAGE) and rank.get(layer_of(module), 0) > rank.get(layer_of(caller), 0):
+        if caller.startswith(PACKAGE) and RANK.get(layer_of(module), 0) > RANK.get(layer_of(caller), 0):
             upward += 1
         if not steps or steps[-1] != module:
             steps.append(module)
@@ -202,14 +216,8 @@ def main() -> None:
     chain = longest_chain(graph)
     print(f"modules: {len(graph)}")
     print(f"longest import chain: {len(chain)} modules: {' -> '.join(chain)}")
-    rank = {name: index for index, name in enumerate(LAYERS)}
-    upward_imports = sorted(
-        f"{source} -> {target}"
-        for source, targets in graph.items()
-        for target in targets
-        if rank.get(layer_of(target), 0) > rank.get(layer_of(source), 0)
-    )
-    print(f"imports up the pipeline's layers: {len(upward_imports)}: {', '.join(upward_imports)}")
+    upward = [f"{source} -> {target}" for source, target in upward_imports(graph)]
+    print(f"imports up the pipeline's layers: {len(upward)}: {', '.join(upward)}")
     for label, trace in (("until the first benchmark process", "first-process"), ("whole run", "whole")):
         completed = subprocess.run(
             [sys.executable, __file__, "--trace", trace], capture_output=True, text=True, check=True
