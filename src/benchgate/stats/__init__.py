@@ -80,6 +80,7 @@ _MODULES = {
         "change_interval",
         "mde",
         "projected_interval",
+        "regression_floor",
         "decidable",
         "runs_needed",
     ),

@@ -41,6 +41,7 @@ from benchgate.stats.gatetests import (  # noqa: F401 - re-exported: the decisio
     decidable,
     gate_statistics,
     mde,
+    regression_floor,
     runs_needed,
     subset,
 )
@@ -255,7 +256,7 @@ def decide_looks(
             mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
-    floor = np.where(min_effect > 0, min_effect, inconclusive_above)
+    floor = regression_floor(min_effect, inconclusive_above)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
         decision[fixed_low > -floor] = UNCHANGED

@@ -327,6 +327,13 @@ def projected_interval(st: Stats, runs: np.ndarray | float, level: np.ndarray | 
     return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
 
 
+def regression_floor(min_effect: np.ndarray | float, inconclusive_above: np.ndarray | float) -> np.ndarray:
+    """The regression (percent) a row's interval must rule out for ``unchanged``: its min-effect, or with
+    min-effect 0 the inconclusive-above floor."""
+    min_effect = np.asarray(min_effect, dtype=float)
+    return np.where(min_effect > 0, min_effect, inconclusive_above)
+
+
 def decidable(
     st: Stats,
     runs: np.ndarray,
@@ -338,7 +345,7 @@ def decidable(
     low, high = projected_interval(st, runs, level)
     change = st.change
     min_effect = np.asarray(min_effect, dtype=float)
-    floor = np.where(min_effect > 0, min_effect, inconclusive_above)
+    floor = regression_floor(min_effect, inconclusive_above)
     significant = (low > 0) | (high < 0)
     return (significant & (np.abs(change) >= min_effect)) | (low > -floor)
 

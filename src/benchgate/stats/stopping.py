@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from benchgate.stats import decisions
-from benchgate.stats.gatetests import Stats, change_interval, projected_interval, subset
+from benchgate.stats.gatetests import Stats, change_interval, projected_interval, regression_floor, subset
 from benchgate.stats.sequential import Design
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
@@ -151,7 +151,7 @@ def decide_at_look(
     if k == len(design.looks) - 1:
         return LookResult(k, result, undecided, np.ones(dec.shape, dtype=bool))
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), dec.shape)
-    floor = np.where(min_effect > 0, min_effect, design.inconclusive_above)
+    floor = regression_floor(min_effect, design.inconclusive_above)
     settled = np.isin(dec, _FIRM) | _calm(design, result, dec == decisions.UNCHANGED, min_effect == 0)
     futile = ~settled & ~_reachable(design, result, ~settled, min_effect, floor)
     return LookResult(k, result, futile & undecided, settled | futile)
