@@ -32,7 +32,20 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = "benchgate"
 # The pipeline's layers, bottom first: a module may import only from its own layer or a lower one.
-LAYERS = ("errors", "results", "sandbox", "stats", "build", "run", "config", "report", "github", "commands", "cli")
+LAYERS = (
+    "errors",
+    "results",
+    "sandbox",
+    "stats",
+    "history",
+    "build",
+    "run",
+    "config",
+    "report",
+    "github",
+    "commands",
+    "cli",
+)
 RANK = {name: index for index, name in enumerate(LAYERS)}
 # Where each module of the flat layout (before the subpackages) belongs, to count its upward calls.
 FLAT_LAYOUT = {

@@ -1,0 +1,76 @@
+"""The history's data model: a series per benchmark row, its points, and the change points found in it.
+
+Shared by the store (which writes and reads them), the change-point analysis, ``history show``, the
+static site and the PR comment's history context, so that each of those depends on these types
+only and not on each other. Pure data: no I/O, no numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class SeriesKey:
+    """What makes one series: a benchmark row, the node flags it ran with, and the runner it ran on.
+
+    ``configuration`` is the row's configuration exactly as results.csv and compare.R print it
+    (``len=256 n=10000``); ``node_flags`` the head side's node arguments joined by spaces ('' for
+    none); ``runner`` the runner fingerprint's short id (same CPU model, count and governor).
+    """
+
+    filename: str
+    configuration: str
+    node_flags: str
+    runner: str
+
+    def label(self) -> str:
+        """The row's name as compare.R prints it: ``filename configuration``."""
+        return f"{self.filename} {self.configuration}".strip()
+
+
+@dataclass(frozen=True)
+class Point:
+    """One stored run's summary of one series: the head side of a trusted run of ``commit``.
+
+    ``mean_rate`` is the plain mean of the samples (operations per second, higher is faster),
+    ``trimmed_mean`` the 20 %-trimmed mean of the rates, ``log_spread`` the standard deviation of
+    the log rates (the spread the gate's test works on), ``samples`` how many there were.
+    """
+
+    run_id: str
+    commit: str
+    parent: str | None
+    branch: str
+    date: str  # ISO-8601, UTC
+    node_version: str
+    mean_rate: float
+    trimmed_mean: float
+    log_spread: float
+    samples: int
+
+
+@dataclass(frozen=True)
+class Series:
+    """A series' points in commit order (oldest first)."""
+
+    key: SeriesKey
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """A change in a series: ``index`` is the position of the first point after it.
+
+    ``change`` is in percent of the mean before (negative: slower, as compare.R's improvement),
+    ``confidence`` how sure the method is, from 0 to 1 (1 - its p-value).
+    """
+
+    key: SeriesKey
+    index: int
+    commit: str
+    date: str
+    change: float
+    mean_before: float
+    mean_after: float
+    confidence: float
