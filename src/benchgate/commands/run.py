@@ -161,6 +161,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
         "(default 10)",
     )
+    parser.add_argument(
+        "--jobs",
+        default="per-configuration",
+        choices=("per-configuration", "per-file"),
+        help="what one benchmark process runs: one configuration of a file, as its common.js forks it (default; "
+        "with --runs auto each comparison stops on its own), or the whole file, as compare.js runs it",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
         "--progress-interval",

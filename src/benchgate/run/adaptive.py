@@ -7,9 +7,11 @@ same schedule. A look is taken when the last job of an iteration whose run count
 design's looks has finished: results.csv's size then is recorded, the samples up to it are
 read back, and every look so far is replayed from such prefixes (``benchgate.stats.stopping``
 through ``benchgate.stats.adaptivetable``), so the live run, ``--resume`` and ``benchgate
-report`` compute the same stops from the same bytes. A file stops once all its comparisons
-are settled (``benchgate.stats.stopping``); run.json gets the look and, per stopped file, when
-and why (``benchgate.results.lookrecord``).
+report`` compute the same stops from the same bytes. A unit stops once all its comparisons
+are settled (``benchgate.stats.stopping``): with one job per configuration
+(``benchgate.run.configurations``) each comparison is a unit and stops on its own, and its
+remaining jobs are skipped; a file run whole is one unit. run.json gets the look and, per
+stopped unit, when and why (``benchgate.results.lookrecord``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import read_samples_prefix, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, adaptive_record
+from benchgate.results.lookrecord import AUTO, STOPS_VERSION, adaptive_record
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
@@ -64,7 +66,7 @@ def design_for(
 
 def new_record_fields(design: Design) -> dict:
     """What run.json holds from the start of an adaptive run."""
-    return {"runs": AUTO, "design": design.to_json(), "looks": [], "stopped": {}}
+    return {"runs": AUTO, "design": design.to_json(), "looks": [], "stops": STOPS_VERSION, "stopped": []}
 
 
 def check_record(record: dict, where: str) -> None:
@@ -73,13 +75,23 @@ def check_record(record: dict, where: str) -> None:
 
     try:
         Design.from_json(record.get("design"), where=f"{where} design")
-        adaptive_record(record, where)
+        adaptive = adaptive_record(record, where)
     except InputError as error:
         raise InputError(f"--resume: {error.message}", where=error.where) from None
+    if adaptive.version != STOPS_VERSION:
+        raise InputError(
+            "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
+            "`benchgate report` reads it, but it cannot be continued: start a new run",
+            where=where,
+        )
+
+
+def _unit_name(unit: tuple[str, str | None]) -> str:
+    return unit[0] if unit[1] is None else f"{unit[0]} {unit[1]}"
 
 
 class Adaptive:
-    """Decides, look by look, which files keep running; the session asks it before and after each job."""
+    """Decides, look by look, which units (comparisons, or files run whole) keep running; asked around each job."""
 
     def __init__(self, schedule, record: dict, csv_path: Path, state, progress=None, *, where: str = "run.json"):
         from benchgate.stats import adaptivetable
@@ -90,22 +102,27 @@ class Adaptive:
         self.state = state  # the session's: csv_bytes is results.csv's size after the last finished job
         self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
-        self.files = list(record["selection"]["files"])
+        adaptive = adaptive_record(record, where)
+        self.files = list(adaptive.files)
+        self.row_files = adaptive.row_files
         self.last_of_iteration: dict[int, int] = {}
+        # Per file run one configuration a job: its comparisons (the file is done when all have stopped).
+        self.rows_of: dict[str, set[str]] = {}
         for job in schedule:
             self.last_of_iteration[job.iteration] = job.index
+            if job.row is not None:
+                self.rows_of.setdefault(job.filename, set()).add(job.row)
         self.scheduled_files = {job.filename for job in schedule}
         self.look_samples = []
-        self.stopped = set(record["stopped"])
+        self.stopped: set[tuple[str, str | None]] = {stop.unit for stop in adaptive.stops}
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
-            adaptive = adaptive_record(record, where)
             self.look_samples = list(read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks]))
             shard = AdaptiveShard(where, adaptive, tuple(self.look_samples))
             adaptivetable.check_shard(shard, self.design, self._keys())
         if progress is not None:  # until the next look, every running file is expected to run to it
             taken = len(record["looks"])
             upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
-            progress.plan(dict.fromkeys(self.scheduled_files - self.stopped, upcoming), self.design.max_runs,
+            progress.plan(dict.fromkeys(self._running_files(), upcoming), self.design.max_runs,
                           len(self.scheduled_files))  # fmt: skip
 
     def _keys(self) -> list[tuple[str, str]]:
@@ -114,13 +131,24 @@ class Adaptive:
             return []
         return sorted(set(zip(last["filename"].astype(str), last["configuration"].astype(str), strict=True)))
 
+    def _file_done(self, name: str) -> bool:
+        if (name, None) in self.stopped:
+            return True
+        rows = self.rows_of.get(name)
+        return bool(rows) and all((name, row) in self.stopped for row in rows)
+
+    def _running_files(self) -> list[str]:
+        return sorted(name for name in self.scheduled_files if not self._file_done(name))
+
     @property
     def running(self) -> int:
-        return len(self.scheduled_files - self.stopped)
+        return len(self._running_files())
 
     def skips(self, job) -> bool:
-        """A job of a file that has stopped is not run."""
-        return job.filename in self.stopped
+        """A job of a comparison, or of a file run whole, that has stopped is not run."""
+        if job.row is not None:
+            return (job.filename, job.row) in self.stopped
+        return self._file_done(job.filename)
 
     def after_job(self, job) -> bool:
         """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""
@@ -144,20 +172,25 @@ class Adaptive:
         if not keys:  # nothing measured yet (every process failed): no file can be judged
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return
-        replayed = adaptivetable.replay_samples(self.design, self.files, self.look_samples, keys)
+        replayed, units = adaptivetable.replay_samples(self.design, self.files, self.look_samples, keys, self.row_files)
         for position, look in enumerate(replayed.stopped_after.tolist()):
-            name = self.files[position]
-            if look >= 0 and look < k and name not in self.stopped:
-                raise InputError(f"the replay of look {look} stops {name!r}, which the run did not stop")
-        stopping_now = [self.files[i] for i in np.flatnonzero(replayed.stopped_after == k)]
-        file_of_row = adaptivetable.file_rows(keys, self.files)
-        active = np.isin(file_of_row, [self.files.index(name) for name in self.files if name not in self.stopped])
+            if look >= 0 and look < k and units[position] not in self.stopped:
+                raise InputError(
+                    f"the replay of look {look} stops {_unit_name(units[position])!r}, which the run did not stop"
+                )
+        stopping_now = [position for position in np.flatnonzero(replayed.stopped_after == k).tolist()]
+        _, unit_of_row = adaptivetable.stop_units(keys, self.files, self.row_files)
+        active = np.array([units[unit] not in self.stopped for unit in unit_of_row.tolist()], dtype=bool)
         undecided = int((active & ~replayed.result.settled).sum())
-        self.record["looks"].append(self._look_entry(runs, running_before, stopping_now, undecided))
-        for name in stopping_now:
-            reason = replayed.reasons[self.files.index(name)]
-            self.record["stopped"][name] = {"after_runs": runs, "look": k, "reason": reason}
-            self.stopped.add(name)
+        names = [_unit_name(units[position]) for position in stopping_now]
+        self.record["looks"].append(self._look_entry(runs, running_before, names, undecided))
+        for position in stopping_now:
+            filename, configuration = units[position]
+            self.record["stopped"].append(
+                {"filename": filename, "configuration": configuration, "after_runs": runs, "look": k,
+                 "reason": replayed.reasons[position]}
+            )  # fmt: skip
+            self.stopped.add(units[position])
         if self.progress is not None:
             self._plan(replayed, keys)
 
@@ -176,26 +209,28 @@ class Adaptive:
         from benchgate.stats import stopping
 
         projected = stopping.projected_runs(self.design, replayed.result)
-        planned = dict.fromkeys(self.scheduled_files - self.stopped, self.design.max_runs)
+        planned = dict.fromkeys(self._running_files(), self.design.max_runs)
         expected: dict[str, int] = {}
-        for key, runs in zip(keys, projected.tolist(), strict=True):
-            expected[key[0]] = max(expected.get(key[0], 0), int(runs))
+        for key, runs, settled in zip(keys, projected.tolist(), replayed.result.settled.tolist(), strict=True):
+            if not settled:  # a comparison still running: its file runs at least until it settles
+                expected[key[0]] = max(expected.get(key[0], 0), int(runs))
         for name in planned:
             if name in expected:
                 planned[name] = expected[name]
         self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files))
 
     def summary(self) -> str:
-        """One line for the end of the run: looks taken, files stopped before max-runs, and why."""
+        """One line for the end of the run: looks taken, comparisons and files stopped before max-runs, and why."""
         looks = self.record["looks"]
         reasons: dict[str, int] = {}
         early = 0
-        for item in self.record["stopped"].values():
+        for item in self.record["stopped"]:
             reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
             early += item["after_runs"] < self.design.max_runs
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
+        units = sum(len(self.rows_of.get(name, ())) or 1 for name in self.scheduled_files)
         return (
             f"adaptive: {len(looks)} looks (last after {looks[-1]['runs'] if looks else 0} runs); "
-            f"{early} of {len(self.scheduled_files)} files stopped before {self.design.max_runs} runs"
+            f"{early} of {units} units (comparisons, or files run whole) stopped before {self.design.max_runs} runs"
             + (f" ({why})" if why else "")
         )

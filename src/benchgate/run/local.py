@@ -105,6 +105,8 @@ def run_benchmarks(options: RunOptions) -> int | None:
         return EXIT_OK
     for item in record["skipped"]:
         print(f"benchgate: skipped {item['filename']}: {item['reason']}", file=sys.stderr)
+    if not options.resume:
+        _expand_configurations(plan, record, options.jobs)
     for warning in record["environment"].get("warnings", []):
         print(f"benchgate: warning: {warning}", file=sys.stderr)
     state = _state_from_record(record)
@@ -152,6 +154,31 @@ def run_benchmarks(options: RunOptions) -> int | None:
     if not options.analyze:
         return _status_without_statistics(record, output)
     return None
+
+
+def _expand_configurations(plan, record: dict, jobs: str) -> None:
+    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole."""
+    from benchgate.run import configurations, suite
+
+    record["jobs"] = jobs
+    if jobs != configurations.PER_CONFIGURATION:
+        return
+    env = protocol.benchmark_environment(os.environ)
+
+    def expand(filename: str, side: str) -> configurations.SideExpansion:
+        return configurations.expand_side(
+            plan.binaries[side], plan.benchmark_dir, filename, plan.set_args, env=env, timeout=plan.timeout,
+            sandbox=plan.sandbox,
+        )  # fmt: skip
+
+    def is_http(filename: str) -> bool:
+        return suite.is_http_benchmark(plan.benchmark_dir / filename)
+
+    plan.configurations, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
+    record["configurations"] = {name: found.record() for name, found in plan.configurations.items()}
+    record["whole_files"] = whole
+    for name, reason in whole.items():
+        print(f"benchgate: {name} runs whole (one job per run and side): {reason}", file=sys.stderr)
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:

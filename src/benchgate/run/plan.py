@@ -66,6 +66,7 @@ class RunOptions:
     inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
     progress: bool = True
     progress_interval: float = 30.0
+    jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
     repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
     base_ref: str | None = None
     head_ref: str | None = None
@@ -310,6 +311,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         options.runs, options.min_runs, options.max_runs, threshold=options.threshold,
         correction=options.correction, min_effect=options.min_effect, inconclusive_above=options.inconclusive_above,
     )  # fmt: skip
+    if options.jobs not in ("per-configuration", "per-file"):
+        raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     if options.output_format not in FORMATS:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)

@@ -5,11 +5,16 @@ always before head, so any drift in machine speed (heat, a neighbour's load)
 lands on one file or one side. benchgate instead walks iterations in the outer
 loop; in iteration ``i`` the files are rotated by ``i`` places (so no file is
 always first or last), and for every file base and head both run, in an order
-drawn from a random generator seeded with ``--seed``. The same seed, files and
-runs give the same schedule, which ``--resume`` relies on.
+drawn from a random generator seeded with ``--seed``. A file whose configurations
+run one job each (``benchgate.run.configurations``) has, in iteration ``i``, its
+configurations rotated by ``i`` places, each with both sides in a seeded random
+order. The same seed, files, configurations and runs give the same schedule, which
+``--resume`` relies on; a schedule of whole files only is the one of earlier versions.
 
 Processes. Each job is ``[taskset -c CPUS] NODE [NODE_ARGS] benchmark/cat/file.js
-[--set args]``, started like ``child_process.fork`` starts it: an IPC channel on
+[--set args]`` (a whole file), or a configuration child as the file's common.js would
+fork it, ``NODE [FLAGS] [NODE_ARGS] file.js key=value...`` with ``NODE_RUN_BENCHMARK_FN``
+set, started like ``child_process.fork`` starts it: an IPC channel on
 a socket pair named by ``NODE_CHANNEL_FD``, over which the file's own
 ``common.js`` sends ``{type: 'config'}`` and ``{type: 'report', name, conf,
 rate, time}`` messages as JSON lines. Each job gets its own process group, so a
@@ -33,7 +38,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,25 +54,46 @@ _POLL_SECONDS = 0.25
 
 @dataclass(frozen=True)
 class Job:
-    """One benchmark process: one file, one side, one iteration."""
+    """One benchmark process: one file (or one of its configurations), one side, one iteration.
+
+    ``configuration`` holds the configuration child's arguments (``key=value``, as common.js
+    forks it) and ``row`` compare.js's configuration column for it; both None for a whole file.
+    """
 
     index: int
     iteration: int
     filename: str
     side: str
+    configuration: tuple[str, ...] | None = None
+    row: str | None = None
 
 
-def build_schedule(files: Sequence[str], runs: int, seed: int) -> list[Job]:
-    """Interleaved, rotated, seeded schedule: see the module docstring."""
+def build_schedule(
+    files: Sequence[str],
+    runs: int,
+    seed: int,
+    configurations: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
+) -> list[Job]:
+    """Interleaved, rotated, seeded schedule: see the module docstring.
+
+    ``configurations`` maps a file that runs one job per configuration to its (arguments, row) pairs.
+    """
     generator = random.Random(seed)
+    configurations = configurations or {}
     jobs: list[Job] = []
     count = len(files)
     for iteration in range(runs):
         offset = iteration % count if count else 0
         for filename in list(files[offset:]) + list(files[:offset]):
-            sides = [BASE, HEAD] if generator.random() < 0.5 else [HEAD, BASE]
-            for side in sides:
-                jobs.append(Job(len(jobs), iteration, filename, side))
+            units: list[tuple[tuple[str, ...] | None, str | None]] = [(None, None)]
+            if configurations.get(filename):
+                own = list(configurations[filename])
+                shift = iteration % len(own)
+                units = own[shift:] + own[:shift]
+            for arguments, row in units:
+                sides = [BASE, HEAD] if generator.random() < 0.5 else [HEAD, BASE]
+                for side in sides:
+                    jobs.append(Job(len(jobs), iteration, filename, side, arguments, row))
     return jobs
 
 
@@ -228,8 +254,17 @@ class BenchmarkProcess:
 
 
 def job_argv(
-    binary: Path, node_args: Sequence[str], file_path: Path, set_args: Sequence[str], cpuset: str | None
+    binary: Path,
+    node_args: Sequence[str],
+    file_path: Path,
+    set_args: Sequence[str],
+    cpuset: str | None,
+    flags: Sequence[str] = (),
 ) -> list[str]:
-    """The command line of one job, as compare.js would fork it (pinned with taskset when asked)."""
-    command = [str(binary), *node_args, str(file_path), *set_args]
+    """The command line of one job, as compare.js would fork it (pinned with taskset when asked).
+
+    For a configuration child ``set_args`` are its ``key=value`` arguments and ``flags`` what its
+    common.js puts before the parent's execArgv (``node_args``), as ``child_process.fork`` does.
+    """
+    command = [str(binary), *flags, *node_args, str(file_path), *set_args]
     return ["taskset", "-c", cpuset, *command] if cpuset else command

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.results.lookrecord import is_adaptive
-from benchgate.run import protocol
+from benchgate.run import configurations, protocol
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ class RunPlan:
     cpuset: str | None = None
     max_failures: int = 3  # per file and side; later jobs of a side that keeps failing are skipped
     sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
+    # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
+    configurations: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -78,7 +80,9 @@ class Session:
         self.progress = progress
         self.process = BenchmarkProcess()
         self.interrupted = False
-        self.schedule = build_schedule(plan.files, plan.runs, plan.seed)
+        units = {name: [(item.args, item.row) for item in found.configurations]
+                 for name, found in plan.configurations.items()}  # fmt: skip
+        self.schedule = build_schedule(plan.files, plan.runs, plan.seed, units)
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
         self._already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
@@ -169,13 +173,17 @@ class Session:
 
         if self.progress:
             self.progress.job_started(job)
-        argv = job_argv(
-            binary.path, binary.node_args, self.plan.benchmark_dir / job.filename, self.plan.set_args, self.plan.cpuset
-        )
+        file_path, env = self.plan.benchmark_dir / job.filename, self._env
+        if job.configuration is None:
+            argv = job_argv(binary.path, binary.node_args, file_path, self.plan.set_args, self.plan.cpuset)
+        else:  # the configuration child, as the file's common.js forks it
+            flags = self.plan.configurations[job.filename].flags[job.side]
+            argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, self.plan.cpuset, flags)
+            env = {**env, protocol.RUN_FN_VARIABLE: ""}
         result = self.process.run(
             argv,
             cwd=self.plan.benchmark_dir.parent,
-            env=self._env,
+            env=env,
             timeout=self.plan.timeout,
             on_message=on_message,
             sandbox=self.plan.sandbox,
@@ -189,7 +197,15 @@ class Session:
         if self.progress:
             self.progress.job_finished(job, result.duration)
         reported = messages.reported
-        known = self._configuration_order.get(job.filename, [])
+        if job.row is not None and reported and reported != [job.row]:
+            protocol.add_warning(
+                self.state.protocol_warnings,
+                f"reported {', '.join(reported)[:200]} for the configuration {job.row}",
+                filename=job.filename,
+                side=job.side,
+                configuration=job.row,
+            )
+        known = [job.row] if job.row is not None else self._configuration_order.get(job.filename, [])
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
         self._name_failed_configurations(job.filename)
@@ -353,5 +369,6 @@ def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = N
         timeout=record["options"]["timeout"],
         cpuset=record["options"]["cpuset"],
         sandbox=sandbox,
+        configurations=configurations.from_record(record, str(output / "run.json")),
     )
     return plan

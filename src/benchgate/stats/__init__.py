@@ -19,6 +19,7 @@ from benchgate._lazy import exports
 _MODULES = {
     "adaptivetable": (
         "file_rows",
+        "stop_units",
         "replay_samples",
         "check_shard",
         "decide_shards",

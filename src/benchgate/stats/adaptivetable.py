@@ -2,7 +2,8 @@
 
 An adaptive run records its design and, for each look, how long results.csv was then
 (``benchgate.results.lookrecord``). Deciding from it is replaying it: the samples each look
-saw, the statistics of every look, which files stopped when. The replay must reach the
+saw, the statistics of every look, which units (a comparison, or a file run whole: see
+``benchgate.stats.stopping``) stopped when. The replay must reach the
 stops the run recorded (a changed results.csv or run.json does not), and the decisions are
 those of the sequential design over the looks (``decisions.decide_looks`` with the design's
 weights), never a fixed-runs test of the merged samples, which would ignore the looks and
@@ -33,8 +34,11 @@ if TYPE_CHECKING:
     from benchgate.results.rundirs import AdaptiveShard
 
 
+Unit = tuple[str, "str | None"]  # (file, comparison): the comparison is None for a file run whole
+
+
 def file_rows(keys: list[tuple[str, str]], files: list[str] | tuple[str, ...]) -> np.ndarray:
-    """Each row's index in ``files`` (the run's selection): which file it stops with."""
+    """Each row's index in ``files`` (the run's selection): which file it belongs to."""
     index = {name: position for position, name in enumerate(files)}
     missing = [key[0] for key in keys if key[0] not in index]
     if missing:
@@ -42,10 +46,39 @@ def file_rows(keys: list[tuple[str, str]], files: list[str] | tuple[str, ...]) -
     return np.array([index[key[0]] for key in keys], dtype=np.int64)
 
 
-def replay_samples(design: Design, files, look_samples: list[pd.DataFrame] | tuple[pd.DataFrame, ...], keys) -> Replay:
-    """Replay the looks of one run from the samples each saw, for the rows ``keys``."""
+def stop_units(
+    keys: list[tuple[str, str]], files: list[str] | tuple[str, ...], row_files: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[Unit], np.ndarray]:
+    """The units that stop and each row's unit: a row of a file in ``row_files`` is its own unit, others their file's.
+
+    Units in the selection's file order; a file's row units in ``keys``' order (the live run's sorted order).
+    """
+    file_of_row = file_rows(keys, files)
+    units: list[Unit] = []
+    for name in files:
+        if name in row_files:
+            units += [(name, key[1]) for key in keys if key[0] == name]
+        else:
+            units.append((name, None))
+    position = {unit: index for index, unit in enumerate(units)}
+    unit_of_row = [
+        position[(key[0], key[1] if files[file] in row_files else None)]
+        for key, file in zip(keys, file_of_row.tolist(), strict=True)
+    ]
+    return units, np.array(unit_of_row, dtype=np.int64)
+
+
+def replay_samples(
+    design: Design,
+    files,
+    look_samples: list[pd.DataFrame] | tuple[pd.DataFrame, ...],
+    keys,
+    row_files: frozenset[str] | set[str] = frozenset(),
+) -> tuple[Replay, list[Unit]]:
+    """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units."""
     looks = [sample_arrays(samples, keys)[1:] for samples in look_samples]
-    return replay(design, looks, file_rows(keys, files), len(files))
+    units, unit_of_row = stop_units(keys, files, row_files)
+    return replay(design, looks, unit_of_row, len(units)), units
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]]) -> Replay | None:
@@ -54,29 +87,30 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
     None when no look was recorded. InputError when the looks are not the design's or the
     replay does not reach the recorded stops (results.csv or run.json changed).
     """
-    replayed = None
+    replayed, units = None, []
     if shard.look_samples:
-        replayed = replay_samples(design, shard.record.files, shard.look_samples, keys)
-    _check_record(shard, design, replayed)
+        replayed, units = replay_samples(design, shard.record.files, shard.look_samples, keys, shard.record.row_files)
+    _check_record(shard, design, replayed, units)
     return replayed
 
 
-def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None) -> None:
+def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None, units: list[Unit]) -> None:
     """The looks must be the design's, and the recorded stops exactly what the replay reaches."""
     where = shard.where
     for index, look in enumerate(shard.record.looks):
         if index >= len(design.looks) or look.runs != design.looks[index]:
             raise InputError(f"look {index} after {look.runs} runs is not one of the design's looks", where=where)
-    recorded = {stop.filename: (stop.look, stop.reason) for stop in shard.record.stops}
+    recorded = {stop.unit: (stop.look, stop.reason) for stop in shard.record.stops}
     replayed_stops = {}
     if replayed is not None:
         for position, look in enumerate(replayed.stopped_after.tolist()):
             if look >= 0:
-                replayed_stops[shard.record.files[position]] = (look, replayed.reasons[position])
+                replayed_stops[units[position]] = (look, replayed.reasons[position])
     if recorded != replayed_stops:
-        differing = sorted(set(recorded.items()) ^ set(replayed_stops.items()))[0][0]
+        differing = sorted(set(recorded.items()) ^ set(replayed_stops.items()), key=str)[0][0]
+        shown = " ".join(part for part in differing if part)
         raise InputError(
-            f"the recorded stops do not follow from results.csv (first: {differing!r}: recorded "
+            f"the recorded stops do not follow from results.csv (first: {shown!r}: recorded "
             f"{recorded.get(differing)}, replayed {replayed_stops.get(differing)}); was either file changed?",
             where=where,
         )

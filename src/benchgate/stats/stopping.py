@@ -16,8 +16,10 @@ so far (``decisions.decide_looks``), then each row is *settled* or not:
   nor, when inconclusive, become unchanged. An inconclusive row that stops this way is
   *hopeless*: it ends inconclusive, never a pass.
 
-A file stops after the look at which all its rows are settled; at the last look every file
-stops. Stopping is a non-binding futility rule for the false-fail boundary: the sequential
+A *unit* stops after the look at which all its rows are settled; at the last look every unit
+stops. A unit is one row when its jobs run one configuration each, else the whole file (its
+jobs run every row at once, so it stops only when all its rows are settled). Stopping is a
+non-binding futility rule for the false-fail boundary: the sequential
 p-values are valid whatever the stopping, so no stopping rule can raise the false-fail rate.
 
 ``replay`` recomputes every look and stop of a recorded run from the samples each look saw
@@ -38,7 +40,7 @@ _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisi
 
 
 def look_statistics(design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None) -> Stats:
-    """The design's test on the samples one look saw; rows not ``active`` (their file had stopped) sit it out.
+    """The design's test on the samples one look saw; rows not ``active`` (their unit had stopped) sit it out.
 
     ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
     samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips.
@@ -157,51 +159,52 @@ def decide_at_look(
     return LookResult(k, result, futile & undecided, settled | futile)
 
 
-def files_to_stop(file_of_row: np.ndarray, settled: np.ndarray, files: int) -> np.ndarray:
-    """Per file (last axis, ``files`` long): True when every row of that file is settled.
+def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
+    """Per unit (last axis, ``units`` long): True when every row of that unit is settled.
 
-    ``file_of_row`` gives each row's file index (``(..., rows)``, like ``settled``); a
-    file with no rows is not stopped here (it ran nothing to decide).
+    ``unit_of_row`` gives each row's unit index (``(..., rows)``, like ``settled``): its file's
+    when the file runs whole, its own when each row is one unit. A unit with no rows is not
+    stopped here (it ran nothing to decide).
     """
-    file_of_row = np.asarray(file_of_row, dtype=np.int64)
-    settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(file_of_row.shape, settled.shape))
-    file_of_row = np.broadcast_to(file_of_row, settled.shape)
+    unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
+    settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
+    unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
     lead = int(np.prod(settled.shape[:-1], dtype=np.int64))
-    offsets = (np.arange(lead, dtype=np.int64) * files)[:, None]
-    codes = (file_of_row.reshape(lead, -1) + offsets).ravel()
-    open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * files)
-    rows = np.bincount(codes, minlength=lead * files)
-    return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], files)
+    offsets = (np.arange(lead, dtype=np.int64) * units)[:, None]
+    codes = (unit_of_row.reshape(lead, -1) + offsets).ravel()
+    open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * units)
+    rows = np.bincount(codes, minlength=lead * units)
+    return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], units)
 
 
-def stop_reasons(design: Design, result: LookResult, file_of_row: np.ndarray, stopping: np.ndarray) -> list[str]:
-    """Why each file in ``stopping`` stops at this look: ``max-runs``, ``hopeless`` or ``decided`` ("" elsewhere)."""
+def stop_reasons(design: Design, result: LookResult, unit_of_row: np.ndarray, stopping: np.ndarray) -> list[str]:
+    """Why each unit in ``stopping`` stops at this look: ``max-runs``, ``hopeless`` or ``decided`` ("" elsewhere)."""
     reasons = [""] * len(stopping)
-    for file in np.flatnonzero(stopping):
+    for unit in np.flatnonzero(stopping):
         if result.look == len(design.looks) - 1:
-            reasons[file] = "max-runs"
-        elif bool(result.hopeless[np.asarray(file_of_row) == file].any()):
-            reasons[file] = "hopeless"
+            reasons[unit] = "max-runs"
+        elif bool(result.hopeless[np.asarray(unit_of_row) == unit].any()):
+            reasons[unit] = "hopeless"
         else:
-            reasons[file] = "decided"
+            reasons[unit] = "decided"
     return reasons
 
 
 @dataclass(frozen=True)
 class Replay:
-    """Every look of a run recomputed: the final decisions and, per file, the look it stopped after."""
+    """Every look of a run recomputed: the final decisions and, per unit, the look it stopped after."""
 
     result: LookResult  # the last look taken
-    stopped_after: np.ndarray  # per file: index of the look after which it stopped (-1: still running)
-    reasons: list[str]  # per file: sequential.STOP_REASONS entry, or "" while it runs
-    history: list[Stats]  # each look's statistics (rows whose file had stopped sat it out)
+    stopped_after: np.ndarray  # per unit: index of the look after which it stopped (-1: still running)
+    reasons: list[str]  # per unit: sequential.STOP_REASONS entry, or "" while it runs
+    history: list[Stats]  # each look's statistics (rows whose unit had stopped sat it out)
 
 
 def replay(
     design: Design,
     looks: list[tuple[np.ndarray, np.ndarray]],
-    file_of_row: np.ndarray,
-    files: int,
+    unit_of_row: np.ndarray,
+    units: int,
     *,
     alpha: np.ndarray | float | None = None,
     min_effect: np.ndarray | float | None = None,
@@ -210,22 +213,22 @@ def replay(
 
     ``looks[k]`` holds the NaN-padded base and head rates (``(rows, n)``) as they stood
     when look k was taken (the live run records where, e.g. results.csv's size); only the
-    looks taken so far are given. A file's rows take part in a look until the file
-    stops, so the live run, a resumed run and ``benchgate report`` agree.
+    looks taken so far are given. A unit's rows (``unit_of_row``: see ``files_to_stop``) take
+    part in a look until the unit stops, so the live run, a resumed run and ``benchgate report`` agree.
     """
-    file_of_row = np.asarray(file_of_row, dtype=np.int64)
-    stopped_after = np.full(files, -1, dtype=np.int64)
-    reasons = [""] * files
+    unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
+    stopped_after = np.full(units, -1, dtype=np.int64)
+    reasons = [""] * units
     history: list[Stats] = []
     cache: dict = {}
     result = None
     for k, (base, head) in enumerate(looks):
-        active = stopped_after[file_of_row] < 0
+        active = stopped_after[unit_of_row] < 0
         history.append(look_statistics(design, base, head, active))
         result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache)
-        stopping = files_to_stop(file_of_row, result.settled | ~active, files) & (stopped_after < 0)
-        for file, reason in enumerate(stop_reasons(design, result, file_of_row, stopping)):
-            reasons[file] = reason or reasons[file]
+        stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
+        for unit, reason in enumerate(stop_reasons(design, result, unit_of_row, stopping)):
+            reasons[unit] = reason or reasons[unit]
         stopped_after[stopping] = k
     if result is None:
         raise ValueError("no look taken yet")
