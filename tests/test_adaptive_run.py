@@ -1,4 +1,4 @@
-"""`benchgate run --runs auto` end to end: looks, files that stop, the record, the report's replay, resume.
+"""`benchgate run --runs auto` end to end: looks, comparisons that stop, the record, the report's replay, resume.
 
 The runs use the example suite (examples/suite/benchmark): arrays/typed-sum.js is ~85 % slower
 with V8's optimizing compiler off on the head (decided at the first look), strings/split.js is
@@ -48,27 +48,42 @@ def _record(out: Path) -> dict:
     return json.loads((out / "run.json").read_text())
 
 
-def test_the_record_holds_the_design_the_looks_and_why_each_file_stopped(adaptive_run):
+def _stops(record: dict) -> dict[tuple[str, str], dict]:
+    return {(stop["filename"], stop["configuration"]): stop for stop in record["stopped"]}
+
+
+def _schedule(record: dict) -> list:
+    units = {name: [(tuple(row["args"]), row["configuration"]) for row in found["rows"]]
+             for name, found in record["configurations"].items()}  # fmt: skip
+    return build_schedule(record["selection"]["files"], record["design"]["looks"][-1], record["seed"], units)
+
+
+def test_the_record_holds_the_design_the_looks_and_why_each_comparison_stopped(adaptive_run):
     out, _, _ = adaptive_run
     record = _record(out)
-    assert record["runs"] == "auto" and record["complete"] is True
+    assert record["runs"] == "auto" and record["complete"] is True and record["stops"] == 2
     assert record["design"]["looks"] == [5, 6, 7, 8, 9] and record["design"]["version"] == 2
+    # one job per configuration: both files' configurations listed by their common.js, none run whole
+    assert record["jobs"] == "per-configuration" and record["whole_files"] == {}
+    assert set(record["configurations"]) == {"arrays/typed-sum.js", "strings/split.js"}
     looks = record["looks"]
     assert [look["runs"] for look in looks] == record["design"]["looks"][: len(looks)]
     assert all(a["csv_bytes"] <= b["csv_bytes"] for a, b in zip(looks, looks[1:], strict=False))
-    assert set(record["stopped"]) == {"arrays/typed-sum.js", "strings/split.js"}  # every file, by the last look
-    typed = record["stopped"]["arrays/typed-sum.js"]
-    # the regression is found well before --max-runs (at the first look unless the machine's noise hides one row)
-    assert typed["after_runs"] < 9 and typed["reason"] in ("decided", "hopeless")
-    for name, stop in record["stopped"].items():
-        assert name in looks[stop["look"]]["stopped"] and stop["after_runs"] == looks[stop["look"]]["runs"]
-        assert stop["reason"] in ("decided", "hopeless", "max-runs")
-    # a stopped file's later jobs were skipped: each of its rows has exactly the runs it stopped after, a side
     samples = results.read_samples([out / "results.csv"])
-    counts = Counter(zip(samples["filename"], samples["side"], strict=True))
-    for (filename, _side), count in counts.items():
-        configurations = samples.loc[samples["filename"] == filename, "configuration"].nunique()
-        assert count == configurations * record["stopped"][filename]["after_runs"]
+    rows = set(zip(samples["filename"], samples["configuration"], strict=True))
+    listed = {(name, row["configuration"]) for name, found in record["configurations"].items() for row in found["rows"]}
+    assert rows == listed and set(_stops(record)) == rows  # every comparison has stopped by the last look
+    typed = [stop for (name, _), stop in _stops(record).items() if name == "arrays/typed-sum.js"]
+    # the regression is found well before --max-runs (at the first look unless the machine's noise hides it)
+    assert all(stop["after_runs"] < 9 and stop["reason"] in ("decided", "hopeless") for stop in typed)
+    for (name, configuration), stop in _stops(record).items():
+        assert f"{name} {configuration}" in looks[stop["look"]]["stopped"]
+        assert stop["after_runs"] == looks[stop["look"]]["runs"]
+        assert stop["reason"] in ("decided", "hopeless", "max-runs")
+    # a stopped comparison's later jobs were skipped: each row has exactly the runs it stopped after, a side
+    counts = Counter(zip(samples["filename"], samples["configuration"], samples["side"], strict=True))
+    for (filename, configuration, _side), count in counts.items():
+        assert count == _stops(record)[(filename, configuration)]["after_runs"]
 
 
 def test_the_run_the_report_and_the_replay_agree(adaptive_run, capsys):
@@ -89,7 +104,7 @@ def test_a_changed_record_or_results_file_is_refused(adaptive_run, tmp_path, cap
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     record = _record(copy)
-    stop = record["stopped"]["arrays/typed-sum.js"]
+    stop = next(stop for stop in record["stopped"] if stop["filename"] == "arrays/typed-sum.js")
     # a look it did not stop at (usually the first; the second when noise hid a row there)
     stop["look"] = 1 if stop["look"] == 0 else 0
     (copy / "run.json").write_text(json.dumps(record))
@@ -136,15 +151,14 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     out, _, _ = adaptive_run
     record = _record(out)
     first = record["looks"][0]
-    files = [name for name in record["selection"]["files"]]
-    schedule = build_schedule(files, record["design"]["looks"][-1], record["seed"])
+    schedule = _schedule(record)
     done = max(job.index for job in schedule if job.iteration == first["runs"] - 1) + 1
     resumed = tmp_path / "resumed"
     resumed.mkdir()
     (resumed / "results.csv").write_bytes((out / "results.csv").read_bytes()[: first["csv_bytes"]])
     record.update(
         looks=[first],
-        stopped={name: stop for name, stop in record["stopped"].items() if stop["look"] == 0},
+        stopped=[stop for stop in record["stopped"] if stop["look"] == 0],
         complete=False,
         interrupted=True,
         progress={"completed_jobs": done, "csv_bytes": first["csv_bytes"], "jobs": len(schedule)},
@@ -154,11 +168,13 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     assert status == 0, capsys.readouterr().err
     after = _record(resumed)
     assert after["complete"] is True and after["looks"][0] == first
-    assert {name: stop for name, stop in after["stopped"].items() if stop["look"] == 0} == record["stopped"]
+    assert [stop for stop in after["stopped"] if stop["look"] == 0] == record["stopped"]
     samples = results.read_samples([resumed / "results.csv"])
-    for name, stop in after["stopped"].items():  # nothing ran for a file after it stopped
-        per_row = samples[samples["filename"] == name].groupby(["configuration", "side"], observed=True).size()
-        assert set(per_row.tolist()) == {stop["after_runs"]}
+    counts = Counter(zip(samples["filename"], samples["configuration"], samples["side"], strict=True))
+    for (name, configuration, _side), count in counts.items():  # nothing ran for a comparison after it stopped
+        assert count == _stops(after)[(name, configuration)]["after_runs"]
+    # the live run and the resumed one took the same looks and stopped the same comparisons at them
+    assert _stops(after) == {key: {**stop} for key, stop in _stops(_record(out)).items()}
     assert cli.main(["report", str(resumed), "--dry-run"]) in (1, 6)  # replays without a contradiction
     # a results.csv changed before the look it recorded is refused on --resume, in one line
     (resumed / "results.csv").write_bytes(
@@ -169,3 +185,37 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     assert cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert "do not follow from results.csv" in err[-1] and not any("Traceback" in line for line in err)
+
+
+def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(adaptive_run, tmp_path, capsys):
+    """A record from before per-row stops (no "stops", "stopped" an object of files) is not taken for a new one."""
+    out, _, _ = adaptive_run
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    record = _record(old)
+    for key in ("stops", "configurations", "whole_files", "jobs"):
+        record.pop(key)
+    per_file: dict[str, list[dict]] = {}
+    for stop in record["stopped"]:
+        per_file.setdefault(stop["filename"], []).append(stop)
+    last = {name: max(stops, key=lambda stop: stop["look"]) for name, stops in per_file.items()}
+    for name, stops in per_file.items():  # a whole file stops hopeless when one of its rows is
+        if any(stop["reason"] == "hopeless" for stop in stops if stop["look"] == last[name]["look"]):
+            last[name] = {**last[name], "reason": "hopeless"}
+    record["stopped"] = {
+        name: {key: stop[key] for key in ("after_runs", "look", "reason")} for name, stop in last.items()
+    }
+    record.update(complete=False, interrupted=True)
+    (old / "run.json").write_text(json.dumps(record))
+    assert cli.main(["run", "--resume", "--output", str(old), "--no-progress", "--no-analyze"]) == 2
+    err = capsys.readouterr().err
+    assert "recorded by an older benchgate" in err and "cannot be continued" in err and err.count("\n") == 1
+    # the report replays it as what it claims, whole files. Where a file's rows stopped at different looks, whole
+    # files could not have made those samples: refused. Where they stopped together, it is a whole-file run.
+    together = all(len({stop["look"] for stop in stops}) == 1 for stops in per_file.values())
+    status = cli.main(["report", str(old), "--dry-run"])
+    err = capsys.readouterr().err
+    if together:
+        assert status in (1, 6), err
+    else:
+        assert status == 2 and "do not follow from results.csv" in err

@@ -20,30 +20,38 @@ def frame(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
     return samples
 
 
-def live_shard(rng, files: dict[str, tuple[float, float]], where: str = "run.json") -> AdaptiveShard:
-    """An adaptive run of ``files`` (name -> (noise, change)), one configuration each, as the live run records it."""
-    names = list(files)
+def live_shard(
+    rng, files: dict[str, tuple[float, float]], where: str = "run.json", *, rows_of=None, row_files=frozenset()
+) -> AdaptiveShard:
+    """An adaptive run of ``files`` (name -> (noise, change)), one configuration each, as the live run records it.
+
+    ``rows_of``: name -> {configuration: (noise, change)} for files with several rows; a file in
+    ``row_files`` runs one job per configuration (each row stops on its own), others run whole.
+    """
+    names = list(files) + [name for name in (rows_of or {}) if name not in files]
+    rows_of = {**{name: {"n=1": files[name]} for name in files}, **(rows_of or {})}
     rows, looks, stops, look_samples, stopped = [], [], [], [], set()
     for runs in range(1, DESIGN.max_runs + 1):
         for name in names:
-            if name in stopped:
-                continue
-            sigma, change = files[name]
-            for side, shift in (("base", 0.0), ("head", np.log1p(change))):
-                rows.append((side, name, "n=1", float(np.exp(np.log(1e5) + shift + sigma * rng.standard_normal()))))
+            for configuration, (sigma, change) in rows_of[name].items():
+                if (name, None) in stopped or (name, configuration) in stopped:
+                    continue
+                for side, shift in (("base", 0.0), ("head", np.log1p(change))):
+                    rate = float(np.exp(np.log(1e5) + shift + sigma * rng.standard_normal()))
+                    rows.append((side, name, configuration, rate))
         if runs not in DESIGN.looks:
             continue
         look_samples.append(frame(list(rows)))  # what this look saw: the run so far
         keys = sorted({(row[1], row[2]) for row in rows})
-        replayed = adaptivetable.replay_samples(DESIGN, names, look_samples, keys)
+        replayed, units = adaptivetable.replay_samples(DESIGN, names, look_samples, keys, row_files)
         k = len(looks)
         looks.append(Look(runs, len(rows)))
         for position in np.flatnonzero(replayed.stopped_after == k):
-            stops.append(Stop(names[position], runs, k, replayed.reasons[position]))
-            stopped.add(names[position])
-        if len(stopped) == len(names):
+            stops.append(Stop(*units[position], runs, k, replayed.reasons[position]))
+            stopped.add(units[position])
+        if len(stopped) == len(units):
             break
-    record = AdaptiveRecord(DESIGN.to_json(), tuple(names), tuple(looks), tuple(stops))
+    record = AdaptiveRecord(DESIGN.to_json(), tuple(names), tuple(looks), tuple(stops), frozenset(row_files))
     return AdaptiveShard(where, record, tuple(look_samples))
 
 
@@ -83,7 +91,7 @@ def test_a_record_the_samples_do_not_replay_to_is_refused():
     rng = np.random.default_rng(3)
     shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0)})
     keys = [("fast.js", "n=1"), ("same.js", "n=1")]
-    moved = tuple(Stop(s.filename, s.after_runs, s.look + 1, s.reason) for s in shard.record.stops)
+    moved = tuple(Stop(s.filename, None, s.after_runs, s.look + 1, s.reason) for s in shard.record.stops)
     forged = AdaptiveShard("run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved),
                            shard.look_samples)  # fmt: skip
     with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
@@ -110,6 +118,39 @@ def test_no_look_yet_decides_nothing():
         ({"looks": [{"runs": 5, "csv_bytes": -1}]}, "looks[0].csv_bytes: must be a whole number"),
         ({"stopped": {"other.js": {"after_runs": 5, "look": 0, "reason": "decided"}}}, "must name a selected file"),
         ({"stopped": {"a.js": {"after_runs": 5, "look": 0, "reason": 7}}}, "reason: must be a short string"),
+        ({"stops": 3}, "stops: must be 1 or 2"),
+        ({"stops": 2, "stopped": {}}, "stopped: must be a list"),
+        ({"stops": 2, "configurations": {"b.js": {}}}, "must name a selected file"),
+        (  # a comparison's stop in a file that ran whole
+            {
+                "stops": 2,
+                "stopped": [
+                    {"filename": "a.js", "configuration": "n=1", "after_runs": 5, "look": 0, "reason": "decided"}
+                ],
+            },
+            "must be a comparison of a file run one configuration a job",
+        ),  # fmt: skip
+        (  # a file's stop where each comparison stops on its own
+            {
+                "stops": 2,
+                "configurations": {"a.js": {}},
+                "stopped": [
+                    {"filename": "a.js", "configuration": None, "after_runs": 5, "look": 0, "reason": "decided"}
+                ],
+            },
+            "must be a comparison of a file run one configuration a job",
+        ),  # fmt: skip
+        (
+            {
+                "stops": 2,
+                "configurations": {"a.js": {}},
+                "stopped": [
+                    {"filename": "a.js", "configuration": "n=1", "after_runs": 5, "look": 0, "reason": "decided"},
+                    {"filename": "a.js", "configuration": "n=1", "after_runs": 6, "look": 1, "reason": "decided"},
+                ],
+            },
+            "stops a unit that already stopped",
+        ),  # fmt: skip
     ],
 )
 def test_the_record_is_checked_as_untrusted_data(change, message):
@@ -117,3 +158,34 @@ def test_the_record_is_checked_as_untrusted_data(change, message):
     record.update(change)
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
         adaptive_record(record, "run.json")
+
+
+def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one():
+    # One file, two comparisons: a clear regression and a noisy unchanged one. Run one configuration a job,
+    # the regression stops at an early look while the noisy row runs on; run whole, both run as long as the noisy.
+    rows_of = {"mixed.js": {"len=256": (0.01, -0.5), "len=0": (0.05, 0.0)}}
+    per_row = live_shard(np.random.default_rng(4), {}, rows_of=rows_of, row_files={"mixed.js"})
+    stops = {stop.unit: stop for stop in per_row.record.stops}
+    assert stops[("mixed.js", "len=256")].after_runs == DESIGN.min_runs
+    assert stops[("mixed.js", "len=0")].after_runs > DESIGN.min_runs
+    whole = live_shard(np.random.default_rng(4), {}, rows_of=rows_of)
+    (whole_stop,) = whole.record.stops  # the regression waits for the noisy row
+    assert whole_stop.unit == ("mixed.js", None) and whole_stop.after_runs > DESIGN.min_runs
+    keys = [("mixed.js", "len=0"), ("mixed.js", "len=256")]
+    table = adaptivetable.decide_shards([per_row], keys).set_index("configuration")
+    assert table.loc["len=256", "decision"] == "regression"
+    # the replay must reach each recorded per-row stop: a row's stop moved to a later look is refused
+    moved = tuple(
+        Stop(s.filename, s.configuration, s.after_runs, s.look + (s.configuration == "len=256"), s.reason)
+        for s in per_row.record.stops
+    )
+    record = per_row.record
+    forged = AdaptiveShard("run.json", AdaptiveRecord(record.design, record.files, record.looks, moved,
+                           record.row_files), per_row.look_samples)  # fmt: skip
+    with pytest.raises(InputError, match="recorded stops do not follow.*mixed.js len=256"):
+        adaptivetable.decide_shards([forged], keys)
+    # the same stops read as a whole file's (the record's files-run-whole list forged) are refused too
+    as_whole = AdaptiveShard("run.json", AdaptiveRecord(record.design, record.files, record.looks, record.stops),
+                             per_row.look_samples)  # fmt: skip
+    with pytest.raises(InputError, match="recorded stops do not follow"):
+        adaptivetable.decide_shards([as_whole], keys)

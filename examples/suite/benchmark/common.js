@@ -360,6 +360,7 @@ function createBenchmark(main, configs, options = {}) {
   const { lists, extras } = applyArguments(valueLists(configs), process.argv.slice(2));
   const queue = keepCombinations(combinations(lists), options.combinationFilter);
   const bench = new Bench(name, queue[0], extras);
+  bench.queue = queue; // as Node's Benchmark keeps it: what a coordinator forks, in order
   if (queue.length === 0) return bench; // nothing to run: exit 0 having sent nothing
   if (isChild) {
     // A child's arguments leave exactly one configuration: measure it here.
