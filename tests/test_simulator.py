@@ -16,11 +16,18 @@ def test_quick_table_has_every_mode_and_auto_saves_samples_on_quiet_suites(capsy
     rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|") for line in out.splitlines()
             if line.startswith("| yuen_log") or line.startswith("| welch_log")}  # fmt: skip
     assert set(rows) == {(test, mode) for test in ("yuen_log", "welch_log") for mode in ("fixed-10", "fixed-30")} | {
-        ("yuen_log", "auto")
+        ("yuen_log", "auto"),
+        ("yuen_log", "auto-per-row"),
     }
     header = next(line for line in out.splitlines() if line.startswith("| test"))
     quiet = [cell.strip() for cell in header.split("|")].index("quiet A/A")
     auto_quiet = float(rows[("yuen_log", "auto")][quiet].strip().rstrip(" %"))
     assert float(rows[("yuen_log", "fixed-30")][quiet].strip().rstrip(" %")) == 100
     assert 20 < auto_quiet < 60  # quiet files settle after 11-15 of up to 60 runs
+    # per-row stops: a row no longer waits for the slowest row of its file, on the same samples
+    mixed = [cell.strip() for cell in header.split("|")].index("mixed")
+    per_row, per_file = (
+        float(rows[("yuen_log", mode)][mixed].strip().rstrip(" %")) for mode in ("auto-per-row", "auto")
+    )
+    assert per_row < per_file
     assert "# auto design: looks 5,6,7,8,9,10,11,12,13,14,15,19,23,29,37,46,60" in out

@@ -34,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+import simulate_perrow
 
 from benchgate.stats import decisions, sequential, stopping
 
@@ -168,6 +169,8 @@ def simulate_chunk(task) -> Counter:
         if test in auto_tests:
             decision, samples = run_auto(base, head, test, **design_options)
             _tally((suite, test, "auto"), decision, samples, kind, effect, out)
+            decision, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
+            _tally((suite, test, simulate_perrow.MODE), decision, samples, kind, effect, out)
     return out
 
 
@@ -243,7 +246,7 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     for test in tests:
         for mode in modes:
-            if mode == "auto" and test not in auto_tests:
+            if mode.startswith("auto") and test not in auto_tests:
                 continue
             aa, quiet, mostly, mixed = (("aa", test, mode), ("quiet", test, mode), ("mostly", test, mode),
                                         ("mixed", test, mode))  # fmt: skip
@@ -345,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options, candidates)
-    modes = [f"fixed-{n}" for n in fixed] + (["auto"] if auto_tests else [])
+    modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
     design = sequential.make_design(**design_options)
     print(
         f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "
