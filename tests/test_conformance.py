@@ -278,3 +278,34 @@ def test_outcomes_agree_with_the_manifest(outcomes):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize("filename", _case_ids())
+def test_configurations_are_the_ones_nodes_harness_runs(outcomes, filename):
+    """Each file's configurations, listed by its own common.js for one job each, are compare.js's rows in its order."""
+    outcome = outcomes[filename]
+    record = outcome.record
+    assert record["jobs"] == "per-configuration"
+    # compare.js runs a file's configurations in its queue's order: the order of their first rows
+    expected = list(dict.fromkeys(row[2] for row in _rows(outcome.compare_csv)[1:] if row and row[0] == "old"))
+    listed = record["configurations"].get(filename)
+    if listed is None:  # run whole: only where Node's harness forked no configuration child to run alone
+        assert filename in record["whole_files"] and not expected, record["whole_files"]
+        return
+    assert filename not in record["whole_files"]
+    if outcome.compare_status == 0:
+        assert [row["configuration"] for row in listed["rows"]] == expected
+    # the arguments are those common.js gives the child: every key of the configuration, key=value
+    for row in listed["rows"]:  # the configuration's keys, in its order, then any extra --set keys
+        position = 0
+        for key in (arg.partition("=")[0] for arg in row["args"]):
+            found = row["configuration"].find(f"{key}=", position)
+            if found < 0:
+                assert any(value.startswith(f"{key}=") for value in CASES.get(filename, [])), (key, row)
+                continue
+            position = found
+        assert row["configuration"].startswith(row["args"][0].partition("=")[0] + "=")
+    if filename == "events/eventtarget-creation.js":  # its options.flags go before the parent's execArgv
+        assert listed["flags"] == {"base": ["--expose-internals"], "head": ["--expose-internals"]}
+    else:
+        assert listed["flags"] == {"base": [], "head": []}

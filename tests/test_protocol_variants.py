@@ -35,6 +35,8 @@ def _run(tmp_path, monkeypatch, capsys, *args, protocol=None, fault=None, analyz
     out = tmp_path / "out"
     argv = ["run", *args, "--benchmark-dir", str(BENCH), "--base-binary", NODE, "--head-binary", NODE]
     argv += ["--runs", "2", "--no-progress", "--output", str(out)] + ([] if analyze else ["--no-analyze"])
+    # the faults are the coordinator's (it rewrites what it relays): one job per file, as compare.js runs it
+    argv += ["--jobs", "per-file"]
     status = cli.main(argv)
     err = capsys.readouterr().err
     record = json.loads((out / "run.json").read_text())
