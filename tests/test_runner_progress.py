@@ -61,7 +61,7 @@ def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need(
     progress.job_skipped(done_job)
     assert progress.done == done_job.index + 1 and progress.skipped == 1
     progress.finish()
-    assert "(1 skipped: their files had stopped)" in stream.getvalue().splitlines()[-1]
+    assert "(1 skipped: their comparisons or files had stopped)" in stream.getvalue().splitlines()[-1]
 
 
 def test_plain_lines_come_every_interval_in_ci_logs():

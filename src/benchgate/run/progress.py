@@ -71,7 +71,7 @@ class Progress:
         self._show()
 
     def job_skipped(self, job) -> None:
-        """An adaptive run skipped a job: its file had stopped."""
+        """An adaptive run skipped a job: its comparison (or its file, run whole) had stopped."""
         self.done = job.index + 1
         self.skipped += 1
 
@@ -132,7 +132,7 @@ class Progress:
         if self.live:
             self.stream.write("\r\x1b[K")
         state = "interrupted" if interrupted else "done"
-        skipped = f" ({self.skipped} skipped: their files had stopped)" if self.skipped else ""
+        skipped = f" ({self.skipped} skipped: their comparisons or files had stopped)" if self.skipped else ""
         self.stream.write(
             f"benchgate: {state}: {self.done}/{len(self.schedule)} jobs{skipped}, {self.samples} samples "
             f"in {format_seconds(self.clock() - self._started)}\n"
