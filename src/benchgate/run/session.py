@@ -38,7 +38,7 @@ class RunPlan:
     set_args: tuple[str, ...] = ()
     timeout: float | None = None
     cpuset: str | None = None
-    max_failures: int = 3  # per file and side; later jobs of a side that keeps failing are skipped
+    max_failures: int = 3  # per file (or configuration) and side; later jobs of one that keeps failing are skipped
     sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
     # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
     configurations: dict = field(default_factory=dict)
@@ -121,8 +121,15 @@ class Session:
             if self.progress:
                 self.progress.finish(interrupted=self.interrupted)
 
-    def _failures_of(self, filename: str, side: str) -> int:
-        return sum(1 for item in self.state.failures if item["filename"] == filename and item["side"] == side)
+    def _failures_of(self, job: Job) -> int:
+        """The failures so far of the job's file and side (its configuration's, when it runs one)."""
+        return sum(
+            1
+            for item in self.state.failures
+            if item["filename"] == job.filename
+            and item["side"] == job.side
+            and (job.row is None or item["configuration"] == job.row)
+        )
 
     def _name_failed_configurations(self, filename: str) -> None:
         """A failure seen before any complete run of its file gets its configuration once the order is known."""
@@ -144,7 +151,7 @@ class Session:
             self.state.skipped.append(note)
 
     def _run_job(self, job: Job) -> None:
-        if self.plan.max_failures and self._failures_of(job.filename, job.side) >= self.plan.max_failures:
+        if self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures:
             return  # skipped; the note was added when the limit was reached
         binary = self.plan.binaries[job.side]
         label = CSV_LABELS[job.side]
@@ -226,11 +233,13 @@ class Session:
                 "configurations_done": len(reported),
             }
         )
-        if self.plan.max_failures and self._failures_of(job.filename, job.side) == self.plan.max_failures:
+        if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
             self.state.skipped.append(
                 {
                     "filename": job.filename,
-                    "reason": f"{job.side} failed {self.plan.max_failures} times; its remaining runs were skipped",
+                    "reason": f"{job.side} failed {self.plan.max_failures} times"
+                    + (f" on {job.row}" if job.row is not None else "")
+                    + "; its remaining runs were skipped",
                     "side": job.side,
                 }
             )
