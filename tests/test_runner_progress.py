@@ -64,6 +64,23 @@ def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need(
     assert "(1 skipped: their comparisons or files had stopped)" in stream.getvalue().splitlines()[-1]
 
 
+def test_an_adaptive_plan_counts_each_comparison_that_stops_on_its_own():
+    clock = Clock()
+    rows = {"a/mixed.js": [(("len=0",), "len=0"), (("len=256",), "len=256")]}
+    schedule = build_schedule(["a/mixed.js"], 10, seed=1, configurations=rows)
+    progress = Progress(io.StringIO(), live=False, interval=1000, clock=clock)
+    progress.start(schedule)
+    durations = {"len=0": 1.0, "len=256": 4.0}
+    for job in schedule[:4]:  # the first iteration: both configurations on both sides
+        clock.now += durations[job.row]
+        progress.job_finished(job, durations[job.row])
+    # a look: len=256 stopped; len=0 is expected to need 6 runs, so its file too
+    progress.plan({"a/mixed.js": 6}, 10, 1, {("a/mixed.js", "len=256"): 0, ("a/mixed.js", "len=0"): 6})
+    mean = (1.0 + 4.0) / 2  # the file's mean job so far, per side
+    assert progress.eta() == pytest.approx(5 * 2 * mean)  # runs 2-6 of len=0 only, on both sides
+    assert progress.eta(worst=True) == pytest.approx(9 * 2 * mean)  # len=0 to max-runs; len=256 is done
+
+
 def test_plain_lines_come_every_interval_in_ci_logs():
     clock = Clock()
     stream = io.StringIO()

@@ -217,7 +217,11 @@ class Adaptive:
         for name in planned:
             if name in expected:
                 planned[name] = expected[name]
-        self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files))
+        rows = {}
+        for key, runs in zip(keys, projected.tolist(), strict=True):
+            if key[0] in self.row_files:
+                rows[key] = 0 if key in self.stopped else int(runs)
+        self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files), rows)
 
     def summary(self) -> str:
         """One line for the end of the run: looks taken, comparisons and files stopped before max-runs, and why."""

@@ -47,6 +47,7 @@ class Progress:
         self._resumed_at = 0
         self.skipped = 0
         self._planned: dict[str, int] | None = None  # adaptive: file still running -> runs expected
+        self._planned_rows: dict[tuple[str, str], int] = {}  # adaptive, one job per configuration: per comparison
         self._max_runs = 0
         self._files = 0
 
@@ -75,9 +76,15 @@ class Progress:
         self.done = job.index + 1
         self.skipped += 1
 
-    def plan(self, planned: dict[str, int], max_runs: int, files: int) -> None:
-        """An adaptive run's plan after a look: per file still running, the runs it is expected to need."""
+    def plan(
+        self, planned: dict[str, int], max_runs: int, files: int, rows: dict[tuple[str, str], int] | None = None
+    ) -> None:
+        """An adaptive run's plan after a look: per file still running, the runs it is expected to need.
+
+        ``rows``: per comparison of a file run one configuration a job, its own (0: it has stopped).
+        """
         self._planned = dict(planned)
+        self._planned_rows = dict(rows or {})
         self._max_runs = max_runs
         self._files = files
         if self.schedule:  # a plan given before the run starts is shown with its first line
@@ -93,6 +100,11 @@ class Progress:
         for job in self.schedule[self.done :]:
             if self._planned is not None:
                 runs = self._max_runs if worst else self._planned.get(job.filename, 0)
+                row = self._planned_rows.get((job.filename, getattr(job, "row", None)))
+                if row == 0:
+                    continue  # a comparison that has stopped: its jobs are skipped
+                if row is not None and not worst:
+                    runs = row  # a comparison that stops on its own: its own projection
                 if job.filename not in self._planned or job.iteration >= runs:
                     continue
             known = self._durations.get((job.filename, job.side))
