@@ -93,7 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--runs",
         type=_runs,
         default=30,
-        help="samples per configuration and side (default 30), or auto: each file runs until its comparisons are "
+        help="samples per configuration and side (default 30), or auto: each comparison runs until it is "
         "decided (from --min-runs, default 5, to --max-runs, default 60)",
     )
     parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")

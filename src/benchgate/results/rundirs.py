@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_RECORD_BYTES = 2 * 1024 * 1024
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
 MAX_SHARDS = 64
 
 
