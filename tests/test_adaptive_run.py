@@ -187,35 +187,29 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     assert "do not follow from results.csv" in err[-1] and not any("Traceback" in line for line in err)
 
 
-def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(adaptive_run, tmp_path, capsys):
-    """A record from before per-row stops (no "stops", "stopped" an object of files) is not taken for a new one."""
-    out, _, _ = adaptive_run
+def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(tmp_path, capsys):
+    """A record from before per-row stops (no "stops", "stopped" an object of files) is read as what it is."""
+    out = tmp_path / "whole"
+    status = cli.main([*ARGS, "--jobs", "per-file", "--no-progress", "--no-analyze", "--output", str(out)])
+    assert status == 0, capsys.readouterr().err
+    record = _record(out)
+    assert record["jobs"] == "per-file" and "configurations" not in record
+    assert all(stop["configuration"] is None for stop in record["stopped"])  # files run whole stop whole
+    capsys.readouterr()
+    assert cli.main(["report", str(out), "--dry-run"]) in (1, 6)
+    today = capsys.readouterr().out
+    # the same run as an older benchgate wrote it
     old = tmp_path / "old"
     shutil.copytree(out, old)
-    record = _record(old)
-    for key in ("stops", "configurations", "whole_files", "jobs"):
+    for key in ("stops", "jobs"):
         record.pop(key)
-    per_file: dict[str, list[dict]] = {}
-    for stop in record["stopped"]:
-        per_file.setdefault(stop["filename"], []).append(stop)
-    last = {name: max(stops, key=lambda stop: stop["look"]) for name, stops in per_file.items()}
-    for name, stops in per_file.items():  # a whole file stops hopeless when one of its rows is
-        if any(stop["reason"] == "hopeless" for stop in stops if stop["look"] == last[name]["look"]):
-            last[name] = {**last[name], "reason": "hopeless"}
-    record["stopped"] = {
-        name: {key: stop[key] for key in ("after_runs", "look", "reason")} for name, stop in last.items()
-    }
+    record["stopped"] = {stop["filename"]: {key: stop[key] for key in ("after_runs", "look", "reason")}
+                         for stop in record["stopped"]}  # fmt: skip
+    (old / "run.json").write_text(json.dumps(record))
+    status = cli.main(["report", str(old), "--dry-run"])
+    assert status in (1, 6) and capsys.readouterr().out == today  # the same stops, decisions and comment
     record.update(complete=False, interrupted=True)
     (old / "run.json").write_text(json.dumps(record))
     assert cli.main(["run", "--resume", "--output", str(old), "--no-progress", "--no-analyze"]) == 2
     err = capsys.readouterr().err
     assert "recorded by an older benchgate" in err and "cannot be continued" in err and err.count("\n") == 1
-    # the report replays it as what it claims, whole files. Where a file's rows stopped at different looks, whole
-    # files could not have made those samples: refused. Where they stopped together, it is a whole-file run.
-    together = all(len({stop["look"] for stop in stops}) == 1 for stops in per_file.values())
-    status = cli.main(["report", str(old), "--dry-run"])
-    err = capsys.readouterr().err
-    if together:
-        assert status in (1, 6), err
-    else:
-        assert status == 2 and "do not follow from results.csv" in err
