@@ -8,6 +8,7 @@ import pytest
 from fakegithub import Fault
 from rundirs import HEAD_SHA, NEUTRAL, REGRESSION, write_run
 
+from benchgate import results
 from benchgate.cli import main
 from benchgate.commands.report import report_results
 from benchgate.github.client import GitHubClient
@@ -219,7 +220,7 @@ def test_untrusted_run_record_is_validated(tmp_path, actions, capsys, record, me
 
 def test_oversized_run_record_is_refused_before_parsing(tmp_path, actions, capsys):
     run_dir = write_run(tmp_path / "run", NEUTRAL)
-    (run_dir / "run.json").write_text('{"schema": 1, "pad": "' + "x" * (3 * 1024 * 1024) + '"}')
+    (run_dir / "run.json").write_text('{"schema": 1, "pad": "' + "x" * (results.MAX_RECORD_BYTES + 1) + '"}')
     assert main(["report", str(run_dir), "--dry-run"]) == 2
     assert "file is too large" in capsys.readouterr().err
 
