@@ -24,8 +24,11 @@ cannot run single configurations; this is detected, not assumed from a version:
   configuration, so its row is known only after it ran;
 - the two sides' queues differ (their ``common.js`` or node disagree).
 
-Node's harness of v8 (2017) and later forks this way; the untyped harness of v7 is not read at all
-(``benchgate.run.protocol``).
+Every generation of Node's common.js seen (2016 to today: ``this.queue``, ``createBenchmark``
+exported, ``NODE_RUN_BENCHMARK_FN`` marking the child) forks this way, so no version is assumed;
+the harness this project's example suite ships is listed the same way. A child whose report names
+another configuration than its listing (a harness whose children parse their arguments differently)
+is written as reported and recorded as a protocol warning; its comparison then cannot stop on its own.
 """
 
 from __future__ import annotations
