@@ -40,6 +40,8 @@ class RunPlan:
     cpuset: str | None = None
     max_failures: int = 3  # per file and side; later jobs of a side that keeps failing are skipped
     sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
+    pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
+    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
 
 
 @dataclass
@@ -84,6 +86,8 @@ class Session:
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
+        # Duets and slots (benchgate.run.slots.SlotRunner): several processes at once, replayed through _run_job.
+        self.runner = None
 
     def _handle_signal(self, signum, frame) -> None:
         self.interrupted = True
@@ -95,7 +99,9 @@ class Session:
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            for job in self.schedule[self.state.completed_jobs :]:
+            if self.runner is not None:
+                self.runner.run()
+            for job in self.schedule[self.state.completed_jobs :] if self.runner is None else ():
                 if self.interrupted:
                     break
                 skipped = self.adaptive is not None and self.adaptive.skips(job)
@@ -139,7 +145,7 @@ class Session:
         if note not in self.state.skipped:
             self.state.skipped.append(note)
 
-    def _run_job(self, job: Job) -> None:
+    def _run_job(self, job: Job, replay=None) -> None:
         if self.plan.max_failures and self._failures_of(job.filename, job.side) >= self.plan.max_failures:
             return  # skipped; the note was added when the limit was reached
         binary = self.plan.binaries[job.side]
@@ -172,7 +178,7 @@ class Session:
         argv = job_argv(
             binary.path, binary.node_args, self.plan.benchmark_dir / job.filename, self.plan.set_args, self.plan.cpuset
         )
-        result = self.process.run(
+        result = (replay or self.process.run)(
             argv,
             cwd=self.plan.benchmark_dir.parent,
             env=self._env,
@@ -310,6 +316,13 @@ def check_resumable(record: dict, where: str) -> None:
     options = _field(record, "options", (dict,), where, "")
     _field(options, "timeout", (int, float, type(None)), where, "options")
     _field(options, "cpuset", (str, type(None)), where, "options")
+    if "pairing" in options or "slots" in options:  # a duet or slots run (benchgate.run.duet)
+        from benchgate.run.duet import PAIRINGS
+
+        if _field(options, "pairing", (str,), where, "options") not in PAIRINGS:
+            raise _resume_error(where, "options.pairing", f"must be one of {', '.join(PAIRINGS)}")
+        if _field(options, "slots", (int,), where, "options") < 1:
+            raise _resume_error(where, "options.slots", "must be at least 1")
     progress = _field(record, "progress", (dict,), where, "")
     for key in ("completed_jobs", "csv_bytes"):
         if _field(progress, key, (int,), where, "progress") < 0:
@@ -353,5 +366,7 @@ def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = N
         timeout=record["options"]["timeout"],
         cpuset=record["options"]["cpuset"],
         sandbox=sandbox,
+        pairing=record["options"].get("pairing", "sequential"),
+        slots=record["options"].get("slots", 1),
     )
     return plan
