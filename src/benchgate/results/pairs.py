@@ -214,10 +214,11 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     return pairs
 
 
-def pair_indices(pairs: list[Pair], offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The sample-frame row indices of each pair's base and head sample (``offset``: the shard's first row)."""
+def pair_indices(pairs: list[Pair], offset: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The sample-frame rows of each pair's base and head sample (``offset``: the shard's first row), and
+    each pair's head CPU set (which side ran where: the paired test aligns the assignments)."""
     import numpy as np
 
     base = np.fromiter((pair.base_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
     head = np.fromiter((pair.head_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
-    return base, head
+    return base, head, [pair.head_cpus for pair in pairs]

@@ -154,7 +154,7 @@ def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunS
     import numpy as np
     import pandas as pd
 
-    frames, bases, heads = [], [], []
+    frames, bases, heads, assignments = [], [], [], []
     offset = 0
     for (csv_path, record_path), record in zip(located, records, strict=True):
         if record is None:
@@ -162,15 +162,18 @@ def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunS
         frame = read_samples([csv_path])
         pairing = validate_pairing(record.get("pairing"), str(record_path))
         pairs = read_pairs(_size_checked(record_path.parent / PAIRS_FILE, MAX_CSV_BYTES), pairing, frame)
-        base, head = pair_indices(pairs, offset)
+        base, head, head_cpus = pair_indices(pairs, offset)
         bases.append(base)
         heads.append(head)
+        assignments.extend(head_cpus)
         frames.append(frame)
         offset += len(frame)
     samples = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     if len(frames) > 1:
         samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
-    return samples, replace(run, pairs=(np.concatenate(bases), np.concatenate(heads)))
+    codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
+    strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
+    return samples, replace(run, pairs=(np.concatenate(bases), np.concatenate(heads), strata))
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:

@@ -194,12 +194,16 @@ def decide_pairs(
     )  # fmt: skip
 
 
-def pair_arrays(samples, base_index: np.ndarray, head_index: np.ndarray, keys) -> tuple[np.ndarray, np.ndarray]:
+def pair_arrays(
+    samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The paired rates of each key (filename, configuration) as NaN-padded ``(rows, pairs)`` arrays.
 
     ``base_index``/``head_index`` are the rows of ``samples`` (``results.read_samples``' frame) of
     each pair's base and head sample (``results.pairs.pair_indices``); pairs keep their order.
+    ``strata`` (an integer per pair, its CPU-set assignment) comes back in the same layout, -1 as padding.
     """
+    strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
     filenames = samples["filename"].to_numpy(dtype=object)
     configurations = samples["configuration"].to_numpy(dtype=object)
     rates = samples["rate"].to_numpy(dtype=float)
@@ -208,7 +212,7 @@ def pair_arrays(samples, base_index: np.ndarray, head_index: np.ndarray, keys) -
         [row_of.get((str(filenames[i]), str(configurations[i])), -1) for i in base_index.tolist()], dtype=np.int64
     )
     kept = rows >= 0
-    rows, base_index, head_index = rows[kept], base_index[kept], head_index[kept]
+    rows, base_index, head_index, strata = rows[kept], base_index[kept], head_index[kept], strata[kept]
     counts = np.bincount(rows, minlength=len(keys)) if len(keys) else np.zeros(0, np.int64)
     width = max(int(counts.max()) if len(rows) else 0, 1)  # one column of padding when nothing is paired
     order = np.argsort(rows, kind="stable")
@@ -218,12 +222,14 @@ def pair_arrays(samples, base_index: np.ndarray, head_index: np.ndarray, keys) -
     base, head = np.full((len(keys), width), np.nan), np.full((len(keys), width), np.nan)
     base[rows, position] = rates[base_index]
     head[rows, position] = rates[head_index]
-    return base, head
+    assignment = np.full((len(keys), width), -1, dtype=np.int64)
+    assignment[rows, position] = strata
+    return base, head, assignment
 
 
 def decide_paired_samples(
     samples,
-    pairs: tuple[np.ndarray, np.ndarray],
+    pairs: tuple,
     keys,
     alpha: np.ndarray | float = DEFAULT_ALPHA,
     *,
@@ -232,16 +238,20 @@ def decide_paired_samples(
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
 ):
-    """``gatetable.decide_samples`` for a duet run: the same decision table, decided on the pairs."""
+    """``gatetable.decide_samples`` for a duet run: the same decision table, decided on the pairs.
+
+    ``pairs`` is (base rows, head rows, CPU-set assignment per pair) as ``results.rundirs.load`` gives it.
+    """
     from benchgate.stats import gatetable
 
     keys, base, head = gatetable.sample_arrays(samples, keys)
     if not keys:
         return gatetable.decision_frame([], gatetable.undecided_decisions(0), np.zeros(0))
-    base_pairs, head_pairs = pair_arrays(samples, np.asarray(pairs[0]), np.asarray(pairs[1]), keys)
+    strata = pairs[2] if len(pairs) > 2 else None
+    base_pairs, head_pairs, assignment = pair_arrays(samples, np.asarray(pairs[0]), np.asarray(pairs[1]), keys, strata)
     min_effect = np.asarray(min_effect, dtype=float)
     result = decide_pairs(
-        base_pairs, head_pairs, base, head, np.asarray(alpha, dtype=float), correction=correction,
+        base_pairs, head_pairs, base, head, np.asarray(alpha, dtype=float), strata=assignment, correction=correction,
         min_effect=min_effect, inconclusive_above=inconclusive_above, power=power,
     )  # fmt: skip
     return gatetable.decision_table(keys, result, min_effect, inconclusive_above)
