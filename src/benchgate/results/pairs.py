@@ -183,7 +183,7 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             raise _fail(where, number, f"a name longer than {_MAX_NAME} characters")
         lines = {}
         for side, text in (("base", base_line), ("head", head_line)):
-            line = _number(text, where, number, f"{side}_line", 2, max(last_line, 2))
+            line = _number(text, where, number, f"{side}_line", 2, _MAX_COUNT)
             if line > last_line:
                 raise _fail(where, number, f"{side}_line {line} is past results.csv's last sample (line {last_line})")
             if line in used:

@@ -161,7 +161,7 @@ def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunS
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         frame = read_samples([csv_path])
         pairing = validate_pairing(record.get("pairing"), str(record_path))
-        pairs = read_pairs(_size_checked(record_path.parent / PAIRS_FILE, MAX_CSV_BYTES), pairing, frame)
+        pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, frame)  # size-capped there
         base, head, head_cpus = pair_indices(pairs, offset)
         bases.append(base)
         heads.append(head)

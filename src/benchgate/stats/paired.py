@@ -19,6 +19,7 @@ whose pairs were dropped) fall back to the unpaired gate test on their samples.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -62,13 +63,15 @@ def _trimmed(d: np.ndarray, valid: np.ndarray, n: np.ndarray, trim: float):
     return location, se2, df
 
 
-def _median(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        import warnings
+def _nan_reduce(function, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``function`` (nanmedian, nanmin, ...) over the masked entries of the last axis; NaN for none, quietly."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(np.where(mask, x, np.nan), axis=-1)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmedian(np.where(mask, x, np.nan), axis=-1)
+
+def _median(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return _nan_reduce(np.nanmedian, x, mask)
 
 
 def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -132,18 +135,17 @@ def paired_statistics(
     location = np.where(degenerate, plain_location, location)
     se2 = np.where(degenerate, plain_se2, se2)
     df = np.where(degenerate, plain_df, df)
-    with np.errstate(invalid="ignore"):
-        side_constant = [
-            (n > 0) & (np.nanmin(np.where(valid, x, np.nan), axis=-1) == np.nanmax(np.where(valid, x, np.nan), axis=-1))
-            if x.shape[-1]
-            else np.zeros(n.shape, bool)
-            for x in (base, head)
-        ]
+    side_constant = [
+        (n > 0) & (_nan_reduce(np.nanmin, x, valid) == _nan_reduce(np.nanmax, x, valid))
+        if x.shape[-1]
+        else np.zeros(n.shape, bool)
+        for x in (base, head)
+    ]
     incomplete = n < 2
     constant = side_constant[0] & side_constant[1] & ~incomplete
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, np.sqrt(se2)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.exp(np.nanmean(np.where(valid, np.log(base), np.nan), axis=-1)) if base.shape[-1] else n * np.nan
+        scale = np.exp(_nan_reduce(np.nanmean, np.log(base), valid)) if base.shape[-1] else n * np.nan
     half = np.where(incomplete, np.nan, se2 * n / 2)
     return Stats(
         test=test,
