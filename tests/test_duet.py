@@ -320,3 +320,32 @@ def test_an_aa_duet_of_real_node_files_does_not_fail(capsys, tmp_path):
     assert status in (0, EXIT_INCONCLUSIVE), stdout + err  # pass or inconclusive: an A/A duet never fails
     assert "verdict: FAIL" not in stdout
     assert json.loads((out / "run.json").read_text())["pairing"]["pairs"] == 20
+
+
+@needs_node
+@needs_two_cpus
+def test_the_action_input_and_authorizes_run_settings_start_a_duet(tmp_path):
+    from actionsim import run_action
+
+    repo_root = Path(__file__).resolve().parent.parent
+    work = tmp_path / "job"
+    (work / "temp").mkdir(parents=True)
+    runner_env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path)), "GITHUB_EVENT_NAME": "push",
+        "GITHUB_WORKSPACE": str(tmp_path), "RUNNER_TEMP": str(work / "temp"), "GITHUB_ACTION_PATH": str(repo_root),
+        "BENCHGATE_SYSTEM_PACKAGES": "1",
+    }  # fmt: skip
+    inputs = {
+        "mode": "run", "python": sys.executable, "base-binary": str(NODE), "head-binary": str(NODE),
+        "benchmark-dir": str(repo_root / "examples" / "suite" / "benchmark"), "runs": "3", "categories": "json",
+        "set": "n=50",
+    }  # fmt: skip
+    github = {"event_name": "push", "event": {}, "repository": "nodejs/node", "token": ""}
+    for name, given in (("input", {"pairing": "duet"}), ("run-settings", {"run-settings": '{"pairing": "duet"}'})):
+        results_dir = work / f"results-{name}"
+        result = run_action(repo_root, with_inputs={**inputs, **given, "results": str(results_dir)}, github=github,
+                            runner_env=runner_env, workdir=work)  # fmt: skip
+        assert result.failed is None, result.failed and result.failed.stderr[-3000:]
+        record = json.loads((results_dir / "run.json").read_text())
+        assert record["pairing"]["mode"] == "duet" and record["pairing"]["pairs"] == 6, name  # 2 rows x 3 runs
+        assert len(_pairs(results_dir)) == 6
