@@ -230,6 +230,13 @@ def test_units_pair_neighbours_and_batches_keep_exclusive_units_alone(tmp_path):
     assert duet.is_exclusive(tmp_path, "misc/startup.js")
 
 
+def test_rows_pair_by_configuration_and_a_repeated_configuration_pairs_in_order():
+    base = [("n=1", 2), ("n=2", 3), ("n=1", 4), ("n=3", 5)]
+    head = [("n=1", 6), ("n=1", 7), ("n=2", 8)]
+    assert duet.pair_rows(base, head) == ([("n=1", 2, 6), ("n=2", 3, 8), ("n=1", 4, 7)], 1)
+    assert duet.pair_rows(base, []) == ([], 4)
+
+
 def test_the_cpu_set_assignment_is_seeded_and_balanced_over_two_iterations():
     for iteration in range(0, 20, 2):
         first = duet.head_on_first_set(7, ("f.js", None, iteration))

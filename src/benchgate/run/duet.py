@@ -160,11 +160,22 @@ def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
     return found
 
 
-def pair_rows(base_rows: dict[str, int], head_rows: dict[str, int]) -> tuple[list[tuple[str, int, int]], int]:
+def pair_rows(
+    base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
+) -> tuple[list[tuple[str, int, int]], int]:
     """The rows both halves reported, as (configuration, base line, head line) in the base's order, and
-    the number of samples left unpaired (reported by one half only)."""
-    paired = [(configuration, line, head_rows[configuration]) for configuration, line in base_rows.items()
-              if configuration in head_rows]  # fmt: skip
+    the number of samples left unpaired (reported by one half only).
+
+    ``base_rows``/``head_rows`` are each half's (configuration, results.csv line) in the order written;
+    a configuration reported twice pairs its k-th base sample with its k-th head sample.
+    """
+    waiting: dict[str, list[int]] = {}
+    for configuration, line in head_rows:
+        waiting.setdefault(configuration, []).append(line)
+    paired = []
+    for configuration, line in base_rows:
+        if waiting.get(configuration):
+            paired.append((configuration, line, waiting[configuration].pop(0)))
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
 
 

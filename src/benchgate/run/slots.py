@@ -30,6 +30,7 @@ class _Recorded:
 
     messages: list[dict] = field(default_factory=list)
     result: ProcessResult | None = None
+    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
 
 
 class _Stopper:
@@ -111,10 +112,13 @@ class SlotRunner:
         stopper.running.append(process)
 
         def work() -> None:
-            recorded.result = process.run(
-                argv, cwd=plan.benchmark_dir.parent, env=session._env, timeout=plan.timeout,
-                on_message=recorded.messages.append, sandbox=plan.sandbox,
-            )  # fmt: skip
+            try:
+                recorded.result = process.run(
+                    argv, cwd=plan.benchmark_dir.parent, env=session._env, timeout=plan.timeout,
+                    on_message=recorded.messages.append, sandbox=plan.sandbox,
+                )  # fmt: skip
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                recorded.error = error
 
         thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
         thread.start()
@@ -163,37 +167,43 @@ class SlotRunner:
                     threads.append(self._start(job, self._cpus_of(unit, job, slot), stopper))
         for thread in threads:
             thread.join()
+        for recorded in self._recorded.values():
+            if recorded.error is not None:
+                raise recorded.error
+        # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
         for unit in batch:
-            interrupted = any(
-                self._recorded[job.index].result is None or self._recorded[job.index].result.interrupted
-                for job in unit.jobs if job.index in self._recorded
-            )  # fmt: skip
-            if interrupted and unit.duet:
+            interrupted = any(self._interrupted(job) for job in unit.jobs)
+            if interrupted and unit.duet:  # a duet is kept whole or not at all: --resume runs it again
                 session.interrupted = True
-            if session.interrupted:
                 return
             self._replay_unit(unit)
-            if session.interrupted:
+            if interrupted:  # a single job: the session kept its samples, as a run one job at a time does
+                session.interrupted = True
                 return
+
+    def _interrupted(self, job) -> bool:
+        recorded = self._recorded.get(job.index)
+        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
 
     def _replay_unit(self, unit: duet.Unit) -> None:
         session = self.session
         writer = session.writer
         lines = _LineWriter(writer, session.state.samples + 2)
         session.writer = lines
-        rows: dict[str, dict[str, int]] = {}
+        rows: dict[str, list[tuple[str, int]]] = {}
         try:
             for job in unit.jobs:
                 before = len(lines.written)
                 if job.index < session.state.completed_jobs:
                     continue
                 if job.index in self._recorded:
+                    cut_short = self._interrupted(job)
                     session._run_job(job, replay=self.replay(job))
-                    if session.interrupted:
-                        return
+                    if cut_short:
+                        return  # not counted as done, as in Session.run
                 elif session.progress:
                     session.progress.job_skipped(job)
-                rows[job.side] = {configuration: line for _, _, configuration, line in lines.written[before:]}
+                rows[job.side] = [(configuration, line) for _, _, configuration, line in lines.written[before:]]
                 session.state.completed_jobs = job.index + 1
                 session.state.csv_bytes = writer.path.stat().st_size
                 session._already_written = []
@@ -204,16 +214,16 @@ class SlotRunner:
                 if unit.duet:
                     self._record_pairs(unit, rows)
                 else:  # a file run alone: its samples are in no pair
-                    self.counts["unpaired_samples"] += len(rows.get(job.side, {}))
+                    self.counts["unpaired_samples"] += len(rows.get(job.side, []))
                 self.record["pairing"] = pairing_record(session.plan.pairing, **self.counts)
                 session.on_checkpoint()
         finally:
             session.writer = writer
 
-    def _record_pairs(self, unit: duet.Unit, rows: dict[str, dict[str, int]]) -> None:
+    def _record_pairs(self, unit: duet.Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
         base_job = next(job for job in unit.jobs if job.side != HEAD)
         head_job = next(job for job in unit.jobs if job.side == HEAD)
-        base_rows, head_rows = rows.get(base_job.side, {}), rows.get(HEAD, {})
+        base_rows, head_rows = rows.get(base_job.side, []), rows.get(HEAD, [])
         paired, unpaired = duet.pair_rows(base_rows, head_rows)
         base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
         assert self._pairs is not None
