@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -78,7 +79,7 @@ def test_a_pair_whose_head_crashed_is_dropped_with_a_warning_and_the_rest_is_ana
     out = tmp_path / "out"
     status, stdout, err = _run(capsys, "fault", "calc", "--filter", "crash", "--filter", "add", *BOTH_NODE,
                                "--head-node-args=--expose-gc", "--runs", "3", "--pairing", "duet",
-                               "--output", str(out))  # fmt: skip
+                               "--format", "markdown", "--output", str(out))  # fmt: skip
     assert status == EXIT_GATE_FAILED  # the head failed where the base succeeded
     assert "duet fault/crash.js iteration 0: 2 sample(s) reported by one half only" in err
     record = json.loads((out / "run.json").read_text())
@@ -91,7 +92,11 @@ def test_a_pair_whose_head_crashed_is_dropped_with_a_warning_and_the_rest_is_ana
     assert len(samples[(samples["filename"] == "fault/crash.js") & (samples["side"] == "base")]) == 9
     # ... and the report reads the record back and decides the paired rows.
     assert cli.main(["report", str(out), "--dry-run"]) == EXIT_GATE_FAILED
-    assert "paired_cpu_trimmed_log" in capsys.readouterr().out
+    reported = capsys.readouterr().out
+    assert "paired_cpu_trimmed_log" in reported and "**duet**" in reported
+    # The report recomputes from the files the decisions the run made: the same changes and intervals.
+    intervals = re.compile(r"-?[\d.]+ % \\\[[^\]]*\\\]")
+    assert sorted(intervals.findall(reported)) == sorted(intervals.findall(stdout)) != []
 
 
 def _forge(out: Path, edit) -> None:
