@@ -166,7 +166,18 @@ def variants() -> dict[str, CommentContext]:
             passing, run=run_summary(sandbox=SandboxUse(used=False, untrusted_head=True, reason="--no-sandbox"))
         ),
         "base-does-not-build": context([], run=build_failure_run("base")),
+        # --pairing duet: base and head side by side, the gate decided on the pairs (benchgate.stats.paired).
+        "duet": duet_context(context(run=run_summary(pairing="duet"))),
     }
+
+
+def duet_context(ctx: CommentContext) -> CommentContext:
+    """A context whose rows the paired test decided, as ``gate.apply_gate`` marks a duet run's."""
+    from benchgate.stats.paired import PAIRED_TEST
+
+    ctx.gated["gate_test"] = PAIRED_TEST
+    ctx.gated["gate_reason"] = ctx.gated["gate_reason"].str.replace("yuen_log", PAIRED_TEST)
+    return ctx
 
 
 BUILD_LOG_TAIL = (

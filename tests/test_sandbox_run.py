@@ -188,3 +188,23 @@ def test_one_unsandboxed_shard_marks_the_merged_run():
     shards = [runrecord.RunSummary(has_record=True, sandbox=use) for use in (confined, unconfined, confined)]
     assert rundirs.merge(shards).sandbox == unconfined
     assert rundirs.merge(shards[:1]).sandbox == confined
+
+
+@needs_bwrap
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two CPUs")
+def test_an_untrusted_duet_runs_sandboxed_and_an_http_benchmark_alone(capsys, tmp_path, monkeypatch):
+    bench = make_checkout(tmp_path)
+    monkeypatch.setenv("PATH", f"{bench.parent / 'tools'}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "out"
+    status, err = run(capsys, bench, out, "net", "calc", *BOTH_NODE, "--untrusted-head", "--runs", "2",
+                      "--pairing", "duet")  # fmt: skip
+    assert status == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["sandbox"]["used"] is True and record["failures"] == []
+    samples = results.read_samples([out / "results.csv"])
+    http = int((samples["filename"] == "net/http-simple.js").sum())
+    # The HTTP benchmark (a server and a load generator) ran alone, one side after the other: in no pair.
+    assert http == 4 and record["pairing"]["unpaired_samples"] == http
+    assert record["pairing"]["pairs"] * 2 == len(samples) - http > 0
+    pairs = (out / "pairs.csv").read_text()
+    assert "net/http-simple.js" not in pairs and "calc/" in pairs

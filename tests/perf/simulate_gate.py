@@ -33,10 +33,11 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+import duet_model
 import numpy as np
 import simulate_perrow
 
-from benchgate.stats import decisions, sequential, stopping
+from benchgate.stats import decisions, paired, sequential, stopping
 
 FILES, CONFIGURATIONS = 40, 10
 ROWS = FILES * CONFIGURATIONS
@@ -68,8 +69,8 @@ def _sigmas(rng: np.random.Generator, model: Model, reports: int) -> np.ndarray:
     return np.clip(per_row, model.sigma_low / 100, model.sigma_high / 100)
 
 
-def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = MAX_RUNS):
-    """Rates ``(reports, ROWS, runs)`` per side, the true log effect per row and the kind of each row."""
+def draw_rows(rng: np.random.Generator, model: Model, reports: int):
+    """Each row's noise (sigma of the log rate), true log effect and kind: ``(reports, ROWS)`` arrays."""
     sigma = _sigmas(rng, model, reports)
     effect = np.zeros((reports, ROWS))
     kind = np.zeros((reports, ROWS), dtype=np.int8)  # 0 A/A, 1 probe 1 %/-5 %, 2 probe 2 %/-5 %, 3 reg, 4 imp, 5 big
@@ -88,6 +89,12 @@ def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = M
             [np.log(0.95), np.log1p(-size), np.log1p(size), np.log1p(-big)],
             0.0,
         )
+    return sigma, effect, kind
+
+
+def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = MAX_RUNS):
+    """Rates ``(reports, ROWS, runs)`` per side, the true log effect per row and the kind of each row."""
+    sigma, effect, kind = draw_rows(rng, model, reports)
     trend = rng.uniform(-model.drift, model.drift, (reports, 1, 1)) / 100 * np.arange(runs) / (MAX_RUNS - 1)
     level = rng.normal(np.log(1e5), 2.0, (reports, ROWS, 1))  # rates from ~1e3 to ~1e7 ops/s
     sides = []
@@ -162,15 +169,23 @@ def simulate_chunk(task) -> Counter:
     rng = np.random.default_rng(seed)
     base, head, effect, kind = generate(rng, model, reports)
     out: Counter = Counter()
-    for test in tests:
+    for test in [test for test in tests if test not in paired.PAIRED_TESTS]:
         for runs in fixed:
             decision, samples = run_fixed(base, head, test, runs)
             _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, effect, out)
-        if test in auto_tests:
+        if test in auto_tests and test not in paired.PAIRED_TESTS:
             decision, samples = run_auto(base, head, test, **design_options)
             _tally((suite, test, "auto"), decision, samples, kind, effect, out)
             decision, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
             _tally((suite, test, simulate_perrow.MODE), decision, samples, kind, effect, out)
+    duet_tests = [test for test in tests if test in paired.PAIRED_TESTS]
+    if duet_tests:  # --pairing duet: its own samples (tests/perf/duet_model.py)
+        rows = draw_rows(rng, model, reports)
+        base, head, strata = duet_model.generate(rng, model, rows, FILE_OF_ROW, MAX_RUNS)
+        for test in duet_tests:
+            for runs in fixed:
+                decision, samples = duet_model.run_duet(base, head, strata, test, runs)
+                _tally((suite, test, f"duet-{runs}"), decision, samples, rows[2], rows[1], out)
     return out
 
 
@@ -186,7 +201,7 @@ def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_opti
         for index, grandchild in enumerate(child.spawn(chunks)):
             size = min(CHUNK, reports - index * CHUNK)
             others = not candidates or index * CHUNK < candidates
-            chosen = [t for t in tests if others or t == decisions.GATE_TEST]
+            chosen = [t for t in tests if others or t in (decisions.GATE_TEST, paired.PAIRED_TEST)]
             auto = tuple(t for t in auto_tests if t in chosen)
             tasks.append((suite, model, size, grandchild, chosen, fixed, auto, design_options or {}))
     total: Counter = Counter()
@@ -216,7 +231,7 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
                             .tolist())  # fmt: skip
             star_text = ", ".join(f"{key or 'none'} {100 * v / reports:.0f} %" for key, v in sorted(stars.items()))
             lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
-            for test in tests:
+            for test in [test for test in tests if test in decisions.TESTS]:
                 result = decisions.decide(base, head, test=test, with_mde=False)
                 verdict = decisions.verdicts(result.decision)
                 shares = [100 * float((verdict == v).mean()) for v in (1, 2, 0)]
@@ -247,6 +262,8 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
     for test in tests:
         for mode in modes:
             if mode.startswith("auto") and test not in auto_tests:
+                continue
+            if (test in paired.PAIRED_TESTS) != mode.startswith("duet-"):  # duet rows: paired tests only
                 continue
             aa, quiet, mostly, mixed = (("aa", test, mode), ("quiet", test, mode), ("mostly", test, mode),
                                         ("mixed", test, mode))  # fmt: skip
@@ -294,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
     parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
     parser.add_argument("--seed", type=int, default=20240610)
-    parser.add_argument("--tests", default=",".join(decisions.TESTS))
+    parser.add_argument("--tests", default=",".join(decisions.TESTS + paired.PAIRED_TESTS))
     parser.add_argument("--fixed", default="10,30", help="comma-separated fixed run counts (default 10,30)")
     parser.add_argument("--no-auto", action="store_true", help="skip --runs auto")
     parser.add_argument(
@@ -325,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     issue_reports = pick(args.issue_reports, 2_000, 200)
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
-        if test not in decisions.TESTS:
-            parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS)}")
+        if test not in decisions.TESTS + paired.PAIRED_TESTS:
+            parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS + paired.PAIRED_TESTS)}")
     fixed = [int(v) for v in args.fixed.split(",") if v]
     noise = {"drift": args.drift, "side_drift": args.side_drift, "outliers": args.outliers}
     suites = [
@@ -349,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options, candidates)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
+    modes += [f"duet-{n}" for n in fixed]
     design = sequential.make_design(**design_options)
     print(
         f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "

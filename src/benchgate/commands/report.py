@@ -269,7 +269,7 @@ def report_results(
                 f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"
             )
             nothing_run = None
-    gated = gate.apply_gate(comparisons, settings.policy(), samples, shards=shards)
+    gated = gate.apply_gate(comparisons, settings.policy(), samples, shards=shards, pairs=run.pairs)
     result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
     charts = _charts(plot_path, gated, samples, settings.policy()) if plot_path is not None else ()
     context = CommentContext(

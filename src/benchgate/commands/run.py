@@ -108,6 +108,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--cpuset", metavar="CPUS", help="pin benchmark processes with taskset, e.g. 2-3")
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic parts of the files")
+    parser.add_argument(
+        "--pairing",
+        default="sequential",
+        choices=("sequential", "duet"),
+        help="duet: start base and head of each configuration (or file run whole) and iteration at once on two "
+        "disjoint CPU sets, and gate on the pairs (default sequential)",
+    )
+    parser.add_argument(
+        "--slots",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N jobs (or N duets) at once on disjoint CPU sets; files that start servers, workers or "
+        "child processes run alone (default 1)",
+    )
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")
     parser.add_argument("--changed-map", type=Path, metavar="YAML", help="replace the shipped changed-files map")
     parser.add_argument(
@@ -267,7 +282,9 @@ def print_analysis(output: Path, options: RunOptions) -> int:
         )
     # --runs auto: decided from its looks (the shards), not the merged samples
     samples, summary, shards = results.load([str(output)])
-    gated = gate.apply_gate(stats.compare_samples(samples), settings.policy(), samples, shards=shards)
+    gated = gate.apply_gate(
+        stats.compare_samples(samples), settings.policy(), samples, shards=shards, pairs=summary.pairs
+    )
     decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
     if options.output_format == "markdown":
         context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)

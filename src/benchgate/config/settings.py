@@ -56,6 +56,7 @@ class Settings:
     set: tuple[str, ...] = ()
     cpuset: str = ""
     shard: str = ""
+    pairing: str = "sequential"  # or "duet": base and head side by side (benchgate run --pairing)
     label_prefix: str = "benchmark"
     accept_regression: bool = False
     rules: tuple[GateRule, ...] = ()
@@ -93,6 +94,7 @@ KEYS = {
     "set": "set",
     "cpuset": "cpuset",
     "shard": "shard",
+    "pairing": "pairing",
     "label-prefix": "label_prefix",
     "accept-regression": "accept_regression",
     "rules": "rules",
@@ -274,6 +276,11 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         match = _SHARD.match(text)
         if match and int(match.group(1)) > int(match.group(2)):
             raise _fail(where, key, f"must be I/N with 1 <= I <= N, not {text!r}")
+        return text
+    if key == "pairing":
+        text = str(value).strip() if isinstance(value, str) else value
+        if text not in ("sequential", "duet"):
+            raise _fail(where, key, f"must be sequential or duet, not {str(value)[:40]!r}")
         return text
     if key == "label-prefix":
         text = _parse_string(value, where, key, _PREFIX, "a label prefix of letters, digits, '-', '_', '.'")

@@ -153,7 +153,13 @@ def _context_line(ctx: CommentContext) -> str:
         sides = "No run record (run.json): commits and runner unknown"
     parts = [
         sides,
-        f"{runs} runs per side" + (f" in {run.shards} shards" if run.shards > 1 else ""),
+        f"{runs} runs per side"
+        + (f" in {run.shards} shards" if run.shards > 1 else "")
+        + (
+            " · **duet**: base and head side by side on two CPU sets, gated on the pairs"
+            if run.pairing == "duet"
+            else ""
+        ),
         commentgate.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "

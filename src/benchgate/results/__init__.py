@@ -6,6 +6,7 @@
 - ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
 - ``lookrecord``: an adaptive run's design, looks and stops in run.json, type-checked.
 - ``recordfields``: the field-by-field checks both of them make, with the field's path in every error.
+- ``pairs``: a duet run's pairing (pairs.csv and run.json's ``pairing``), written and checked when read.
 - ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
 
 It imports nothing of benchgate's but ``benchgate.errors``.
@@ -60,6 +61,16 @@ _MODULES = {
         "load",
         "nothing_selected",
         "AdaptiveShard",
+    ),
+    "pairs": (
+        "PAIRS_FILE",
+        "Pair",
+        "Pairing",
+        "PairsWriter",
+        "pairing_record",
+        "validate_pairing",
+        "read_pairs",
+        "pair_indices",
     ),
     "runrecord": (
         "MAX_NAME",

@@ -7,13 +7,14 @@ before reading, benchmark names are bounded, and shards that ran different binar
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.lookrecord import AdaptiveRecord, adaptive_record, is_adaptive
+from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, validate_pairing
 from benchgate.results.runrecord import MAX_NAME, RunSummary, read_run_record, validate_record
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         has_record=True,
         build_failure=build_failures[0] if build_failures else None,
         sandbox=sandboxes[0] if sandboxes else None,
+        pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
     )
 
 
@@ -136,12 +138,42 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     if run.build_failure is not None:
         # Nothing was measured (results.csv holds only its header); the failure is the report.
         return empty_samples(), run, []
-    samples = read_samples(csvs)
+    if run.pairing == DUET:
+        samples, run = _duet_samples(located, records, run)
+    else:
+        samples = read_samples(csvs)
     too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
     if too_long.any():
         row = samples[too_long].iloc[0]
         raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     return samples, run, _shards(located, records)
+
+
+def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunSummary]:
+    """The samples of a duet run's shards and, in ``run.pairs``, the rows of each pair (pairs.csv checked)."""
+    import numpy as np
+    import pandas as pd
+
+    frames, bases, heads, assignments = [], [], [], []
+    offset = 0
+    for (csv_path, record_path), record in zip(located, records, strict=True):
+        if record is None:
+            raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
+        frame = read_samples([csv_path])
+        pairing = validate_pairing(record.get("pairing"), str(record_path))
+        pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, frame)  # size-capped there
+        base, head, head_cpus = pair_indices(pairs, offset)
+        bases.append(base)
+        heads.append(head)
+        assignments.extend(head_cpus)
+        frames.append(frame)
+        offset += len(frame)
+    samples = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if len(frames) > 1:
+        samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
+    codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
+    strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
+    return samples, replace(run, pairs=(np.concatenate(bases), np.concatenate(heads), strata))
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from benchgate.errors import InputError
 from benchgate.results.lookrecord import AUTO, is_adaptive
+from benchgate.results.pairs import validate_pairing
 from benchgate.results.recordfields import MAX_LIST, MAX_TEXT, FieldChecker
 
 MAX_NAME = 512
@@ -98,6 +99,8 @@ class RunSummary:
     shard: str | None = None  # "I/N" when this record is one shard of a sharded run
     build_failure: BuildFailure | None = None
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
+    pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
+    pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
 
 
 def _binary(check: FieldChecker, value: Any, path: str) -> Binary:
@@ -261,6 +264,7 @@ def validate_record(record: dict[str, Any], where: str) -> RunSummary:
         shard=shard,
         build_failure=_build_failure(check, record.get("build_failure")),
         sandbox=_sandbox(check, record.get("sandbox")),
+        pairing=validate_pairing(record.get("pairing"), where).mode,
     )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from benchgate import results
 from benchgate.build.builder import SideBuildError
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
-from benchgate.run import protocol
+from benchgate.run import protocol, slots
 from benchgate.run.plan import RunOptions, build_failure_record, now, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.session import Session, SessionState, mark_gating
@@ -111,7 +111,10 @@ def run_benchmarks(options: RunOptions) -> int | None:
         print(f"benchgate: warning: {warning}", file=sys.stderr)
     state = _state_from_record(record)
     already_written = []
-    if options.resume and csv_path.exists():
+    concurrent = plan.pairing != "sequential" or plan.slots > 1
+    if options.resume and plan.pairing == "duet":
+        slots.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
+    elif options.resume and csv_path.exists():
         already_written = results.sample_keys_after(csv_path, state.csv_bytes)
     with results.ResultsWriter(csv_path) as writer:
         progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
@@ -127,6 +130,8 @@ def run_benchmarks(options: RunOptions) -> int | None:
             from benchgate.run.adaptive import Adaptive
 
             session.adaptive = Adaptive(session.schedule, record, csv_path, state, progress, where=str(record_path))
+        if concurrent:
+            session.runner = slots.SlotRunner(session, record, output)
         session.on_checkpoint()
         session.run()
     record["complete"] = state.completed_jobs >= len(session.schedule)

@@ -20,7 +20,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changes, protocol, suite, system, trust
+from benchgate.run import adaptive, changes, duet, protocol, suite, system, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
@@ -78,6 +78,8 @@ class RunOptions:
     untrusted_head: bool = False  # given binaries, but the head (or its benchmark/) is a pull request's
     use_sandbox: bool = True  # False: --no-sandbox, untrusted code runs unconfined (recorded)
     sandbox_record: dict = field(default_factory=dict)  # run.json's "sandbox", decided by prepare
+    pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
+    slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
 
 
 def now() -> str:
@@ -269,12 +271,15 @@ def _new_record(options: RunOptions, selection, binaries, seed, environment, ski
         "durations": {},
         "samples": 0,
         "environment": environment,
+        "pairing": results.pairing_record(options.pairing),
         "failures": [],
         "skipped": skipped,
         "protocol_warnings": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "sandbox": options.sandbox_record,
     }
+    if options.pairing != duet.SEQUENTIAL or options.slots != 1:
+        record["options"].update(pairing=options.pairing, slots=options.slots)
     for note in protocol.environment_notes(os.environ):
         protocol.add_warning(record["protocol_warnings"], note)
     if placement is not None:
@@ -317,6 +322,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)
     _check_cpuset(options.cpuset)
+    duet.check_options(options.pairing, options.slots, options.cpuset, options.runs)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
     if options.repo is None and options.build_settings is not None:
@@ -364,6 +370,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         timeout=options.timeout,
         cpuset=options.cpuset,
         sandbox=confined,
+        pairing=options.pairing,
+        slots=options.slots,
     )
     return plan, record
 

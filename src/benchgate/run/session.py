@@ -42,6 +42,8 @@ class RunPlan:
     sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
     # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
     configurations: dict = field(default_factory=dict)
+    pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
+    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Session:
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
+        # Duets and slots (benchgate.run.slots.SlotRunner): several processes at once, replayed through _run_job.
+        self.runner = None
 
     def _handle_signal(self, signum, frame) -> None:
         self.interrupted = True
@@ -99,7 +103,9 @@ class Session:
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            for job in self.schedule[self.state.completed_jobs :]:
+            if self.runner is not None:
+                self.runner.run()
+            for job in self.schedule[self.state.completed_jobs :] if self.runner is None else ():
                 if self.interrupted:
                     break
                 skipped = self.adaptive is not None and self.adaptive.skips(job)
@@ -150,10 +156,18 @@ class Session:
         if note not in self.state.skipped:
             self.state.skipped.append(note)
 
-    def _run_job(self, job: Job) -> None:
+    def job_command(self, job: Job, cpuset: str | None) -> tuple[list[str], dict[str, str]]:
+        """The job's command line (pinned to ``cpuset``) and environment: a whole file, or a configuration child."""
+        binary, file_path = self.plan.binaries[job.side], self.plan.benchmark_dir / job.filename
+        if job.configuration is None:
+            return job_argv(binary.path, binary.node_args, file_path, self.plan.set_args, cpuset), self._env
+        flags = self.plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
+        argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
+        return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
+
+    def _run_job(self, job: Job, replay=None) -> None:
         if self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures:
             return  # skipped; the note was added when the limit was reached
-        binary = self.plan.binaries[job.side]
         label = CSV_LABELS[job.side]
         messages = protocol.JobMessages()
 
@@ -180,14 +194,8 @@ class Session:
 
         if self.progress:
             self.progress.job_started(job)
-        file_path, env = self.plan.benchmark_dir / job.filename, self._env
-        if job.configuration is None:
-            argv = job_argv(binary.path, binary.node_args, file_path, self.plan.set_args, self.plan.cpuset)
-        else:  # the configuration child, as the file's common.js forks it
-            flags = self.plan.configurations[job.filename].flags[job.side]
-            argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, self.plan.cpuset, flags)
-            env = {**env, protocol.RUN_FN_VARIABLE: ""}
-        result = self.process.run(
+        argv, env = self.job_command(job, self.plan.cpuset)
+        result = (replay or self.process.run)(
             argv,
             cwd=self.plan.benchmark_dir.parent,
             env=env,
@@ -335,6 +343,13 @@ def check_resumable(record: dict, where: str) -> None:
     options = _field(record, "options", (dict,), where, "")
     _field(options, "timeout", (int, float, type(None)), where, "options")
     _field(options, "cpuset", (str, type(None)), where, "options")
+    if "pairing" in options or "slots" in options:  # a duet or slots run (benchgate.run.duet)
+        from benchgate.run.duet import PAIRINGS
+
+        if _field(options, "pairing", (str,), where, "options") not in PAIRINGS:
+            raise _resume_error(where, "options.pairing", f"must be one of {', '.join(PAIRINGS)}")
+        if _field(options, "slots", (int,), where, "options") < 1:
+            raise _resume_error(where, "options.slots", "must be at least 1")
     progress = _field(record, "progress", (dict,), where, "")
     for key in ("completed_jobs", "csv_bytes"):
         if _field(progress, key, (int,), where, "progress") < 0:
@@ -379,5 +394,7 @@ def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = N
         cpuset=record["options"]["cpuset"],
         sandbox=sandbox,
         configurations=configurations.from_record(record, str(output / "run.json")),
+        pairing=record["options"].get("pairing", "sequential"),
+        slots=record["options"].get("slots", 1),
     )
     return plan

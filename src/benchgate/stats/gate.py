@@ -142,6 +142,18 @@ def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePo
     )
 
 
+def decide_paired_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, pairs, policy: GatePolicy) -> pd.DataFrame:
+    """The gate's decision per row of a duet run (``--pairing duet``): the paired test on ``pairs``."""
+    from benchgate.stats import paired
+
+    rules = row_rules(comparisons["filename"], policy)
+    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
+    return paired.decide_paired_samples(
+        samples, pairs, keys, rules.alpha, correction=policy.correction, min_effect=rules.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+    )  # fmt: skip
+
+
 def apply_gate(
     comparisons: pd.DataFrame,
     policy: GatePolicy,
@@ -149,6 +161,7 @@ def apply_gate(
     *,
     decided: pd.DataFrame | None = None,
     shards: list | None = None,
+    pairs: tuple | None = None,
 ) -> pd.DataFrame:
     """A copy of ``comparisons`` with ``gating`` (bool), ``gate_reason``, ``ignored`` and, with decisions, theirs.
 
@@ -157,22 +170,32 @@ def apply_gate(
     instead, never from a fixed-runs test of its samples. ``decided``: decisions made elsewhere,
     ``DECISION_COLUMNS`` per row in the table's order. With any of them, ``gating`` is a
     ``regression`` decision on a judged row and ``undecided`` an ``inconclusive`` one; without,
-    compare.R's p-value rule (module docstring).
+    compare.R's p-value rule (module docstring). ``pairs`` (the sample rows of each duet pair's base
+    and head, ``results.pairs.pair_indices``): a duet run, decided by the paired test on them.
     """
+    test = None
     if decided is None and shards:
         decided = decide_adaptive_rows(comparisons, shards, policy)
+    if decided is None and samples is not None and pairs is not None:
+        from benchgate.stats.paired import PAIRED_TEST
+
+        decided, test = decide_paired_rows(comparisons, samples, pairs, policy), PAIRED_TEST
     if decided is None and samples is not None:
         decided = decide_rows(comparisons, samples, policy)
     if decided is None:
         return _apply_compare_r_rule(comparisons, policy)
-    return _apply_decisions(comparisons, policy, decided)
+    return _apply_decisions(comparisons, policy, decided, test)
 
 
-def _apply_decisions(comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame) -> pd.DataFrame:
+def _apply_decisions(
+    comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame, test: str | None = None
+) -> pd.DataFrame:
     import numpy as np
 
     from benchgate.stats.decisions import format_change
     from benchgate.stats.gatetests import GATE_TEST
+
+    gate_test = test or GATE_TEST  # the test that decided (the paired one for a duet run)
 
     if len(decided) != len(comparisons):
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
@@ -189,7 +212,7 @@ def _apply_decisions(comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.
         row = result.iloc[index]
         effect = rules.min_effect[index]
         reasons[index] = (
-            f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {GATE_TEST} p = "
+            f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {gate_test} p = "
             f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
             + (f", |effect| >= {effect:g} %" if effect > 0 else "")
         )
@@ -198,7 +221,7 @@ def _apply_decisions(comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
     result["undecided"] = judged & (decision == "inconclusive")
     result["min_effect"] = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
-    result["gate_test"] = GATE_TEST
+    result["gate_test"] = gate_test
     return result
 
 

@@ -1,0 +1,224 @@
+"""A duet run's pairing (``--pairing duet``): pairs.csv next to results.csv, and run.json's ``pairing``.
+
+results.csv keeps compare.js's five columns, so which base sample ran with which head sample is
+written beside it, one pair a line::
+
+    "filename","configuration","iteration","base_line","head_line","base_cpus","head_cpus"
+    "buffers/buffer-tojson.js","n=10000 len=256","0","2","3","1","0"
+
+``base_line``/``head_line`` are the line numbers of the two samples in results.csv (the header is
+line 1; benchgate writes one sample a line), ``base_cpus``/``head_cpus`` the CPU sets each half
+ran on (drawn per pair from the seed). run.json's ``pairing`` holds the mode, the number of
+pairs, of samples outside any pair (a half whose other half failed, a file that ran alone)
+and of dropped pairs.
+
+Read back, all of it is untrusted: every field is type-checked, and a record that could not
+have come from a run is refused with one line: a line used twice, a line out of range, lines
+of different rows or of the same side, counts that do not match results.csv.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from benchgate.errors import InputError
+from benchgate.results.recordfields import FieldChecker
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+PAIRS_FILE = "pairs.csv"
+PAIRS_HEADER = ("filename", "configuration", "iteration", "base_line", "head_line", "base_cpus", "head_cpus")
+SEQUENTIAL, DUET = "sequential", "duet"
+PAIRINGS = (SEQUENTIAL, DUET)
+MAX_PAIRS_BYTES = 64 * 1024 * 1024
+_CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
+_MAX_NAME = 4096  # runrecord.MAX_NAME (not imported: runrecord imports this module)
+_MAX_COUNT = 10**9
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One duet pair: the results.csv lines of its base and head sample, and their CPU sets."""
+
+    filename: str
+    configuration: str
+    iteration: int
+    base_line: int
+    head_line: int
+    base_cpus: str
+    head_cpus: str
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """run.json's ``pairing``: how the samples were taken, and what pairs.csv must add up to."""
+
+    mode: str = SEQUENTIAL
+    pairs: int = 0
+    unpaired_samples: int = 0
+    dropped: int = 0
+
+    @property
+    def duet(self) -> bool:
+        return self.mode == DUET
+
+
+def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped: int = 0) -> dict[str, Any]:
+    """run.json's ``pairing`` object."""
+    record: dict[str, Any] = {"mode": mode}
+    if mode == DUET:
+        record.update(file=PAIRS_FILE, pairs=pairs, unpaired_samples=unpaired_samples, dropped=dropped)
+    return record
+
+
+def validate_pairing(value: Any, where: str) -> Pairing:
+    """run.json's ``pairing`` type-checked (absent: a sequential run, as every run before duets)."""
+    check = FieldChecker(where)
+    if value is None:
+        return Pairing()
+    data = check.mapping(value, "pairing", optional=False)
+    mode = check.text(data.get("mode"), "pairing.mode", 16, optional=False)
+    if mode not in PAIRINGS:
+        raise check.fail("pairing.mode", f"must be one of {', '.join(PAIRINGS)}, not {str(mode)[:20]!r}")
+    if mode == SEQUENTIAL:
+        return Pairing()
+    if data.get("file") != PAIRS_FILE:
+        raise check.fail("pairing.file", f"must be {PAIRS_FILE!r}")
+    counts = [check.integer(data.get(key), f"pairing.{key}", 0, _MAX_COUNT, optional=False) or 0
+              for key in ("pairs", "unpaired_samples", "dropped")]  # fmt: skip
+    return Pairing(DUET, *counts)
+
+
+class PairsWriter:
+    """Appends pairs to pairs.csv, flushed with each (like results.csv: a crash loses no pair written)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def __enter__(self) -> PairsWriter:
+        new_file = not self.path.exists() or self.path.stat().st_size == 0
+        self._handle = self.path.open("a", encoding="utf-8", newline="")
+        if new_file:
+            self._write(PAIRS_HEADER)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _write(self, fields) -> None:
+        assert self._handle is not None
+        buffer = io.StringIO()
+        csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
+        self._handle.write(buffer.getvalue())
+        self._handle.flush()
+
+    def append(self, pair: Pair) -> None:
+        """Write one pair."""
+        self._write([pair.filename, pair.configuration, pair.iteration, pair.base_line, pair.head_line,
+                     pair.base_cpus, pair.head_cpus])  # fmt: skip
+
+
+def truncate_pairs(path: Path, pairs: int) -> None:
+    """Keep the header and the first ``pairs`` pairs: ``--resume`` drops what the last checkpoint did not count."""
+    if not path.exists():
+        return
+    lines = path.read_bytes().split(b"\n")
+    kept = b"\n".join(lines[: pairs + 1]) + b"\n"
+    path.write_bytes(kept)
+
+
+def _fail(where: str, line: int, reason: str) -> InputError:
+    return InputError(f"line {line}: {reason}", where=where)
+
+
+def _number(text: str, where: str, line: int, what: str, low: int, high: int) -> int:
+    if not text.isdigit() or len(text) > 10 or not low <= int(text) <= high:
+        raise _fail(where, line, f"{what} must be a whole number from {low} to {high}, not {text[:20]!r}")
+    return int(text)
+
+
+def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
+    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json.
+
+    InputError (one line, naming pairs.csv and the line) for a missing file, a bad field, a line
+    out of range or used twice, the two lines of a pair from different rows or the same side,
+    or counts that differ from run.json's ``pairing`` and results.csv.
+    """
+    where = str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError("a duet run's pairing is missing (run.json says pairing duet)", where=where) from None
+    if size > MAX_PAIRS_BYTES:
+        raise InputError(f"file is too large ({size} bytes, limit {MAX_PAIRS_BYTES})", where=where)
+    try:
+        text = path.read_bytes().decode("utf-8")
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"not a pairs file: {error}", where=where) from None
+    if not rows or tuple(rows[0]) != PAIRS_HEADER:
+        raise _fail(where, 1, f"expected the header {','.join(PAIRS_HEADER)}")
+    count = len(samples)
+    last_line = count + 1
+    sides = samples["side"].astype(str).to_numpy(dtype=object)
+    filenames = samples["filename"].to_numpy(dtype=object)
+    configurations = samples["configuration"].to_numpy(dtype=object)
+    used: dict[int, int] = {}
+    pairs = []
+    for number, fields in enumerate(rows[1:], start=2):
+        if len(fields) != len(PAIRS_HEADER):
+            raise _fail(where, number, f"{len(fields)} fields, expected {len(PAIRS_HEADER)}")
+        filename, configuration, iteration, base_line, head_line, base_cpus, head_cpus = fields
+        if len(filename) > _MAX_NAME or len(configuration) > _MAX_NAME:
+            raise _fail(where, number, f"a name longer than {_MAX_NAME} characters")
+        lines = {}
+        for side, text in (("base", base_line), ("head", head_line)):
+            line = _number(text, where, number, f"{side}_line", 2, _MAX_COUNT)
+            if line > last_line:
+                raise _fail(where, number, f"{side}_line {line} is past results.csv's last sample (line {last_line})")
+            if line in used:
+                raise _fail(where, number, f"results.csv line {line} is already in the pair on line {used[line]}")
+            used[line] = number
+            index = line - 2
+            if sides[index] != side:
+                raise _fail(where, number, f"{side}_line {line} is a {sides[index]} sample")
+            if filenames[index] != filename or configurations[index] != configuration:
+                raise _fail(where, number, f"{side}_line {line} is a sample of another row ({filenames[index]} "
+                                           f"{configurations[index]})"[:300])  # fmt: skip
+            lines[side] = line
+        for what, cpus in (("base_cpus", base_cpus), ("head_cpus", head_cpus)):
+            if len(cpus) > 256 or not _CPUS.match(cpus):
+                raise _fail(where, number, f"{what} must be a CPU list such as 0 or 2-3, not {cpus[:20]!r}")
+        pairs.append(
+            Pair(filename, configuration, _number(iteration, where, number, "iteration", 0, _MAX_COUNT),
+                 lines["base"], lines["head"], base_cpus, head_cpus)
+        )  # fmt: skip
+    if len(pairs) != pairing.pairs:
+        raise InputError(f"{len(pairs)} pairs, but run.json's pairing.pairs says {pairing.pairs}", where=where)
+    if count != 2 * pairing.pairs + pairing.unpaired_samples:
+        raise InputError(
+            f"results.csv has {count} samples, but run.json's pairing counts {pairing.pairs} pairs and "
+            f"{pairing.unpaired_samples} unpaired samples ({2 * pairing.pairs + pairing.unpaired_samples})",
+            where=where,
+        )
+    return pairs
+
+
+def pair_indices(pairs: list[Pair], offset: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The sample-frame rows of each pair's base and head sample (``offset``: the shard's first row), and
+    each pair's head CPU set (which side ran where: the paired test aligns the assignments)."""
+    import numpy as np
+
+    base = np.fromiter((pair.base_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
+    head = np.fromiter((pair.head_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
+    return base, head, [pair.head_cpus for pair in pairs]

@@ -1,0 +1,188 @@
+"""Duet runs and slots: which jobs run together, on which CPU sets, and how a duet's samples pair up.
+
+``--pairing duet`` starts the base and the head job of one file (and configuration, where a job
+is one) and iteration at the same moment on two disjoint CPU sets, so interference that hits the
+machine then hits both and cancels in the pair's log ratio (Bulej et al., "Duet Benchmarking",
+ICPE 2020). ``--slots N`` runs N units (single jobs, or duets) at once, each on its own CPU sets.
+
+- **CPU sets**: the CPUs this run may use (``--cpuset``, else the process's affinity) split into
+  equal contiguous sets, two a slot for duets, one a slot otherwise; fewer CPUs than sets is
+  refused before anything runs.
+- **Which half runs where** is drawn from the seed per (file, configuration) and two iterations at a
+  time: in each two iterations one pair runs each way round, so a difference in speed between the
+  two CPU sets is balanced, and the gate's paired test (``benchgate.stats.paired``) removes it
+  using the assignment recorded in pairs.csv.
+- **Exclusive files**: benchmarks that start servers, workers or child processes (the categories
+  in ``EXCLUSIVE_CATEGORIES`` and files that load child_process, worker_threads or cluster) run
+  alone with the whole CPU set, one side after the other, as in a sequential run; their samples are
+  not paired.
+- **Pairs**: the rows of a pair are matched by their configuration string; a configuration only one
+  half reported (the other crashed or timed out) is left out of the pairs, with a warning, and its
+  sample stays in results.csv (compare.R reads it, the paired test does not).
+
+Jobs are opaque here: a unit's key is (filename, the job's ``configuration`` if it has one, iteration).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchgate.errors import InputError
+from benchgate.run import system
+
+SEQUENTIAL, DUET = "sequential", "duet"
+PAIRINGS = (SEQUENTIAL, DUET)
+MAX_SLOTS = 256
+EXCLUSIVE_CATEGORIES = frozenset(
+    {"http", "http2", "net", "tls", "dgram", "worker", "worker_threads", "cluster", "child_process"}
+)
+# A file that loads one of these starts processes or threads of its own: it needs the machine to itself.
+_SPAWNS = re.compile(r"""require\(\s*['"](?:node:)?(?:child_process|worker_threads|cluster)['"]\s*\)|"""
+                     r"""from\s+['"](?:node:)?(?:child_process|worker_threads|cluster)['"]""")  # fmt: skip
+
+
+def unit_key(job) -> tuple:
+    """What a duet pairs jobs by: (filename, configuration if the job has one, iteration)."""
+    return (job.filename, getattr(job, "configuration", None), job.iteration)
+
+
+def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
+    """Does this benchmark file start servers, workers or child processes (so it must run alone)?"""
+    if filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES:
+        return True
+    try:
+        source = (benchmark_dir / filename).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_SPAWNS.search(source))
+
+
+def usable_cpus(cpuset: str | None) -> list[int]:
+    """The CPUs this run may use: ``--cpuset``'s, else those the process may run on."""
+    if cpuset:
+        return system.parse_cpu_list(cpuset)
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    return sorted(allowed)
+
+
+def cpu_sets(cpuset: str | None, pairing: str, slots: int) -> list[str]:
+    """The CPU sets of the slots (two a slot for duets), in order; InputError when there are too few CPUs."""
+    if not 1 <= slots <= MAX_SLOTS:
+        raise InputError(f"--slots {slots}: must be from 1 to {MAX_SLOTS}")
+    wanted = slots * (2 if pairing == DUET else 1)
+    if wanted == 1:
+        return [cpuset] if cpuset else []
+    cpus = usable_cpus(cpuset)
+    if len(cpus) < wanted:
+        what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
+        raise InputError(
+            f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({_cpu_text(cpus)}); "
+            f"use fewer slots" + (" or --pairing sequential" if pairing == DUET else "")
+        )
+    size = len(cpus) // wanted
+    return [_cpu_text(cpus[index * size : (index + 1) * size]) for index in range(wanted)]
+
+
+def _cpu_text(cpus: Sequence[int]) -> str:
+    ranges: list[list[int]] = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
+
+
+def head_on_first_set(seed: int, key: tuple) -> bool:
+    """Does the head of this pair get the slot's first CPU set? Seeded, one pair each way in two iterations."""
+    filename, configuration, iteration = key
+    draw = random.Random(f"{seed}\x00{filename}\x00{configuration}\x00{iteration // 2}").random() < 0.5
+    return draw != (iteration % 2 == 1)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Jobs that start together: a duet (base and head), or one job; ``exclusive``: alone, the whole CPU set."""
+
+    jobs: tuple
+    exclusive: bool = False
+
+    @property
+    def duet(self) -> bool:
+        return len(self.jobs) == 2
+
+
+def units(schedule: Sequence, pairing: str, exclusive_files: frozenset[str]) -> list[Unit]:
+    """The schedule as units, in its order: neighbouring base and head jobs of one key form a duet."""
+    found: list[Unit] = []
+    index = 0
+    while index < len(schedule):
+        job = schedule[index]
+        following = schedule[index + 1] if index + 1 < len(schedule) else None
+        exclusive = job.filename in exclusive_files
+        if (
+            pairing == DUET
+            and not exclusive
+            and following is not None
+            and unit_key(following) == unit_key(job)
+            and following.side != job.side
+        ):
+            found.append(Unit((job, following)))
+            index += 2
+            continue
+        found.append(Unit((job,), exclusive=exclusive))
+        index += 1
+    return found
+
+
+def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
+    """Units that run at once: up to ``slots`` in schedule order; an exclusive unit alone."""
+    found: list[list[Unit]] = []
+    current: list[Unit] = []
+    for unit in all_units:
+        if unit.exclusive:
+            if current:
+                found.append(current)
+                current = []
+            found.append([unit])
+            continue
+        current.append(unit)
+        if len(current) == slots:
+            found.append(current)
+            current = []
+    if current:
+        found.append(current)
+    return found
+
+
+def pair_rows(
+    base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
+) -> tuple[list[tuple[str, int, int]], int]:
+    """The rows both halves reported, as (configuration, base line, head line) in the base's order, and
+    the number of samples left unpaired (reported by one half only).
+
+    ``base_rows``/``head_rows`` are each half's (configuration, results.csv line) in the order written;
+    a configuration reported twice pairs its k-th base sample with its k-th head sample.
+    """
+    waiting: dict[str, list[int]] = {}
+    for configuration, line in head_rows:
+        waiting.setdefault(configuration, []).append(line)
+    paired = []
+    for configuration, line in base_rows:
+        if waiting.get(configuration):
+            paired.append((configuration, line, waiting[configuration].pop(0)))
+    return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
+
+
+def check_options(pairing: str, slots: int, cpuset: str | None, runs) -> None:
+    """``--pairing`` and ``--slots`` checked before anything runs (InputError, one line)."""
+    if pairing not in PAIRINGS:
+        raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
+    if pairing == DUET and runs == "auto":
+        raise InputError("--pairing duet with --runs auto is not supported yet: give a number of runs")
+    cpu_sets(cpuset, pairing, slots)

@@ -1,0 +1,241 @@
+"""Carrying out a schedule with several processes at once: duets (``--pairing duet``) and ``--slots N``.
+
+The session (``benchgate.run.session``) runs one job at a time. Here the jobs of a batch
+(``duet.batches``) start together, each in its own thread with its own ``BenchmarkProcess``
+(and, for an untrusted head, its own sandbox), pinned to its CPU set with taskset. Their IPC
+messages are recorded; when all have ended, each job is handed to the session in schedule
+order with its recorded messages and result, so writing samples, failures, skips and
+checkpoints stay the session's, sample for sample the same as a run one job at a time.
+
+A duet is atomic: if either half was interrupted, neither is written, and ``--resume`` runs the
+pair again. After a duet, the rows both halves reported go to pairs.csv (``results.pairs``) with
+their results.csv lines and CPU sets, before the checkpoint that counts them.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate.results.pairs import PAIRS_FILE, Pair, PairsWriter, pairing_record, truncate_pairs
+from benchgate.run import duet
+from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
+
+
+@dataclass
+class _Recorded:
+    """One job of a batch: its IPC messages in order, and how its process ended."""
+
+    messages: list[dict] = field(default_factory=list)
+    result: ProcessResult | None = None
+    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
+
+
+class _Stopper:
+    """Stands in for the session's one process: a signal stops every process of the batch."""
+
+    def __init__(self) -> None:
+        self.running: list[BenchmarkProcess] = []
+
+    def stop(self) -> None:
+        for process in list(self.running):
+            process.stop()
+
+
+class _LineWriter:
+    """The session's ResultsWriter, noting the results.csv line of each sample it writes."""
+
+    def __init__(self, writer, first_line: int) -> None:
+        self._writer = writer
+        self.path = writer.path
+        self.next_line = first_line
+        self.written: list[tuple[str, str, str, int]] = []
+
+    def append(self, binary, filename, configuration, rate, time) -> None:
+        self._writer.append(binary, filename, configuration, rate, time)
+        self.written.append((binary, filename, configuration, self.next_line))
+        self.next_line += 1
+
+
+def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
+    """A resumed duet run: results.csv and pairs.csv cut back to the last checkpoint.
+
+    Samples past it belong to a unit that the resumed run starts again whole (its pairs
+    must be measured side by side again), so they are not kept as unpaired halves.
+    """
+    csv_path = output / "results.csv"
+    if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
+        with csv_path.open("r+b") as handle:
+            handle.truncate(csv_bytes)
+    truncate_pairs(output / PAIRS_FILE, int(record.get("pairing", {}).get("pairs", 0)))
+
+
+class SlotRunner:
+    """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets."""
+
+    def __init__(self, session, record: dict, output: Path) -> None:
+        plan = session.plan
+        self.session = session
+        self.record = record
+        self.output = output
+        self.sets = duet.cpu_sets(plan.cpuset, plan.pairing, plan.slots)
+        exclusive = frozenset(name for name in plan.files if duet.is_exclusive(plan.benchmark_dir, name))
+        self.units = duet.units(session.schedule, plan.pairing, exclusive)
+        pairing = record.get("pairing") if isinstance(record.get("pairing"), dict) else {}
+        self.counts = {key: int(pairing.get(key, 0)) for key in ("pairs", "unpaired_samples", "dropped")}
+        self._recorded: dict[int, _Recorded] = {}
+        self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
+        self._pairs: PairsWriter | None = None
+        self._warned: set[tuple] = set()
+
+    def _cpus_of(self, unit: duet.Unit, job, slot: int) -> str | None:
+        """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
+        if unit.exclusive or not self.sets:
+            return self.session.plan.cpuset
+        if self.session.plan.pairing != duet.DUET:
+            return self.sets[slot]
+        if not unit.duet:
+            return ",".join(self.sets[2 * slot : 2 * slot + 2])
+        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
+        head_first = duet.head_on_first_set(self.session.plan.seed, duet.unit_key(job))
+        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
+
+    def _start(self, job, cpus: str | None, stopper: _Stopper) -> threading.Thread:
+        session, plan = self.session, self.session.plan
+        recorded = self._recorded[job.index] = _Recorded()
+        self._cpus[job.index] = cpus or ""
+        argv, env = session.job_command(job, cpus)  # a whole file, or a configuration child
+        process = BenchmarkProcess()
+        stopper.running.append(process)
+
+        def work() -> None:
+            try:
+                recorded.result = process.run(
+                    argv, cwd=plan.benchmark_dir.parent, env=env, timeout=plan.timeout,
+                    on_message=recorded.messages.append, sandbox=plan.sandbox,
+                )  # fmt: skip
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                recorded.error = error
+
+        thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
+        thread.start()
+        return thread
+
+    def replay(self, job):
+        """The session's ``process.run`` for ``job``: its recorded messages, then its recorded result."""
+        recorded = self._recorded.pop(job.index)
+
+        def run(argv, *, cwd, env, timeout, on_message, sandbox=None) -> ProcessResult:
+            for message in recorded.messages:
+                on_message(message)
+            assert recorded.result is not None
+            return recorded.result
+
+        return run
+
+    def _runs(self, job) -> bool:
+        session, plan = self.session, self.session.plan
+        if session.adaptive is not None and session.adaptive.skips(job):
+            return False
+        return not (plan.max_failures and session._failures_of(job) >= plan.max_failures)
+
+    def run(self) -> None:
+        """Every batch from the first job not done yet; returns at the end or when a signal stopped it."""
+        session = self.session
+        done = session.state.completed_jobs
+        pending = [unit for unit in self.units if unit.jobs[-1].index >= done]
+        with PairsWriter(self.output / PAIRS_FILE) as pairs:
+            self._pairs = pairs
+            for batch in duet.batches(pending, session.plan.slots):
+                if session.interrupted:
+                    break
+                self._run_batch(batch)
+                if session.interrupted:
+                    break
+
+    def _run_batch(self, batch: list[duet.Unit]) -> None:
+        session = self.session
+        stopper = _Stopper()
+        session.process = stopper
+        threads = []
+        for slot, unit in enumerate(batch):
+            for job in unit.jobs:
+                if job.index >= session.state.completed_jobs and self._runs(job):
+                    threads.append(self._start(job, self._cpus_of(unit, job, slot), stopper))
+        for thread in threads:
+            thread.join()
+        for recorded in self._recorded.values():
+            if recorded.error is not None:
+                raise recorded.error
+        # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
+        for unit in batch:
+            interrupted = any(self._interrupted(job) for job in unit.jobs)
+            if interrupted and unit.duet:  # a duet is kept whole or not at all: --resume runs it again
+                session.interrupted = True
+                return
+            self._replay_unit(unit)
+            if interrupted:  # a single job: the session kept its samples, as a run one job at a time does
+                session.interrupted = True
+                return
+
+    def _interrupted(self, job) -> bool:
+        recorded = self._recorded.get(job.index)
+        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
+
+    def _replay_unit(self, unit: duet.Unit) -> None:
+        session = self.session
+        writer = session.writer
+        lines = _LineWriter(writer, session.state.samples + 2)
+        session.writer = lines
+        rows: dict[str, list[tuple[str, int]]] = {}
+        try:
+            for job in unit.jobs:
+                before = len(lines.written)
+                if job.index < session.state.completed_jobs:
+                    continue
+                if job.index in self._recorded:
+                    cut_short = self._interrupted(job)
+                    session._run_job(job, replay=self.replay(job))
+                    if cut_short:
+                        return  # not counted as done, as in Session.run
+                elif session.progress:
+                    session.progress.job_skipped(job)
+                rows[job.side] = [(configuration, line) for _, _, configuration, line in lines.written[before:]]
+                session.state.completed_jobs = job.index + 1
+                session.state.csv_bytes = writer.path.stat().st_size
+                session._already_written = []
+                if session.adaptive is not None:
+                    session.adaptive.after_job(job)
+                if job is not unit.jobs[-1] and unit.duet:
+                    continue  # a duet is checkpointed whole, with its pairs
+                if unit.duet:
+                    self._record_pairs(unit, rows)
+                else:  # a file run alone: its samples are in no pair
+                    self.counts["unpaired_samples"] += len(rows.get(job.side, []))
+                self.record["pairing"] = pairing_record(session.plan.pairing, **self.counts)
+                session.on_checkpoint()
+        finally:
+            session.writer = writer
+
+    def _record_pairs(self, unit: duet.Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
+        base_job = next(job for job in unit.jobs if job.side != HEAD)
+        head_job = next(job for job in unit.jobs if job.side == HEAD)
+        base_rows, head_rows = rows.get(base_job.side, []), rows.get(HEAD, [])
+        paired, unpaired = duet.pair_rows(base_rows, head_rows)
+        base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
+        assert self._pairs is not None
+        for configuration, base_line, head_line in paired:
+            self._pairs.append(Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line,
+                                    base_cpus, head_cpus))  # fmt: skip
+        self.counts["pairs"] += len(paired)
+        self.counts["unpaired_samples"] += unpaired
+        if unpaired:
+            self.counts["dropped"] += unpaired
+            print(
+                f"benchgate: warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} "
+                f"iteration {base_job.iteration}: {unpaired} sample(s) "
+                f"reported by one half only (the other failed or was skipped) are not paired",
+                file=sys.stderr,
+            )
