@@ -24,8 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import simulate_perrow
 
 from benchgate.stats import paired
+
+AUTO_MODE = "duet-auto"
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,14 @@ def run_duet(base: np.ndarray, head: np.ndarray, strata: np.ndarray, test: str, 
     base, head = base[..., :runs], head[..., :runs]
     result = paired.decide_pairs(base, head, base, head, strata=strata[..., :runs], test=test, with_mde=False)
     return result.decision, np.full(result.decision.shape, float(runs))
+
+
+def run_duet_auto(base: np.ndarray, head: np.ndarray, strata: np.ndarray, test: str, **design_options):
+    """``--runs auto --pairing duet``: the paired test over the design's looks, every comparison stopping on its own.
+
+    The live loop of ``benchgate.run.adaptive`` with one job per configuration (simulate_perrow's): the
+    same design (looks, Lan-DeMets weights, settle and futility rules) as the unpaired ``auto-per-row``
+    mode, each look's statistics the paired test's on the pairs so far. Decisions per row and the pairs
+    (samples a side) each row took.
+    """
+    return simulate_perrow.run_auto_per_row(base, head, test, strata, **design_options)

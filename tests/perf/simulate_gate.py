@@ -186,6 +186,9 @@ def simulate_chunk(task) -> Counter:
             for runs in fixed:
                 decision, samples = duet_model.run_duet(base, head, strata, test, runs)
                 _tally((suite, test, f"duet-{runs}"), decision, samples, rows[2], rows[1], out)
+            if test in auto_tests and test == paired.PAIRED_TEST:  # --runs auto --pairing duet: per-row stops
+                decision, samples = duet_model.run_duet_auto(base, head, strata, test, **design_options)
+                _tally((suite, test, duet_model.AUTO_MODE), decision, samples, rows[2], rows[1], out)
     return out
 
 
@@ -203,6 +206,8 @@ def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_opti
             others = not candidates or index * CHUNK < candidates
             chosen = [t for t in tests if others or t in (decisions.GATE_TEST, paired.PAIRED_TEST)]
             auto = tuple(t for t in auto_tests if t in chosen)
+            if auto_tests and paired.PAIRED_TEST in chosen:  # --runs auto with --pairing duet: its paired test
+                auto += (paired.PAIRED_TEST,)
             tasks.append((suite, model, size, grandchild, chosen, fixed, auto, design_options or {}))
     total: Counter = Counter()
     if jobs > 1:
@@ -264,6 +269,8 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
             if mode.startswith("auto") and test not in auto_tests:
                 continue
             if (test in paired.PAIRED_TESTS) != mode.startswith("duet-"):  # duet rows: paired tests only
+                continue
+            if mode == duet_model.AUTO_MODE and test != paired.PAIRED_TEST:
                 continue
             aa, quiet, mostly, mixed = (("aa", test, mode), ("quiet", test, mode), ("mostly", test, mode),
                                         ("mixed", test, mode))  # fmt: skip
@@ -366,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options, candidates)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
-    modes += [f"duet-{n}" for n in fixed]
+    modes += [f"duet-{n}" for n in fixed] + ([duet_model.AUTO_MODE] if auto_tests else [])
     design = sequential.make_design(**design_options)
     print(
         f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "

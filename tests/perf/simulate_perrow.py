@@ -21,8 +21,12 @@ from benchgate.stats import sequential, stopping
 MODE = "auto-per-row"
 
 
-def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, **design_options):
-    """The live loop of ``--runs auto`` with per-row stops: each row is its own unit; decisions and samples per row."""
+def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, strata: np.ndarray | None = None, **design_options):
+    """The live loop of ``--runs auto`` with per-row stops: each row is its own unit; decisions and samples per row.
+
+    ``strata`` (a duet: ``base[..., i]`` and ``head[..., i]`` are one pair, ``strata`` its CPU-set
+    assignment) gives every look its pairs, for the paired test (``stopping.look_statistics``).
+    """
     design = sequential.make_design(test=test, **design_options)
     reports, rows = base.shape[0], base.shape[1]
     unit_of_row = np.arange(rows)
@@ -32,7 +36,8 @@ def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, **design_opt
     result = None
     for k, runs in enumerate(design.looks):
         active = stopped_after < 0
-        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
+        pairs = None if strata is None else (base[..., :runs], head[..., :runs], strata[..., :runs])
+        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active, pairs))
         result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
         stop = stopping.files_to_stop(unit_of_row, result.settled | ~active, rows) & (stopped_after < 0)
         stopped_after[stop] = k

@@ -214,6 +214,18 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     return pairs
 
 
+def run_pairs(record: dict, record_path: Path, samples: pd.DataFrame) -> tuple | None:
+    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None.
+
+    Read and checked against ``samples`` and run.json's ``pairing`` (``read_pairs``): what an adaptive
+    duet run's looks are replayed with (``benchgate.stats.adaptivetable``).
+    """
+    pairing = validate_pairing(record.get("pairing"), str(record_path))
+    if not pairing.duet:
+        return None
+    return pair_indices(read_pairs(record_path.parent / PAIRS_FILE, pairing, samples))
+
+
 def pair_indices(pairs: list[Pair], offset: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The sample-frame rows of each pair's base and head sample (``offset``: the shard's first row), and
     each pair's head CPU set (which side ran where: the paired test aligns the assignments)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.lookrecord import AdaptiveRecord, adaptive_record, is_adaptive
-from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, validate_pairing
+from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, run_pairs, validate_pairing
 from benchgate.results.runrecord import MAX_NAME, RunSummary, read_run_record, validate_record
 
 if TYPE_CHECKING:
@@ -210,6 +210,7 @@ class AdaptiveShard:
     where: str
     record: AdaptiveRecord
     look_samples: tuple[pd.DataFrame, ...]
+    pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
 
 
 def _shards(located: list[tuple[Path, Path | None]], records: list[dict[str, Any] | None]) -> list[AdaptiveShard]:
@@ -224,5 +225,7 @@ def _shards(located: list[tuple[Path, Path | None]], records: list[dict[str, Any
             continue
         adaptive = adaptive_record(record, str(record_path))
         samples = read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks])
-        shards.append(AdaptiveShard(str(record_path), adaptive, samples))
+        duet = validate_pairing(record.get("pairing"), str(record_path)).duet
+        duet_pairs = run_pairs(record, record_path, read_samples([csv_path])) if duet else None
+        shards.append(AdaptiveShard(str(record_path), adaptive, samples, duet_pairs))
     return shards

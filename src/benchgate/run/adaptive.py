@@ -40,6 +40,7 @@ def design_for(
     correction: str = "holm",
     min_effect: float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
+    pairing: str = "sequential",
 ) -> Design | None:
     """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
     if runs != AUTO:
@@ -58,9 +59,13 @@ def design_for(
     if not MIN_RUNS <= low <= high <= MAX_RUNS:
         raise InputError(f"--min-runs {low}, --max-runs {high}: need {MIN_RUNS} <= min-runs <= max-runs <= {MAX_RUNS}")
     alpha = THRESHOLDS.get(threshold) or DISPLAY_LEVEL
+    from benchgate.stats.paired import PAIRED_TEST
+
+    # A duet run's looks are decided by the paired test (tests/perf/simulate_gate.py's duet-auto column).
+    paired_test = {"test": PAIRED_TEST} if pairing == "duet" else {}
     return sequential.make_design(
         alpha, min_runs=low, max_runs=high, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
+        inconclusive_above=inconclusive_above, **paired_test,
     )  # fmt: skip
 
 
@@ -114,16 +119,27 @@ class Adaptive:
                 self.rows_of.setdefault(job.filename, set()).add(job.row)
         self.scheduled_files = {job.filename for job in schedule}
         self.look_samples = []
+        self.duet = isinstance(record.get("pairing"), dict) and record["pairing"].get("mode") == "duet"
+        self.pairs = None  # a duet run's pairs so far (results.pairs.run_pairs), read back at each look
         self.stopped: set[tuple[str, str | None]] = {stop.unit for stop in adaptive.stops}
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
             self.look_samples = list(read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks]))
-            shard = AdaptiveShard(where, adaptive, tuple(self.look_samples))
+            self._read_pairs()
+            shard = AdaptiveShard(where, adaptive, tuple(self.look_samples), self.pairs)
             adaptivetable.check_shard(shard, self.design, self._keys())
         if progress is not None:  # until the next look, every running file is expected to run to it
             taken = len(record["looks"])
             upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
             progress.plan(dict.fromkeys(self._running_files(), upcoming), self.design.max_runs,
                           len(self.scheduled_files))  # fmt: skip
+
+    def _read_pairs(self) -> None:
+        """A duet run: pairs.csv as far as the last finished job, checked against results.csv and run.json."""
+        if self.duet:
+            from benchgate.results.pairs import run_pairs
+
+            samples = read_samples_prefix(self.csv_path, self.state.csv_bytes)
+            self.pairs = run_pairs(self.record, self.csv_path.parent / "run.json", samples)
 
     def _keys(self) -> list[tuple[str, str]]:
         last = self.look_samples[-1] if self.look_samples else None
@@ -167,12 +183,15 @@ class Adaptive:
         from benchgate.stats import adaptivetable
 
         self.look_samples.append(read_samples_prefix(self.csv_path, self.state.csv_bytes))
+        self._read_pairs()
         keys = self._keys()
         running_before = self.running
         if not keys:  # nothing measured yet (every process failed): no file can be judged
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return
-        replayed, units = adaptivetable.replay_samples(self.design, self.files, self.look_samples, keys, self.row_files)
+        replayed, units = adaptivetable.replay_samples(
+            self.design, self.files, self.look_samples, keys, self.row_files, self.pairs
+        )
         for position, look in enumerate(replayed.stopped_after.tolist()):
             if look >= 0 and look < k and units[position] not in self.stopped:
                 raise InputError(

@@ -179,10 +179,8 @@ def pair_rows(
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
 
 
-def check_options(pairing: str, slots: int, cpuset: str | None, runs) -> None:
+def check_options(pairing: str, slots: int, cpuset: str | None) -> None:
     """``--pairing`` and ``--slots`` checked before anything runs (InputError, one line)."""
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
-    if pairing == DUET and runs == "auto":
-        raise InputError("--pairing duet with --runs auto is not supported yet: give a number of runs")
     cpu_sets(cpuset, pairing, slots)

@@ -315,6 +315,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     design = adaptive.design_for(
         options.runs, options.min_runs, options.max_runs, threshold=options.threshold,
         correction=options.correction, min_effect=options.min_effect, inconclusive_above=options.inconclusive_above,
+        pairing=options.pairing,
     )  # fmt: skip
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
@@ -322,7 +323,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)
     _check_cpuset(options.cpuset)
-    duet.check_options(options.pairing, options.slots, options.cpuset, options.runs)
+    duet.check_options(options.pairing, options.slots, options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
     if options.repo is None and options.build_settings is not None:

@@ -206,15 +206,15 @@ class SlotRunner:
                 session.state.completed_jobs = job.index + 1
                 session.state.csv_bytes = writer.path.stat().st_size
                 session._already_written = []
-                if session.adaptive is not None:
-                    session.adaptive.after_job(job)
                 if job is not unit.jobs[-1] and unit.duet:
-                    continue  # a duet is checkpointed whole, with its pairs
+                    continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
                 if unit.duet:
                     self._record_pairs(unit, rows)
                 else:  # a file run alone: its samples are in no pair
                     self.counts["unpaired_samples"] += len(rows.get(job.side, []))
                 self.record["pairing"] = pairing_record(session.plan.pairing, **self.counts)
+                if session.adaptive is not None:  # a look sees the pairs written so far (pairs.csv, run.json)
+                    session.adaptive.after_job(job)
                 session.on_checkpoint()
         finally:
             session.writer = writer

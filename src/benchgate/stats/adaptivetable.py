@@ -74,11 +74,30 @@ def replay_samples(
     look_samples: list[pd.DataFrame] | tuple[pd.DataFrame, ...],
     keys,
     row_files: frozenset[str] | set[str] = frozenset(),
+    pairs: tuple | None = None,
 ) -> tuple[Replay, list[Unit]]:
-    """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units."""
-    looks = [sample_arrays(samples, keys)[1:] for samples in look_samples]
+    """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units.
+
+    ``pairs``: a duet run's (base rows, head rows, head CPU sets) in its results.csv
+    (``results.pairs.run_pairs``); each look is decided on the pairs both of whose samples it saw.
+    """
+    looks = [_look(samples, keys, pairs) for samples in look_samples]
     units, unit_of_row = stop_units(keys, files, row_files)
     return replay(design, looks, unit_of_row, len(units)), units
+
+
+def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
+    """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
+    _, base, head = sample_arrays(samples, keys)
+    if pairs is None:
+        return base, head
+    from benchgate.stats.paired import pair_arrays
+
+    base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
+    seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
+    codes = {cpus: code for code, cpus in enumerate(sorted(set(head_cpus)))}
+    strata = np.asarray([codes[cpus] for cpus in head_cpus], dtype=np.int64)
+    return base, head, pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]]) -> Replay | None:
@@ -89,7 +108,9 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
     """
     replayed, units = None, []
     if shard.look_samples:
-        replayed, units = replay_samples(design, shard.record.files, shard.look_samples, keys, shard.record.row_files)
+        replayed, units = replay_samples(
+            design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs
+        )
     _check_record(shard, design, replayed, units)
     return replayed
 

@@ -174,12 +174,14 @@ def apply_gate(
     and head, ``results.pairs.pair_indices``): a duet run, decided by the paired test on them.
     """
     test = None
+    if pairs is not None:  # a duet run: decided on its pairs, by the paired test (over its looks with --runs auto)
+        from benchgate.stats.paired import PAIRED_TEST
+
+        test = PAIRED_TEST
     if decided is None and shards:
         decided = decide_adaptive_rows(comparisons, shards, policy)
     if decided is None and samples is not None and pairs is not None:
-        from benchgate.stats.paired import PAIRED_TEST
-
-        decided, test = decide_paired_rows(comparisons, samples, pairs, policy), PAIRED_TEST
+        decided = decide_paired_rows(comparisons, samples, pairs, policy)
     if decided is None and samples is not None:
         decided = decide_rows(comparisons, samples, policy)
     if decided is None:

@@ -41,6 +41,10 @@ PAIRED_DF_FACTOR = 0.8
 # 2n - 2, and trimming 10-19 pairs left too few at the gate's per-row level (simulated at 10 pairs: power at 1 %
 # noise 0.9 % trimmed, 50.7 % plain, no more false fails; the same from 20 pairs on).
 PAIRED_TRIM_FROM = 20
+# A CPU-set assignment's median is aligned only from this many pairs of it on: with 2-4, two outliers in one
+# assignment are its median, aligning moves them onto the others and leaves no spread (a false change; simulated
+# at --runs auto's first looks, 5-9 pairs). Below, the assignment's speed difference is noise of either sign.
+PAIRED_ALIGN_FROM = 5
 
 
 def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,9 +54,9 @@ def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarr
         return mean, (deviation * deviation).sum(axis=-1) / (n - 1)
 
 
-def _trimmed(d: np.ndarray, valid: np.ndarray, n: np.ndarray, trim: float):
+def _trimmed(d: np.ndarray, valid: np.ndarray, n: np.ndarray, trim: float, trim_from: int = PAIRED_TRIM_FROM):
     """Trimmed mean, squared standard error and df of ``d`` along the last axis (NaN-padded)."""
-    g = np.where(n >= PAIRED_TRIM_FROM, np.floor(trim * n + 1e-9), 0).astype(np.int64)
+    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
     ordered = np.sort(d, axis=-1)
     width = max(d.shape[-1] - 1, 0)
     low = np.take_along_axis(ordered, np.clip(g, 0, width)[..., None], axis=-1)
@@ -89,7 +93,7 @@ def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.n
     medians, present = [], []
     for label in labels:
         mask = valid & (strata == label)
-        present.append(mask.sum(axis=-1) >= 2)
+        present.append(mask.sum(axis=-1) >= PAIRED_ALIGN_FROM)
         medians.append(_median(d, mask))
     if len(labels) < 2:
         return d, np.ones(d.shape[:-1])
@@ -115,8 +119,8 @@ def paired_statistics(
     assignments' medians (``_aligned``), so a speed difference between the CPU sets cancels, then
     trims the aligned ratios together.
     A row with fewer than 2 pairs is incomplete; rows whose rates are constant on both sides are
-    constant. ``var_base``/``var_head`` each hold half the per-pair variance, so the projections to
-    more runs (``gatetests.runs_needed``) see the paired standard error.
+    constant. ``var_base``/``var_head`` each hold half the per-pair (robust) variance, so the projections
+    to more runs (``gatetests.runs_needed``, the futility rule) see the paired standard error.
     """
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
@@ -127,7 +131,7 @@ def paired_statistics(
     valid = ~np.isnan(d)
     n = valid.sum(axis=-1)
     trim = 0.0 if test == "paired_t_log" else PAIRED_TRIM
-    aligned_count = np.ones(n.shape)
+    aligned_count, raw = np.ones(n.shape), d
     if test == PAIRED_TEST and strata is not None:
         d, aligned_count = _aligned(d, valid, np.asarray(strata))
     location, se2, df = _trimmed(d, valid, n, trim)
@@ -144,12 +148,25 @@ def paired_statistics(
         else np.zeros(n.shape, bool)
         for x in (base, head)
     ]
+    # The per-pair variance for projections to more pairs (the futility rule of --runs auto, runs_needed): as the
+    # unpaired test's, trimmed from the first pair and no more than the MAD says, so that one early outlier
+    # does not make a row look hopeless before the test trims (gatetests.gate_statistics does the same). Taken
+    # on the ratios before aligning: with a few pairs per CPU-set assignment the medians aligned are noise,
+    # which more pairs remove.
+    robust_se2 = se2
+    if trim:
+        center = _median(raw, valid)
+        spread = _median(np.abs(raw - center[..., None]), valid)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mad_se2 = (1.4826 * spread) ** 2 / np.maximum(n, 1)
+        robust_se2 = np.fmin(np.fmin(se2, _trimmed(raw, valid, n, trim, 1)[1]), mad_se2)
+        robust_se2 = np.where(robust_se2 > 0, robust_se2, se2)
     incomplete = n < 2
     constant = side_constant[0] & side_constant[1] & ~incomplete
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, np.sqrt(se2)))
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.exp(_nan_reduce(np.nanmean, np.log(base), valid)) if base.shape[-1] else n * np.nan
-    half = np.where(incomplete, np.nan, se2 * n / 2)
+    half = np.where(incomplete, np.nan, robust_se2 * n / 2)
     return Stats(
         test=test,
         delta=np.where(n > 0, location, np.nan),

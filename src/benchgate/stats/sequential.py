@@ -37,6 +37,7 @@ from scipy import special
 from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
+from benchgate.stats.paired import PAIRED_TEST
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
@@ -186,8 +187,8 @@ def make_design(
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")
-    if not (0 < alpha < 1) or test not in decisions.TESTS or correction not in ("holm", "none"):
-        raise ValueError("alpha must be in (0, 1), test one of decisions.TESTS, correction holm or none")
+    if not (0 < alpha < 1) or test not in (*decisions.TESTS, PAIRED_TEST) or correction not in ("holm", "none"):
+        raise ValueError("alpha in (0, 1), test one of decisions.TESTS or the paired test, correction holm or none")
     if not (0 < power < 1) or not (0 < futility_variance <= 1) or min_effect < 0 or inconclusive_above <= 0:
         raise ValueError("power in (0, 1), futility_variance in (0, 1], min_effect >= 0, inconclusive_above > 0")
     if settle_above <= 0 or not (0 < settle_level < 0.5):

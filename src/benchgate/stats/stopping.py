@@ -32,26 +32,42 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from benchgate.stats import decisions
+from benchgate.stats import decisions, paired
 from benchgate.stats.gatetests import Stats, change_interval, projected_interval, regression_floor, subset
 from benchgate.stats.sequential import Design
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
 
-def look_statistics(design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None) -> Stats:
+def look_statistics(
+    design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
+) -> Stats:
     """The design's test on the samples one look saw; rows not ``active`` (their unit had stopped) sit it out.
 
     ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
-    samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips.
+    samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips. A duet design
+    (``design.test`` a paired test) takes ``pairs``: the paired base and head rates and each
+    pair's CPU-set assignment, ``(..., rows, pairs)`` each (``paired.pair_arrays``); a row with
+    fewer than 2 pairs at the look (run alone, or its pairs dropped) gets the unpaired gate test.
     """
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
-        return decisions.gate_statistics(base, head, design.test)
+        return _statistics(design, base, head, pairs)
     active = np.asarray(active, dtype=bool)
-    picked = decisions.gate_statistics(base[active], head[active], design.test)
+    picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
+    picked = _statistics(design, base[active], head[active], picked_pairs)
     return _scatter(picked, active, active.shape)
+
+
+def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
+    if design.test not in paired.PAIRED_TESTS:
+        return decisions.gate_statistics(base, head, design.test)
+    if pairs is None:
+        raise ValueError(f"the design's test {design.test} needs the look's pairs")
+    base_pairs, head_pairs, strata = pairs
+    in_pairs = paired.paired_statistics(base_pairs, head_pairs, design.test, strata)
+    return paired.combined_statistics(in_pairs, decisions.gate_statistics(base, head), in_pairs.n_base >= 2)
 
 
 def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
@@ -211,10 +227,11 @@ def replay(
 ) -> Replay:
     """Recompute a (possibly unfinished) run from the samples each look saw, for one report.
 
-    ``looks[k]`` holds the NaN-padded base and head rates (``(rows, n)``) as they stood
-    when look k was taken (the live run records where, e.g. results.csv's size); only the
-    looks taken so far are given. A unit's rows (``unit_of_row``: see ``files_to_stop``) take
-    part in a look until the unit stops, so the live run, a resumed run and ``benchgate report`` agree.
+    ``looks[k]`` holds the NaN-padded base and head rates (``(rows, n)``), and for a duet
+    design the look's pairs (``look_statistics``), as they stood when look k was taken (the
+    live run records where, e.g. results.csv's size); only the looks taken so far are given.
+    A unit's rows (``unit_of_row``: see ``files_to_stop``) take part in a look until the unit
+    stops, so the live run, a resumed run and ``benchgate report`` agree.
     """
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     stopped_after = np.full(units, -1, dtype=np.int64)
@@ -222,9 +239,9 @@ def replay(
     history: list[Stats] = []
     cache: dict = {}
     result = None
-    for k, (base, head) in enumerate(looks):
+    for k, (base, head, *pairs) in enumerate(looks):
         active = stopped_after[unit_of_row] < 0
-        history.append(look_statistics(design, base, head, active))
+        history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
         result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
         for unit, reason in enumerate(stop_reasons(design, result, unit_of_row, stopping)):
