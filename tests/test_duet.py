@@ -166,7 +166,7 @@ def test_more_slots_than_cpu_sets_are_refused_before_anything_runs(capsys, tmp_p
         (("--slots", str(CPUS + 1)), f"--slots {CPUS + 1} needs {CPUS + 1} disjoint CPU sets, but this run may use"),
         (("--slots", "2", "--pairing", "duet", "--cpuset", "0"), "2 duet slot(s) need 4 disjoint CPU sets"),
         (("--pairing", "duet", "--cpuset", "0"), "1 duet slot(s) need 2 disjoint CPU sets, but this run may use 1"),
-        (("--pairing", "duet", "--runs", "auto"), "--pairing duet with --runs auto is not supported yet"),
+        (("--pairing", "duet", "--runs", "auto", "--cpuset", "0"), "1 duet slot(s) need 2 disjoint CPU sets"),
         (("--slots", "0"), "--slots 0: must be from 1 to 256"),
     ):
         status, _, err = _run(capsys, "calc", *BOTH_NODE, *args, "--output", str(tmp_path / "out"))
@@ -376,3 +376,20 @@ def test_the_action_input_and_authorizes_run_settings_start_a_duet(tmp_path):
         record = json.loads((results_dir / "run.json").read_text())
         assert record["pairing"]["mode"] == "duet" and record["pairing"]["pairs"] == 6, name  # 2 rows x 3 runs
         assert len(_pairs(results_dir)) == 6
+    # slots, a configuration key: authorize's run-settings carry it to benchgate run --slots
+    results_dir = work / "results-slots"
+    given = {"run-settings": '{"slots": "2"}', "results": str(results_dir)}
+    result = run_action(repo_root, with_inputs={**inputs, **given}, github=github, runner_env=runner_env, workdir=work)
+    assert result.failed is None, result.failed and result.failed.stderr[-3000:]
+    record = json.loads((results_dir / "run.json").read_text())
+    assert record["options"]["slots"] == 2 and record["pairing"] == {"mode": "sequential"}
+
+
+def test_slots_is_a_configuration_key_checked_like_the_option():
+    from benchgate import config
+
+    assert config.parse_setting("slots", 2, where="benchgate.yml") == 2
+    assert config.parse_setting("slots", "4", where="authorize --slots") == 4
+    for bad in (0, 257, "two", True, 1.5):
+        with pytest.raises(InputError, match="key 'slots': must be a whole number from 1 to 256"):
+            config.parse_setting("slots", bad, where="benchgate.yml")

@@ -43,7 +43,7 @@ from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env
 from benchgate.github.changes import default_benchmark_dir, pull_request_categories
 
-RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard", "pairing")
+RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard", "pairing", "slots")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ def _text(settings: config.Settings) -> dict[str, str]:
         "cpuset": settings.cpuset,
         "shard": settings.shard,
         "pairing": settings.pairing,
+        "slots": str(settings.slots) if settings.slots != 1 else "",
         "changed-map": settings.changed_files,
         # The base branch's build: section, for the token-less run job (never the PR's copy of the file).
         "build": json.dumps(dict(settings.build), sort_keys=True) if settings.build else "",

@@ -57,6 +57,7 @@ class Settings:
     cpuset: str = ""
     shard: str = ""
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate run --pairing)
+    slots: int = 1  # jobs (or duets) at once on disjoint CPU sets (benchgate run --slots)
     label_prefix: str = "benchmark"
     accept_regression: bool = False
     rules: tuple[GateRule, ...] = ()
@@ -95,6 +96,7 @@ KEYS = {
     "cpuset": "cpuset",
     "shard": "shard",
     "pairing": "pairing",
+    "slots": "slots",
     "label-prefix": "label_prefix",
     "accept-regression": "accept_regression",
     "rules": "rules",
@@ -282,6 +284,13 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         if text not in ("sequential", "duet"):
             raise _fail(where, key, f"must be sequential or duet, not {str(value)[:40]!r}")
         return text
+    if key == "slots":
+        # 1..256 as benchgate.run.duet.MAX_SLOTS (not imported: config sits below run); run refuses more than CPU sets
+        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 3:
+            value = int(value.strip())  # an action input or authorize --slots
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
+            raise _fail(where, key, f"must be a whole number from 1 to 256, not {str(value)[:40]!r}")
+        return value
     if key == "label-prefix":
         text = _parse_string(value, where, key, _PREFIX, "a label prefix of letters, digits, '-', '_', '.'")
         if not text:
