@@ -42,15 +42,18 @@ def test_quiet_unchanged_files_stop_early_and_a_regression_is_found():
 
 
 def test_unchanged_uses_the_whole_level_at_every_look():
-    """A row not rejected shows the fixed-runs interval of its samples so far: no share of the level is spent."""
+    """A row not rejected shows the fixed-runs interval of its samples so far: no share of the level is spent.
+    Its unchanged decision is a fixed-runs one at the look's share of the unchanged risk (5 % x weight)."""
     rng = np.random.default_rng(5)
     design = sequential.make_design()
     base, head = lognormal(rng, 0.02, (40, 60)), lognormal(rng, 0.02, (40, 60))
     history, cache = [], {}
-    for runs in design.looks[:8]:
+    shares = design.unchanged_weights()
+    assert sum(shares) == pytest.approx(1.0) and shares[-1] > 0.3  # mostly spent at the last looks
+    for k, runs in enumerate(design.looks[:8]):
         history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs]))
         result = stopping.decide_at_look(design, history, cache=cache).decisions
-        fixed = decisions.decide(base[:, :runs], head[:, :runs])
+        fixed = decisions.decide(base[:, :runs], head[:, :runs], unchanged_confidence=100 - 5 * shares[k])
         assert not result.rejected.any()
         np.testing.assert_allclose(result.ci_low, fixed.ci_low, rtol=1e-12)
         np.testing.assert_allclose(result.ci_high, fixed.ci_high, rtol=1e-12)
@@ -91,8 +94,9 @@ def test_with_a_min_effect_an_unchanged_row_settles_without_the_guard():
     """A -3 % row whose interval holds 0 and rules out -10 %, but not (one-sided at 0.001) -5 %: it keeps
     running under min-effect 0, while with a min-effect of 8 % it is settled (a one-row report: level 0.001)."""
     rng = np.random.default_rng(8)
-    plain = sequential.make_design()
-    floor = sequential.make_design(min_effect=8.0)
+    # Pocock-type spending of the unchanged risk: a real share of it at the first look, where this row is.
+    plain = sequential.make_design(unchanged_spending="pocock")
+    floor = sequential.make_design(min_effect=8.0, unchanged_spending="pocock")
     for _ in range(500):
         base, head = lognormal(rng, 0.015, (1, 8)), lognormal(rng, 0.015, (1, 8), -0.03)
         st = stopping.look_statistics(plain, base, head)
@@ -112,10 +116,10 @@ def test_a_hopelessly_noisy_file_stops_at_once_and_ends_inconclusive():
     rng = np.random.default_rng(9)
     design = sequential.make_design()
     file_of_row = np.array([0, 0, 1])
-    base = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 0.6, (1, 60))])
-    head = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 0.6, (1, 60))])
+    base = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 1.5, (1, 60))])
+    head = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 1.5, (1, 60))])
     result, stopped, looks_seen = run(design, base, head, file_of_row, 2)
-    assert stopped[1] <= 2 and result.decisions.names[2] == "inconclusive"  # 60 % noise: gives up at once
+    assert stopped[1] <= 2 and result.decisions.names[2] == "inconclusive"  # 150 % noise: gives up at once
     replayed = stopping.replay(design, looks_seen, file_of_row, 2)
     assert replayed.reasons == ["decided", "hopeless"]
 
