@@ -230,12 +230,22 @@ def test_threshold_off_shows_decisions_and_never_fails_or_is_inconclusive():
 def test_inconclusive_above_is_the_floor_an_interval_must_rule_out():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10)])
-    row = decided(samples).loc["a.js"]
+    # At 99.95 % the one-sided bound is the low end of the one-row report's two-sided 99.9 % interval: the old rule.
+    row = decided(samples, unchanged_confidence=99.95).loc["a.js"]
     assert row["decision"] == "inconclusive" and row["ci_low"] < -10 and row["runs_needed"] > 10
-    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1).loc["a.js"]
+    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1, unchanged_confidence=99.95).loc["a.js"]
     assert wide["decision"] == "unchanged"
+    assert (
+        decided(samples, inconclusive_above=-row["ci_low"] - 0.01, unchanged_confidence=99.95).loc["a.js", "decision"]
+        == "inconclusive"
+    )
+    # At the default 95 % the bound is tighter than that interval: the same row rules out 10 %, and shows it.
+    default = decided(samples).loc["a.js"]
+    assert default["decision"] == "unchanged" and default["ci_low"] == row["ci_low"]
     with pytest.raises(ValueError):
         gate.GatePolicy(inconclusive_above=0)
+    with pytest.raises(ValueError, match="unchanged-confidence"):
+        gate.GatePolicy(unchanged_confidence=40)
 
 
 def test_the_issues_four_run_tojson_regression_never_passes(capsys):
@@ -264,7 +274,9 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     path.write_text("\n".join(lines) + "\n")
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 6
     out = capsys.readouterr().out
-    assert out.count("  UNDECIDED ") == 20 and "gate: INCONCLUSIVE: 400 of 400 comparisons undecided" in out
+    undecided = int(re.search(r"gate: INCONCLUSIVE: (\d+) of 400 comparisons undecided", out).group(1))
+    # At 95 % a few 4-run rows whose estimate happened to be high enough rule out 10 %; most cannot.
+    assert out.count("  UNDECIDED ") == 20 and 300 < undecided < 400
     status = main(["analyze", str(path), "--gate", "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     tojson = next(row for row in document["rows"] if row["configuration"] == "len=4096 n=10000")
@@ -275,7 +287,7 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
 def test_an_undecided_row_names_its_own_rules_min_effect():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10), ("b.js", 0.04, 0.0, 10)])
-    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),))
+    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95)
     gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}

@@ -42,7 +42,7 @@ from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
-OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix")
+OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix", "unchanged-confidence")
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
         "(default 10%%)",
+    )
+    parser.add_argument(
+        "--unchanged-confidence",
+        metavar="PCT",
+        help="a comparison is unchanged when its one-sided bound at this confidence rules out that regression "
+        "(default 95%%)",
     )
     parser.add_argument("--label-prefix", help="prefix of the PR labels (default benchmark)")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")

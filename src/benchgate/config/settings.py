@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from benchgate.errors import InputError
+from benchgate.stats import gate
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_INCONCLUSIVE_ABOVE
 from benchgate.stats.gate import CORRECTIONS, MAX_RUNS, THRESHOLDS, GatePolicy, GateRule
 
@@ -61,11 +62,14 @@ class Settings:
     rules: tuple[GateRule, ...] = ()
     changed_files: str = ""  # the changed-files map as JSON, "" for the shipped one
     build: tuple[tuple[str, Any], ...] = ()
+    unchanged_confidence: float = gate.DEFAULT_UNCHANGED_CONFIDENCE  # percent: the one-sided bound of "unchanged"
+    noisy_max_sigma: float | None = None  # percent: ``noisy: {max-sigma: 8%}``, the noise budget
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def policy(self) -> GatePolicy:
         """The gate policy these settings describe."""
-        return GatePolicy(self.threshold, self.correction, self.min_effect, self.rules, self.inconclusive_above)
+        values = (self.threshold, self.correction, self.min_effect, self.rules, self.inconclusive_above)
+        return GatePolicy(*values, self.unchanged_confidence, self.noisy_max_sigma)
 
     def adaptive_runs(self) -> tuple[int, int] | None:
         """``runs: auto``'s fewest and most runs per side: 5 to 60, never more than ``max-runs``; None when fixed."""
@@ -98,8 +102,10 @@ KEYS = {
     "rules": "rules",
     "changed-files": "changed_files",
     "build": "build",
+    "unchanged-confidence": "unchanged_confidence",
+    "noisy": "noisy_max_sigma",
 }
-FILE_ONLY_KEYS = ("rules", "changed-files", "build")
+FILE_ONLY_KEYS = ("rules", "changed-files", "build", "noisy")
 
 
 def _fail(where: str, key: str, reason: str) -> InputError:
@@ -192,7 +198,7 @@ def _parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     if not isinstance(value, list):
         raise _fail(where, key, "must be a list of rules, each with 'match' and threshold, min-effect or ignore")
     rules = []
-    allowed = {"match", "threshold", "min-effect", "ignore"}
+    allowed = {"match", "threshold", "min-effect", "ignore", "max-sigma"}
     for index, entry in enumerate(value):
         here = f"{key}[{index}]"
         if not isinstance(entry, dict):
@@ -208,10 +214,17 @@ def _parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
         threshold = parse_threshold(entry["threshold"], where, f"{here}.threshold") if "threshold" in entry else None
         effect = parse_percent(entry["min-effect"], where, f"{here}.min-effect") if "min-effect" in entry else None
         ignore = _parse_bool(entry.get("ignore", False), where, f"{here}.ignore")
-        if threshold is None and effect is None and not ignore:
-            raise _fail(where, here, "a rule needs threshold, min-effect or ignore: true")
-        rules.append(GateRule(pattern, threshold, effect, ignore))
+        sigma = _parse_sigma(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
+        if threshold is None and effect is None and not ignore and sigma is None:
+            raise _fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
+        rules.append(GateRule(pattern, threshold, effect, ignore, sigma))
     return tuple(rules)
+
+
+def _parse_sigma(value: Any, where: str, key: str) -> float:
+    if (number := parse_percent(value, where, key)) <= 0:
+        raise _fail(where, key, f"must be a percentage above 0 (a per-sample noise such as 8%), not {value!r}")
+    return number
 
 
 def _parse_changed_files(value: Any, where: str, key: str) -> str:
@@ -259,6 +272,15 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         if number <= 0:
             raise _fail(where, key, f"must be a percentage above 0, not {value!r}")
         return number
+    if key == "unchanged-confidence":
+        number, (low, high) = parse_percent(value, where, key), gate.UNCHANGED_CONFIDENCES
+        if not low <= number <= high:
+            raise _fail(where, key, f"must be a confidence from {low:g} to {high:g} percent, not {value!r}")
+        return number
+    if key == "noisy":  # a mapping: room for what such rows do besides the budget
+        if not isinstance(value, dict) or set(map(str, value)) != {"max-sigma"}:
+            raise _fail(where, key, f"must be a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}")
+        return _parse_sigma(value["max-sigma"], where, f"{key}.max-sigma")
     if key in ("runs", "max-runs"):
         return parse_runs(value, where, key)
     if key == "categories":
