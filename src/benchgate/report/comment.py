@@ -164,9 +164,10 @@ def _context_line(ctx: CommentContext) -> str:
     if gatelines.has_decisions(ctx.gated) and len(ctx.gated):
         parts.append(
             f"gate test {code(gatelines.gate_test(ctx.gated))}, "
-            + _setting(
-                ctx, "inconclusive_above", f"undecided while a {settings.inconclusive_above:g} % regression fits"
-            )
+            + _setting(ctx, "unchanged_confidence", f"unchanged when its one-sided {settings.unchanged_confidence:g} %")
+            + " bound rules out "
+            + _setting(ctx, "inconclusive_above", f"a {settings.inconclusive_above:g} % regression")
+            + " (or its min-effect)"
         )
     return " · ".join(parts)
 
