@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchgate import results, stats
+from benchgate import report, results, stats
 from benchgate.cli import main
 from benchgate.report import gatelines
 from benchgate.stats import gate
@@ -292,3 +293,35 @@ def test_an_undecided_row_names_its_own_rules_min_effect():
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}
     assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js
+
+
+def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_does():
+    """40 % noise: even 60 runs a side could not rule out 10 % (its noisy_mde is above it). By default it keeps the
+    verdict inconclusive; beyond a budget of noisy: {max-sigma: 20%} (or a rule's) it no longer holds it."""
+    rng = np.random.default_rng(21)
+    rows = [(f"quiet{index}.js", 0.01, 0.0, 30) for index in range(5)] + [("loud.js", 0.4, -0.05, 30)]
+    samples = lognormal_rows(rng, rows)
+    gated = decided(samples)
+    loud = gated.loc["loud.js"]
+    assert loud["decision"] == "inconclusive" and loud["noisy"] and loud["undecided"]
+    assert 30 < loud["sigma"] < 50 and loud["noisy_mde"] > 10
+    assert not gated.drop(index="loud.js")["noisy"].any()
+    assert gate.verdict(gated.reset_index()) == "inconclusive"
+    # What the report says: the row apart from the undecided ones, with the rule that would settle it.
+    policy = gate.GatePolicy()
+    (item,) = gatelines.noisy_rows(gated.reset_index(), 0.0, 10.0)
+    assert item.holds and item.sentence().startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
+    assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.settling_rule()
+    assert gatelines.undecided_rows(gated.reset_index(), 0.0, 10.0) == []
+    text = "\n".join(report.gate_summary(gated.reset_index(), policy))
+    assert "gate: INCONCLUSIVE: 1 of 6 comparisons undecided" in text and "  NOISY loud.js n=1: too noisy" in text
+    for budget in ({"noisy_max_sigma": 20.0}, {"rules": (gate.GateRule("loud*", max_sigma=20.0),)}):
+        spared = decided(samples, **budget)
+        assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
+        assert gate.verdict(spared.reset_index()) == "pass"
+        assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 0.0, 10.0)[0].sentence()
+    # A budget above the row's noise spares nothing: it still holds the verdict.
+    assert gate.verdict(decided(samples, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
+    # A regression is never spared: the budget concerns undecided rows only.
+    failing = decided(lognormal_rows(rng, [("loud.js", 0.4, -0.9, 30)]), noisy_max_sigma=1.0)
+    assert failing.loc["loud.js", "decision"] == "regression" and gate.verdict(failing.reset_index()) == "fail"
