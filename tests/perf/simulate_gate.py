@@ -105,7 +105,7 @@ def run_fixed(base, head, test: str, runs: int, unchanged_confidence=decisions.D
     result = decisions.decide(
         base[..., :runs], head[..., :runs], test=test, with_mde=False, unchanged_confidence=unchanged_confidence
     )
-    return result.decision, np.full(result.decision.shape, float(runs))
+    return result.decision, np.full(result.decision.shape, float(runs)), result.current
 
 
 def run_auto(base, head, test: str, **design_options):
@@ -127,7 +127,7 @@ def run_auto(base, head, test: str, **design_options):
     assert result is not None
     looks = np.asarray(design.looks, dtype=float)
     samples = looks[stopped_after[:, FILE_OF_ROW]]
-    return result.decisions.decision, samples
+    return result.decisions.decision, samples, result.decisions.current
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
@@ -161,16 +161,16 @@ def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
 def simulate_node_chunk(task) -> Counter:
     """One chunk of a suite at Node's published noise (tests/perf/node_noise.py), at every unchanged confidence."""
     suite, reports, seed, fixed, auto, design_options, confidences = task
-    base, head, effect, sigma = node_noise.generate(np.random.default_rng(seed), suite, reports, ROWS, MAX_RUNS)
+    base, head, effect = node_noise.generate(np.random.default_rng(seed), suite, reports, ROWS, MAX_RUNS)
     out: Counter = Counter()
     for confidence in confidences:
         for runs in fixed:
-            decision, samples = run_fixed(base, head, decisions.GATE_TEST, runs, confidence)
-            node_noise.tally((suite, f"fixed-{runs}", confidence), decision, samples, effect, sigma, out)
+            decision, samples, current = run_fixed(base, head, decisions.GATE_TEST, runs, confidence)
+            node_noise.tally((suite, f"fixed-{runs}", confidence), decision, samples, effect, current, out)
         if auto:
             options = {**design_options, "unchanged_confidence": confidence}
-            decision, samples = run_auto(base, head, decisions.GATE_TEST, **options)
-            node_noise.tally((suite, "auto", confidence), decision, samples, effect, sigma, out)
+            decision, samples, current = run_auto(base, head, decisions.GATE_TEST, **options)
+            node_noise.tally((suite, "auto", confidence), decision, samples, effect, current, out)
     return out
 
 
@@ -185,10 +185,10 @@ def simulate_chunk(task) -> Counter:
     for test in tests:
         for runs in fixed:
             confidence = design_options.get("unchanged_confidence", decisions.DEFAULT_UNCHANGED_CONFIDENCE)
-            decision, samples = run_fixed(base, head, test, runs, confidence)
+            decision, samples, _ = run_fixed(base, head, test, runs, confidence)
             _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, effect, out)
         if test in auto_tests:
-            decision, samples = run_auto(base, head, test, **design_options)
+            decision, samples, _ = run_auto(base, head, test, **design_options)
             _tally((suite, test, "auto"), decision, samples, kind, effect, out)
     return out
 
