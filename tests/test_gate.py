@@ -325,3 +325,20 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     # A regression is never spared: the budget concerns undecided rows only.
     failing = decided(lognormal_rows(rng, [("loud.js", 0.4, -0.9, 30)]), noisy_max_sigma=1.0)
     assert failing.loc["loud.js", "decision"] == "regression" and gate.verdict(failing.reset_index()) == "fail"
+
+
+def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):
+    """30 runs at 7 % noise, 40 rows: at 95 % every row rules out 10 % (pass), at 99.999 % not all (inconclusive)."""
+    rng = np.random.default_rng(22)
+    lines = ['"binary","filename","configuration","rate","time"']
+    for index in range(40):
+        for side in ("old", "new"):
+            for rate in np.exp(np.log(1e5) + 0.07 * rng.standard_normal(30)):
+                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
+    path = tmp_path / "aa.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["analyze", str(path), "--gate", "--no-bars"]) == 0
+    assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 6
+    capsys.readouterr()
+    assert main(["analyze", str(path), "--unchanged-confidence", "100"]) == 2
+    assert "unchanged-confidence must be a percentage from 50 to 99.999" in capsys.readouterr().err

@@ -75,3 +75,14 @@ def test_a_design_recorded_before_unchanged_had_its_own_confidence_replays_with_
     assert ((result.names == "unchanged") == floor_ruled_out).all()
     assert (stopping.decide_at_look(design, history).decisions.names == "unchanged").sum() > floor_ruled_out.sum()
     assert list(decisions.DECISIONS).index("unchanged") == decisions.UNCHANGED
+
+
+def test_run_records_the_unchanged_confidence_it_stops_by():
+    from benchgate.run import adaptive
+
+    design = adaptive.design_for("auto", None, None, unchanged_confidence=99.0)
+    assert design is not None and design.to_json()["unchanged_confidence"] == 99.0
+    assert sequential.Design.from_json(design.to_json()) == design
+    assert adaptive.design_for("auto", None, None).unchanged_confidence == 95.0
+    with pytest.raises(ValueError, match="unchanged_confidence must be a percentage"):
+        adaptive.design_for("auto", None, None, unchanged_confidence=100.0)
