@@ -120,8 +120,14 @@ def _reachable(
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
+        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it): a noisy row's
+        # estimate moves by that much with more runs, and giving up on it early costs a decision (never an error:
+        # the unchanged risk is spent over the looks, whatever the stopping). A row that could not be unchanged
+        # even with an estimate of 0 is too noisy: it stops at once.
         share = design.unchanged_weights()[-1]
-        bound, _ = projected_interval(st, runs, unchanged_level(design.unchanged_confidence, level, share))
+        nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
+        hopeful = replace(st, delta=np.fmax(st.delta, nearer))
+        bound, _ = projected_interval(hopeful, runs, unchanged_level(design.unchanged_confidence, level, share))
         settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
     return out
