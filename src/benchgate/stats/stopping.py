@@ -8,10 +8,10 @@ so far (``decisions.decide_looks``), then each row is *settled* or not:
   spent over the looks, rules out a regression of the floor, 10 % or min-effect), and, with
   min-effect 0, also not significant at the row's whole level (the interval holds 0: a row
   that is, but is not yet rejected at the look's share of the level, keeps running towards a
-  rejection) and its one-sided bound at ``settle_level`` rules out a regression of
-  ``settle_above`` (5 %). That guard keeps a real 5 % regression from stopping as
-  "unchanged" before it is rejected: it does so with probability at most ``settle_level``
-  per look;
+  rejection) and its bounds at ``settle_level`` rule out a regression and an improvement of
+  ``settle_above`` (5 %). That guard keeps a real 5 % regression (or improvement) from
+  stopping as "unchanged" before it is rejected: it does so with probability at most
+  ``settle_level`` per look;
 - futile: more runs could not change the outcome. Projected to ``max_runs`` with its
   estimate and ``futility_variance`` × its robust variance, it could neither be rejected
   nor, when inconclusive, become unchanged (by the same bound, at the last look's share).
@@ -101,8 +101,10 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
     if candidates.any():
-        bound, _ = change_interval(subset(result.current, candidates), 2 * design.settle_level)
-        calm[candidates] = bound > -_settle_effect(design)
+        # Both ways: a row whose unchanged bound is loose enough to settle while it may still be a 5 % improvement
+        # keeps running until that is rejected too (an improvement found is what the table is for).
+        low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
+        calm[candidates] = (low > -_settle_effect(design)) & (high < _settle_effect(design))
     return calm
 
 
