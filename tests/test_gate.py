@@ -262,17 +262,22 @@ def test_the_issues_four_run_tojson_regression_never_passes(capsys):
     assert re.search(r"-91\.2 % \[-97\.7, -65\.8\] regression +FAIL", out) and "gate: FAIL: 1 of 4" in out
 
 
+def noise_csv(path: Path, lines: list[str], rng, *, rows: int, sigma: float, runs: int) -> Path:
+    """``lines`` (a compare.js CSV) with ``rows`` A/A comparisons of log-normal noise appended, written to ``path``."""
+    lines = list(lines)
+    for index in range(rows):
+        for side in ("old", "new"):
+            for rate in np.exp(np.log(1e5) + sigma * rng.standard_normal(runs)):
+                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     """The same 4-run row in a report of 400 comparisons: too few runs to reject at 0.001 / 400, and too few
-    to rule out a 10 % regression anywhere: inconclusive, exit 6, the row named with the runs it needs."""
-    rng = np.random.default_rng(14)
+    to rule out a 10 % regression almost anywhere: inconclusive, exit 6, the row named with the runs it needs."""
     lines = (FIXTURES / "issue-tojson-n4.csv").read_text().splitlines()
-    for index in range(396):
-        for side in ("old", "new"):
-            for rate in np.exp(np.log(1e5) + 0.15 * rng.standard_normal(4)):
-                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
-    path = tmp_path / "issue-400.csv"
-    path.write_text("\n".join(lines) + "\n")
+    path = noise_csv(tmp_path / "issue-400.csv", lines, np.random.default_rng(14), rows=396, sigma=0.15, runs=4)
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 6
     out = capsys.readouterr().out
     undecided = int(re.search(r"gate: INCONCLUSIVE: (\d+) of 400 comparisons undecided", out).group(1))
@@ -329,14 +334,8 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
 
 def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):
     """30 runs at 7 % noise, 40 rows: at 95 % every row rules out 10 % (pass), at 99.999 % not all (inconclusive)."""
-    rng = np.random.default_rng(22)
-    lines = ['"binary","filename","configuration","rate","time"']
-    for index in range(40):
-        for side in ("old", "new"):
-            for rate in np.exp(np.log(1e5) + 0.07 * rng.standard_normal(30)):
-                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
-    path = tmp_path / "aa.csv"
-    path.write_text("\n".join(lines) + "\n")
+    header = ['"binary","filename","configuration","rate","time"']
+    path = noise_csv(tmp_path / "aa.csv", header, np.random.default_rng(22), rows=40, sigma=0.07, runs=30)
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 0
     assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 6
     capsys.readouterr()
