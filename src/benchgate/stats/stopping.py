@@ -103,8 +103,10 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     if candidates.any():
         # Both ways: a row whose unchanged bound is loose enough to settle while it may still be a 5 % improvement
         # keeps running until that is rejected too (an improvement found is what the table is for).
+        # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
         low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
-        calm[candidates] = (low > -_settle_effect(design)) & (high < _settle_effect(design))
+        legacy = design.unchanged_confidence is None
+        calm[candidates] = (low > -_settle_effect(design)) & (legacy | (high < _settle_effect(design)))
     return calm
 
 
@@ -125,10 +127,10 @@ def _reachable(
         # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it): a noisy row's
         # estimate moves by that much with more runs, and giving up on it early costs a decision (never an error:
         # the unchanged risk is spent over the looks, whatever the stopping). A row that could not be unchanged
-        # even with an estimate of 0 is too noisy: it stops at once.
+        # even with an estimate of 0 is too noisy: it stops at once. (A design recorded before: its estimate.)
         share = design.unchanged_weights()[-1]
         nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
-        hopeful = replace(st, delta=np.fmax(st.delta, nearer))
+        hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
         bound, _ = projected_interval(hopeful, runs, unchanged_level(design.unchanged_confidence, level, share))
         settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
