@@ -46,7 +46,9 @@ def series(filename: str, configuration: str, rates: list[float], *, runner: str
         )
         for i, rate in enumerate(rates)
     )
-    return Series(SeriesKey(filename, configuration, point.get("flags", ""), runner), points)
+    return Series(
+        SeriesKey(filename, configuration, point.get("flags", ""), runner, point.get("branch", "main")), points
+    )
 
 
 def step(index: int, values: list[float], one: Series) -> ChangePoint:
@@ -146,6 +148,7 @@ def test_hostile_names_and_commits_are_text_not_markup(tmp_path):
         date=HOSTILE_IMG,
         node_version=HOSTILE,
         flags=f"--{HOSTILE}",
+        branch=HOSTILE_IMG,
     )
     change = ChangePoint(hostile.key, 2, hostile.points[2].commit, HOSTILE_IMG, -50.0, 2.0, 1.0, 0.9)
     written = site.write_site(tmp_path, [hostile], [change], commit_url=COMMIT_URL)

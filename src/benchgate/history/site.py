@@ -61,7 +61,7 @@ def page_name(filename: str) -> str:
 
 def anchor(key: SeriesKey) -> str:
     """The id of a series' section on its page."""
-    return "s-" + _digest(key.filename, key.configuration, key.node_flags, key.runner)
+    return "s-" + _digest(key.filename, key.configuration, key.node_flags, key.runner, key.branch)
 
 
 def series_href(key: SeriesKey) -> str:
@@ -128,9 +128,13 @@ def _legend() -> str:
     )
 
 
+def _runner_cell(key: SeriesKey) -> str:
+    return key.runner if key.branch == "main" else f"{key.branch} · {key.runner}"
+
+
 def _key_line(key: SeriesKey) -> str:
     flags = f" · node flags <code>{escape(key.node_flags)}</code>" if key.node_flags else ""
-    return f'<p class="muted">runner <code>{escape(key.runner)}</code>{flags}</p>'
+    return f'<p class="muted">{escape(key.branch)} · runner <code>{escape(key.runner)}</code>{flags}</p>'
 
 
 def _benchmark_page(
@@ -192,7 +196,7 @@ def _index_page(
             )
             rows.append(
                 f'<tr><td class="mono"><a href="{escape(series_href(one.key))}">{escape(one.key.label())}</a></td>'
-                f'<td class="mono">{escape(one.key.runner)}</td><td class="num">{len(one.points)}</td>'
+                f'<td class="mono">{escape(_runner_cell(one.key))}</td><td class="num">{len(one.points)}</td>'
                 f'<td class="num">{latest}</td><td>{sparkline_svg(one, mine)}</td><td class="mono">{change}</td></tr>'
             )
         body.append("\n".join(rows) + "</table>")
