@@ -97,7 +97,7 @@ def _handler(args: argparse.Namespace) -> int:
     versions, categories = split_targets(args.targets)
     return compare_versions(
         versions=versions,
-        categories=categories,
+        categories=categories or ("all",),
         output=args.output,
         benchmark_dir=args.benchmark_dir,
         filters=tuple(args.filters),
