@@ -198,7 +198,9 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     # A report of releases gates nothing: no row is drawn as failing a gate.
     policy = gate.GatePolicy("off", min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"])
     samples, summary, shards = results.load([str(output / directory)])
-    gated = gate.apply_gate(stats.compare_samples(samples), policy, samples, shards=shards)
+    # Read as compare.R reads it (its stars, its 95 % interval in the chart); an adaptive run's
+    # comparisons come from the looks it stopped at, as `benchgate run` reads them.
+    gated = gate.apply_gate(stats.compare_samples(samples), policy, shards=shards)
     chart = None
     if plot and len(gated):
         try:
