@@ -104,7 +104,8 @@ def _versions(capsys, bench, out, *extra):
 
 def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases_available):
     bench, out = _suite(tmp_path), tmp_path / "out"
-    status, stdout, err = _versions(capsys, bench, out)
+    store = f"sqlite:///{tmp_path / 'history.db'}"
+    status, stdout, err = _versions(capsys, bench, out, "--store", store)
     assert status == 0, err
 
     # Each step is a complete `benchgate run` of two official binaries.
@@ -140,9 +141,16 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     later = [line for line in second.splitlines() if line.startswith("calibrated/work.js ")]
     assert all(float(line.split(" %")[0].split()[-1]) > -25 for line in later), later
 
-    # Run again: both complete steps are reused, nothing is measured twice.
+    # --store: each step's head is a point of the release series, named by its version.
+    from benchgate.history.reading import series
+
+    (calibrated,) = series(store, "calibrated/work.js", branch="releases")
+    assert [point.commit for point in calibrated.points] == ["v20.0.0", "v22.0.0"]
+    assert calibrated.key.branch == "releases" and [p.node_version for p in calibrated.points] == ["v20.0.0", "v22.0.0"]
+
+    # Run again: both complete steps are reused, nothing is measured twice (nor recorded twice).
     before = {path: path.read_bytes() for path in out.glob("steps/*/results.csv")}
-    status, again, err = _versions(capsys, bench, out)
-    assert status == 0 and err.count("reusing the complete run") == 2, err
+    status, again, err = _versions(capsys, bench, out, "--store", store)
+    assert status == 0 and err.count("reusing the complete run") == 2 and err.count("already recorded") == 2, err
     assert {path: path.read_bytes() for path in out.glob("steps/*/results.csv")} == before
     assert again == stdout

@@ -141,7 +141,7 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
             print(f"benchgate: versions: the step {base} → {head} did not finish; rerun to resume it", file=sys.stderr)
             return status
         if store:
-            _record_step(output / directory, store)
+            _record_step(output / directory, head, store)
         steps.append(_analysed(output, directory, base, head, run, plot))
     (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
     described = f"{run['runs']} runs a side" if run["runs"] != "auto" else "runs until decided (--runs auto)"
@@ -181,10 +181,12 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     return None if status == EXIT_OK and record_path.is_file() else status
 
 
-def _record_step(directory: Path, store: str) -> None:
+def _record_step(directory: Path, head: str, store: str) -> None:
+    """The step's head as a point of the release series: named by its version, on the branch ``releases``."""
     from benchgate.history.recording import record_run
+    from benchgate.history.runentry import RELEASES_BRANCH
 
-    result = record_run(directory, store)
+    result = record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
     what = "recorded" if result.created else "already recorded"
     print(f"benchgate: versions: {what} {directory.name} in {result.store} ({result.rows} rows)", file=sys.stderr)
 
