@@ -61,6 +61,7 @@ class Settings:
     rules: tuple[GateRule, ...] = ()
     changed_files: str = ""  # the changed-files map as JSON, "" for the shipped one
     build: tuple[tuple[str, Any], ...] = ()
+    history: tuple[tuple[str, Any], ...] = ()  # benchgate.config.history: store, keep, site-url
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def policy(self) -> GatePolicy:
@@ -98,8 +99,9 @@ KEYS = {
     "rules": "rules",
     "changed-files": "changed_files",
     "build": "build",
+    "history": "history",
 }
-FILE_ONLY_KEYS = ("rules", "changed-files", "build")
+FILE_ONLY_KEYS = ("rules", "changed-files", "build", "history")
 
 
 def _fail(where: str, key: str, reason: str) -> InputError:
@@ -288,6 +290,10 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
         return _parse_changed_files(value, where, key)
     if key == "build":
         return _parse_build(value, where, key)
+    if key == "history":
+        from benchgate.config.history import parse_history
+
+        return parse_history(value, where, key)
     raise _fail(where, key, f"unknown key; known keys: {', '.join(KEYS)}")
 
 

@@ -16,7 +16,7 @@ _MODULES = {
     "model": ("SeriesKey", "Point", "Series", "ChangePoint"),
     "recording": ("RecordResult", "record_run"),
     "reading": ("series",),
-    "store": ("DEFAULT_STORE", "open_store"),
+    "store": ("open_store",),
 }
 __all__ = [name for names in _MODULES.values() for name in names]
 __getattr__, __dir__ = exports(__name__, _MODULES)

@@ -40,6 +40,7 @@ def record_run(
     commit: str | None = None,
     date: str | None = None,
     branch: str | None = None,
+    keep: int = 0,
     lock_timeout: float = LOCK_TIMEOUT,
 ) -> RecordResult:
     """Store the run in ``run_dir`` (results.csv + run.json of `benchgate run`) in one transaction.
@@ -47,12 +48,13 @@ def record_run(
     ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time;
     ``branch`` to the head's ref, ``releases`` for an official release, else ``main``. A pull
     request's head is refused unless ``branch`` is given. Recording a run already stored is a no-op.
+    ``keep`` > 0 keeps the branch's newest ``keep`` runs (the configuration's ``history.keep``).
     Raises InputError (the run), StoreUnavailable or StoreCorrupt (the store); nothing half-written.
     """
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = open_store(store_url, lock_timeout=lock_timeout)
     try:
-        run_id, created = insert_run(store, entry)
+        run_id, created = insert_run(store, entry, keep=keep)
     finally:
         store.engine.dispose()
     return RecordResult(

@@ -167,7 +167,7 @@ def read_entry(
         raise InputError(f"not a commit SHA or a release version: {commit[:70]!r}", where="--commit")
     head_commit, release = _head_identity(summary.head, commit, where)
     if branch is None:
-        ref = summary.head.ref
+        ref = summary.head.ref if summary.head.source == "build" else None  # a local binary's ref is its path
         branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
     when = date or record.get("started_at") or record.get("ended_at")
     if not isinstance(when, str):

@@ -22,7 +22,6 @@ from sqlalchemy.engine import make_url
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
 from benchgate.history import schema
 
-DEFAULT_STORE = "sqlite:///benchgate-history.db"
 LOCK_TIMEOUT = 30.0  # seconds a writer waits for another writer's lock before giving up
 CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server
 _ADVISORY_KEY = 0x6265_6E63_6867  # "benchg": serializes schema creation on a shared PostgreSQL

@@ -82,8 +82,23 @@ def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary,
         connection.execute(schema.samples.insert(), batch)
 
 
-def insert_run(store: Store, entry: RunEntry) -> tuple[int, bool]:
-    """Store ``entry`` in one transaction; (its run id, whether it was new). A stored digest is a no-op."""
+def _prune(connection: Connection, branch: str, keep: int) -> int:
+    """Delete the branch's runs but its ``keep`` newest (by date); how many went."""
+    runs = schema.runs
+    newest = select(runs.c.id).where(runs.c.branch == branch).order_by(runs.c.date.desc(), runs.c.id.desc())
+    kept = {row.id for row in connection.execute(newest.limit(keep))}
+    old = [row.id for row in connection.execute(select(runs.c.id).where(runs.c.branch == branch)) if row.id not in kept]
+    for table in (schema.samples, schema.rows):
+        connection.execute(table.delete().where(table.c.run_id.in_(old)))
+    connection.execute(runs.delete().where(runs.c.id.in_(old)))
+    return len(old)
+
+
+def insert_run(store: Store, entry: RunEntry, *, keep: int = 0) -> tuple[int, bool]:
+    """Store ``entry`` in one transaction; (its run id, whether it was new). A stored digest is a no-op.
+
+    ``keep`` > 0 keeps only that many runs of the entry's branch (the newest), in the same transaction.
+    """
     with errors_translated(store):
         try:
             with store.engine.begin() as connection:
@@ -94,6 +109,8 @@ def insert_run(store: Store, entry: RunEntry) -> tuple[int, bool]:
                 run_id = _insert_run(connection, entry)
                 _insert_rows(connection, run_id, entry.rows)
                 _insert_samples(connection, run_id, entry.rows)
+                if keep > 0:
+                    _prune(connection, entry.branch, keep)
                 return run_id, True
         except exc.IntegrityError:
             # Another recorder committed the same run between our check and our insert.
