@@ -148,6 +148,13 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     assert [point.commit for point in calibrated.points] == ["v20.0.0", "v22.0.0"]
     assert calibrated.key.branch == "releases" and [p.node_version for p in calibrated.points] == ["v20.0.0", "v22.0.0"]
 
+    # The store's release series on the history site: the versions under the chart.
+    site = tmp_path / "site"
+    status = cli.main(["history", "site", str(site), "--store", store, "--config", str(tmp_path / "none.yml")])
+    page = next((site / "b").glob("calibrated_work.js-*.html")).read_text()
+    assert status == 0 and "releases" in page and ">v20.0.0</text>" in page and ">v22.0.0</text>" in page
+    capsys.readouterr()
+
     # Run again: both complete steps are reused, nothing is measured twice (nor recorded twice).
     before = {path: path.read_bytes() for path in out.glob("steps/*/results.csv")}
     status, again, err = _versions(capsys, bench, out, "--store", store)
