@@ -141,6 +141,12 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     later = [line for line in second.splitlines() if line.startswith("calibrated/work.js ")]
     assert all(float(line.split(" %")[0].split()[-1]) > -25 for line in later), later
 
+    # The releases as series on the report's own site: 18.16.0 (the first base) to 22.0.0, the step marked.
+    assert "[the trend pages](site/index.html)" in report
+    own = next((out / "site" / "b").glob("calibrated_work.js-*.html")).read_text()
+    assert all(f">v{version}</text>" in own for version in RELEASES)
+    assert own.count('class="change slower"') == 1 and "at v20.0.0" in own
+
     # --store: each step's head is a point of the release series, named by its version.
     from benchgate.history.reading import series
 

@@ -143,12 +143,30 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
         if store:
             _record_step(output / directory, head, store)
         steps.append(_analysed(output, directory, base, head, run, plot))
+    site = _release_site(output, steps)
     (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
     described = f"{run['runs']} runs a side" if run["runs"] != "auto" else "runs until decided (--runs auto)"
-    (output / "report.md").write_text(render_versions_markdown(steps, runs=described), encoding="utf-8")
+    markdown = render_versions_markdown(steps, runs=described, site=site)
+    (output / "report.md").write_text(markdown, encoding="utf-8")
     sys.stdout.write(render_versions_text(steps))
     print(f"benchgate: versions: report in {output / 'report.md'}", file=sys.stderr)
     return EXIT_OK
+
+
+def _release_site(output: Path, steps: list) -> str | None:
+    """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
+    from benchgate.history.releases import ReleaseStep, release_series
+    from benchgate.history.site import write_site
+
+    try:
+        series, changes = release_series(
+            [ReleaseStep(step.base, step.head, output / step.directory, step.gated) for step in steps]
+        )
+    except InputError as error:  # a step with nothing to show (every benchmark failed): no site, still a report
+        print(f"benchgate: versions: no trend site: {error.one_line()}", file=sys.stderr)
+        return None
+    write_site(output / "site", series, changes)
+    return "site/index.html"
 
 
 def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:

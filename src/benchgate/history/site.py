@@ -117,11 +117,11 @@ def _by_key(changes: Sequence[ChangePoint]) -> dict[SeriesKey, list[ChangePoint]
     return found
 
 
-def _legend() -> str:
+def _legend(linked: bool) -> str:
     return (
         '<p class="legend muted">'
-        f'<span><span class="swatch" style="background:{LINE}"></span> mean rate per run '
-        "(a dot links its commit)</span>"
+        f'<span><span class="swatch" style="background:{LINE}"></span> mean rate per run'
+        f"{' (a dot links its commit)' if linked else ''}</span>"
         f'<span><span class="swatch" style="background:{SLOWER}"></span> change point, slower</span>'
         f'<span><span class="swatch" style="background:{FASTER}"></span> change point, faster</span>'
         "<span>dotted: the mean between change points</span></p>"
@@ -148,7 +148,7 @@ def _benchmark_page(
         '<p><a href="../index.html">← all benchmarks</a></p>',
         f'<h1 class="mono">{escape(filename)}</h1>',
         f'<p class="muted">{len(series)} series; oldest run on the left.</p>',
-        _legend(),
+        _legend(commit_url is not None),
     ]
     for one in series:
         mine = sorted(changes.get(one.key, []), key=lambda c: c.index)

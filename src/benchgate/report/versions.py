@@ -142,7 +142,7 @@ def render_versions_text(steps: Sequence[VersionStep]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str) -> str:
+def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: str | None = None) -> str:
     """The report as markdown, the shape of the "State of Node.js performance" posts."""
     versions = [steps[0].base, *(step.head for step in steps)] if steps else []
     out = [
@@ -181,6 +181,8 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str) -> str:
         out += ["", "## Failures", "", "Benchmarks that did not run on a release (a file newer than it, say):", ""]
         out += [f"- {step.name}: {code(line)}" for step, line in failed]
     out += ["", "## Charts"]
+    if site:
+        out += ["", f"Every row over the releases, with the starred steps marked: [the trend pages]({site})."]
     for step in steps:
         if step.chart:
             out += ["", f"### {step.name}", "", f"![{step.name}: change per comparison]({step.chart})"]
