@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from benchgate import config
-from benchgate.config.history import HistorySettings, history_settings, resolve_store
+from benchgate.config.history import ENVIRONMENT, HistorySettings, history_settings, resolve_store
 from benchgate.errors import EXIT_OK, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
@@ -166,3 +169,38 @@ def site(
     )
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK
+
+
+def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str] | None = None) -> str:
+    """The PR comment's history section for the regressed and undecided rows of ``gated``; '' without a store.
+
+    Only a configured store counts ($BENCHGATE_HISTORY or the configuration's ``history.store``); one
+    that cannot be read is said on stderr and the comment goes out without the section.
+    """
+    from benchgate.errors import BenchgateError
+
+    configured = history_settings(settings.history)
+    environment = os.environ if environment is None else environment
+    if not (environment.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
+        return ""
+    wanted = gated["gating"].astype(bool)
+    if "undecided" in gated:
+        wanted |= gated["undecided"].astype(bool)
+    rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
+    if not rows:
+        return ""
+    from benchgate.history.changes import MIN_POINTS, change_points
+    from benchgate.history.context import row_history
+    from benchgate.history.reading import series
+    from benchgate.report.historycontext import render_history_context
+
+    try:
+        stored = series(resolve_store(None, configured, environment), branch="main")
+    except BenchgateError as error:
+        print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
+        return ""
+    names = {f"{filename} {configuration}" for filename, configuration in rows}
+    relevant = [one for one in stored if one.key.label() in names]
+    changes = [change for one in relevant if len(one.points) >= MIN_POINTS for change in change_points(one)]
+    histories = [row_history(relevant, changes, filename, configuration) for filename, configuration in rows]
+    return render_history_context(histories, site_url=configured.site_url or None)
