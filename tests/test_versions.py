@@ -10,6 +10,7 @@ calls ``URL.canParse``, which Node 18.16 does not have (a real failure in the fi
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from nodelike import EXAMPLE_HARNESS
@@ -94,8 +95,9 @@ def _suite(tmp_path):
 
 
 def _versions(capsys, bench, out, *extra):
+    runs = () if "--runs" in extra else ("--runs", "8")
     status = cli.main(
-        ["versions", *RELEASES, "--benchmark-dir", str(bench), "--runs", "8", "--release-source", "npm"]
+        ["versions", *RELEASES, "--benchmark-dir", str(bench), "--release-source", "npm", *runs]
         + ["--no-progress", "--output", str(out), *extra]
     )
     captured = capsys.readouterr()
@@ -167,3 +169,34 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     assert status == 0 and err.count("reusing the complete run") == 2 and err.count("already recorded") == 2, err
     assert {path: path.read_bytes() for path in out.glob("steps/*/results.csv")} == before
     assert again == stdout
+
+    # Other options would mix two reports: the reused step must be the same request.
+    status, _, err = _versions(capsys, bench, out, "--runs", "30")
+    assert status == 2 and err.count("\n") == 1 and "holds a run with runs 8, not 30" in err, err
+
+
+def test_the_markdown_report_keeps_untrusted_names_in_code():
+    import pandas as pd
+
+    from benchgate.report.versions import VersionStep, render_versions_markdown
+
+    hostile = "x/```\n# <script>alert(1)</script> @nodejs/tsc [a](javascript:1).js"
+    gated = pd.DataFrame(
+        {
+            "filename": [hostile, "x/plain.js"],
+            "configuration": ["n=1 `|` s=2", "n=1"],
+            "confidence": ["***", ""],
+            "improvement": [-20.0, 1.0],
+            "accuracy_1": [2.0, 2.0],
+            "accuracy_2": [3.0, 3.0],
+            "accuracy_3": [4.0, 4.0],
+        }
+    )
+    text = render_versions_markdown([VersionStep("20.0.0", "22.0.0", gated, "steps/20.0.0..22.0.0")], runs="8 runs")
+    fences = [line for line in text.splitlines() if line.startswith("```")]
+    assert fences == ["```text", "```"]  # the one table's block, never closed or opened by a name
+    outside = text.split("```text", 1)[0] + text.split("```text", 1)[1].split("\n```", 1)[1]
+    # Outside the block the name appears only in code spans: without them, none of it is left.
+    bare = re.sub(r"`[^`\n]*`", "", outside)
+    assert "<script>" not in bare and "@nodejs/tsc" not in bare and "javascript:" not in bare
+    assert "<script>" in outside and "| 20.0.0 → 22.0.0 | 0 | 1 |" in text and "`x (1)`" in text

@@ -179,6 +179,7 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     resume = False
     if record_path.is_file():
         record = results.read_run_record(record_path)
+        _check_same_request(record, run, directory)
         if record.get("complete") is True:
             print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)
             return None
@@ -197,6 +198,28 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     )
     status = run_benchmarks(options)
     return None if status == EXIT_OK and record_path.is_file() else status
+
+
+def _check_same_request(record: dict, run: dict, directory: Path) -> None:
+    """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
+    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
+    given = run.get("benchmark_dir")
+    wanted = {
+        "runs": run["runs"],
+        "categories": list(run["categories"]),
+        "filter": list(run["filters"]),
+        "exclude": list(run["excludes"]),
+        "set": list(run["set_args"]),
+    }
+    found = {"runs": record.get("runs"), **{name: selection.get(name) for name in wanted if name != "runs"}}
+    if given is not None and selection.get("benchmark_dir") != str(Path(given).resolve()):
+        wanted["benchmark_dir"], found["benchmark_dir"] = str(Path(given).resolve()), selection.get("benchmark_dir")
+    for name, value in wanted.items():
+        if found.get(name) != value:
+            raise InputError(
+                f"{directory} holds a run with {name} {found.get(name)!r}, not {value!r}: "
+                "give another --output, or remove that step to measure it again"
+            )
 
 
 def _record_step(directory: Path, head: str, store: str) -> None:
