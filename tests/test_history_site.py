@@ -120,6 +120,9 @@ def test_index_and_one_page_per_benchmark_file_with_a_chart_per_series(tmp_path,
     commits = {attrs["href"] for tag, attrs in page.tags if tag == "a" and attrs["href"].startswith("https://")}
     assert commits == {COMMIT_URL.format(sha=p.commit) for p in found[0].points}
     assert not any(tag == "script" for tag, _ in page.tags + index.tags)  # no JavaScript at all
+    # Nothing to fetch: no src, no stylesheet or font link; it loads from file:// as from GitHub Pages.
+    assert not [attrs for _, attrs in page.tags + index.tags if "src" in attrs]
+    assert not [attrs for tag, attrs in page.tags + index.tags if tag == "link"]  # canonical only with site_url
 
 
 def test_release_series_are_labelled_by_version_and_site_url_names_each_page(tmp_path):
