@@ -211,6 +211,8 @@ def _check_same_request(record: dict, run: dict, directory: Path) -> None:
         "exclude": list(run["excludes"]),
         "set": list(run["set_args"]),
     }
+    if wanted["categories"] == ["all"]:
+        del wanted["categories"]  # the run records the categories 'all' stood for
     found = {"runs": record.get("runs"), **{name: selection.get(name) for name in wanted if name != "runs"}}
     if given is not None and selection.get("benchmark_dir") != str(Path(given).resolve()):
         wanted["benchmark_dir"], found["benchmark_dir"] = str(Path(given).resolve()), selection.get("benchmark_dir")
