@@ -252,3 +252,19 @@ def test_a_recorder_killed_mid_transaction_leaves_no_partial_run(store_url, tmp_
     assert _counts(store_url) == {"benchgate_runs": 1, "benchgate_rows": 6, "benchgate_samples": 60}
     assert record_run(run, store_url).created  # the same run records whole
     assert _counts(store_url) == {"benchgate_runs": 2, "benchgate_rows": 12, "benchgate_samples": 120}
+
+
+def test_readers_do_not_queue_behind_a_writer_on_sqlite(tmp_path):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    record_run(_run(tmp_path, "a"), url)
+    import sqlite3
+
+    writer = sqlite3.connect(tmp_path / "h.db", isolation_level=None, timeout=0.1)
+    writer.execute("BEGIN IMMEDIATE")  # a recorder mid-transaction holds the write lock
+    try:
+        assert len(series(url)) == 3  # a reader's transaction is DEFERRED: it reads the committed state
+        with pytest.raises(StoreUnavailable, match="locked"):
+            record_run(_run(tmp_path, "b", seed=2), url, lock_timeout=0.2)  # a second writer waits, then gives up
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

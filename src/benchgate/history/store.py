@@ -36,8 +36,11 @@ class Store:
     sqlite_path: Path | None  # the file of a SQLite store, None for a server
 
 
+WRITE = "benchgate_write"  # the execution option that marks a connection as a writer's
+
+
 def _sqlite_immediate(engine: Engine) -> None:
-    """Let SQLAlchemy, not pysqlite, begin transactions, and begin them IMMEDIATE (the documented recipe)."""
+    """Let SQLAlchemy, not pysqlite, begin transactions (the documented recipe); a writer's begin IMMEDIATE."""
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -45,7 +48,8 @@ def _sqlite_immediate(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
 
 
 def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool = False) -> Store:

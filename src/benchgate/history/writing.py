@@ -15,7 +15,7 @@ from sqlalchemy import Connection, exc, select
 
 from benchgate.history import schema
 from benchgate.history.runentry import RowSummary, RunEntry
-from benchgate.history.store import Store, errors_translated, prepare_for_writing
+from benchgate.history.store import WRITE, Store, errors_translated, prepare_for_writing
 
 _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million samples
 
@@ -101,7 +101,7 @@ def insert_run(store: Store, entry: RunEntry, *, keep: int = 0) -> tuple[int, bo
     """
     with errors_translated(store):
         try:
-            with store.engine.begin() as connection:
+            with store.engine.connect() as connection, connection.execution_options(**{WRITE: True}).begin():
                 prepare_for_writing(connection, store)
                 existing = _existing(connection, entry.digest)
                 if existing is not None:
