@@ -158,21 +158,22 @@ def trend_svg(
 
 def sparkline_svg(series: Series, changes: Sequence[ChangePoint], width: int = 160, height: int = 28) -> str:
     """A small line of the series for the index, with its change points as ticks."""
-    values = [p.mean_rate for p in series.points if math.isfinite(p.mean_rate)]
-    if len(values) < 2:
+    drawn = [(i, p.mean_rate) for i, p in enumerate(series.points) if math.isfinite(p.mean_rate)]
+    if len(drawn) < 2:
         return ""
-    low, high = min(values), max(values)
+    low, high = min(v for _, v in drawn), max(v for _, v in drawn)
     span = (high - low) or 1.0
+    last = len(series.points) - 1
 
-    def x(index: int) -> float:
-        return 2 + (width - 4) * index / (len(values) - 1)
+    def x(index: float) -> float:  # by position in the series, so a change point sits where its run is
+        return 2 + (width - 4) * index / last
 
-    path = " ".join(f"{x(i):.1f},{height - 3 - (height - 6) * (v - low) / span:.1f}" for i, v in enumerate(values))
+    path = " ".join(f"{x(i):.1f},{height - 3 - (height - 6) * (v - low) / span:.1f}" for i, v in drawn)
     marks = "".join(
-        f'<line x1="{x(c.index):.1f}" x2="{x(c.index):.1f}" y1="0" y2="{height}" '
+        f'<line x1="{x(c.index - 0.5):.1f}" x2="{x(c.index - 0.5):.1f}" y1="0" y2="{height}" '
         f'stroke="{SLOWER if c.change < 0 else FASTER}" stroke-width="1.5"/>'
         for c in changes
-        if 0 < c.index < len(values)
+        if 0 < c.index <= last
     )
     return (
         f'<svg class="spark" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
