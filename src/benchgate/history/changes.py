@@ -37,7 +37,8 @@ def _compute():  # type: ignore[no-untyped-def]
         from otava.analysis import compute_change_points
     except ImportError:
         raise InputError(
-            "change points need Apache Otava, which is not installed: pip install 'benchgate[history]'"
+            "change points need Apache Otava, which is not installed: pip install --no-deps 'apache-otava>=0.8' "
+            "(docs/history.md)"
         ) from None
     return compute_change_points
 
