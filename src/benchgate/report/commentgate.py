@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from benchgate.report import gatelines
+from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import code, plain
 from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE
-
-if TYPE_CHECKING:
-    from benchgate.report.comment import CommentContext
 
 
 def plural(count: int, noun: str) -> str:
