@@ -216,10 +216,15 @@ def test_the_cli_reference_names_every_history_option():
         assert missing == [], f"docs/cli.md's history section does not document {missing} of {name}"
 
 
-def test_the_site_subcommand_says_when_it_is_not_in_this_build(capsys, tmp_path):
-    import importlib.util
-
-    if importlib.util.find_spec("benchgate.history.site") is not None:
-        pytest.skip("benchgate.history.site is here: tests/test_history_site*.py cover it")
-    status, _, err = _cli(capsys, "site", str(tmp_path / "site"), "--store", f"sqlite:///{tmp_path / 'h.db'}")
-    assert status == EXIT_BAD_INPUT and "not in this build" in err and not (tmp_path / "site").exists()
+@needs_otava
+def test_the_site_of_the_store_links_each_commit(capsys, tmp_path):
+    store = f"sqlite:///{tmp_path / 'h.db'}"
+    for run in _write_runs(tmp_path, 20, step_at=12, seed=5):
+        assert _cli(capsys, "record", str(run), "--store", store)[0] == EXIT_OK
+    template = "https://github.com/nodejs/node/commit/{sha}"
+    status, _, err = _cli(capsys, "site", str(tmp_path / "site"), "--store", store, "--commit-url", template)
+    assert status == EXIT_OK, err
+    pages = "".join(path.read_text() for path in (tmp_path / "site").rglob("*.html"))
+    assert f'href="https://github.com/nodejs/node/commit/{_commit(12)}"' in pages  # the step's commit
+    status, _, err = _cli(capsys, "site", str(tmp_path / "s2"), "--store", store, "--commit-url", "https://x/")
+    assert status == EXIT_BAD_INPUT and "--commit-url" in err and "{sha}" in err

@@ -105,10 +105,12 @@ def test_runs_that_must_not_be_stored_are_refused_before_the_store_is_touched(tm
     assert not (tmp_path / "h.db").exists()
 
 
-def test_a_release_run_is_a_release_series(store_url, tmp_path):
+@pytest.mark.parametrize("source", ["release:npm", "release:dist", "npm"])
+def test_a_release_run_is_a_release_series(store_url, tmp_path, source):
+    # benchgate run records an official binary's source as "release:npm" (build.releases.fetch_release)
     binaries = {
-        "base": {"version": "v18.16.0", "source": "npm", "node_args": []},
-        "head": {"version": "v20.0.0", "source": "npm", "node_args": []},
+        "base": {"version": "v18.16.0", "source": source, "node_args": []},
+        "head": {"version": "v20.0.0", "source": source, "node_args": []},
     }
     result = record_run(_run(tmp_path, "rel", record={"binaries": binaries}), store_url)
     assert (result.commit, result.branch) == ("v20.0.0", "releases")

@@ -10,7 +10,6 @@ corrupt or of another schema, 9 no series long enough for change points.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -62,7 +61,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     site_parser = commands.add_parser("site", help="a static site of every series (index.html, per-benchmark pages)")
     site_parser.add_argument("out_dir", metavar="OUT_DIR", type=Path)
     common(site_parser)
-    site_parser.set_defaults(handler=lambda args: site(**_common(args), out_dir=args.out_dir))
+    site_parser.add_argument(
+        "--commit-url",
+        default=None,
+        metavar="TEMPLATE",
+        help="link each commit, e.g. https://github.com/nodejs/node/commit/{sha}",
+    )
+    site_parser.set_defaults(
+        handler=lambda args: site(**_common(args), out_dir=args.out_dir, commit_url=args.commit_url)
+    )
 
 
 def _common(args: argparse.Namespace) -> dict:
@@ -154,19 +161,19 @@ def site(
     out_dir: Path,
     store: str | None = None,
     config_path: str | Path | None = config.DEFAULT_CONFIG_PATH,
+    commit_url: str | None = None,
 ) -> int:
-    """Write the static site of every series into ``out_dir``."""
-    if importlib.util.find_spec("benchgate.history.site") is None:
-        raise InputError("benchgate history site is not in this build of benchgate (benchgate.history.site)")
+    """Write the static site of every series into ``out_dir``; ``commit_url`` links commits (``{sha}``)."""
     from benchgate.history.changes import find_changes
     from benchgate.history.reading import series
-    from benchgate.history.site import write_site  # type: ignore[import-not-found]
+    from benchgate.history.site import write_site
 
     configured = _configured(config_path)
     all_series = series(resolve_store(store, configured))
-    written = write_site(
-        Path(out_dir), all_series, find_changes(all_series).points, site_url=configured.site_url or None
-    )
+    if commit_url is not None and "{sha}" not in commit_url:
+        raise InputError(f"must contain {{sha}} where the commit goes, not {commit_url[:80]!r}", where="--commit-url")
+    points = find_changes(all_series).points
+    written = write_site(Path(out_dir), all_series, points, site_url=configured.site_url or None, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK
 

@@ -130,7 +130,8 @@ def _digest(csv_path: Path, record_path: Path) -> str:
 
 def _head_identity(head: runrecord.Binary, commit: str | None, where: str) -> tuple[str, bool]:
     """The commit a point is plotted at, and whether the head is an official release."""
-    release = head.source in _RELEASE_SOURCES and head.version is not None
+    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
+    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
     if commit is not None:
         return commit, release
     if head.sha is not None:
