@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-# The fake GitHub API (tests/fakegithub): the `fake_github` fixture for every test module.
-pytest_plugins = ["fakegithub.plugin"]
+# The fake GitHub API (tests/fakegithub): the `fake_github` fixture for every test module; the history
+# store per engine (tests/historystore.py): `store_url`, `postgres_url`.
+pytest_plugins = ["fakegithub.plugin", "historystore"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

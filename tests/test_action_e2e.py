@@ -21,6 +21,7 @@ import yaml
 from actionsim import evaluate, run_action, substitute
 from nodelike import make_node_like_repo
 
+from benchgate import history
 from benchgate.report.comment import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -244,6 +245,8 @@ def simulate(tmp_path, api_url, node_repo, name, inputs, *, event_name="pull_req
         "BENCHGATE_CACHE": str(tmp_path / "cache"),
     }
     github = {"token": TOKEN, "event": event, "event_name": event_name, "repository": REPO, "sha": head}
+    if event_name == "push":
+        github["ref_name"] = "main"
     base_inputs = {
         "mode": "all",
         "python": sys.executable,
@@ -357,11 +360,24 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
         api_url,
         node_repo,
         "push",
-        {"base-ref": node_repo.commits["v2"], "head-ref": head, "runs": "4"},
+        {
+            "base-ref": node_repo.commits["v2"],
+            "head-ref": head,
+            "runs": "4",
+            "history": "true",
+            "history-store": f"sqlite:///{tmp_path / 'history.db'}",
+        },
         event_name="push",
     )
     assert pushed.failed is None or pushed.failed.id == "report", pushed.failed and pushed.failed.stderr[-3000:]
     assert pushed.step("authorize").outputs["approved"] == "true" and pushed.step("run").ran
+    # The push records into the history store (the PR runs above never ran that step).
+    recorded_line = pushed.step("history").stdout
+    assert pushed.step("history").returncode == 0 and f"recorded: run 1, commit {head[:12]} on main" in recorded_line
+    assert not broken.step("history").ran
+    stored = history.series(f"sqlite:///{tmp_path / 'history.db'}")
+    assert stored and {point.commit for one in stored for point in one.points} == {head}
+    assert {one.key.branch for one in stored} == {"main"}
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1  # no pull request: the check run alone
     assert checks[-1]["head_sha"] == head and checks[-1]["conclusion"] == {"pass": "success", "fail": "failure"}.get(

@@ -163,7 +163,8 @@ def test_the_record_is_checked_as_untrusted_data(change, message):
 def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one():
     # One file, two comparisons: a clear regression and a noisy unchanged one. Run one configuration a job,
     # the regression stops at an early look while the noisy row runs on; run whole, both run as long as the noisy.
-    rows_of = {"mixed.js": {"len=256": (0.01, -0.5), "len=0": (0.05, 0.0)}}
+    # (8 % noise: with unchanged at its own one-sided 95 %, issue 17, a 5 % row is settled at the first look too)
+    rows_of = {"mixed.js": {"len=256": (0.01, -0.5), "len=0": (0.08, 0.0)}}
     per_row = live_shard(np.random.default_rng(4), {}, rows_of=rows_of, row_files={"mixed.js"})
     stops = {stop.unit: stop for stop in per_row.record.stops}
     assert stops[("mixed.js", "len=256")].after_runs == DESIGN.min_runs

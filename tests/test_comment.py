@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from commentcases import build_failure_run, by_actor, context, many_rows, run_summary, variants
 
-from benchgate.report import comment
+from benchgate.report import comment, commentgate, gatelines
 from benchgate.results.runrecord import SandboxUse
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -136,3 +136,15 @@ def test_label_text_renders_only_inside_code_spans():
     visible = outside_code_spans(labels_section)
     for fragment in ("evil.example", "#1", "@nodejs", "https"):
         assert fragment not in visible, fragment
+
+
+def test_rows_too_noisy_to_gate_are_listed_apart_with_the_rule_that_settles_them():
+    item = gatelines.Noisy("http/*@x.js `a`", "http/*@x.js", 14.23, 18.31, 10.0, True)
+    lines = commentgate.noisy_lines([item])
+    assert lines[1] == "Too noisy to gate (1), apart from the undecided rows:"
+    assert lines[3] == (
+        "- 🔊 `http/*@x.js 'a'`: too noisy to gate at 10 %: σ 14.2 %; the smallest regression it could rule out by "
+        "max-runs is 18.3 %; it keeps the verdict inconclusive; settled by "
+        "`{match: 'http/*@x.js', min-effect: 19%} in rules, or noisy: {max-sigma: 14.1%}`"
+    )
+    assert commentgate.noisy_lines([]) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -71,7 +72,7 @@ def test_options_accept_comma_lists_and_percent():
         ("correction: bonferroni\n", "key 'correction': must be one of holm, none"),
         ("rules:\n  - threshold: '*'\n", "key 'rules[0]': missing 'match'"),
         ("rules:\n  - match: 'a/*'\n    speed: 3\n", "key 'rules[0].speed': unknown key"),
-        ("rules:\n  - match: 'a/*'\n", "key 'rules[0]': a rule needs threshold, min-effect or ignore"),
+        ("rules:\n  - match: 'a/*'\n", "key 'rules[0]': a rule needs threshold, min-effect, max-sigma or ignore"),
         ("categories: ['url; rm -rf /']\n", "key 'categories': 'url; rm -rf /' is not a valid benchmark category"),
         ("build:\n  jobs: 0\n", "key 'build': jobs must be a positive integer"),
         ("build:\n  colour: red\n", "key 'build': unknown build setting(s) colour"),
@@ -115,3 +116,24 @@ def test_example_config_is_valid(repo_root):
     settings = config.load_settings(repo_root / "examples" / "benchgate.yml", {}, config_required=True)
     assert settings.rules and settings.label_prefix == "benchmark"
     assert json.loads(settings.changed_files)["default"] == ["misc"]
+
+
+def test_unchanged_confidence_and_the_noise_budget(tmp_path):
+    path = write(
+        tmp_path,
+        "unchanged-confidence: 97.5%\nnoisy: {max-sigma: 8%}\nrules:\n  - match: 'http/*'\n    max-sigma: 20\n",
+    )
+    settings = config.load_settings(path, {})
+    policy = settings.policy()
+    assert (policy.unchanged_confidence, policy.noisy_max_sigma) == (97.5, 8.0)
+    assert policy.rules[0].max_sigma == 20.0
+    assert config.load_settings(path, {"unchanged-confidence": "99"}).policy().unchanged_confidence == 99.0
+    for text, reason in (
+        ("noisy: 8%\n", "key 'noisy': must be a mapping with max-sigma"),
+        ("noisy: {max-sigma: 0}\n", "key 'noisy.max-sigma': must be a percentage above 0"),
+        ("unchanged-confidence: 40\n", "key 'unchanged-confidence': must be a confidence from 50 to 99.999 percent"),
+    ):
+        with pytest.raises(InputError, match=re.escape(reason)):
+            config.load_settings(write(tmp_path, text), {})
+    with pytest.raises(InputError, match="can only be set in the configuration file"):
+        config.load_settings(None, {"noisy": "8%"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchgate import results, stats
+from benchgate import report, results, stats
 from benchgate.cli import main
 from benchgate.report import gatelines
 from benchgate.stats import gate
@@ -230,12 +231,22 @@ def test_threshold_off_shows_decisions_and_never_fails_or_is_inconclusive():
 def test_inconclusive_above_is_the_floor_an_interval_must_rule_out():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10)])
-    row = decided(samples).loc["a.js"]
+    # At 99.95 % the one-sided bound is the low end of the one-row report's two-sided 99.9 % interval: the old rule.
+    row = decided(samples, unchanged_confidence=99.95).loc["a.js"]
     assert row["decision"] == "inconclusive" and row["ci_low"] < -10 and row["runs_needed"] > 10
-    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1).loc["a.js"]
+    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1, unchanged_confidence=99.95).loc["a.js"]
     assert wide["decision"] == "unchanged"
+    assert (
+        decided(samples, inconclusive_above=-row["ci_low"] - 0.01, unchanged_confidence=99.95).loc["a.js", "decision"]
+        == "inconclusive"
+    )
+    # At the default 95 % the bound is tighter than that interval: the same row rules out 10 %, and shows it.
+    default = decided(samples).loc["a.js"]
+    assert default["decision"] == "unchanged" and default["ci_low"] == row["ci_low"]
     with pytest.raises(ValueError):
         gate.GatePolicy(inconclusive_above=0)
+    with pytest.raises(ValueError, match="unchanged-confidence"):
+        gate.GatePolicy(unchanged_confidence=40)
 
 
 def test_the_issues_four_run_tojson_regression_never_passes(capsys):
@@ -251,20 +262,27 @@ def test_the_issues_four_run_tojson_regression_never_passes(capsys):
     assert re.search(r"-91\.2 % \[-97\.7, -65\.8\] regression +FAIL", out) and "gate: FAIL: 1 of 4" in out
 
 
+def noise_csv(path: Path, lines: list[str], rng, *, rows: int, sigma: float, runs: int) -> Path:
+    """``lines`` (a compare.js CSV) with ``rows`` A/A comparisons of log-normal noise appended, written to ``path``."""
+    lines = list(lines)
+    for index in range(rows):
+        for side in ("old", "new"):
+            for rate in np.exp(np.log(1e5) + sigma * rng.standard_normal(runs)):
+                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     """The same 4-run row in a report of 400 comparisons: too few runs to reject at 0.001 / 400, and too few
-    to rule out a 10 % regression anywhere: inconclusive, exit 6, the row named with the runs it needs."""
-    rng = np.random.default_rng(14)
+    to rule out a 10 % regression almost anywhere: inconclusive, exit 6, the row named with the runs it needs."""
     lines = (FIXTURES / "issue-tojson-n4.csv").read_text().splitlines()
-    for index in range(396):
-        for side in ("old", "new"):
-            for rate in np.exp(np.log(1e5) + 0.15 * rng.standard_normal(4)):
-                lines.append(f'"{side}","noise/file{index // 10}.js","n={index}",{rate:.6f},0.1')
-    path = tmp_path / "issue-400.csv"
-    path.write_text("\n".join(lines) + "\n")
+    path = noise_csv(tmp_path / "issue-400.csv", lines, np.random.default_rng(14), rows=396, sigma=0.15, runs=4)
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 6
     out = capsys.readouterr().out
-    assert out.count("  UNDECIDED ") == 20 and "gate: INCONCLUSIVE: 400 of 400 comparisons undecided" in out
+    undecided = int(re.search(r"gate: INCONCLUSIVE: (\d+) of 400 comparisons undecided", out).group(1))
+    # At 95 % a few 4-run rows whose estimate happened to be high enough rule out 10 %; most cannot.
+    assert out.count("  UNDECIDED ") == 20 and 300 < undecided < 400
     status = main(["analyze", str(path), "--gate", "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     tojson = next(row for row in document["rows"] if row["configuration"] == "len=4096 n=10000")
@@ -275,8 +293,51 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
 def test_an_undecided_row_names_its_own_rules_min_effect():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10), ("b.js", 0.04, 0.0, 10)])
-    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),))
+    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95)
     gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}
     assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js
+
+
+def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_does():
+    """40 % noise: even 60 runs a side could not rule out 10 % (its noisy_mde is above it). By default it keeps the
+    verdict inconclusive; beyond a budget of noisy: {max-sigma: 20%} (or a rule's) it no longer holds it."""
+    rng = np.random.default_rng(21)
+    rows = [(f"quiet{index}.js", 0.01, 0.0, 30) for index in range(5)] + [("loud.js", 0.4, -0.05, 30)]
+    samples = lognormal_rows(rng, rows)
+    gated = decided(samples)
+    loud = gated.loc["loud.js"]
+    assert loud["decision"] == "inconclusive" and loud["noisy"] and loud["undecided"]
+    assert 30 < loud["sigma"] < 50 and loud["noisy_mde"] > 10
+    assert not gated.drop(index="loud.js")["noisy"].any()
+    assert gate.verdict(gated.reset_index()) == "inconclusive"
+    # What the report says: the row apart from the undecided ones, with the rule that would settle it.
+    policy = gate.GatePolicy()
+    (item,) = gatelines.noisy_rows(gated.reset_index(), 0.0, 10.0)
+    assert item.holds and item.sentence().startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
+    assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.settling_rule()
+    assert gatelines.undecided_rows(gated.reset_index(), 0.0, 10.0) == []
+    text = "\n".join(report.gate_summary(gated.reset_index(), policy))
+    assert "gate: INCONCLUSIVE: 1 of 6 comparisons undecided" in text and "  NOISY loud.js n=1: too noisy" in text
+    for budget in ({"noisy_max_sigma": 20.0}, {"rules": (gate.GateRule("loud*", max_sigma=20.0),)}):
+        spared = decided(samples, **budget)
+        assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
+        assert gate.verdict(spared.reset_index()) == "pass"
+        assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 0.0, 10.0)[0].sentence()
+    # A budget above the row's noise spares nothing: it still holds the verdict.
+    assert gate.verdict(decided(samples, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
+    # A regression is never spared: the budget concerns undecided rows only.
+    failing = decided(lognormal_rows(rng, [("loud.js", 0.4, -0.9, 30)]), noisy_max_sigma=1.0)
+    assert failing.loc["loud.js", "decision"] == "regression" and gate.verdict(failing.reset_index()) == "fail"
+
+
+def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):
+    """30 runs at 7 % noise, 40 rows: at 95 % every row rules out 10 % (pass), at 99.999 % not all (inconclusive)."""
+    header = ['"binary","filename","configuration","rate","time"']
+    path = noise_csv(tmp_path / "aa.csv", header, np.random.default_rng(22), rows=40, sigma=0.07, runs=30)
+    assert main(["analyze", str(path), "--gate", "--no-bars"]) == 0
+    assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 6
+    capsys.readouterr()
+    assert main(["analyze", str(path), "--unchanged-confidence", "100"]) == 2
+    assert "unchanged-confidence must be a percentage from 50 to 99.999" in capsys.readouterr().err

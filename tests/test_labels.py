@@ -211,3 +211,27 @@ def test_auto_runs_are_capped_by_max_runs():
     assert config.resolve(file_values={"runs": "auto", "max-runs": 3}).adaptive_runs() == (3, 3)
     with pytest.raises(InputError, match="max-runs.*whole number of runs, not 'auto'"):
         config.parse_setting("max-runs", "auto", where="file")
+
+
+def test_unchanged_confidence_label_raises_from_anyone_and_lowers_only_from_writers():
+    """A higher confidence calls fewer rows unchanged (tightens); a lower one could pass a real regression."""
+    assert labels.parse_label("benchmark:unchanged-confidence=99%", "benchmark").value == 99.0
+    bad = labels.parse_label("benchmark:unchanged-confidence=100", "benchmark")
+    assert bad is not None and "must be a confidence from 50 to 99.999 percent" in bad.error
+    raised = labels.decide(
+        ["benchmark:unchanged-confidence=99"], DEFAULTS, actor_of=lambda label: "outsider",
+        can_write=lambda user: pytest.fail("no permission check for a raising label"),
+    )  # fmt: skip
+    assert raised.values == {"unchanged-confidence": 99.0}
+    lowered = ["benchmark:unchanged-confidence=80"]
+    ignored = labels.decide(lowered, DEFAULTS, actor_of=lambda label: "outsider", can_write=lambda user: False)
+    (outcome,) = ignored.outcomes
+    assert ignored.values == {} and outcome.status == labels.IGNORED and "loosens the gate" in outcome.reason
+    applied = labels.decide(lowered, DEFAULTS, actor_of=lambda label: "maintainer", can_write=lambda user: True)
+    assert applied.values == {"unchanged-confidence": 80.0}
+    settings = config.with_labels(DEFAULTS, applied.values)
+    assert settings.policy().unchanged_confidence == 80.0 and settings.source_of("unchanged_confidence") == "label"
+    # Against a configured 99, a label of 97.5 lowers it: writers only.
+    strict = config.resolve(file_values={"unchanged-confidence": 99.0})
+    assert labels.needs_trust("unchanged-confidence", 97.5, strict) == "loosens the gate"
+    assert labels.needs_trust("unchanged-confidence", 99.5, strict) is None

@@ -132,8 +132,14 @@ def test_forest_of_200_rows_is_readable(large, example):
     ax, labels, segments, _, headers = forest_parts(figure)
     figure.canvas.draw()  # text extents exist only once drawn
 
-    assert len(labels) == 200 and len(headers) == 10
-    assert figure.get_figheight() >= (200 + 10) * plots.ROW_INCHES > 3 * small.get_figheight()
+    # Past FOREST_ALL_ROWS rows only the significant ones are drawn (compare.R's stars: no decisions here).
+    drawn = [i for i, kind in enumerate(chartdata.row_kinds(gated)) if kind != chartdata.UNCLEAR]
+    assert 20 <= len(drawn) < 200 and len(labels) == len(drawn)
+    assert [label.get_text() for label in labels] == [
+        chartdata.text(chartdata.shorten(gated["configuration"].iloc[i], plots.MAX_LABEL)) for i in drawn
+    ]
+    assert len(headers) == gated["filename"].iloc[drawn].nunique()
+    assert figure.get_figheight() >= (len(drawn) + len(headers)) * plots.ROW_INCHES > 1.5 * small.get_figheight()
     font = min(label.get_fontsize() for label in labels)
     row_points = plots.ROW_INCHES * 72
     assert font >= 7 and row_points >= 1.2 * font
@@ -147,7 +153,7 @@ def test_forest_of_200_rows_is_readable(large, example):
     ticks = [t for t in ax.get_xticklabels() if t.get_text() and t.get_window_extent().y1 <= bottom]  # bottom row
     extents = sorted((t.get_window_extent() for t in ticks), key=lambda box: box.x0)
     assert len(ticks) >= 5 and all(a.x1 <= b.x0 for a, b in zip(extents, extents[1:], strict=False))
-    assert sum(len(kind) for kind in segments.values()) == 200
+    assert sum(len(kind) for kind in segments.values()) == len(drawn)
     # compare.R's order: by "filename configuration".
     names = [f"{f} {c}" for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
     assert names == sorted(names)
@@ -220,3 +226,55 @@ def test_chart_paths_put_the_distributions_beside_the_forest():
         Path("out/benchmark.png"),
         Path("out/benchmark-distributions.png"),
     )
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory) -> pd.DataFrame:
+    """A 1,000-row report decided by the gate: mostly undecided rows, a few regressions and gains."""
+    samples = results.read_samples([write_compare_csv(tmp_path_factory.mktemp("thousand") / "1000.csv", rows=1000)])
+    return apply_gate(stats.compare_samples(samples), POLICY, samples)
+
+
+def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_the_rest(thousand):
+    gated = thousand
+    kinds = chartdata.row_kinds(gated)
+    failing = {i for i, kind in enumerate(kinds) if kind == chartdata.FAIL}
+    decided = {i for i, kind in enumerate(kinds) if kind != chartdata.UNCLEAR}
+    undecided = set(np.flatnonzero(gated["undecided"].to_numpy()))
+    unchanged = len(gated) - len(decided | undecided)
+    assert len(failing) == 3 and len(decided) == 5 and len(undecided) > plots.MAX_FOREST_ROWS and unchanged > 20
+
+    shown = chartdata.forest_rows(gated, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    chosen = set(shown.positions.tolist())
+    # Every decided row is drawn, the rest of the cap goes to undecided rows; no unchanged row is drawn.
+    assert len(chosen) == plots.MAX_FOREST_ROWS and decided <= chosen and chosen <= decided | undecided
+    assert list(shown.positions) == sorted(shown.positions)  # still compare.R's order
+    left = len(undecided) - (plots.MAX_FOREST_ROWS - len(decided))
+    assert shown.rest.startswith(f"{unchanged} unchanged rows not drawn: changes from ")
+    assert f"not drawn either: {left} undecided" in shown.rest
+
+    figure = plots.forest_figure(gated, POLICY)
+    _, labels, segments, _, _ = forest_parts(figure)
+    assert len(labels) == plots.MAX_FOREST_ROWS == sum(len(kind) for kind in segments.values())
+    assert [t.get_text() for t in figure.texts if t.get_gid() == "rest"] == [shown.rest]
+    assert any("showing 80 of 1000: the decided and undecided rows" in t.get_text() for t in figure.texts)
+    width, height = (figure.get_size_inches() * plots.DPI).round()
+    assert width <= 1400 and height <= 2100  # it was 965 x 23,015 with every row
+
+
+def test_forest_draws_every_row_up_to_the_threshold():
+    rows = pd.DataFrame(
+        {
+            "filename": ["a.js"] * (plots.FOREST_ALL_ROWS + 1),
+            "configuration": [f"n={i}" for i in range(plots.FOREST_ALL_ROWS + 1)],
+            "improvement": [-5.0] + [0.1] * plots.FOREST_ALL_ROWS,
+            "confidence": ["***"] + [""] * plots.FOREST_ALL_ROWS,
+            "gating": [False] * (plots.FOREST_ALL_ROWS + 1),
+        }
+    )
+    kinds = chartdata.row_kinds(rows)
+    every = chartdata.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    assert len(every.positions) == plots.FOREST_ALL_ROWS and every.rest == "" and every.which == ""
+    past = chartdata.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    assert past.positions.tolist() == [0]
+    assert past.rest.startswith(f"{plots.FOREST_ALL_ROWS} unchanged rows not drawn: changes from +0.10 % to +0.10 %")

@@ -37,7 +37,10 @@ ROW_KEYS = {
     "ci_level",
     "gate_p",
     "mde",
+    "sigma",
+    "noisy_mde",
     "runs_needed",
+    "noisy",
 }
 
 
@@ -73,13 +76,15 @@ def test_text_has_table_note_bars_and_gate_lines():
 
 
 def test_text_names_undecided_rows_with_the_runs_they_need():
-    gated, policy = gated_fixture("sorting")
+    # 5 runs a side: at the default 95 % every row rules out 10 %; at 99.99 % twelve cannot.
+    assert report.gate_summary(*gated_fixture("sorting"))[0].startswith("gate: pass: no regression at ***")
+    gated, policy = gated_fixture("sorting", unchanged_confidence=99.99)
     lines = report.gate_summary(gated, policy)
     assert lines[0] == "gate: INCONCLUSIVE: 12 of 15 comparisons undecided at *** after Holm correction, none regresses"
     undecided = [line for line in lines if line.startswith("  UNDECIDED ")]
     assert len(undecided) == 12 and all("could not rule out a 10 % regression; about " in line for line in undecided)
     assert report.render_markdown(gated, policy).startswith("**benchgate** ❓ INCONCLUSIVE: 12 of 15")
-    wider = report.gate_summary(*gated_fixture("sorting", inconclusive_above=60.0))
+    wider = report.gate_summary(*gated_fixture("sorting", inconclusive_above=60.0, unchanged_confidence=99.99))
     assert wider[0].startswith("gate: pass: no regression at ***")
 
 
@@ -175,13 +180,14 @@ def test_markdown_document_has_verdict_table_reasons_bars_and_note():
 
 
 def test_json_has_exactly_the_issue_shape():
-    gated, policy = gated_fixture("small-n", threshold="**", min_effect=1.5)
+    gated, policy = gated_fixture("small-n", threshold="**", min_effect=1.5, unchanged_confidence=99.9)
     document = json.loads(report.render_json(gated, policy))
     assert list(document) == [
         "comparisons", "threshold", "correction", "min_effect", "verdict", "gate_test", "inconclusive_above",
-        "mde_power", "rows",
+        "unchanged_confidence", "noisy_max_sigma", "mde_power", "rows",
     ]  # fmt: skip
     assert (document["gate_test"], document["inconclusive_above"], document["mde_power"]) == ("yuen_log", 10.0, 0.8)
+    assert (document["unchanged_confidence"], document["noisy_max_sigma"]) == (99.9, None)
     assert document["comparisons"] == len(document["rows"]) == 7
     assert (document["threshold"], document["correction"], document["min_effect"]) == ("**", "holm", 1.5)
     assert document["verdict"] == "fail"

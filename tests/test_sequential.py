@@ -48,3 +48,41 @@ def test_design_json_round_trip_is_exact_and_checked():
         sequential.Design.from_json({**json.loads(text), "version": 1})  # the first design's records
     with pytest.raises(InputError, match="malformed"):
         sequential.Design.from_json({**json.loads(text), "settle_level": 0.7})
+
+
+def test_a_design_recorded_before_unchanged_had_its_own_confidence_replays_with_the_old_rule():
+    """run.json designs without unchanged_confidence (recorded before issue 17) decide unchanged as they did:
+    the two-sided interval at the row's whole level, at every look; new designs record 95 and its spending."""
+    import numpy as np
+    from synthetic import lognormal
+
+    from benchgate.stats import decisions, stopping
+
+    design = sequential.make_design(looks=(10, 30))
+    data = design.to_json()
+    assert (data["unchanged_confidence"], data["unchanged_spending"]) == (95.0, "obrien-fleming")
+    old = {key: value for key, value in data.items() if key not in ("unchanged_confidence", "unchanged_spending")}
+    legacy = sequential.Design.from_json(old)
+    assert legacy.unchanged_confidence is None and legacy.unchanged_weights() == (1.0,) * len(legacy.looks)
+    with pytest.raises(InputError, match="unchanged_confidence must be a number"):
+        sequential.Design.from_json({**data, "unchanged_confidence": "95"})
+    rng = np.random.default_rng(3)
+    base, head = lognormal(rng, 0.05, (400, 10)), lognormal(rng, 0.05, (400, 10))
+    history = [stopping.look_statistics(legacy, base, head)]
+    result = stopping.decide_at_look(legacy, history).decisions
+    floor_ruled_out = result.fixed_low > -10
+    assert (result.names[floor_ruled_out] == "unchanged").all() and not result.rejected.any()
+    assert ((result.names == "unchanged") == floor_ruled_out).all()
+    assert (stopping.decide_at_look(design, history).decisions.names == "unchanged").sum() > floor_ruled_out.sum()
+    assert list(decisions.DECISIONS).index("unchanged") == decisions.UNCHANGED
+
+
+def test_run_records_the_unchanged_confidence_it_stops_by():
+    from benchgate.run import adaptive
+
+    design = adaptive.design_for("auto", None, None, unchanged_confidence=99.0)
+    assert design is not None and design.to_json()["unchanged_confidence"] == 99.0
+    assert sequential.Design.from_json(design.to_json()) == design
+    assert adaptive.design_for("auto", None, None).unchanged_confidence == 95.0
+    with pytest.raises(ValueError, match="unchanged_confidence must be a percentage"):
+        adaptive.design_for("auto", None, None, unchanged_confidence=100.0)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "perf"))
 
+import node_noise  # noqa: E402
 import simulate_gate  # noqa: E402
 
 
@@ -31,3 +35,24 @@ def test_quick_table_has_every_mode_and_auto_saves_samples_on_quiet_suites(capsy
     )
     assert per_row < per_file
     assert "# auto design: looks 5,6,7,8,9,10,11,12,13,14,15,19,23,29,37,46,60" in out
+
+
+def test_node_noise_suites_compare_the_old_rule_with_the_new(capsys):
+    """The suites at Node's published noise: the shipped quantiles convert to sigma, and at 30 runs the old
+    rule leaves far more A/A rows undecided than the one-sided 95 % bound."""
+    probabilities, sigmas = node_noise.sigma_quantiles()
+    assert probabilities[0] == 0 and probabilities[-1] == 1
+    assert np.interp(0.5, probabilities, sigmas) == pytest.approx(0.018, rel=1e-3)  # median sigma 1.8 %
+    assert np.interp(0.9, probabilities, sigmas) == pytest.approx(0.083, rel=1e-3)
+    drawn = node_noise.draw_sigmas(np.random.default_rng(1), (200_000,))
+    assert np.mean(drawn > 0.03) == pytest.approx(0.27, abs=0.01) and np.mean(drawn > 0.05) == pytest.approx(
+        0.19, abs=0.01
+    )
+    argv = ["--node-only", "--node-reports", "10", "--fixed", "30", "--no-auto", "--unchanged-confidence", "old,95"]
+    assert simulate_gate.main([*argv, "--no-issue", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("|")[2].strip(): line.split("|") for line in out.splitlines() if line.startswith("| fixed-30")}
+    header = [cell.strip() for cell in next(line for line in out.splitlines() if line.startswith("| mode")).split("|")]
+    undecided_rows = header.index("A/A rows inconclusive")
+    old, new = (float(rows[key][undecided_rows].strip().rstrip(" %")) for key in ("old rule", "95 %"))
+    assert old > 5 and new < old / 5

@@ -15,6 +15,11 @@ EXIT_RUN_FAILED = 5
 # The gate could not decide: a comparison's interval still allows a regression of the floor (10 % or
 # min-effect). Never a pass; more runs (or a min-effect for a known-noisy benchmark) decide it.
 EXIT_INCONCLUSIVE = 6
+# The history store (benchgate history): unreachable or locked (try again later), corrupt or of a schema this
+# benchgate does not read (needs a person), or too few stored runs for what was asked.
+EXIT_STORE_UNAVAILABLE = 7
+EXIT_STORE_CORRUPT = 8
+EXIT_HISTORY_TOO_SHORT = 9
 EXIT_INTERNAL_ERROR = 70  # a bug in benchgate (sysexits' EX_SOFTWARE), never a verdict
 EXIT_INTERRUPTED = 130
 
@@ -57,3 +62,21 @@ class GitHubUnavailable(BenchgateError):
     """GitHub could not be reached after retries (exit 3)."""
 
     exit_status = EXIT_GITHUB_UNREACHABLE
+
+
+class StoreUnavailable(BenchgateError):
+    """The history store cannot be reached or is locked by another writer (exit 7); nothing was written."""
+
+    exit_status = EXIT_STORE_UNAVAILABLE
+
+
+class StoreCorrupt(BenchgateError):
+    """The history store is not a benchgate store, is damaged, or has a schema this version cannot read (exit 8)."""
+
+    exit_status = EXIT_STORE_CORRUPT
+
+
+class HistoryTooShort(BenchgateError):
+    """No series has enough stored runs for what was asked, e.g. change points (exit 9)."""
+
+    exit_status = EXIT_HISTORY_TOO_SHORT

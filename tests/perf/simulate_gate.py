@@ -34,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import duet_model
+import node_noise
 import numpy as np
 import simulate_perrow
 
@@ -108,9 +109,11 @@ def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = M
     return sides[0], sides[1], effect, kind
 
 
-def run_fixed(base, head, test: str, runs: int):
-    result = decisions.decide(base[..., :runs], head[..., :runs], test=test, with_mde=False)
-    return result.decision, np.full(result.decision.shape, float(runs))
+def run_fixed(base, head, test: str, runs: int, unchanged_confidence=decisions.DEFAULT_UNCHANGED_CONFIDENCE):
+    result = decisions.decide(
+        base[..., :runs], head[..., :runs], test=test, with_mde=False, unchanged_confidence=unchanged_confidence
+    )
+    return result.decision, np.full(result.decision.shape, float(runs)), result.current
 
 
 def run_auto(base, head, test: str, **design_options):
@@ -132,7 +135,7 @@ def run_auto(base, head, test: str, **design_options):
     assert result is not None
     looks = np.asarray(design.looks, dtype=float)
     samples = looks[stopped_after[:, FILE_OF_ROW]]
-    return result.decisions.decision, samples
+    return result.decisions.decision, samples, result.decisions.current
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
@@ -163,18 +166,37 @@ def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
     out[(name, "ten_passed")] += int((ten & passed).sum())
 
 
+def simulate_node_chunk(task) -> Counter:
+    """One chunk of a suite at Node's published noise (tests/perf/node_noise.py), at every unchanged confidence."""
+    suite, reports, seed, fixed, auto, design_options, confidences = task
+    base, head, effect = node_noise.generate(np.random.default_rng(seed), suite, reports, ROWS, MAX_RUNS)
+    out: Counter = Counter()
+    for confidence in confidences:
+        for runs in fixed:
+            decision, samples, current = run_fixed(base, head, decisions.GATE_TEST, runs, confidence)
+            node_noise.tally((suite, f"fixed-{runs}", confidence), decision, samples, effect, current, out)
+        if auto:
+            options = {**design_options, "unchanged_confidence": confidence}
+            decision, samples, current = run_auto(base, head, decisions.GATE_TEST, **options)
+            node_noise.tally((suite, "auto", confidence), decision, samples, effect, current, out)
+    return out
+
+
 def simulate_chunk(task) -> Counter:
     """One chunk of reports of one suite, through every test and mode asked for; returns counts."""
+    if task[0] in node_noise.SUITES:
+        return simulate_node_chunk(task)
     suite, model, reports, seed, tests, fixed, auto_tests, design_options = task
     rng = np.random.default_rng(seed)
     base, head, effect, kind = generate(rng, model, reports)
     out: Counter = Counter()
     for test in [test for test in tests if test not in paired.PAIRED_TESTS]:
         for runs in fixed:
-            decision, samples = run_fixed(base, head, test, runs)
+            confidence = design_options.get("unchanged_confidence", decisions.DEFAULT_UNCHANGED_CONFIDENCE)
+            decision, samples, _ = run_fixed(base, head, test, runs, confidence)
             _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, effect, out)
         if test in auto_tests and test not in paired.PAIRED_TESTS:
-            decision, samples = run_auto(base, head, test, **design_options)
+            decision, samples, _ = run_auto(base, head, test, **design_options)
             _tally((suite, test, "auto"), decision, samples, kind, effect, out)
             decision, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
             _tally((suite, test, simulate_perrow.MODE), decision, samples, kind, effect, out)
@@ -192,13 +214,22 @@ def simulate_chunk(task) -> Counter:
     return out
 
 
-def simulate(suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options=None, candidates=0) -> Counter:
+def simulate(
+    suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options=None, candidates=0, node=(0, ())
+) -> Counter:
     """Every suite's reports in chunks; the gate's test sees all of them, the other tests the first ``candidates``.
 
     All tests of a chunk see the same samples (common random numbers). ``candidates`` 0: all.
+    ``node``: reports per suite at Node's noise and the unchanged confidences to run them at.
     """
     tasks = []
     root = np.random.SeedSequence(seed)
+    node_reports, confidences = node
+    for suite, child in zip(node_noise.SUITES, np.random.SeedSequence(seed + 17).spawn(3), strict=True):
+        for index, grandchild in enumerate(child.spawn(max(1, -(-node_reports // CHUNK)) if node_reports else 0)):
+            size = min(CHUNK, node_reports - index * CHUNK)
+            auto = decisions.GATE_TEST in auto_tests
+            tasks.append((suite, size, grandchild, fixed, auto, design_options or {}, confidences))
     for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
         chunks = max(1, -(-reports // CHUNK))
         for index, grandchild in enumerate(child.spawn(chunks)):
@@ -306,6 +337,19 @@ def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(v) for v in text.split(",") if v)
 
 
+def _confidences(text: str) -> tuple[float | None, ...]:
+    values = tuple(None if v.strip() == "old" else float(v) for v in text.split(",") if v.strip())
+    if not values or any(v is not None and not 50 <= v < 100 for v in values):
+        raise argparse.ArgumentTypeError(f"percents from 50 to under 100, or old, not {text!r}")
+    return values
+
+
+def _confidence_text(confidence: float | None) -> str:
+    if confidence is None:
+        return "the old rule (the two-sided interval at the row's whole gate level)"
+    return f"one-sided bound at {confidence:g} %, its risk spent over the looks"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, default=None, help="A/A reports, sigma 0.5-25 %% (default 10000)")
@@ -334,6 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle-above", type=float, default=None, help="auto: the settle guard's effect (percent)")
     parser.add_argument("--settle-level", type=float, default=None, help="auto: the settle guard's one-sided level")
     parser.add_argument("--no-issue", action="store_true", help="skip the issue's two real shapes")
+    parser.add_argument(
+        "--unchanged-confidence", type=_confidences, default=(decisions.DEFAULT_UNCHANGED_CONFIDENCE,),
+        help="comma-separated percents ('old': the rule before issue 17); the Node suites run at each, "
+        "the other suites at the first (default 95)",
+    )  # fmt: skip
+    parser.add_argument("--node-reports", type=int, default=None, help="reports per Node-noise suite (2000)")
+    parser.add_argument("--node-only", action="store_true", help="only the suites at Node's published noise")
     parser.add_argument("--quick", action="store_true", help="a few seconds: few reports, all tests")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -347,6 +398,9 @@ def main(argv: list[str] | None = None) -> int:
     mostly_reports = pick(args.mostly_reports, 2_000, 25)
     mixed_reports = pick(args.mixed_reports, 2_000, 25)
     issue_reports = pick(args.issue_reports, 2_000, 200)
+    node_reports = pick(args.node_reports, 2_000, 20)
+    if args.node_only:
+        reports = quiet_reports = mostly_reports = mixed_reports = 0
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
         if test not in decisions.TESTS + paired.PAIRED_TESTS:
@@ -369,9 +423,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         if value is not None
     }  # fmt: skip
+    main_options = {**design_options, "unchanged_confidence": args.unchanged_confidence[0]}
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
-    total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, design_options, candidates)
+    node = (node_reports, args.unchanged_confidence)
+    total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
     modes += [f"duet-{n}" for n in fixed] + ([duet_model.AUTO_MODE] if auto_tests else [])
     design = sequential.make_design(**design_options)
@@ -386,7 +442,16 @@ def main(argv: list[str] | None = None) -> int:
         f"# auto design: looks {','.join(map(str, design.looks))}, spending {design.spending}, settle guard "
         f"{design.settle_above:g} % at {design.settle_level:g}, futility variance {design.futility_variance:g}"
     )
-    print(table(total, tests, modes, auto_tests))
+    if suites:
+        print(f"# unchanged: {_confidence_text(args.unchanged_confidence[0])}")
+        print(table(total, tests, modes, auto_tests))
+    if node_reports:
+        print(
+            f"\n# Node's published noise (tests/perf/data/node_noise_2023.json): {node_reports} reports of {ROWS} rows "
+            f"per suite, {decisions.GATE_TEST}, no drift, no outliers"
+        )
+        node_modes = [(mode, confidence) for confidence in args.unchanged_confidence for mode in modes]
+        print(node_noise.table(total, node_modes))
     if not args.no_issue:
         print()
         for line in issue_cases(np.random.default_rng(args.seed + 1), tests, issue_reports):

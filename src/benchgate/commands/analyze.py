@@ -62,6 +62,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "else inconclusive (default 10)",
     )
     parser.add_argument(
+        "--unchanged-confidence",
+        type=float,
+        default=gate.DEFAULT_UNCHANGED_CONFIDENCE,
+        metavar="PCT",
+        help="a row is unchanged when its one-sided bound at this confidence rules out a regression of "
+        "inconclusive-above (or its min-effect); a regression is still decided by Holm at the threshold (default 95)",
+    )
+    parser.add_argument(
         "--gate",
         action="store_true",
         help="exit 1 when a row fails the gate or no comparison could be tested, 6 when a row is inconclusive "
@@ -121,8 +129,9 @@ def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy:
 def _handler(args: argparse.Namespace) -> int:
     try:
         policy = gate.GatePolicy(
-            args.threshold, args.correction, args.min_effect, inconclusive_above=args.inconclusive_above
-        )
+            args.threshold, args.correction, args.min_effect, inconclusive_above=args.inconclusive_above,
+            unchanged_confidence=args.unchanged_confidence,
+        )  # fmt: skip
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.files.count("-") > 1:

@@ -30,19 +30,26 @@ from pathlib import Path
 from benchgate import config, report, stats
 from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
+from benchgate.commands.history import comment_context
 from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
 from benchgate.github.changes import default_benchmark_dir, pull_request_categories
 from benchgate.report import plots
-from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
+from benchgate.report.comment import (
+    GITHUB_COMMENT_LIMIT,
+    MARKER,
+    NOTHING_TO_BENCHMARK,
+    CommentContext,
+    render_comment,
+)
 from benchgate.results import rundirs, runrecord
 from benchgate.results.runrecord import RunSummary
 from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
-OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix")
+OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix", "unchanged-confidence")
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="PCT",
         help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
         "(default 10%%)",
+    )
+    parser.add_argument(
+        "--unchanged-confidence",
+        metavar="PCT",
+        help="a comparison is unchanged when its one-sided bound at this confidence rules out that regression "
+        "(default 95%%)",
     )
     parser.add_argument("--label-prefix", help="prefix of the PR labels (default benchmark)")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
@@ -284,6 +297,9 @@ def report_results(
     )
     body = render_comment(context)
     full_report = render_comment(context, limit=None)
+    history_section = comment_context(settings, gated)  # '' unless a history store is configured
+    if history_section and len(body) + len(history_section) + 2 <= GITHUB_COMMENT_LIMIT:
+        body, full_report = f"{body}\n\n{history_section}", f"{full_report}\n\n{history_section}"
 
     # Everything that does not need GitHub happens first, so a failed post loses nothing.
     if report_path is not None:

@@ -20,7 +20,7 @@ from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
-from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
+from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
 
 
 def _node_args(text: str) -> tuple[str, ...]:
@@ -183,6 +183,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="what one benchmark process runs: one configuration of a file, as its common.js forks it (default; "
         "with --runs auto each comparison stops on its own), or the whole file, as compare.js runs it",
     )
+    parser.add_argument(
+        "--unchanged-confidence",
+        type=float,
+        default=DEFAULT_UNCHANGED_CONFIDENCE,
+        metavar="PCT",
+        help="a comparison is unchanged when its one-sided bound at this confidence rules out that regression; "
+        "--runs auto spends it over the looks (default 95)",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
         "--progress-interval",
@@ -262,6 +270,7 @@ def print_analysis(output: Path, options: RunOptions) -> int:
         correction=options.correction,
         min_effect=options.min_effect,
         inconclusive_above=options.inconclusive_above,
+        unchanged_confidence=options.unchanged_confidence,
     )
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:

@@ -1,6 +1,9 @@
 """Settings: defaults, the repository file, options and PR labels merged into one frozen object.
 
-- ``settings``: the keys, their parsing and validation, precedence, ``Settings``.
+- ``values``: the value parsers (thresholds, percentages, runs, lists, strings, booleans).
+- ``sections``: the configuration file's own sections (rules, noisy, changed-files, build).
+- ``history``: the ``history:`` section and where the history store comes from.
+- ``settings``: the keys, their validation, precedence, ``Settings``.
 - ``labels``: PR labels as settings, and the trust policy deciding which of them count
   (who added a label and their permission come from a client it is given).
 """
@@ -25,18 +28,14 @@ _MODULES = {
         "label_adders",
         "decide_with_client",
     ),
+    "values": ("AUTO_RUNS", "MAX_MIN_EFFECT", "parse_threshold", "parse_percent", "parse_runs"),
     "settings": (
         "DEFAULT_CONFIG_PATH",
-        "AUTO_RUNS",
         "MAX_CONFIG_BYTES",
-        "MAX_MIN_EFFECT",
         "THRESHOLD_ORDER",
         "Settings",
         "KEYS",
         "FILE_ONLY_KEYS",
-        "parse_threshold",
-        "parse_percent",
-        "parse_runs",
         "parse_setting",
         "read_config_file",
         "parse_options",

@@ -6,13 +6,15 @@ Labels (with the configurable prefix, ``benchmark`` by default)::
     benchmark:accept-regression        report, but do not fail the check
     benchmark:threshold=*|**|***|off   gate threshold
     benchmark:min-effect=3%            smallest regression that gates
+    benchmark:unchanged-confidence=99  the confidence of "unchanged" (raising it counts from anyone)
     benchmark:runs=60                  samples per side
     benchmark:runs=auto                each file runs until its comparisons are decided (5 to 60, max-runs at most)
     benchmark:categories=url,buffers   benchmark categories to run
     benchmark:filter=tojson            file-name filters
 
 Anyone who can label a PR is not necessarily trusted: a label that could let a
-regression through (looser threshold, larger minimum effect, fewer runs, ``runs=auto``
+regression through (looser threshold, larger minimum effect, a lower unchanged confidence,
+fewer runs, ``runs=auto``
 where a fixed count is configured, since it may stop a file early, a narrower
 selection, accepting a regression) counts only when the user who added
 it has write, maintain or admin permission, which is checked through the API
@@ -30,7 +32,7 @@ from typing import Any
 from benchgate.config import settings as config
 from benchgate.errors import GitHubUnavailable, InputError
 
-VALUE_KEYS = ("threshold", "min-effect", "runs", "categories", "filter")
+VALUE_KEYS = ("threshold", "min-effect", "runs", "categories", "filter", "unchanged-confidence")
 FLAG_KEYS = ("accept-regression",)
 APPLIED, IGNORED, INVALID, REQUEST = "applied", "ignored", "invalid", "request"
 
@@ -92,7 +94,10 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
     return ParsedLabel(label, name, value)
 
 
-_EXAMPLES = {"threshold": "**", "min-effect": "3%", "runs": "60", "categories": "url,buffers", "filter": "tojson"}
+_EXAMPLES = {
+    "threshold": "**", "min-effect": "3%", "runs": "60", "categories": "url,buffers", "filter": "tojson",
+    "unchanged-confidence": "99",
+}  # fmt: skip
 
 
 def loosens(key: str, value: Any, settings: config.Settings) -> bool:
@@ -103,6 +108,9 @@ def loosens(key: str, value: Any, settings: config.Settings) -> bool:
         return config.THRESHOLD_ORDER.index(value) > config.THRESHOLD_ORDER.index(settings.threshold)
     if key == "min-effect":
         return value > settings.min_effect
+    if key == "unchanged-confidence":
+        # A lower confidence calls more rows unchanged, a real regression among them more often.
+        return value < settings.unchanged_confidence
     if key == "runs":
         # auto may stop a file early: fewer runs than a fixed count would take where it settles.
         return value < _most_runs(settings) if value != config.AUTO_RUNS else settings.runs != config.AUTO_RUNS

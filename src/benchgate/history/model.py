@@ -16,13 +16,16 @@ class SeriesKey:
 
     ``configuration`` is the row's configuration exactly as results.csv and compare.R print it
     (``len=256 n=10000``); ``node_flags`` the head side's node arguments joined by spaces ('' for
-    none); ``runner`` the runner fingerprint's short id (same CPU model, count and governor).
+    none); ``runner`` the runner fingerprint's short id (same CPU model, count and governor);
+    ``branch`` the branch the runs were of (``main``; ``releases`` for official releases), so that a
+    release series and main's never mix.
     """
 
     filename: str
     configuration: str
     node_flags: str
     runner: str
+    branch: str = "main"
 
     def label(self) -> str:
         """The row's name as compare.R prints it: ``filename configuration``."""

@@ -3,7 +3,8 @@
 - ``tables``: the comparison table in every format, the gate lines, the JSON record.
 - ``gatelines``: the gate's decisions in words: change cells, undecided rows and the runs they need, power.
 - ``bars``: text bars around a centre line; ``comment``: the sticky PR comment; ``commentgate``: its
-  verdict heading and power section; ``markup``: untrusted text as code spans, our own text escaped.
+  verdict heading and power section; ``commentcontext``: what both render; ``markup``: untrusted
+  text as code spans, our own text escaped.
 - ``plots`` (forest plot), ``panels`` (distributions) and ``chartdata`` (what they show): the
   ``--plot`` charts as matplotlib figures and PNG bytes; matplotlib loads only when one is drawn.
 
@@ -42,18 +43,20 @@ _MODULES = {
         "percent",
         "selection",
         "title_lines",
+        "ForestRows",
+        "forest_rows",
     ),
     "comment": (
         "MARKER",
         "NOTHING_TO_BENCHMARK",
         "GITHUB_COMMENT_LIMIT",
         "MAX_NAME_IN_CHART",
-        "CommentContext",
         "significant_rows",
         "markdown_table",
         "bar_chart",
         "render_comment",
     ),
+    "commentcontext": ("CommentContext",),
     "commentgate": (
         "plural",
         "verdict_lines",
@@ -105,6 +108,7 @@ _MODULES = {
         "FONT_POINTS",
         "ROW_INCHES",
         "MAX_LABEL",
+        "FOREST_ALL_ROWS",
         "MAX_FOREST_ROWS",
         "require_matplotlib",
         "chart_paths",

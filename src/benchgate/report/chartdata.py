@@ -175,9 +175,54 @@ def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
     return np.sort(np.asarray(order[:cap]))
 
 
-def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str) -> tuple[str, str]:
+def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str, *, which: str = "") -> tuple[str, str]:
     """The chart's title and subtitle: what it shows, then the gate's line as the text report prints it."""
     subtitle = gate_headline(gated, policy)
     if shown < len(gated):
-        subtitle += f"  ·  showing {shown} of {len(gated)}: failing and significant rows first"
+        subtitle += f"  ·  showing {shown} of {len(gated)}: {which or 'failing and significant rows first'}"
     return f"benchgate: {what}", text(subtitle)
+
+
+@dataclass(frozen=True)
+class ForestRows:
+    """The rows a forest plot draws (positions in table order) and one line on the ones it leaves out."""
+
+    positions: np.ndarray
+    which: str  # what the drawn rows are, for the subtitle ('' when all are drawn)
+    rest: str  # the summary of the rows left out ('' when none are)
+
+
+def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
+    """Every row up to ``all_up_to`` rows; past that only the decided and undecided ones.
+
+    Decided: failing, regressions and improvements (the gate's decision, else compare.R's stars);
+    undecided: the gate's inconclusive rows. A 1,000-row report is mostly unchanged rows, and
+    drawing them all made a picture 23,000 pixels tall that nobody reads: they become one line of
+    how many, and the range of their changes. Over ``cap`` rows that matter, ``selection``'s most
+    important ones are drawn and the line counts the others too.
+    """
+    total = len(gated)
+    if total <= all_up_to:
+        return ForestRows(np.arange(total), "", "")
+    undecided = gated["undecided"].to_numpy(dtype=bool) if "undecided" in gated else np.zeros(total, dtype=bool)
+    matters = np.array([kind != UNCLEAR for kind in kinds], dtype=bool) | undecided
+    positions = np.flatnonzero(matters)
+    if positions.size > cap:
+        subset = gated.iloc[positions]
+        positions = positions[selection(subset, [kinds[i] for i in positions], cap)]
+    left_out = np.setdiff1d(np.arange(total), positions)
+    unchanged = left_out[~matters[left_out]]
+    parts = []
+    if unchanged.size:
+        change = gated["improvement"].to_numpy(dtype=float)[unchanged]
+        change = change[np.isfinite(change)]
+        spread = f": changes from {percent(change.min(), 2)} to {percent(change.max(), 2)}" if change.size else ""
+        parts.append(f"{unchanged.size} unchanged rows not drawn{spread}")
+    names = {FAIL: "failing", SLOWER: "slower", FASTER: "faster", UNCLEAR: "undecided"}
+    counts: dict[str, int] = {}
+    for i in left_out[matters[left_out]]:
+        counts[names[kinds[i]]] = counts.get(names[kinds[i]], 0) + 1
+    if counts:
+        parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
+    rest = "; ".join(parts) + " (every row is in the report's table)"
+    return ForestRows(positions, "the decided and undecided rows", rest)

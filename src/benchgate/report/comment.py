@@ -19,8 +19,6 @@ report is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
 from benchgate import __version__
@@ -28,31 +26,16 @@ from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDec
 from benchgate.config.settings import Settings
 from benchgate.report import commentgate, gatelines, tables
 from benchgate.report.bars import Bar, render_bars
+from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import CONTROL as _CONTROL
 from benchgate.report.markup import block as _block
 from benchgate.report.markup import code, plain
 from benchgate.results.runrecord import RunSummary
-from benchgate.stats.outcome import Outcome
 
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
 GITHUB_COMMENT_LIMIT = 65536
 MAX_NAME_IN_CHART = 90
-
-
-@dataclass(frozen=True)
-class CommentContext:
-    """Everything the comment shows; built by ``benchgate report``."""
-
-    gated: pd.DataFrame
-    settings: Settings
-    outcome: Outcome
-    run: RunSummary
-    labels: LabelDecision = LabelDecision()
-    run_url: str | None = None
-    full_report: str = "the job summary and the results artifact of the workflow run"
-    nothing_selected: bool = False  # the change touches no benchmarked area, so nothing ran
-    charts: tuple[str, ...] = ()  # file names of the charts written for the workflow run's artifact
 
 
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
@@ -170,9 +153,10 @@ def _context_line(ctx: CommentContext) -> str:
     if gatelines.has_decisions(ctx.gated) and len(ctx.gated):
         parts.append(
             f"gate test {code(gatelines.gate_test(ctx.gated))}, "
-            + _setting(
-                ctx, "inconclusive_above", f"undecided while a {settings.inconclusive_above:g} % regression fits"
-            )
+            + _setting(ctx, "unchanged_confidence", f"unchanged when its one-sided {settings.unchanged_confidence:g} %")
+            + " bound rules out "
+            + _setting(ctx, "inconclusive_above", f"a {settings.inconclusive_above:g} % regression")
+            + " (or its min-effect)"
         )
     return " · ".join(parts)
 

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from benchgate.report import gatelines
+from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import code, plain
 from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE
-
-if TYPE_CHECKING:
-    from benchgate.report.comment import CommentContext
 
 
 def plural(count: int, noun: str) -> str:
@@ -21,6 +17,8 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
     count = outcome.gating_rows
     undecided = gatelines.undecided_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    noisy = gatelines.noisy_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    held = int(ctx.gated["undecided"].sum()) if "undecided" in ctx.gated else len(undecided)
     if outcome.verdict == FAIL:
         title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
         if not count:
@@ -28,7 +26,7 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     elif outcome.verdict == ACCEPTED:
         title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
     elif outcome.verdict == INCONCLUSIVE:
-        title = f"### ❓ benchgate: inconclusive: {plural(len(undecided), 'comparison')} undecided, none regresses"
+        title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
     lines = [title, ""]
@@ -52,6 +50,18 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
                 f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
                 f", or sets a min-effect for a benchmark known to be noisy.",
             ]
+    return lines + noisy_lines(noisy)
+
+
+def noisy_lines(noisy: list[gatelines.Noisy]) -> list[str]:
+    """The rows too noisy to gate, apart from the other undecided ones, each with the rule that would settle it."""
+    if not noisy:
+        return []
+    lines = ["", f"Too noisy to gate ({len(noisy)}), apart from the undecided rows:", ""]
+    for item in noisy[:30]:
+        lines.append(f"- 🔊 {code(item.name)}: {plain(item.sentence())}; settled by {code(item.settling_rule())}")
+    if len(noisy) > 30:
+        lines.append(f"- … and {len(noisy) - 30} more, in the table below")
     return lines
 
 

@@ -65,10 +65,11 @@ class Undecided:
 
 
 def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Undecided]:
-    """The judged inconclusive rows, widest interval first (the ones furthest from a decision)."""
+    """The judged inconclusive rows, widest interval first (the ones furthest from a decision); the rows too
+    noisy to gate are listed apart (``noisy_rows``)."""
     if not has_decisions(gated) or "undecided" not in gated:
         return []
-    rows = gated[gated["undecided"]]
+    rows = gated[gated["undecided"] & ~gated["noisy"]] if "noisy" in gated else gated[gated["undecided"]]
     rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
     rows = rows.sort_values("_width", ascending=False, kind="mergesort")
     return [
@@ -77,6 +78,49 @@ def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: f
             change_cell(row),
             _floor(row, min_effect, inconclusive_above),
             runs_text(getattr(row, "runs_needed", math.nan)),
+        )
+        for row in rows.itertuples(index=False)
+    ]
+
+
+@dataclass(frozen=True)
+class Noisy:
+    """One row too noisy to gate at its floor: its noise, the smallest regression more runs could rule out."""
+
+    name: str
+    filename: str
+    sigma: float  # percent, per sample
+    mde: float  # percent: the smallest regression it could rule out by max-runs (NaN: unknown)
+    floor: float
+    holds: bool  # it keeps the verdict inconclusive (no noise budget covers it)
+
+    def sentence(self) -> str:
+        could = f"; the smallest regression it could rule out by max-runs is {self.mde:.1f} %" if self.mde < 1e5 else ""
+        budget = "it keeps the verdict inconclusive" if self.holds else "beyond the noise budget, it does not gate"
+        return f"too noisy to gate at {self.floor:g} %: σ {self.sigma:.1f} %{could}; {budget}"
+
+    def settling_rule(self) -> str:
+        """The configuration that would settle it: a min-effect it can rule out, or a noise budget below its σ."""
+        effect = math.ceil(self.mde) if math.isfinite(self.mde) and self.mde < 1e5 else None
+        budget = f"noisy: {{max-sigma: {max(math.floor(self.sigma * 10) / 10 - 0.1, 0.1):g}%}}"
+        if effect is None:
+            return budget
+        return f"{{match: '{self.filename}', min-effect: {effect}%}} in rules, or {budget}"
+
+
+def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Noisy]:
+    """The judged inconclusive rows too noisy to gate (``gate.noisy_rows``), noisiest first."""
+    if not has_decisions(gated) or "noisy" not in gated:
+        return []
+    rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
+    return [
+        Noisy(
+            f"{row.filename} {row.configuration}",
+            str(row.filename),
+            float(row.sigma),
+            float(row.noisy_mde),
+            _floor(row, min_effect, inconclusive_above),
+            bool(row.undecided),
         )
         for row in rows.itertuples(index=False)
     ]
@@ -141,8 +185,9 @@ def gate_finding(gated: pd.DataFrame, policy: GatePolicy, undecided: Sequence) -
         return f"off (--threshold off): no comparison can fail ({count} comparisons)", False
     if failing:
         return f"FAIL: {failing} of {count} comparisons regress {where}", False
-    if undecided:
-        return f"INCONCLUSIVE: {len(undecided)} of {count} comparisons undecided {where}, none regresses", False
+    held = int(gated["undecided"].sum()) if "undecided" in gated else len(undecided)
+    if held:
+        return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses", False
     return f"no regression {where} ({count} comparisons)", True
 
 

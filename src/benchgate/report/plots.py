@@ -34,11 +34,11 @@ from benchgate.report.chartdata import (
     STARRED,
     UNCLEAR,
     Intervals,
+    forest_rows,
     intervals,
     kind_labels,
     percent,
     row_kinds,
-    selection,
     shorten,
     symlog_ticks,
     text,
@@ -56,7 +56,8 @@ DISTRIBUTIONS_SUFFIX = "-distributions"
 FONT_POINTS = 8.0  # row labels and values; a row is ROW_INCHES tall, so labels never overlap
 ROW_INCHES = 0.19
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
-MAX_FOREST_ROWS = 1000  # beyond this the forest keeps the failing and significant rows first
+FOREST_ALL_ROWS = 40  # up to this many rows the forest draws them all; past it the decided and undecided ones
+MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~2,000 px tall)
 
 
 def require_matplotlib() -> None:
@@ -205,12 +206,14 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
 
     A bold grey band names each file; its configurations follow, one row each. Rows that
     fail the gate have a bold label in the gate's colour, a diamond, a thicker line and FAIL
-    in the value column. More than MAX_FOREST_ROWS rows: the failing and significant ones.
+    in the value column. Past FOREST_ALL_ROWS rows only the decided and undecided rows are drawn
+    (at most MAX_FOREST_ROWS), and a line under the plot sums up the rest.
     """
     from matplotlib.figure import Figure
 
     kinds_all = row_kinds(gated)
-    chosen = selection(gated, kinds_all, MAX_FOREST_ROWS)
+    shown = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
+    chosen = shown.positions
     table = gated.iloc[chosen]
     kinds = [kinds_all[i] for i in chosen]
     found = intervals(table)
@@ -220,6 +223,8 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
 
     # The label column is as wide as the longest label needs (DejaVu Sans: ~0.6 em a character).
     layout = _Layout(left=min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4))
+    bottom = layout.bottom + (0.3 if shown.rest else 0.0)
+    layout = _Layout(left=layout.left, bottom=bottom)
     height = layout.top + layout.bottom + ROW_INCHES * max(len(rows), 3)
     width = layout.left + layout.plot + layout.right
     figure = Figure(figsize=(width, height), dpi=DPI)
@@ -242,7 +247,10 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     _marks(ax, found, kinds, ys, limits, kind_labels(gated))
     _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
 
-    title, subtitle = title_lines(gated, policy, len(table), "change of the mean rate per comparison, head vs base")
+    what = "change of the mean rate per comparison, head vs base"
+    title, subtitle = title_lines(gated, policy, len(table), what, which=shown.which)
+    if shown.rest:
+        figure.text(0.15 / width, 0.2 / height, shown.rest, fontsize=FONT_POINTS, va="center", gid="rest")
     figure.text(0.15 / width, 1 - 0.3 / height, title, fontsize=11, fontweight="bold", va="center")
     figure.text(0.15 / width, 1 - 0.55 / height, subtitle, fontsize=FONT_POINTS + 0.5, va="center")
     legend = {"ncol": 5, "frameon": False, "fontsize": FONT_POINTS, "handletextpad": 0.4, "columnspacing": 1.4}

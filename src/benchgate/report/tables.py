@@ -155,6 +155,11 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     ]
     if len(undecided) > MAX_SUMMARY_LINES:
         lines.append(f"  ... and {len(undecided) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
+    noisy = gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above)
+    lines += [
+        f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
+        for item in noisy[:MAX_SUMMARY_LINES]
+    ]
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
         names = ", ".join(_names(incomplete))
@@ -262,6 +267,8 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
         parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
     for item in undecided:
         parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
+    for item in gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above):
+        parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated)
@@ -325,6 +332,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
             for key in DECISION_KEYS[1:-1]:
                 record[key] = _number(getattr(row, key))
             record["runs_needed"] = _count(row.runs_needed)
+            record["noisy"] = bool(getattr(row, "noisy", False))
         rows.append(record)
     document: dict[str, Any] = {
         "comparisons": len(gated),
@@ -337,6 +345,8 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
         document.update(
             gate_test=gatelines.gate_test(gated),
             inconclusive_above=float(policy.inconclusive_above),
+            unchanged_confidence=float(policy.unchanged_confidence),
+            noisy_max_sigma=policy.noisy_max_sigma,
             mde_power=gatelines.MDE_POWER,
         )
         if design is not None:

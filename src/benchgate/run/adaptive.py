@@ -41,6 +41,7 @@ def design_for(
     min_effect: float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     pairing: str = "sequential",
+    unchanged_confidence: float | None = None,
 ) -> Design | None:
     """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
     if runs != AUTO:
@@ -66,6 +67,7 @@ def design_for(
     return sequential.make_design(
         alpha, min_runs=low, max_runs=high, correction=correction, min_effect=min_effect,
         inconclusive_above=inconclusive_above, **paired_test,
+        **({} if unchanged_confidence is None else {"unchanged_confidence": unchanged_confidence}),
     )  # fmt: skip
 
 

@@ -64,6 +64,7 @@ class RunOptions:
     correction: str = "holm"
     min_effect: float = 0.0
     inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
+    unchanged_confidence: float = gate.DEFAULT_UNCHANGED_CONFIDENCE
     progress: bool = True
     progress_interval: float = 30.0
     jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
@@ -308,14 +309,16 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     try:
         gate.GatePolicy(
-            options.threshold, options.correction, options.min_effect, inconclusive_above=options.inconclusive_above
-        )
+            options.threshold, options.correction, options.min_effect, inconclusive_above=options.inconclusive_above,
+            unchanged_confidence=options.unchanged_confidence,
+        )  # fmt: skip
     except ValueError as error:
         raise InputError(str(error)) from None
     design = adaptive.design_for(
         options.runs, options.min_runs, options.max_runs, threshold=options.threshold,
         correction=options.correction, min_effect=options.min_effect, inconclusive_above=options.inconclusive_above,
         pairing=options.pairing,
+        unchanged_confidence=options.unchanged_confidence,
     )  # fmt: skip
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")

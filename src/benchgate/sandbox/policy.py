@@ -28,7 +28,10 @@ from pathlib import Path
 ALLOWED_ENV = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM"})
 ALLOWED_ENV_PREFIXES = ("LC_",)
 # The unsandboxed fallback (--no-sandbox) still keeps anything that looks like a credential away.
-CREDENTIAL_ENV = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_", re.IGNORECASE)
+# BENCHGATE_HISTORY is the history store's URL (a PostgreSQL one may hold a password).
+CREDENTIAL_ENV = re.compile(
+    r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_|^BENCHGATE_HISTORY$", re.IGNORECASE
+)
 # Homes and /run (Unix sockets of the host's services: docker, dbus, systemd) are never shown.
 HIDDEN_SYSTEM_PATHS = ("/home", "/root", "/run", "/var/run")
 # Readable by their owner, root: hidden in case benchgate itself runs as root (see README, Security).
@@ -38,6 +41,10 @@ PRIVATE_PATHS = ("/tmp", "/var/tmp")
 RUNNER_DIRECTORIES = ("RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "RUNNER_TEMP")
 # Colon-separated extra paths an administrator wants hidden too.
 HIDE_ENV = "BENCHGATE_SANDBOX_HIDE"
+# The history store (benchgate history): a SQLite file and its journals, or a PostgreSQL socket directory.
+HISTORY_ENV = "BENCHGATE_HISTORY"
+_SQLITE_URL = re.compile(r"^sqlite(\+\w+)?:///([^?]+)")
+_SOCKET_HOST = re.compile(r"[?&]host=(/[^&]+)")
 # Hiding one of these (or an ancestor) would leave nothing to run: such a request is ignored.
 _SYSTEM_DIRECTORIES = ("/usr", "/bin", "/lib", "/etc", "/sbin")
 
@@ -98,7 +105,16 @@ def standard_hidden(env: Mapping[str, str]) -> list[str]:
     if sys.prefix != sys.base_prefix:  # benchgate's own virtual environment (the action's, in a job)
         hidden.append(sys.prefix)
     hidden += [item for item in env.get(HIDE_ENV, "").split(os.pathsep) if item]
-    return hidden
+    return hidden + history_store_paths(env.get(HISTORY_ENV, ""))
+
+
+def history_store_paths(url: str) -> list[str]:
+    """What of the history store at ``url`` lives in the filesystem: the PR's code must not read or write it."""
+    sqlite = _SQLITE_URL.match(url)
+    if sqlite:
+        database = sqlite.group(2)
+        return [database + suffix for suffix in ("", "-journal", "-wal", "-shm")]
+    return [match.group(1) for match in _SOCKET_HOST.finditer(url)]  # a unix socket's directory
 
 
 def standard_read_only(env: Mapping[str, str]) -> list[str]:

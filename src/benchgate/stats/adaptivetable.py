@@ -150,11 +150,13 @@ def decide_shards(
     correction: str = "holm",
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE,
+    unchanged_confidence: float = decisions.DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> pd.DataFrame:
     """The decision table (``gatetable.decide_samples``' columns) of ``keys`` from the adaptive runs ``shards``.
 
     ``alpha``/``min_effect`` per key (the report's policy and rules: the run stopped by its own
-    design, which any stopping rule may; the decisions follow the report's). InputError when a
+    design, which any stopping rule may; the decisions follow the report's, ``unchanged_confidence``
+    too, its risk spent over the looks by the design's unchanged spending). InputError when a
     shard's design is malformed, the shards' designs differ, or a replay contradicts the record.
     """
     wanted = [(str(f), str(c)) for f, c in keys]
@@ -189,11 +191,17 @@ def decide_shards(
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         table = decision_frame(keys, undecided_decisions(len(keys)), np.full(len(keys), np.nan))
         return table.iloc[back].reset_index(drop=True)
+    shares = design.unchanged_weights(unchanged_confidence)
     result = decisions.decide_looks(
         history, design.weights[:count], alpha, correction=correction,
         min_effect=min_effect, inconclusive_above=inconclusive_above, power=design.power,
+        unchanged_confidence=unchanged_confidence, unchanged_weights=shares[:count],
     )  # fmt: skip
-    return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
+    table = decision_table(
+        keys, result, min_effect, inconclusive_above, unchanged_confidence, max_runs=design.max_runs,
+        last_share=shares[-1],
+    )  # fmt: skip
+    return table.iloc[back].reset_index(drop=True)
 
 
 def _per_row(values: np.ndarray | float, wanted: list, position: dict, rows: int) -> np.ndarray:

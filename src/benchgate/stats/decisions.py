@@ -30,6 +30,7 @@ import numpy as np
 from benchgate.stats.gatetests import (  # noqa: F401 - re-exported: the decisions' public API
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
+    DEFAULT_UNCHANGED_CONFIDENCE,
     GATE_TEST,
     STAT_FIELDS,
     TESTS,
@@ -44,6 +45,7 @@ from benchgate.stats.gatetests import (  # noqa: F401 - re-exported: the decisio
     regression_floor,
     runs_needed,
     subset,
+    unchanged_level,
 )
 
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
@@ -108,6 +110,7 @@ class Decisions:
     fixed_high: np.ndarray
     last_look: np.ndarray  # index of the last look the row took part in (-1: none)
     current: Stats  # the statistics of each row's last look
+    unchanged_low: np.ndarray | None = None  # percent: the one-sided bound ``unchanged`` is judged by
 
     @property
     def names(self) -> np.ndarray:
@@ -210,6 +213,8 @@ def decide_looks(
     power: float = DEFAULT_POWER,
     cache: dict | None = None,
     with_mde: bool = True,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+    unchanged_weights: np.ndarray | list[float] | None = None,
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
 
@@ -221,15 +226,22 @@ def decide_looks(
     Intervals: a row the correction rejects shows the intersection over looks of each look's
     interval at ``level × weights[k]`` (repeated confidence intervals: it excludes 0 exactly
     when the row is rejected). Every other row shows its last look's interval at its whole
-    ``level`` (``fixed_low``/``fixed_high``, also kept for rejected rows). Calling a row
-    unchanged is not a rejection, so it spends no share of the false-fail level: checked at
-    every look, the chance of calling a regression of at least the floor unchanged is at most
-    looks × level. With one look (fixed runs) both intervals are the same.
+    ``level`` (``fixed_low``/``fixed_high``, also kept for rejected rows). With one look (fixed
+    runs) both intervals are the same.
+
+    Calling a row unchanged risks another error, a missed regression, per row: its one-sided
+    lower bound at ``unchanged_confidence`` (percent, 95: the equivalence tests' convention)
+    must rule out a regression of the floor, its risk ``1 - confidence`` spent over the looks
+    by ``unchanged_weights`` (default ``weights``): ``unchanged_low``, judged at the row's last
+    look ``k`` at the share ``unchanged_weights[k]``, so that whatever the stopping a regression
+    of at least the floor is called unchanged with probability at most ``1 - confidence``.
+    ``None``: the rule before it, the interval at the row's whole gate level (adaptive designs
+    recorded without the key).
 
     Decision, in order: incomplete (fewer than 2 samples a side at the last look);
     constant (constant data, equal means); regression (rejected, interval below 0, change
     ≤ -min_effect); improvement (rejected, interval above 0, change ≥ min_effect);
-    unchanged (the interval rules out a regression of min_effect, or of
+    unchanged (the bound rules out a regression of min_effect, or of
     ``inconclusive_above`` when min_effect is 0); otherwise inconclusive.
 
     ``cache`` (a dict kept by the caller across the looks of one run) only saves work.
@@ -257,17 +269,31 @@ def decide_looks(
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     floor = regression_floor(min_effect, inconclusive_above)
+    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
+    bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
-        decision[fixed_low > -floor] = UNCHANGED
+        decision[bound > -floor] = UNCHANGED
         decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
         decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[current.constant & (change == 0)] = CONSTANT
     decision[(n_base < 2) | (n_head < 2) | ~tested & ~current.constant] = INCOMPLETE
     return Decisions(
         decision, change, low, high, p_seq, rejected & tested, level, mdes, n_base, n_head,
-        fixed_low, fixed_high, last, current,
+        fixed_low, fixed_high, last, current, bound,
     )  # fmt: skip
+
+
+def _unchanged_bound(current: Stats, level, weights, last, fixed_low, confidence: float | None) -> np.ndarray:
+    """Each row's one-sided lower bound (percent) for ``unchanged`` at its last look (see ``decide_looks``)."""
+    if confidence is None:
+        return fixed_low
+    bound = np.full(level.shape, np.nan)
+    rows = ~current.incomplete
+    if rows.any():
+        at = unchanged_level(confidence, level, weights[np.maximum(last, 0)])
+        bound[rows] = change_interval(subset(current, rows), at[rows])[0]
+    return bound
 
 
 def decide(
@@ -281,12 +307,14 @@ def decide(
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
     with_mde: bool = True,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> Decisions:
-    """A fixed-runs analysis: one look with all the samples, the whole level spent on it."""
+    """A fixed-runs analysis: one look with all the samples, the whole level (and unchanged risk) spent on it."""
     st = gate_statistics(base, head, test)
     return decide_looks(
         [st], [1.0], alpha, correction=correction, min_effect=min_effect,
         inconclusive_above=inconclusive_above, power=power, with_mde=with_mde,
+        unchanged_confidence=unchanged_confidence,
     )  # fmt: skip
 
 

@@ -5,4 +5,7 @@ loading numpy, and the tests without importing the policy.
 """
 
 DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval reaching this regression is undecided
+# percent: a row is unchanged when its one-sided bound at this confidence rules out a regression of the floor
+# (the convention of equivalence testing, TOST); it bounds a missed regression per row (tests/perf/simulate_gate.py)
+DEFAULT_UNCHANGED_CONFIDENCE = 95.0
 AUTO_MIN_RUNS, AUTO_MAX_RUNS = 5, 60  # --runs auto: the first look and the most runs (benchgate.stats.sequential)

@@ -17,7 +17,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
 
 if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
     import pandas as pd
@@ -28,7 +28,10 @@ MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
 MIN_RUNS = 2  # Welch's t-test needs two samples a side
 MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
 DISPLAY_LEVEL = 0.001  # the decisions shown under --threshold off (they gate nothing)
-DECISION_COLUMNS = ("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "runs_needed")
+DECISION_COLUMNS = (
+    "decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "sigma", "noisy_mde", "runs_needed",
+)  # fmt: skip
+UNCHANGED_CONFIDENCES = MIN_UNCHANGED_CONFIDENCE, MAX_UNCHANGED_CONFIDENCE = 50.0, 99.999  # percent, the range
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class GateRule:
     threshold: str | None = None
     min_effect: float | None = None
     ignore: bool = False
+    max_sigma: float | None = None  # percent: a noise budget of its own (see GatePolicy.noisy_max_sigma)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,10 @@ class GatePolicy:
     min_effect: float = 0.0
     rules: tuple[GateRule, ...] = field(default_factory=tuple)
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE
+    unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE  # percent, the one-sided bound of ``unchanged``
+    # percent: an undecided row noisier than this (per-sample sigma) is too noisy to gate and does not hold
+    # the verdict inconclusive; None (the default) keeps every undecided row holding it
+    noisy_max_sigma: float | None = None
 
     def __post_init__(self) -> None:
         if self.threshold not in THRESHOLDS:
@@ -64,6 +72,13 @@ class GatePolicy:
                 f"inconclusive-above must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, "
                 f"not {self.inconclusive_above!r}"
             )
+        if not (MIN_UNCHANGED_CONFIDENCE <= self.unchanged_confidence <= MAX_UNCHANGED_CONFIDENCE):
+            raise ValueError(
+                f"unchanged-confidence must be a percentage from {MIN_UNCHANGED_CONFIDENCE:g} to "
+                f"{MAX_UNCHANGED_CONFIDENCE:g}, not {self.unchanged_confidence!r}"
+            )
+        if self.noisy_max_sigma is not None and not (0 < self.noisy_max_sigma <= MAX_MIN_EFFECT):
+            raise ValueError(f"noisy max-sigma must be a percentage above 0, not {self.noisy_max_sigma!r}")
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -82,6 +97,7 @@ class RowRules:
     threshold: list[str]
     min_effect: list[float]
     ignored: list[bool]
+    max_sigma: list[float] | None = None  # per row, NaN: no noise budget
 
     @property
     def alpha(self) -> list[float]:
@@ -97,13 +113,15 @@ class RowRules:
 
 def row_rules(filenames, policy: GatePolicy) -> RowRules:
     """Each row's threshold, minimum effect and whether a rule ignores it."""
-    thresholds, effects, ignored = [], [], []
+    thresholds, effects, ignored, sigmas = [], [], [], []
+    budget = float("nan") if policy.noisy_max_sigma is None else policy.noisy_max_sigma
     for filename in filenames:
         rule = _rule_for(str(filename), policy.rules)
         thresholds.append((rule.threshold if rule else None) or policy.threshold)
         effects.append(rule.min_effect if rule is not None and rule.min_effect is not None else policy.min_effect)
         ignored.append(bool(rule and rule.ignore))
-    return RowRules(thresholds, effects, ignored)
+        sigmas.append(rule.max_sigma if rule is not None and rule.max_sigma is not None else budget)
+    return RowRules(thresholds, effects, ignored, sigmas)
 
 
 def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
@@ -119,6 +137,7 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
         correction=policy.correction,
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
+        unchanged_confidence=policy.unchanged_confidence,
     )
 
 
@@ -139,6 +158,7 @@ def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePo
         correction=policy.correction,
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
+        unchanged_confidence=policy.unchanged_confidence,
     )
 
 
@@ -150,7 +170,7 @@ def decide_paired_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, pairs, 
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     return paired.decide_paired_samples(
         samples, pairs, keys, rules.alpha, correction=policy.correction, min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
+        inconclusive_above=policy.inconclusive_above, unchanged_confidence=policy.unchanged_confidence,
     )  # fmt: skip
 
 
@@ -172,6 +192,8 @@ def apply_gate(
     ``regression`` decision on a judged row and ``undecided`` an ``inconclusive`` one; without,
     compare.R's p-value rule (module docstring). ``pairs`` (the sample rows of each duet pair's base
     and head, ``results.pairs.pair_indices``): a duet run, decided by the paired test on them.
+    compare.R's p-value rule (module docstring). ``noisy``: an inconclusive judged row too noisy to
+    gate (``noisy_rows``); one beyond its noise budget is not ``undecided`` (the verdict may pass).
     """
     test = None
     if pairs is not None:  # a duet run: decided on its pairs, by the paired test (over its looks with --runs auto)
@@ -221,10 +243,30 @@ def _apply_decisions(
     result["gating"] = gating
     result["gate_reason"] = reasons
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
-    result["undecided"] = judged & (decision == "inconclusive")
+    floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
+    noisy, beyond = noisy_rows(result, floor, np.asarray(rules.max_sigma, dtype=float))
+    inconclusive = judged & (decision == "inconclusive")
+    result["noisy"] = inconclusive & noisy
+    result["undecided"] = inconclusive & ~beyond
     result["min_effect"] = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
     result["gate_test"] = gate_test
     return result
+
+
+def noisy_rows(decided: pd.DataFrame, floor, max_sigma):
+    """Which rows are too noisy to gate, and which of them are beyond their noise budget (boolean arrays).
+
+    Too noisy: no number of runs up to max-runs could rule out a regression of the row's floor at its
+    noise (``noisy_mde``, the smallest it could rule out, is at least the floor), or its sigma exceeds its
+    budget (``max_sigma``, NaN: none). Beyond the budget: the latter, which a configuration set on purpose.
+    """
+    import numpy as np
+
+    sigma = decided["sigma"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        beyond = sigma > max_sigma
+        hopeless = decided["noisy_mde"].to_numpy(dtype=float) >= floor
+    return hopeless | beyond, beyond
 
 
 def _apply_compare_r_rule(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:

@@ -7,16 +7,22 @@ reports show (decision, change, interval, p, level, mde, runs needed).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide
+from benchgate.stats.defaults import AUTO_MAX_RUNS
 from benchgate.stats.gatetests import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
+    DEFAULT_UNCHANGED_CONFIDENCE,
     GATE_TEST,
     Stats,
     gate_statistics,
+    projected_interval,
     runs_needed,
+    unchanged_level,
 )
 
 
@@ -72,9 +78,27 @@ def undecided_decisions(rows: int) -> Decisions:
     )  # fmt: skip
 
 
-def decision_frame(keys, result: Decisions, needed: np.ndarray):
+def noise_sigma(st: Stats) -> np.ndarray:
+    """Each row's per-sample noise in percent: the root mean of its sides' robust variances (log scale: a ratio)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sigma = np.sqrt((np.asarray(st.var_base) + np.asarray(st.var_head)) / 2)
+        return 100 * (sigma if st.log else sigma / st.scale_base)
+
+
+def ruled_out_at(st: Stats, runs: float, level: np.ndarray) -> np.ndarray:
+    """The smallest regression (percent) each row could rule out with ``runs`` a side at its noise, its estimate 0,
+    by the bound at the two-sided ``level`` (``unchanged_level``): its MDE for ``unchanged``."""
+    centred = replace(st, delta=np.zeros_like(np.asarray(st.delta, dtype=float)), companion=None)
+    low, _ = projected_interval(centred, np.asarray(float(runs)), level)
+    return -low
+
+
+def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | None = None):
     """The decision table of ``result`` (one row per key): the columns ``decide_samples`` documents."""
     import pandas as pd
+
+    nan = np.full(len(keys), np.nan)
+    sigma, noisy_mde = noise if noise is not None else (nan, nan)
 
     return pd.DataFrame(
         {
@@ -87,21 +111,39 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray):
             "ci_level": result.level,
             "gate_p": result.p_value,
             "mde": result.mde,
+            "sigma": sigma,
+            "noisy_mde": noisy_mde,
             "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
         }
     )
 
 
-def decision_table(keys, result: Decisions, min_effect: np.ndarray | float, inconclusive_above: float):
-    """``decision_frame`` of ``result``, with the runs each undecided row would need."""
+def decision_table(
+    keys,
+    result: Decisions,
+    min_effect: np.ndarray | float,
+    inconclusive_above: float,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+    *,
+    max_runs: int = AUTO_MAX_RUNS,
+    last_share: float = 1.0,
+):
+    """``decision_frame`` of ``result``, with the runs each undecided row would need and its noise.
+
+    ``sigma``: the row's per-sample noise (percent); ``noisy_mde``: the smallest regression it could rule
+    out with ``max_runs`` runs a side at that noise (``last_share``: the unchanged risk's share there).
+    """
     current = result.current
     # Only more runs than the row has: the projection with a robust variance would otherwise "decide"
     # some rows at fewer runs than they already failed to be decided with.
     runs = np.fmin(current.n_base, current.n_head)
     needed = runs_needed(
-        current, result.level, min_effect, inconclusive_above, rows=result.decision == INCONCLUSIVE, above=runs
-    )
-    return decision_frame(keys, result, needed)
+        current, result.level, min_effect, inconclusive_above, rows=result.decision == INCONCLUSIVE, above=runs,
+        unchanged_confidence=unchanged_confidence,
+    )  # fmt: skip
+    with np.errstate(invalid="ignore"):
+        noisy_mde = ruled_out_at(current, max_runs, unchanged_level(unchanged_confidence, result.level, last_share))
+    return decision_frame(keys, result, needed, (noise_sigma(current), noisy_mde))
 
 
 def decide_samples(
@@ -114,14 +156,15 @@ def decide_samples(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
+    unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
 ):
     """The fixed-runs decision table: one row per key with the JSON's new fields.
 
     Columns: filename, configuration, decision (a DECISIONS name), change, ci_low,
     ci_high (percent), ci_level (the Holm-consistent level of the interval), gate_p (the
-    test's p-value), mde (percent, the regression found with probability ``power``) and
-    runs_needed (runs a side to decide an inconclusive row, NaN otherwise or when 10,000
-    would not do). ``alpha`` and ``min_effect`` may be given per key.
+    test's p-value), mde (percent, the regression found with probability ``power``), sigma
+    and noisy_mde (``decision_table``) and runs_needed (runs a side to decide an inconclusive
+    row, NaN otherwise or when 10,000 would not do). ``alpha`` and ``min_effect`` may be given per key.
     """
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
@@ -130,6 +173,6 @@ def decide_samples(
     min_effect = np.asarray(min_effect, dtype=float)
     result = decide(
         base, head, alpha, test=test, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power,
+        inconclusive_above=inconclusive_above, power=power, unchanged_confidence=unchanged_confidence,
     )  # fmt: skip
-    return decision_table(keys, result, min_effect, inconclusive_above)
+    return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)

@@ -1,14 +1,11 @@
 """The gate's test statistics per comparison, as pure functions over NaN-padded numpy arrays.
 
-``gate_statistics`` computes one of ``TESTS`` for every row of ``base``/``head`` (rates,
-shape ``(..., rows, n)``); ``change_interval`` gives the change in percent with its
-two-sided interval at a level, ``mde`` the smallest regression it detects with a given
-power, and ``runs_needed``/``decidable`` project a row to more runs. The gate's test is
-``GATE_TEST``: Yuen's trimmed-mean Welch test on log rates (20 % trimmed from
-``TRIM_FROM`` samples a side on, plain Welch on log rates below, df shrunk by
-``YUEN_DF_FACTOR``), chosen by tests/perf/simulate_gate.py. ``benchgate.stats.decisions``
-turns these into decisions and re-exports them.
-"""
+``gate_statistics`` computes one of ``TESTS`` for every row of ``base``/``head`` (rates, shape
+``(..., rows, n)``); ``change_interval`` gives the change in percent with its two-sided interval at a
+level, ``mde`` the smallest regression it detects with a given power, and ``runs_needed``/``decidable``
+project a row to more runs. The gate's test is ``GATE_TEST``: Yuen's trimmed-mean Welch test on log rates
+(20 % trimmed from ``TRIM_FROM`` samples a side on, plain Welch on log rates below, df shrunk by
+``YUEN_DF_FACTOR``), chosen by tests/perf/simulate_gate.py. ``benchgate.stats.decisions`` re-exports them."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
 
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 GATE_TEST = "yuen_log"
@@ -274,10 +271,9 @@ def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
 def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided interval of the change in percent at ``level`` (e.g. 0.001 for 99.9 %).
 
-    Log tests: ``100 (exp(delta ± q se) - 1)``, the ratio of (trimmed) geometric means.
-    ``welch_raw``: ``100 (delta ± q se) / mean(base)``, compare.R's improvement ± accuracy.
-    ``either``: the intersection of both tests' intervals at ``level / 2`` each (it excludes
-    0 exactly when either test rejects at ``level / 2``).
+    Log tests: ``100 (exp(delta ± q se) - 1)``, the ratio of (trimmed) geometric means. ``welch_raw``:
+    ``100 (delta ± q se) / mean(base)``, compare.R's improvement ± accuracy. ``either``: the intersection
+    of both tests' intervals at ``level / 2`` each (it excludes 0 exactly when either test rejects there).
     """
     level = np.asarray(level, dtype=float)
     if st.companion is not None:
@@ -290,11 +286,9 @@ def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, n
 
 
 def mde(st: Stats, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
-    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``.
-
-    ``(qt(1 - level/2, df) + qt(power, df)) × se``, as a log ratio (a fall to
-    ``exp(-x)``) or as a fraction of the base mean for ``welch_raw``. NaN when incomplete.
-    """
+    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``:
+    ``(qt(1 - level/2, df) + qt(power, df)) × se``, as a log ratio (a fall to ``exp(-x)``) or as a fraction
+    of the base mean for ``welch_raw``. NaN when incomplete."""
     level = np.asarray(level, dtype=float)
     if st.companion is not None:  # either: its log test at half the level
         st, level = replace(st, companion=None), level / 2
@@ -328,10 +322,18 @@ def projected_interval(st: Stats, runs: np.ndarray | float, level: np.ndarray | 
 
 
 def regression_floor(min_effect: np.ndarray | float, inconclusive_above: np.ndarray | float) -> np.ndarray:
-    """The regression (percent) a row's interval must rule out for ``unchanged``: its min-effect, or with
-    min-effect 0 the inconclusive-above floor."""
-    min_effect = np.asarray(min_effect, dtype=float)
-    return np.where(min_effect > 0, min_effect, inconclusive_above)
+    """The regression (percent) a row must rule out for ``unchanged``: its min-effect, else inconclusive-above."""
+    return np.where(np.asarray(min_effect, dtype=float) > 0, min_effect, inconclusive_above)
+
+
+def unchanged_level(
+    confidence: float | None, level: np.ndarray | float, weight: np.ndarray | float = 1.0
+) -> np.ndarray:
+    """The two-sided level of the bound ``unchanged`` is judged by (its interval's low end): one-sided at
+    ``confidence`` (percent), ``weight`` of its risk spent at this look: ``2 (1 - confidence/100) weight``."""
+    if confidence is None:
+        return np.asarray(level, dtype=float)
+    return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
 
 
 def decidable(
@@ -340,14 +342,15 @@ def decidable(
     level: np.ndarray,
     min_effect: np.ndarray | float,
     inconclusive_above: np.ndarray | float,
+    settle_level: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Would the row be decided with ``runs`` samples a side at ``level``, its estimate and spread unchanged?"""
+    """Would the row be decided with ``runs`` samples a side at ``level`` (``settle_level``: the unchanged
+    bound's, ``unchanged_level``; default ``level``), its estimate and spread unchanged?"""
     low, high = projected_interval(st, runs, level)
+    bound = low if settle_level is None else projected_interval(st, runs, settle_level)[0]
     change = st.change
-    min_effect = np.asarray(min_effect, dtype=float)
     floor = regression_floor(min_effect, inconclusive_above)
-    significant = (low > 0) | (high < 0)
-    return (significant & (np.abs(change) >= min_effect)) | (low > -floor)
+    return (((low > 0) | (high < 0)) & (np.abs(change) >= np.asarray(min_effect, dtype=float))) | (bound > -floor)
 
 
 def runs_needed(
@@ -360,6 +363,7 @@ def runs_needed(
     levels: np.ndarray | None = None,
     rows: np.ndarray | None = None,
     above: np.ndarray | float = 0.0,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
     """Runs a side after which the row would be decided, assuming its estimate and spread stay (NaN: none).
 
@@ -367,26 +371,27 @@ def runs_needed(
     of ``level`` spent at each (default: all of it, one fixed-runs analysis with that many
     runs; a sequential design passes its remaining looks and their weights). Only
     ``rows`` (default: every row with an estimate) are computed, and only run counts above
-    ``above`` (per row: e.g. the runs it already has) count.
+    ``above`` (per row: e.g. the runs it already has) count. ``unchanged_confidence`` (percent;
+    None: the old rule at ``level``) is the one-sided bound that makes a row unchanged.
     """
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     shape = np.shape(st.delta)
     out = np.full(shape, np.nan)
-    pending = ~np.isnan(st.delta)
-    if rows is not None:
-        pending &= np.asarray(rows, dtype=bool)
+    pending = ~np.isnan(st.delta) & (True if rows is None else np.asarray(rows, dtype=bool))
     if not pending.any():
         return out
     picked = subset(st, pending)
-    level_picked = np.broadcast_to(np.asarray(level, dtype=float), shape)[pending]
-    min_picked = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)[pending]
-    floor_picked = np.broadcast_to(np.asarray(inconclusive_above, dtype=float), shape)[pending]
-    above_picked = np.broadcast_to(np.asarray(above, dtype=float), shape)[pending]
+    level_picked, min_picked, floor_picked, above_picked = (
+        np.broadcast_to(np.asarray(value, dtype=float), shape)[pending]
+        for value in (level, min_effect, inconclusive_above, above)
+    )
     found = np.full(picked.delta.shape, np.nan)
     open_ = np.ones(picked.delta.shape, dtype=bool)
     for index, runs in enumerate(candidates):
         at = level_picked if levels is None else level_picked * levels[index]
-        ok = open_ & (runs > above_picked) & decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked)
+        settle = unchanged_level(unchanged_confidence, level_picked, 1.0 if levels is None else levels[index])
+        ok = open_ & (runs > above_picked)
+        ok &= decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked, settle)
         found[ok] = runs
         open_ &= ~ok
         if not open_.any():

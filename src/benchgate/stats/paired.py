@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, decide_looks
+from benchgate.stats.defaults import DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.gatetests import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
@@ -201,6 +202,7 @@ def decide_pairs(
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
     with_mde: bool = True,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ):
     """A fixed-runs analysis of a duet run: the paired test where a row has 2 pairs, else the unpaired one.
 
@@ -213,6 +215,7 @@ def decide_pairs(
     return decide_looks(
         [st], [1.0], alpha, correction=correction, min_effect=min_effect,
         inconclusive_above=inconclusive_above, power=power, with_mde=with_mde,
+        unchanged_confidence=unchanged_confidence,
     )  # fmt: skip
 
 
@@ -259,6 +262,7 @@ def decide_paired_samples(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ):
     """``gatetable.decide_samples`` for a duet run: the same decision table, decided on the pairs.
 
@@ -275,5 +279,6 @@ def decide_paired_samples(
     result = decide_pairs(
         base_pairs, head_pairs, base, head, np.asarray(alpha, dtype=float), strata=assignment, correction=correction,
         min_effect=min_effect, inconclusive_above=inconclusive_above, power=power,
+        unchanged_confidence=unchanged_confidence,
     )  # fmt: skip
-    return gatetable.decision_table(keys, result, min_effect, inconclusive_above)
+    return gatetable.decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)

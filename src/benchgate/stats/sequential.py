@@ -18,10 +18,15 @@ stopping rule, so Holm over the rows' sequential p-values controls the family-wi
 (the first Holm step is Bonferroni's ``alpha / m``, which decides the verdict); a rejected
 row shows its repeated confidence interval (Jennison & Turnbull 1989, JRSS B 51:305).
 Calling a row *unchanged* is no rejection: it is a non-binding futility stop, which cannot
-raise the false-fail rate, so its interval is not split over the looks. It uses the row's
-whole level at each look; the chance of calling a real regression of at least the floor
-(10 %) unchanged is then at most (number of looks) × ``a``. Which rows settle and which
-files stop is ``benchgate.stats.stopping``.
+raise the false-fail rate. Its own error, a missed regression, is a per-row risk: the one-sided
+bound at ``unchanged_confidence`` (95 %) spends its risk ``1 - confidence`` over the looks by
+its own spending function (``unchanged_spending``, O'Brien–Fleming type: most of it at the last
+looks, where noisy rows are decided; quiet rows rule out 10 % at any level), so the chance of
+calling a real regression of at least the floor (10 %) unchanged stays at most
+``1 - confidence`` however many looks are taken and wherever the row stops
+(``decisions.decide_looks``). A design recorded without ``unchanged_confidence`` (before it
+existed) replays with the old rule, the row's whole level at each look. Which rows settle and
+which files stop is ``benchgate.stats.stopping``.
 
 ``Design.to_json()`` goes into run.json, ``Design.from_json`` rebuilds and checks it.
 """
@@ -36,7 +41,7 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
+from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
 
 METHOD = "alpha-spending-bonferroni-looks"
@@ -47,6 +52,7 @@ DEFAULT_FUTILITY_VARIANCE = 0.5  # give up on a row only if half its variance co
 DEFAULT_SETTLE_ABOVE = 5.0  # percent: an unchanged row stops once it also rules out a regression this large...
 DEFAULT_SETTLE_LEVEL = 0.001  # ...at this one-sided level (a guard for the power to find such regressions)
 STOP_REASONS = ("decided", "hopeless", "max-runs")
+DEFAULT_UNCHANGED_SPENDING = "obrien-fleming"  # the unchanged risk, mostly at the last looks (simulate_gate.py)
 
 
 def default_looks(min_runs: int = MIN_RUNS, max_runs: int = MAX_RUNS) -> tuple[int, ...]:
@@ -119,6 +125,15 @@ class Design:
     settle_level: float = DEFAULT_SETTLE_LEVEL
     method: str = METHOD
     version: int = 2
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE  # percent; None: recorded before it
+    unchanged_spending: str = DEFAULT_UNCHANGED_SPENDING
+
+    def unchanged_weights(self, confidence: float | None = None) -> tuple[float, ...]:
+        """The share of the unchanged risk spent at each look, for ``confidence`` (default the design's)."""
+        confidence = self.unchanged_confidence if confidence is None else confidence
+        if confidence is None:  # the old rule spends no risk share: the row's whole level at each look
+            return tuple(1.0 for _ in self.looks)
+        return spending_weights(self.looks, self.unchanged_spending, 2 * (1 - confidence / 100))
 
     @property
     def min_runs(self) -> int:
@@ -156,6 +171,8 @@ class Design:
                 futility_variance=float(data["futility_variance"]),
                 settle_above=float(data["settle_above"]),
                 settle_level=float(data["settle_level"]),
+                unchanged_confidence=_optional_confidence(data.get("unchanged_confidence")),
+                unchanged_spending=str(data.get("unchanged_spending", DEFAULT_UNCHANGED_SPENDING)),
             )
             recorded = [float(w) for w in data["weights"]]
         except (KeyError, TypeError, ValueError) as error:
@@ -165,6 +182,15 @@ class Design:
         ):
             raise InputError("the recorded weights are not what its spending function gives", where=where)
         return design
+
+
+def _optional_confidence(value) -> float | None:
+    """A recorded ``unchanged_confidence``: absent (None) in designs recorded before it, else a number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"unchanged_confidence must be a number, not {value!r}")
+    return float(value)
 
 
 def make_design(
@@ -182,6 +208,8 @@ def make_design(
     futility_variance: float = DEFAULT_FUTILITY_VARIANCE,
     settle_above: float = DEFAULT_SETTLE_ABOVE,
     settle_level: float = DEFAULT_SETTLE_LEVEL,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+    unchanged_spending: str = DEFAULT_UNCHANGED_SPENDING,
 ) -> Design:
     """The design for ``--runs auto`` (``looks`` overrides the geometric default from min to max runs)."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
@@ -193,6 +221,10 @@ def make_design(
         raise ValueError("power in (0, 1), futility_variance in (0, 1], min_effect >= 0, inconclusive_above > 0")
     if settle_above <= 0 or not (0 < settle_level < 0.5):
         raise ValueError("settle_above must be positive and settle_level in (0, 0.5)")
+    if unchanged_confidence is not None and not (50 <= unchanged_confidence < 100):
+        raise ValueError(f"unchanged_confidence must be a percentage from 50 to under 100, not {unchanged_confidence}")
+    if unchanged_spending not in SPENDING:
+        raise ValueError(f"unchanged_spending must be one of {', '.join(SPENDING)}, not {unchanged_spending!r}")
     weights = spending_weights(looks, spending, alpha)
     return Design(
         looks=looks,
@@ -207,6 +239,8 @@ def make_design(
         futility_variance=futility_variance,
         settle_above=settle_above,
         settle_level=settle_level,
+        unchanged_confidence=unchanged_confidence,
+        unchanged_spending=unchanged_spending,
     )
 
 

@@ -4,17 +4,20 @@ At each look of a ``sequential.Design`` the rows' decisions are recomputed from 
 so far (``decisions.decide_looks``), then each row is *settled* or not:
 
 - decided: regression, improvement, constant or incomplete;
-- calm: unchanged (its interval at its whole level rules out a regression of the floor,
-  10 % or min-effect), and, with min-effect 0, also not significant at that level (the
-  interval holds 0: a row that is, but is not yet rejected at the look's share of the
-  level, keeps running towards a rejection) and its one-sided bound at ``settle_level``
-  rules out a regression of ``settle_above`` (5 %). That guard keeps a real 5 % regression
-  from stopping as "unchanged" before it is rejected: it does so with probability at most
+- calm: unchanged (its one-sided bound at the design's ``unchanged_confidence``, its risk
+  spent over the looks, rules out a regression of the floor, 10 % or min-effect), and, with
+  min-effect 0, also not significant at the row's whole level (the interval holds 0: a row
+  that is, but is not yet rejected at the look's share of the level, keeps running towards a
+  rejection) and its bounds at ``settle_level`` rule out a regression and an improvement of
+  ``settle_above`` (5 %). That guard keeps a real 5 % regression (or improvement) from
+  stopping as "unchanged" before it is rejected: it does so with probability at most
   ``settle_level`` per look;
 - futile: more runs could not change the outcome. Projected to ``max_runs`` with its
   estimate and ``futility_variance`` × its robust variance, it could neither be rejected
-  nor, when inconclusive, become unchanged. An inconclusive row that stops this way is
-  *hopeless*: it ends inconclusive, never a pass.
+  nor, when inconclusive, become unchanged (by the same bound, at the last look's share).
+  Stopping an unchanged row this way cannot raise the missed-regression rate: that risk is
+  spent over the looks, so the bound holds wherever a row stops. An inconclusive row that
+  stops this way is *hopeless*: it ends inconclusive, never a pass.
 
 A *unit* stops after the look at which all its rows are settled; at the last look every unit
 stops. A unit is one row when its jobs run one configuration each, else the whole file (its
@@ -33,7 +36,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from benchgate.stats import decisions, paired
-from benchgate.stats.gatetests import Stats, change_interval, projected_interval, regression_floor, subset
+from benchgate.stats.gatetests import (
+    Stats,
+    change_interval,
+    projected_interval,
+    regression_floor,
+    subset,
+    unchanged_level,
+)
 from benchgate.stats.sequential import Design
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
@@ -109,8 +119,12 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
     if candidates.any():
-        bound, _ = change_interval(subset(result.current, candidates), 2 * design.settle_level)
-        calm[candidates] = bound > -_settle_effect(design)
+        # Both ways: a row whose unchanged bound is loose enough to settle while it may still be a 5 % improvement
+        # keeps running until that is rejected too (an improvement found is what the table is for).
+        # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
+        low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
+        legacy = design.unchanged_confidence is None
+        calm[candidates] = (low > -_settle_effect(design)) & (legacy | (high < _settle_effect(design)))
     return calm
 
 
@@ -128,8 +142,15 @@ def _reachable(
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
-        fixed_low, _ = projected_interval(st, runs, level)
-        settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (fixed_low > -floor[rows])
+        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it): a noisy row's
+        # estimate moves by that much with more runs, and giving up on it early costs a decision (never an error:
+        # the unchanged risk is spent over the looks, whatever the stopping). A row that could not be unchanged
+        # even with an estimate of 0 is too noisy: it stops at once. (A design recorded before: its estimate.)
+        share = design.unchanged_weights()[-1]
+        nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
+        hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
+        bound, _ = projected_interval(hopeful, runs, unchanged_level(design.unchanged_confidence, level, share))
+        settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
     return out
 
@@ -163,6 +184,8 @@ def decide_at_look(
         power=design.power,
         cache=cache,
         with_mde=with_mde,
+        unchanged_confidence=design.unchanged_confidence,
+        unchanged_weights=design.unchanged_weights()[: k + 1],
     )
     dec = result.decision
     undecided = dec == decisions.INCONCLUSIVE
@@ -267,11 +290,12 @@ def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     found = np.full(int(rows.sum()), np.nan)
     st = subset(result.decisions.current, rows)
     level = result.decisions.level[rows]
-    for look, weight in zip(design.looks[k + 1 :], design.weights[k + 1 :], strict=True):
+    shares = design.unchanged_weights()[k + 1 :]
+    for look, weight, share in zip(design.looks[k + 1 :], design.weights[k + 1 :], shares, strict=True):
         low, high = projected_interval(st, float(look), level * weight)
-        fixed_low, _ = projected_interval(st, float(look), level)
+        bound, _ = projected_interval(st, float(look), unchanged_level(design.unchanged_confidence, level, share))
         with np.errstate(invalid="ignore"):
-            done = (high < 0) | (low > 0) | (fixed_low > -design.inconclusive_above)
+            done = (high < 0) | (low > 0) | (bound > -design.inconclusive_above)
         found = np.where(np.isnan(found) & done, float(look), found)
     out[rows] = np.where(np.isnan(found), float(design.max_runs), found)
     return out

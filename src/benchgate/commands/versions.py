@@ -1,0 +1,262 @@
+"""`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report.
+
+Each consecutive pair is one `benchgate run` (``run.local.run_benchmarks``, the run command's own
+function) with ``--base-version V1 --head-version V2`` into ``OUTPUT/steps/V1..V2``, fixed or
+``--runs auto``; the steps are analysed as `benchgate run` analyses its run, and
+``benchgate.report.versions`` writes the report (``report.md``, printed as text too) with a
+forest plot per step when matplotlib is installed. A step whose directory already holds a complete
+run is reused and an interrupted one resumed, so a fault loses no step already measured. With
+``--store`` each step is recorded into the history store as a point of the release series.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from benchgate.build import releases
+from benchgate.commands.run import _node_args, _runs
+from benchgate.errors import EXIT_OK, InputError
+from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
+from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
+
+VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "versions",
+        help="compare consecutive Node releases pairwise with their official binaries, as a report",
+    )
+    parser.add_argument(
+        "targets",
+        nargs="+",
+        metavar="VERSION_OR_CATEGORY",
+        help="two or more releases (X.Y.Z, oldest first), then the benchmark categories (default: all)",
+    )
+    parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the steps and the report")
+    parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: ./benchmark)")
+    parser.add_argument(
+        "--filter", dest="filters", action="append", default=[], metavar="FILTER", help="only files containing this"
+    )
+    parser.add_argument(
+        "--exclude", dest="excludes", action="append", default=[], metavar="EXCLUDE", help="skip files containing this"
+    )
+    parser.add_argument(
+        "--set", dest="set_args", action="append", default=[], metavar="KEY=VALUE", help="set a benchmark variable"
+    )
+    parser.add_argument("--runs", type=_runs, default=30, help="samples per configuration and side (30), or auto")
+    parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")
+    parser.add_argument("--max-runs", type=int, metavar="N", help="with --runs auto: the most runs (default 60)")
+    parser.add_argument(
+        "--node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags for every release"
+    )
+    parser.add_argument(
+        "--release-source", default="auto", choices=releases.SOURCES, help="where the binaries come from"
+    )
+    parser.add_argument("--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site")
+    parser.add_argument("--seed", type=int, help="seed of each step's schedule (recorded)")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT, metavar="SECONDS", help="per benchmark process"
+    )
+    parser.add_argument("--cpuset", metavar="CPUS", help="pin benchmark processes with taskset, e.g. 2-3")
+    parser.add_argument("--min-effect", type=float, default=0.0, metavar="PCT", help="--runs auto's min-effect")
+    parser.add_argument(
+        "--inconclusive-above",
+        type=float,
+        default=DEFAULT_INCONCLUSIVE_ABOVE,
+        metavar="PCT",
+        help="--runs auto: undecided while a regression this large is possible (default 10)",
+    )
+    parser.add_argument("--store", metavar="URL", help="record each step into this history store (a release series)")
+    parser.add_argument("--no-plot", dest="plot", action="store_false", help="no forest plot per step")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
+    parser.set_defaults(handler=_handler)
+
+
+def split_targets(targets: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """The releases (leading X.Y.Z arguments, at least two, each newer than the last) and the categories."""
+    count = next((i for i, target in enumerate(targets) if not VERSION.match(target)), len(targets))
+    versions = [releases.normalize_version(target) for target in targets[:count]]
+    categories = tuple(targets[count:])
+    stray = [target for target in categories if VERSION.match(target)]
+    if stray:
+        raise InputError(f"versions: {stray[0]} comes after a category; give the releases first")
+    if len(versions) < 2:
+        raise InputError(f"versions: give at least two releases (X.Y.Z) before any category, got {len(versions)}")
+    parsed = [tuple(int(part) for part in version.split(".")) for version in versions]
+    for older, newer, a, b in zip(versions, versions[1:], parsed, parsed[1:], strict=False):
+        if b <= a:
+            raise InputError(f"versions: {newer} is not newer than {older}; give the releases oldest first")
+    return versions, categories
+
+
+def _handler(args: argparse.Namespace) -> int:
+    versions, categories = split_targets(args.targets)
+    return compare_versions(
+        versions=versions,
+        categories=categories or ("all",),
+        output=args.output,
+        benchmark_dir=args.benchmark_dir,
+        filters=tuple(args.filters),
+        excludes=tuple(args.excludes),
+        set_args=tuple(args.set_args),
+        runs=args.runs,
+        min_runs=args.min_runs,
+        max_runs=args.max_runs,
+        node_args=args.node_args,
+        release_source=args.release_source,
+        dist_mirror=args.dist_mirror,
+        seed=args.seed,
+        timeout=args.timeout,
+        cpuset=args.cpuset,
+        min_effect=args.min_effect,
+        inconclusive_above=args.inconclusive_above,
+        store=args.store,
+        plot=args.plot,
+        progress=args.progress,
+    )
+
+
+def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
+    """Run every consecutive pair of ``versions`` into ``output/steps``, then write ``output/report.md``.
+
+    ``run`` holds `benchgate run`'s options shared by every step (categories, filters, runs, ...).
+    Returns the exit status: 0 once the report is written (it reports, it does not gate), or the
+    status of the step that could not finish (its earlier steps stay on disk, reused next time).
+    """
+    from benchgate.report.versions import render_versions_markdown, render_versions_text
+
+    if store:
+        from benchgate.history.store import open_store
+
+        open_store(store).engine.dispose()  # an unreachable or corrupt store: one line before hours of runs
+    steps = []
+    for base, head in zip(versions, versions[1:], strict=False):
+        directory = f"steps/{base}..{head}"
+        status = _run_step(output / directory, base, head, run)
+        if status is not None:
+            print(f"benchgate: versions: the step {base} → {head} did not finish; rerun to resume it", file=sys.stderr)
+            return status
+        if store:
+            _record_step(output / directory, head, store)
+        steps.append(_analysed(output, directory, base, head, run, plot))
+    site = _release_site(output, steps)
+    (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
+    described = f"{run['runs']} runs a side" if run["runs"] != "auto" else "runs until decided (--runs auto)"
+    markdown = render_versions_markdown(steps, runs=described, site=site)
+    (output / "report.md").write_text(markdown, encoding="utf-8")
+    sys.stdout.write(render_versions_text(steps))
+    print(f"benchgate: versions: report in {output / 'report.md'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _release_site(output: Path, steps: list) -> str | None:
+    """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
+    from benchgate.history.releases import ReleaseStep, release_series
+    from benchgate.history.site import write_site
+
+    try:
+        series, changes = release_series(
+            [ReleaseStep(step.base, step.head, output / step.directory, step.gated) for step in steps]
+        )
+    except InputError as error:  # a step with nothing to show (every benchmark failed): no site, still a report
+        print(f"benchgate: versions: no trend site: {error.one_line()}", file=sys.stderr)
+        return None
+    write_site(output / "site", series, changes)
+    return "site/index.html"
+
+
+def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
+    """One step with the run command's own function: reused when complete, resumed when interrupted."""
+    from benchgate import results
+    from benchgate.run.local import run_benchmarks
+    from benchgate.run.plan import RunOptions
+
+    record_path = directory / "run.json"
+    resume = False
+    if record_path.is_file():
+        record = results.read_run_record(record_path)
+        _check_same_request(record, run, directory)
+        if record.get("complete") is True:
+            print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)
+            return None
+        resume = True
+    print(f"benchgate: versions: {base} → {head}", file=sys.stderr)
+    node_args = run["node_args"]
+    options = RunOptions(
+        output=directory,
+        base_version=base,
+        head_version=head,
+        base_node_args=node_args,
+        head_node_args=node_args,
+        resume=resume,
+        analyze=False,
+        **{name: value for name, value in run.items() if name != "node_args"},
+    )
+    status = run_benchmarks(options)
+    return None if status == EXIT_OK and record_path.is_file() else status
+
+
+def _check_same_request(record: dict, run: dict, directory: Path) -> None:
+    """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
+    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
+    given = run.get("benchmark_dir")
+    wanted = {
+        "runs": run["runs"],
+        "categories": list(run["categories"]),
+        "filter": list(run["filters"]),
+        "exclude": list(run["excludes"]),
+        "set": list(run["set_args"]),
+    }
+    if wanted["categories"] == ["all"]:
+        del wanted["categories"]  # the run records the categories 'all' stood for
+    found = {"runs": record.get("runs"), **{name: selection.get(name) for name in wanted if name != "runs"}}
+    if given is not None and selection.get("benchmark_dir") != str(Path(given).resolve()):
+        wanted["benchmark_dir"], found["benchmark_dir"] = str(Path(given).resolve()), selection.get("benchmark_dir")
+    for name, value in wanted.items():
+        if found.get(name) != value:
+            raise InputError(
+                f"{directory} holds a run with {name} {found.get(name)!r}, not {value!r}: "
+                "give another --output, or remove that step to measure it again"
+            )
+
+
+def _record_step(directory: Path, head: str, store: str) -> None:
+    """The step's head as a point of the release series: named by its version, on the branch ``releases``."""
+    from benchgate.history.recording import record_run
+    from benchgate.history.runentry import RELEASES_BRANCH
+
+    result = record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
+    what = "recorded" if result.created else "already recorded"
+    print(f"benchgate: versions: {what} {directory.name} in {result.store} ({result.rows} rows)", file=sys.stderr)
+
+
+def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):
+    """The step's comparisons as `benchgate run` analyses them, and its forest plot when matplotlib is there."""
+    from benchgate import results, stats
+    from benchgate.report.versions import VersionStep, failure_lines
+    from benchgate.stats import gate
+
+    # A report of releases gates nothing: no row is drawn as failing a gate.
+    policy = gate.GatePolicy("off", min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"])
+    samples, summary, shards = results.load([str(output / directory)])
+    # Read as compare.R reads it (its stars, its 95 % interval in the chart); an adaptive run's
+    # comparisons come from the looks it stopped at, as `benchgate run` reads them.
+    gated = gate.apply_gate(stats.compare_samples(samples), policy, shards=shards)
+    chart = None
+    if plot and len(gated):
+        try:
+            from benchgate.report import plots
+
+            plots.require_matplotlib()
+        except InputError:
+            plot = False
+        if plot:
+            chart = f"charts/{base}..{head}.png"
+            (output / "charts").mkdir(parents=True, exist_ok=True)
+            for path, data in plots.chart_files(output / chart, gated, samples, policy).items():
+                path.write_bytes(data)
+    return VersionStep(base, head, gated, directory, chart, failures=failure_lines(summary.failures))

@@ -1,0 +1,76 @@
+"""The configuration's ``history:`` section (store, keep, site-url) and where the store comes from.
+
+    history:
+      store: sqlite:///benchgate-history.db   # or postgresql+psycopg://user@host/db
+      keep: 500                               # runs kept per branch (the oldest go first); 0 = all
+      site-url: https://nodejs.github.io/benchmarks/
+
+The store is ``--store``, else ``$BENCHGATE_HISTORY``, else this section's ``store``, else
+``sqlite:///benchgate-history.db`` in the working directory. A password belongs in the environment
+variable (a secret), never in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchgate.errors import InputError
+
+DEFAULT_STORE = "sqlite:///benchgate-history.db"
+ENVIRONMENT = "BENCHGATE_HISTORY"
+_KEYS = ("store", "keep", "site-url")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]{0,1000}$")
+_SITE = re.compile(r"^https?://[^\s]{1,500}$")
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """The ``history:`` section, validated; empty values mean "not configured"."""
+
+    store: str = ""
+    keep: int = 0
+    site_url: str = ""
+
+
+def parse_history(value: Any, where: str, key: str = "history") -> tuple[tuple[str, Any], ...]:
+    """Validate the section; returns its items (hashable, as Settings keeps them)."""
+
+    def fail(reason: str) -> InputError:
+        return InputError(f"key {key!r}: {reason}", where=where)
+
+    if not isinstance(value, dict):
+        raise fail("must be a mapping with store, keep and site-url")
+    for name in value:
+        if name not in _KEYS:
+            raise fail(f"unknown key {str(name)[:40]!r}; known keys: {', '.join(_KEYS)}")
+    store, keep, site = value.get("store"), value.get("keep", 0), value.get("site-url")
+    if store is not None and (not isinstance(store, str) or not _URL.match(store)):
+        raise fail("store must be a database URL such as sqlite:///benchgate-history.db")
+    if isinstance(store, str) and re.match(r"^[^:]+://[^/@]*:[^/@]*@", store):
+        raise fail("store must not hold a password: put that URL in the BENCHGATE_HISTORY secret")
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= 10_000_000:
+        raise fail("keep must be a whole number of runs (0 keeps all)")
+    if site is not None and (not isinstance(site, str) or not _SITE.match(site)):
+        raise fail("site-url must be an http(s) URL")
+    return tuple(item for item in (("store", store), ("keep", keep), ("site-url", site)) if item[1] not in (None,))
+
+
+def history_settings(items: tuple[tuple[str, Any], ...]) -> HistorySettings:
+    """The section's typed form from the items ``parse_history`` returned."""
+    values = dict(items)
+    return HistorySettings(
+        store=values.get("store") or "", keep=int(values.get("keep") or 0), site_url=values.get("site-url") or ""
+    )
+
+
+def resolve_store(option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None) -> str:
+    """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else the default."""
+    environment = os.environ if environment is None else environment
+    for candidate in (option, environment.get(ENVIRONMENT), configured.store):
+        if candidate:
+            return candidate
+    return DEFAULT_STORE

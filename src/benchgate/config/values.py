@@ -1,0 +1,103 @@
+"""The configuration's value parsers: thresholds, percentages, runs, lists, strings and booleans.
+
+Each raises InputError naming where the value came from (file, option or label), the key and why;
+``benchgate.config.settings`` and ``benchgate.config.sections`` build every setting from these.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from benchgate.errors import InputError
+from benchgate.stats.gate import MAX_RUNS, THRESHOLDS
+
+AUTO_RUNS = "auto"
+MAX_MIN_EFFECT = 1000.0
+
+
+def fail(where: str, key: str, reason: str) -> InputError:
+    return InputError(f"key {key!r}: {reason}", where=where)
+
+
+def as_list(value: Any, where: str, key: str) -> list[str]:
+    # Inputs and labels give comma/newline separated text; the file may give a YAML list.
+    # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
+    if isinstance(value, str):
+        items = [item.strip() for item in re.split(r"\n" if key == "set" else r"[,\n]", value)]
+        return [item for item in items if item]
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [item.strip() for item in value if item.strip()]
+    raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
+
+
+def checked_items(value: Any, where: str, key: str, pattern: re.Pattern[str], what: str) -> tuple[str, ...]:
+    items = as_list(value, where, key)
+    if len(items) > 200:
+        raise fail(where, key, f"too many entries ({len(items)} > 200)")
+    for item in items:
+        if not pattern.match(item):
+            raise fail(where, key, f"{item[:80]!r} is not a valid {what}")
+    return tuple(items)
+
+
+def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
+    if value is False:  # YAML 1.1 reads an unquoted `off` as false
+        return "off"
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else None
+    if text not in THRESHOLDS:
+        raise fail(where, key, f"must be one of {', '.join(THRESHOLDS)} (quote the stars in YAML), not {value!r}")
+    return text
+
+
+def parse_percent(value: Any, where: str, key: str = "min-effect") -> float:
+    if isinstance(value, bool):
+        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
+    if isinstance(value, str):
+        text = value.strip().removesuffix("%").strip()
+        try:
+            number = float(text)
+        except ValueError:
+            raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}") from None
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
+    if not math.isfinite(number) or number < 0 or number > MAX_MIN_EFFECT:
+        raise fail(where, key, f"must be between 0 and {MAX_MIN_EFFECT:g} percent, not {value!r}")
+    return number
+
+
+_OR_AUTO = {"runs": " or auto", "max-runs": ""}
+
+
+def parse_runs(value: Any, where: str, key: str = "runs") -> int | str:
+    if key == "runs" and isinstance(value, str) and value.strip() == AUTO_RUNS:
+        return AUTO_RUNS
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}") from None
+    if not 2 <= number <= MAX_RUNS:
+        raise fail(where, key, f"must be between 2 and {MAX_RUNS} (the t-test needs 2 samples a side), not {number}")
+    return number
+
+
+def parse_bool(value: Any, where: str, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    raise fail(where, key, f"must be true or false, not {value!r}")
+
+
+def parse_string(value: Any, where: str, key: str, pattern: re.Pattern[str], what: str) -> str:
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise fail(where, key, f"must be {what}, not {value!r}")
+    text = str(value).strip()
+    if text and not pattern.match(text):
+        raise fail(where, key, f"must be {what}, not {text[:80]!r}")
+    return text

@@ -1,0 +1,84 @@
+"""Releases as series: the steps of ``benchgate versions`` turned into the history's model, for the site.
+
+Each step is a run of two consecutive releases. A row's series has a point per release: the first
+step's base, then every step's head (each measured in its own run, so a point is what that step's
+run saw). A step whose compare.R test starred the row is a change point at the newer release, its
+change compare.R's improvement, its confidence 1 - p. Read from the step directories through
+``runentry`` (untrusted run.json checked as for the store), so a series is the same whether it is
+drawn from here or from the store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
+from benchgate.history.runentry import RELEASES_BRANCH, RowSummary, read_entry
+
+STARRED = ("*", "**", "***")
+
+
+@dataclass(frozen=True)
+class ReleaseStep:
+    """A finished step: its releases, its run directory and compare.R's table of it."""
+
+    base: str
+    head: str
+    directory: Path
+    compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
+
+
+def _point(step: ReleaseStep, version: str, row: RowSummary, date: str, parent: str | None) -> Point:
+    return Point(
+        run_id=f"{step.base}..{step.head}:{row.side}",
+        commit=f"v{version}",
+        parent=parent,
+        branch=RELEASES_BRANCH,
+        date=date,
+        node_version=f"v{version}",
+        mean_rate=row.mean_rate,
+        trimmed_mean=row.trimmed_mean,
+        log_spread=row.log_spread,
+        samples=row.samples,
+    )
+
+
+def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
+    """Every row's series over the releases, and the steps compare.R starred as its change points."""
+    points: dict[SeriesKey, list[Point]] = {}
+    changes: list[ChangePoint] = []
+    for number, step in enumerate(steps):
+        entry = read_entry(step.directory, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        for row in entry.rows:
+            key = SeriesKey(row.filename, row.configuration, entry.head_flags, entry.runner, RELEASES_BRANCH)
+            mine = points.setdefault(key, [])
+            if row.side == "head":
+                mine.append(_point(step, step.head, row, entry.date, f"v{step.base}"))
+            elif number == 0:
+                mine.insert(0, _point(step, step.base, row, entry.date, None))
+        starred = step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
+        for found in starred.itertuples(index=False):
+            name = (str(found.filename), str(found.configuration))
+            key = SeriesKey(*name, entry.head_flags, entry.runner, RELEASES_BRANCH)
+            index = next((i for i, p in enumerate(points.get(key, [])) if p.commit == f"v{step.head}"), None)
+            if index is None or index == 0 or not math.isfinite(found.improvement):
+                continue  # a row whose older release measured nothing (a failure) has no step to mark
+            before, after = points[key][index - 1], points[key][index]
+            changes.append(
+                ChangePoint(
+                    key,
+                    index,
+                    f"v{step.head}",
+                    entry.date,
+                    float(found.improvement),
+                    before.mean_rate,
+                    after.mean_rate,
+                    1.0 - float(found.p_value),
+                )
+            )
+    return [Series(key, tuple(found)) for key, found in sorted(points.items())], changes

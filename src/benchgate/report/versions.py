@@ -1,0 +1,195 @@
+"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the
+"State of Node.js performance" posts.
+
+Per category (``buffers``, ``streams``, ...), each step's significant changes as compare.R's table
+(stars from Welch's t-test, as the posts show them); before that, a summary of which steps got faster
+or slower and where; the charts (one forest plot per step) are linked when they were drawn. Pure
+rendering: the command runs the steps and writes the files. Benchmark names come from the run
+directories (untrusted): in markdown they only ever appear inside fenced blocks or code spans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchgate.report.markup import block, code, plain
+from benchgate.report.tables import false_positive_note, render_compare_table
+
+STARRED = ("*", "**", "***")
+COMPARE_COLUMNS = ("filename", "configuration", "confidence", "improvement", "accuracy_1", "accuracy_2", "accuracy_3")
+
+
+@dataclass(frozen=True)
+class VersionStep:
+    """One step between consecutive releases: its comparisons (the gate's table) and where it lives."""
+
+    base: str  # the older release, "18.16.0"
+    head: str  # the newer one
+    gated: pd.DataFrame
+    directory: str  # the step's run directory, relative to the report
+    chart: str | None = None  # the step's forest plot, relative to the report, when drawn
+    failures: tuple[str, ...] = ()  # the step's failed benchmark processes, one line per file, side and reason
+
+    @property
+    def name(self) -> str:
+        return f"{self.base} → {self.head}"
+
+
+def category(filename: str) -> str:
+    """A benchmark file's category: its directory under benchmark/ (``buffers/buffer-compare.js``: buffers)."""
+    return filename.split("/", 1)[0] if "/" in filename else filename
+
+
+def significant(gated: pd.DataFrame) -> pd.DataFrame:
+    """The rows compare.R stars (p < 0.05 or better), in compare.R's order."""
+    return gated[gated["confidence"].astype(str).isin(STARRED) & gated["improvement"].notna()]
+
+
+def categories(steps: Sequence[VersionStep]) -> list[str]:
+    found = {category(str(name)) for step in steps for name in step.gated["filename"]}
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """How one step moved: significant rows faster and slower, per category, and the extremes."""
+
+    faster: dict[str, int]
+    slower: dict[str, int]
+    best: tuple[str, float] | None  # (row name, improvement %)
+    worst: tuple[str, float] | None
+    comparisons: int
+
+
+def summarize(step: VersionStep) -> StepSummary:
+    rows = significant(step.gated)
+    faster: dict[str, int] = {}
+    slower: dict[str, int] = {}
+    for filename, change in zip(rows["filename"], rows["improvement"], strict=True):
+        side = faster if change > 0 else slower
+        side[category(str(filename))] = side.get(category(str(filename)), 0) + 1
+    names = [f"{f} {c}" for f, c in zip(rows["filename"], rows["configuration"], strict=True)]
+    changes = rows["improvement"].to_numpy(dtype=float)
+    best = worst = None
+    if len(rows):
+        high, low = int(changes.argmax()), int(changes.argmin())
+        best = (names[high], float(changes[high])) if changes[high] > 0 else None
+        worst = (names[low], float(changes[low])) if changes[low] < 0 else None
+    return StepSummary(faster, slower, best, worst, len(step.gated))
+
+
+def failure_lines(failures: Sequence) -> tuple[str, ...]:
+    """One line per file, side and reason of ``results.Failure`` records, with how many processes failed."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for failure in failures:
+        key = (failure.filename, failure.side, failure.reason)
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(
+        f"{filename} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
+        for (filename, side, reason), count in counts.items()
+    )
+
+
+def _where(counts: dict[str, int]) -> str:
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name} ({count})" for name, count in ordered)
+
+
+def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
+    """One line per step: how many rows got faster and slower, where, and the largest of each."""
+    lines = []
+    for step in steps:
+        found = summarize(step)
+        faster, slower = sum(found.faster.values()), sum(found.slower.values())
+        line = f"{step.name}: {faster} faster, {slower} slower of {found.comparisons} comparisons"
+        if faster:
+            line += f"; faster in {_where(found.faster)}"
+        if slower:
+            line += f"; slower in {_where(found.slower)}"
+        if found.best:
+            line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})"
+        if found.worst:
+            line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})"
+        if step.failures:
+            line += f"; {len(step.failures)} failure(s), listed below"
+        lines.append(line)
+    return lines
+
+
+def _table(rows: pd.DataFrame) -> str:
+    return render_compare_table(rows[list(COMPARE_COLUMNS)])
+
+
+def render_versions_text(steps: Sequence[VersionStep]) -> str:
+    """The report as text: the summary, then per category each step's compare.R table of its significant rows."""
+    versions = [steps[0].base, *(step.head for step in steps)] if steps else []
+    out = [f"Node.js performance: {' → '.join(versions)}", "", "summary:"]
+    out += [f"  {line}" for line in summary_lines(steps)]
+    for name in categories(steps):
+        out += ["", f"== {name} =="]
+        for step in steps:
+            rows = significant(step.gated[[category(str(f)) == name for f in step.gated["filename"]]])
+            total = sum(category(str(f)) == name for f in step.gated["filename"])
+            out += ["", f"{step.name}: {len(rows)} of {total} comparisons significant"]
+            if len(rows):
+                out.append(_table(rows))
+    failed = [(step, line) for step in steps for line in step.failures]
+    if failed:
+        out += ["", "failures:"] + [f"  {step.name}: {line}" for step, line in failed]
+    return "\n".join(out) + "\n"
+
+
+def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: str | None = None) -> str:
+    """The report as markdown, the shape of the "State of Node.js performance" posts."""
+    versions = [steps[0].base, *(step.head for step in steps)] if steps else []
+    out = [
+        f"# Node.js performance: {' → '.join(f'v{version}' for version in versions)}",
+        "",
+        f"Each step runs Node's `benchmark/` suite with the official binaries of two consecutive releases "
+        f"({runs}, compare.js's protocol) and reads it as compare.R does: `improvement` is the change of the "
+        "mean rate (higher is faster, so negative is a regression), the stars Welch's t-test's p-value "
+        "(< 0.05, < 0.01, < 0.001), `accuracy` the half-width of the 95 / 99 / 99.9 % confidence interval. "
+        "Only significant rows are listed; every row is in each step's run directory.",
+        "",
+        "## Summary",
+        "",
+        "| step | faster | slower | faster in | slower in | largest gain | largest loss |",
+        "|:--|--:|--:|:--|:--|--:|--:|",
+    ]
+    for step in steps:
+        found = summarize(step)
+        best = f"{found.best[1]:+.2f} % {code(found.best[0], in_table=True, limit=80)}" if found.best else ""
+        worst = f"{found.worst[1]:+.2f} % {code(found.worst[0], in_table=True, limit=80)}" if found.worst else ""
+        out.append(
+            f"| {step.name} | {sum(found.faster.values())} | {sum(found.slower.values())} | "
+            f"{code(_where(found.faster), in_table=True) if found.faster else ''} | "
+            f"{code(_where(found.slower), in_table=True) if found.slower else ''} | {best} | {worst} |"
+        )
+    for name in categories(steps):
+        out += ["", f"## {code(name)}"]
+        for step in steps:
+            mine = step.gated[[category(str(f)) == name for f in step.gated["filename"]]]
+            rows = significant(mine)
+            out += ["", f"### {step.name}", "", f"{len(rows)} of {len(mine)} comparisons significant."]
+            if len(rows):
+                out += ["", block(_table(rows))]
+    failed = [(step, line) for step in steps for line in step.failures]
+    if failed:
+        out += ["", "## Failures", "", "Benchmarks that did not run on a release (a file newer than it, say):", ""]
+        out += [f"- {step.name}: {code(line)}" for step, line in failed]
+    out += ["", "## Charts"]
+    if site:
+        out += ["", f"Every row over the releases, with the starred steps marked: [the trend pages]({site})."]
+    for step in steps:
+        if step.chart:
+            out += ["", f"### {step.name}", "", f"![{step.name}: change per comparison]({step.chart})"]
+    if not any(step.chart for step in steps):
+        out += ["", "None drawn (`pip install 'benchgate[plot]'` draws a forest plot per step)."]
+    out += ["", "## Runs", ""]
+    for step in steps:
+        note = plain(" ".join(false_positive_note(len(step.gated)).split()))
+        out.append(f"- {step.name}: [{step.directory}]({step.directory}/run.json). {note}")
+    return "\n".join(out) + "\n"
