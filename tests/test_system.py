@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchgate.run import system
 
 
@@ -80,3 +82,8 @@ def test_the_real_machine_reports_every_fact_flat():
     # run.json's environment is flat: the report shows scalar values only
     assert all(isinstance(value, str | int) for key, value in facts.items() if key != "warnings")
     assert "Runner environment:" in system.render(facts)
+
+
+@pytest.mark.parametrize("text", ["0", "0-2,5", "1,3,5", "0-3,8-11", ""])
+def test_a_cpu_list_formats_back_to_the_kernels_text(text):
+    assert system.format_cpu_list(system.parse_cpu_list(text)) == text

@@ -81,21 +81,11 @@ def cpu_sets(cpuset: str | None, pairing: str, slots: int) -> list[str]:
     if len(cpus) < wanted:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
         raise InputError(
-            f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({_cpu_text(cpus)}); "
+            f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)}); "
             f"use fewer slots" + (" or --pairing sequential" if pairing == DUET else "")
         )
     size = len(cpus) // wanted
-    return [_cpu_text(cpus[index * size : (index + 1) * size]) for index in range(wanted)]
-
-
-def _cpu_text(cpus: Sequence[int]) -> str:
-    ranges: list[list[int]] = []
-    for cpu in cpus:
-        if ranges and cpu == ranges[-1][1] + 1:
-            ranges[-1][1] = cpu
-        else:
-            ranges.append([cpu, cpu])
-    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
+    return [system.format_cpu_list(cpus[index * size : (index + 1) * size]) for index in range(wanted)]
 
 
 def head_on_first_set(seed: int, key: tuple) -> bool:

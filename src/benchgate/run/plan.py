@@ -181,17 +181,6 @@ def build_failure_record(options: RunOptions, error) -> dict:
     }
 
 
-def _cpu_ranges(cpus: list[int]) -> str:
-    """[0, 1, 2, 5] -> "0-2,5" (the kernel's cpulist format)."""
-    ranges: list[list[int]] = []
-    for cpu in cpus:
-        if ranges and cpu == ranges[-1][1] + 1:
-            ranges[-1][1] = cpu
-        else:
-            ranges.append([cpu, cpu])
-    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
-
-
 def _check_cpuset(cpuset: str | None) -> None:
     if cpuset is None:
         return
@@ -209,7 +198,7 @@ def _check_cpuset(cpuset: str | None) -> None:
     if unusable:
         raise InputError(
             f"--cpuset {cpuset}: CPU {', '.join(map(str, unusable[:8]))} not available here "
-            f"(this process may use CPUs {_cpu_ranges(sorted(allowed))})"
+            f"(this process may use CPUs {system.format_cpu_list(sorted(allowed))})"
         )
     if shutil.which("taskset") is None:
         raise InputError("--cpuset needs taskset (util-linux), which is not installed")

@@ -9,6 +9,7 @@ returns a flat mapping for run.json (the report shows flat values) with a
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,17 @@ def parse_cpu_list(text: str | None) -> list[int]:
         else:
             cpus.append(int(part))
     return cpus
+
+
+def format_cpu_list(cpus: Sequence[int]) -> str:
+    """[0, 1, 2, 5] -> ``0-2,5``, the inverse of ``parse_cpu_list`` (the kernel's cpulist format)."""
+    ranges: list[list[int]] = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
 
 
 class Check:
