@@ -58,6 +58,31 @@ def _schedule(record: dict) -> list:
     return build_schedule(record["selection"]["files"], record["design"]["looks"][-1], record["seed"], units)
 
 
+def assert_failing_interval_in(stdout: str, comment: str) -> None:
+    """The run's own printed interval of a failing typed-sum row is in the comment: the report's analysis is
+    the run's (sequential) one, not a fixed-runs test of the same samples."""
+    failing = next(line for line in stdout.splitlines() if "typed-sum" in line and "FAIL" in line)
+    interval = failing.split(" % ")[-1].split("]")[0] + "]"
+    assert interval in comment
+
+
+def assert_a_moved_stop_is_refused(out: Path, tmp_path: Path, capsys) -> Path:
+    """A copy of ``out`` whose typed-sum stop names a look it did not stop at is refused in one line;
+    returns the copy, restored to ``out``'s files, for the next forgery."""
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    record = _record(copy)
+    stop = next(stop for stop in record["stopped"] if stop["filename"] == "arrays/typed-sum.js")
+    # a look it did not stop at (usually the first; the second when noise hid a row there)
+    stop["look"] = 1 if stop["look"] == 0 else 0
+    (copy / "run.json").write_text(json.dumps(record))
+    assert cli.main(["report", str(copy), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "the recorded stops do not follow from results.csv" in err and err.count("\n") == 1
+    shutil.copytree(out, copy, dirs_exist_ok=True)
+    return copy
+
+
 def test_the_record_holds_the_design_the_looks_and_why_each_comparison_stopped(adaptive_run):
     out, _, _ = adaptive_run
     record = _record(out)
@@ -94,24 +119,12 @@ def test_the_run_the_report_and_the_replay_agree(adaptive_run, capsys):
     assert "(adaptive, from 5 to 9) runs per side" in comment
     assert comment.count("❌ fails") >= 2  # both typed-sum rows, in the significant and the full table
     # the analysis is the sequential one: the run's own printed interval of a failing row, not a fixed-runs one
-    failing = next(line for line in stdout.splitlines() if "typed-sum" in line and "FAIL" in line)
-    interval = failing.split(" % ")[-1].split("]")[0] + "]"
-    assert interval in comment
+    assert_failing_interval_in(stdout, comment)
 
 
 def test_a_changed_record_or_results_file_is_refused(adaptive_run, tmp_path, capsys):
     out, _, _ = adaptive_run
-    copy = tmp_path / "copy"
-    shutil.copytree(out, copy)
-    record = _record(copy)
-    stop = next(stop for stop in record["stopped"] if stop["filename"] == "arrays/typed-sum.js")
-    # a look it did not stop at (usually the first; the second when noise hid a row there)
-    stop["look"] = 1 if stop["look"] == 0 else 0
-    (copy / "run.json").write_text(json.dumps(record))
-    assert cli.main(["report", str(copy), "--dry-run"]) == 2
-    err = capsys.readouterr().err
-    assert "the recorded stops do not follow from results.csv" in err and err.count("\n") == 1
-    shutil.copytree(out, copy, dirs_exist_ok=True)
+    copy = assert_a_moved_stop_is_refused(out, tmp_path, capsys)
     # the head's typed-sum rates brought back to the base's level, every line as long as it was (the recorded
     # offsets still fall between lines): its first look would not have stopped the file as decided
     lines = (copy / "results.csv").read_text().splitlines(keepends=True)

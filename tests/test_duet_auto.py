@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from test_adaptive_run import ARGS as ADAPTIVE_ARGS
-from test_adaptive_run import NODE, _record, _stops
+from test_adaptive_run import NODE, _record, _stops, assert_a_moved_stop_is_refused, assert_failing_interval_in
 
 from benchgate import cli, results
 from benchgate.run.process import build_schedule
@@ -76,23 +75,12 @@ def test_the_report_replays_the_run_to_the_same_decisions(duet_run, capsys):
     typed = [key[1] for key in _stops(_record(out)) if key[0] == "arrays/typed-sum.js"]
     for configuration in typed:  # both typed-sum rows regress
         assert any(configuration in line and "FAIL" in line for line in stdout.splitlines()), (configuration, stdout)
-    failing = next(line for line in stdout.splitlines() if "typed-sum" in line and "FAIL" in line)
-    interval = failing.split(" % ")[-1].split("]")[0] + "]"
-    assert interval in comment
+    assert_failing_interval_in(stdout, comment)
 
 
 def test_a_changed_stop_or_pair_is_refused(duet_run, tmp_path, capsys):
     out, _, _ = duet_run
-    copy = tmp_path / "copy"
-    shutil.copytree(out, copy)
-    record = _record(copy)
-    stop = next(stop for stop in record["stopped"] if stop["filename"] == "arrays/typed-sum.js")
-    stop["look"] = 1 if stop["look"] == 0 else 0
-    (copy / "run.json").write_text(json.dumps(record))
-    assert cli.main(["report", str(copy), "--dry-run"]) == 2
-    err = capsys.readouterr().err
-    assert "the recorded stops do not follow from results.csv" in err and err.count("\n") == 1
-    shutil.copytree(out, copy, dirs_exist_ok=True)
+    copy = assert_a_moved_stop_is_refused(out, tmp_path, capsys)
     # a pair pointing at a sample of another row is refused before any replay
     lines = (copy / "pairs.csv").read_text().splitlines()
     first = next(csv.reader([lines[1]]))
