@@ -60,12 +60,20 @@ def start(directory: Path) -> str:
     steps = [
         [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"],
         [
-            str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(directory / "server.log"), "-w", "-t", "60",
-            "-o", f"-c listen_addresses='' -c unix_socket_directories={socket} -c fsync=off -c max_connections=40",
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(directory / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-c listen_addresses='' -c unix_socket_directories={socket} -c fsync=off -c max_connections=40",
             "start",
         ],
         [str(bin_dir / "createdb"), "-h", str(socket), "-U", "postgres", DATABASE],
-    ]  # fmt: skip
+    ]
     for step in steps:
         completed = subprocess.run(_as_owner(step), capture_output=True, text=True, timeout=120, cwd="/")
         if completed.returncode != 0:

@@ -303,8 +303,10 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     # The report and its charts are uploaded as the run's artifact, and the comment links there.
     uploaded = tmp_path / "fail" / "artifacts" / "benchgate-report"
     assert sorted(path.name for path in uploaded.iterdir()) == [
-        "benchmark-distributions.png", "benchmark.png", "report.md"
-    ]  # fmt: skip
+        "benchmark-distributions.png",
+        "benchmark.png",
+        "report.md",
+    ]
     assert (uploaded / "benchmark.png").read_bytes().startswith(b"\x89PNG")
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and failing.outputs["comment-url"].endswith(f"#issuecomment-{comments[0]['id']}")

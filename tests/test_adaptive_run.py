@@ -24,10 +24,28 @@ SUITE = ROOT / "examples" / "suite" / "benchmark"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 ARGS = [
-    "run", "all", "--benchmark-dir", str(SUITE), "--filter", "typed-sum", "--filter", "split",
-    "--base-binary", str(NODE), "--head-binary", str(NODE), "--head-node-args=--no-opt --stack-trace-limit=0",
-    "--runs", "auto", "--min-runs", "5", "--max-runs", "9", "--seed", "3",
-]  # fmt: skip
+    "run",
+    "all",
+    "--benchmark-dir",
+    str(SUITE),
+    "--filter",
+    "typed-sum",
+    "--filter",
+    "split",
+    "--base-binary",
+    str(NODE),
+    "--head-binary",
+    str(NODE),
+    "--head-node-args=--no-opt --stack-trace-limit=0",
+    "--runs",
+    "auto",
+    "--min-runs",
+    "5",
+    "--max-runs",
+    "9",
+    "--seed",
+    "3",
+]
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +71,10 @@ def _stops(record: dict) -> dict[tuple[str, str], dict]:
 
 
 def _schedule(record: dict) -> list:
-    units = {name: [(tuple(row["args"]), row["configuration"]) for row in found["rows"]]
-             for name, found in record["configurations"].items()}  # fmt: skip
+    units = {
+        name: [(tuple(row["args"]), row["configuration"]) for row in found["rows"]]
+        for name, found in record["configurations"].items()
+    }
     return build_schedule(record["selection"]["files"], record["design"]["looks"][-1], record["seed"], units)
 
 
@@ -148,8 +168,22 @@ def test_a_changed_record_or_results_file_is_refused(adaptive_run, tmp_path, cap
     ],
 )
 def test_bad_adaptive_options_are_one_line_and_exit_2(tmp_path, capsys, extra, message):
-    status = cli.main(["run", "all", "--benchmark-dir", str(SUITE), "--base-binary", str(NODE), "--head-binary",
-                       str(NODE), *extra, "--output", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    status = cli.main(
+        [
+            "run",
+            "all",
+            "--benchmark-dir",
+            str(SUITE),
+            "--base-binary",
+            str(NODE),
+            "--head-binary",
+            str(NODE),
+            *extra,
+            "--output",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
@@ -216,8 +250,9 @@ def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(t
     shutil.copytree(out, old)
     for key in ("stops", "jobs"):
         record.pop(key)
-    record["stopped"] = {stop["filename"]: {key: stop[key] for key in ("after_runs", "look", "reason")}
-                         for stop in record["stopped"]}  # fmt: skip
+    record["stopped"] = {
+        stop["filename"]: {key: stop[key] for key in ("after_runs", "look", "reason")} for stop in record["stopped"]
+    }
     (old / "run.json").write_text(json.dumps(record))
     status = cli.main(["report", str(old), "--dry-run"])
     assert status in (1, 6) and capsys.readouterr().out == today  # the same stops, decisions and comment

@@ -92,13 +92,17 @@ def test_a_record_the_samples_do_not_replay_to_is_refused():
     shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0)})
     keys = [("fast.js", "n=1"), ("same.js", "n=1")]
     moved = tuple(Stop(s.filename, None, s.after_runs, s.look + 1, s.reason) for s in shard.record.stops)
-    forged = AdaptiveShard("run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved),
-                           shard.look_samples)  # fmt: skip
+    forged = AdaptiveShard(
+        "run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved), shard.look_samples
+    )
     with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
         adaptivetable.decide_shards([forged], keys)
     off_design = (Look(4, shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
-    odd = AdaptiveShard("run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, off_design,
-                        shard.record.stops), shard.look_samples)  # fmt: skip
+    odd = AdaptiveShard(
+        "run.json",
+        AdaptiveRecord(DESIGN.to_json(), shard.record.files, off_design, shard.record.stops),
+        shard.look_samples,
+    )
     with pytest.raises(InputError, match="not one of the design's looks"):
         adaptivetable.decide_shards([odd], keys)
 
@@ -129,7 +133,7 @@ def test_no_look_yet_decides_nothing():
                 ],
             },
             "must be a comparison of a file run one configuration a job",
-        ),  # fmt: skip
+        ),
         (  # a file's stop where each comparison stops on its own
             {
                 "stops": 2,
@@ -139,7 +143,7 @@ def test_no_look_yet_decides_nothing():
                 ],
             },
             "must be a comparison of a file run one configuration a job",
-        ),  # fmt: skip
+        ),
         (
             {
                 "stops": 2,
@@ -150,7 +154,7 @@ def test_no_look_yet_decides_nothing():
                 ],
             },
             "stops a unit that already stopped",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_the_record_is_checked_as_untrusted_data(change, message):
@@ -181,12 +185,16 @@ def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one():
         for s in per_row.record.stops
     )
     record = per_row.record
-    forged = AdaptiveShard("run.json", AdaptiveRecord(record.design, record.files, record.looks, moved,
-                           record.row_files), per_row.look_samples)  # fmt: skip
+    forged = AdaptiveShard(
+        "run.json",
+        AdaptiveRecord(record.design, record.files, record.looks, moved, record.row_files),
+        per_row.look_samples,
+    )
     with pytest.raises(InputError, match="recorded stops do not follow.*mixed.js len=256"):
         adaptivetable.decide_shards([forged], keys)
     # the same stops read as a whole file's (the record's files-run-whole list forged) are refused too
-    as_whole = AdaptiveShard("run.json", AdaptiveRecord(record.design, record.files, record.looks, record.stops),
-                             per_row.look_samples)  # fmt: skip
+    as_whole = AdaptiveShard(
+        "run.json", AdaptiveRecord(record.design, record.files, record.looks, record.stops), per_row.look_samples
+    )
     with pytest.raises(InputError, match="recorded stops do not follow"):
         adaptivetable.decide_shards([as_whole], keys)

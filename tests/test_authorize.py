@@ -159,12 +159,16 @@ def test_runs_auto_reaches_the_run_job_with_its_bounds(fake_github, client, tmp_
     config_file.write_text("runs: auto\n")
     configured = run(client, tmp_path, config_path=config_file)
     assert (configured.settings["runs"], configured.settings["min-runs"], configured.settings["max-runs"]) == (
-        "auto", "5", "60",
-    )  # fmt: skip
+        "auto",
+        "5",
+        "60",
+    )
     # a maintainer's label asks for auto where 30 runs are configured; max-runs caps its most
     fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark:runs=auto")
     config_file.write_text("max-runs: 40\n")
     labelled = run(client, tmp_path, config_path=config_file)
     assert (labelled.settings["runs"], labelled.settings["min-runs"], labelled.settings["max-runs"]) == (
-        "auto", "5", "40",
-    )  # fmt: skip
+        "auto",
+        "5",
+        "40",
+    )

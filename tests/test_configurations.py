@@ -32,13 +32,20 @@ needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True):
     base = releases.inspect_binary(NODE, side="base")
     head = releases.inspect_binary(NODE, side="head", node_args=tuple(head_args))
-    plan = RunPlan(benchmark_dir=BENCH, files=tuple(files), binaries={BASE: base, HEAD: head}, runs=runs,
-                   seed=seed, set_args=tuple(set_args))  # fmt: skip
+    plan = RunPlan(
+        benchmark_dir=BENCH,
+        files=tuple(files),
+        binaries={BASE: base, HEAD: head},
+        runs=runs,
+        seed=seed,
+        set_args=tuple(set_args),
+    )
     if expand:
 
         def side(filename, which):
-            return configurations.expand_side(plan.binaries[which], BENCH, filename, plan.set_args,
-                                              env={"PATH": "/usr/bin:/bin"}, timeout=60)  # fmt: skip
+            return configurations.expand_side(
+                plan.binaries[which], BENCH, filename, plan.set_args, env={"PATH": "/usr/bin:/bin"}, timeout=60
+            )
 
         plan.configurations, whole = configurations.expand_files(
             plan.files, side, is_http=lambda name: name.startswith("net/")
@@ -60,16 +67,18 @@ def _session(tmp_path, plan, name="results.csv"):
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=5), st.integers(1, 6), st.integers(0, 2**32 - 1))
 def test_a_schedule_runs_every_configuration_and_side_once_per_iteration(sizes, runs, seed):
     files = [f"cat/file{i}.js" for i in range(len(sizes))]
-    units = {name: [((f"n={k}",), f"n={k}") for k in range(size)] for name, size in zip(files, sizes, strict=True)
-             if size}  # fmt: skip
+    units = {
+        name: [((f"n={k}",), f"n={k}") for k in range(size)] for name, size in zip(files, sizes, strict=True) if size
+    }
     jobs = build_schedule(files, runs, seed, units)
     per_iteration = sum(2 * (size or 1) for size in sizes)
     assert [job.index for job in jobs] == list(range(per_iteration * runs))
     for iteration in range(runs):
         chunk = jobs[iteration * per_iteration : (iteration + 1) * per_iteration]
         assert {job.iteration for job in chunk} == {iteration}
-        expected = [(name, row, side) for name in files for _, row in units.get(name, [(None, None)])
-                    for side in (BASE, HEAD)]  # fmt: skip
+        expected = [
+            (name, row, side) for name in files for _, row in units.get(name, [(None, None)]) for side in (BASE, HEAD)
+        ]
         assert Counter((job.filename, job.row, job.side) for job in chunk) == Counter(expected)
         # base and head of one configuration run back to back; files still rotate
         for first, second in zip(chunk[::2], chunk[1::2], strict=True):
@@ -86,18 +95,84 @@ def test_a_schedule_runs_every_configuration_and_side_once_per_iteration(sizes, 
     [
         ([], 0, "forked no configuration child"),
         ([], 1, "could not be listed (exit status 1)"),
-        ([{"type": "benchgate-configuration", "module": True, "runFn": False, "conf": {"n": 1}, "args": ["n=1"],
-           "flags": [], "queueLength": 1}], 0, "does not fork the file itself"),
-        ([{"type": "benchgate-configuration", "module": True, "runFn": True, "conf": None, "args": ["n=1"],
-           "flags": [], "queueLength": 1}], 0, "does not fork the file itself"),
-        ([{"type": "benchgate-configuration", "module": True, "runFn": True, "conf": {"n": 1}, "args": ["n=1"],
-           "flags": [], "queueLength": 2}], 0, "forked 1 of 2 configurations"),
-        ([{"type": "benchgate-configuration", "module": True, "runFn": True, "conf": {"n": k}, "args": [f"n={k}"],
-           "flags": [f"--flag{k}"], "queueLength": 2} for k in (1, 2)], 0, "different flags"),
-        ([{"type": "benchgate-configuration", "module": True, "runFn": True, "conf": {"n": 1}, "args": [1],
-           "flags": [], "queueLength": 1}], 0, "not a list of strings"),
+        (
+            [
+                {
+                    "type": "benchgate-configuration",
+                    "module": True,
+                    "runFn": False,
+                    "conf": {"n": 1},
+                    "args": ["n=1"],
+                    "flags": [],
+                    "queueLength": 1,
+                }
+            ],
+            0,
+            "does not fork the file itself",
+        ),
+        (
+            [
+                {
+                    "type": "benchgate-configuration",
+                    "module": True,
+                    "runFn": True,
+                    "conf": None,
+                    "args": ["n=1"],
+                    "flags": [],
+                    "queueLength": 1,
+                }
+            ],
+            0,
+            "does not fork the file itself",
+        ),
+        (
+            [
+                {
+                    "type": "benchgate-configuration",
+                    "module": True,
+                    "runFn": True,
+                    "conf": {"n": 1},
+                    "args": ["n=1"],
+                    "flags": [],
+                    "queueLength": 2,
+                }
+            ],
+            0,
+            "forked 1 of 2 configurations",
+        ),
+        (
+            [
+                {
+                    "type": "benchgate-configuration",
+                    "module": True,
+                    "runFn": True,
+                    "conf": {"n": k},
+                    "args": [f"n={k}"],
+                    "flags": [f"--flag{k}"],
+                    "queueLength": 2,
+                }
+                for k in (1, 2)
+            ],
+            0,
+            "different flags",
+        ),
+        (
+            [
+                {
+                    "type": "benchgate-configuration",
+                    "module": True,
+                    "runFn": True,
+                    "conf": {"n": 1},
+                    "args": [1],
+                    "flags": [],
+                    "queueLength": 1,
+                }
+            ],
+            0,
+            "not a list of strings",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_harness_that_cannot_run_single_configurations_runs_the_file_whole(messages, status, reason):
     found = configurations.read_forks(messages, status)
     assert found.configurations == () and reason in found.reason
@@ -121,10 +196,13 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
     plan.files = tuple(files[:3])  # no load generator here: the listing is what is tested for it
     add = plan.configurations["calc/add.js"]
     assert [(item.args, item.row) for item in add.configurations] == [
-        (("n=64", "type=int"), "n=64 type='int'"), (("n=64", "type=float"), "n=64 type='float'")
-    ]  # fmt: skip
-    assert plan.configurations["calc/flags.js"].flags == {BASE: ("--stack-trace-limit=7",),
-                                                          HEAD: ("--stack-trace-limit=7",)}  # fmt: skip
+        (("n=64", "type=int"), "n=64 type='int'"),
+        (("n=64", "type=float"), "n=64 type='float'"),
+    ]
+    assert plan.configurations["calc/flags.js"].flags == {
+        BASE: ("--stack-trace-limit=7",),
+        HEAD: ("--stack-trace-limit=7",),
+    }
     _, state = _session(tmp_path, plan)
     assert state.failures == [], state.failures
     seen = [json.loads(line) for line in trace.read_text().splitlines()]
@@ -158,23 +236,34 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
     frame = results.read_samples([tmp_path / "results.csv"])
     counts = Counter(zip(frame["side"], frame["configuration"], strict=True))
     # run whole, the head's file would stop at its crash and be skipped; one job per configuration, only it is
-    assert counts == {("base", "n=10 size=1"): 4, ("base", "n=10 size=2"): 4, ("base", "n=10 size=3"): 4,
-                      ("head", "n=10 size=1"): 4, ("head", "n=10 size=3"): 4}  # fmt: skip
+    assert counts == {
+        ("base", "n=10 size=1"): 4,
+        ("base", "n=10 size=2"): 4,
+        ("base", "n=10 size=3"): 4,
+        ("head", "n=10 size=1"): 4,
+        ("head", "n=10 size=3"): 4,
+    }
 
 
 @pytest.mark.parametrize(
     ("configurations_field", "message"),
     [
         ([], "configurations: must be an object"),
-        ({"other.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-         "must be a selected file's rows"),
-        ({"a.js": {"rows": [{"args": [1], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-         "must be a selected file's rows"),
+        (
+            {"other.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
+            "must be a selected file's rows",
+        ),
+        (
+            {"a.js": {"rows": [{"args": [1], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
+            "must be a selected file's rows",
+        ),
         ({"a.js": {"rows": [], "flags": {"base": [], "head": []}}}, "must be a selected file's rows"),
-        ({"a.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": []}}},
-         "must be a selected file's rows"),
+        (
+            {"a.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": []}}},
+            "must be a selected file's rows",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_forged_configurations_record_is_refused_on_resume(configurations_field, message):
     record = {"selection": {"files": ["a.js"]}, "configurations": configurations_field}
     with pytest.raises(InputError, match=message):

@@ -52,8 +52,21 @@ def _lines(out: Path) -> list[list[str]]:
 @needs_two_cpus
 def test_duet_pairs_base_and_head_on_disjoint_cpus_and_records_every_pair(capsys, tmp_path):
     out = tmp_path / "out"
-    status, stdout, err = _run(capsys, "calc", "--filter", "add", *BOTH_NODE, "--runs", "4", "--seed", "3",
-                               "--pairing", "duet", "--output", str(out))  # fmt: skip
+    status, stdout, err = _run(
+        capsys,
+        "calc",
+        "--filter",
+        "add",
+        *BOTH_NODE,
+        "--runs",
+        "4",
+        "--seed",
+        "3",
+        "--pairing",
+        "duet",
+        "--output",
+        str(out),
+    )
     assert status in (0, EXIT_INCONCLUSIVE), err  # A/A: pass or inconclusive, never a fail
     record = json.loads((out / "run.json").read_text())
     assert record["pairing"] == {"mode": "duet", "file": "pairs.csv", "pairs": 8, "unpaired_samples": 0, "dropped": 0}
@@ -78,9 +91,27 @@ def test_duet_pairs_base_and_head_on_disjoint_cpus_and_records_every_pair(capsys
 @pytest.mark.parametrize("jobs", ["per-file", "per-configuration"])
 def test_a_pair_whose_head_crashed_is_dropped_with_a_warning_and_the_rest_is_analysed(capsys, tmp_path, jobs):
     out = tmp_path / "out"
-    status, stdout, err = _run(capsys, "fault", "calc", "--filter", "crash", "--filter", "add", *BOTH_NODE,
-                               "--head-node-args=--expose-gc", "--runs", "3", "--pairing", "duet",
-                               "--jobs", jobs, "--format", "markdown", "--output", str(out))  # fmt: skip
+    status, stdout, err = _run(
+        capsys,
+        "fault",
+        "calc",
+        "--filter",
+        "crash",
+        "--filter",
+        "add",
+        *BOTH_NODE,
+        "--head-node-args=--expose-gc",
+        "--runs",
+        "3",
+        "--pairing",
+        "duet",
+        "--jobs",
+        jobs,
+        "--format",
+        "markdown",
+        "--output",
+        str(out),
+    )
     assert status == EXIT_GATE_FAILED  # the head failed where the base succeeded
     record = json.loads((out / "run.json").read_text())
     crash_pairs = [row for row in _pairs(out) if row["filename"] == "fault/crash.js"]
@@ -122,8 +153,20 @@ def _swap_field(row: str, index: int, value: str) -> str:
 @needs_two_cpus
 def test_a_forged_pairing_record_is_refused_with_one_line(capsys, tmp_path):
     out = tmp_path / "out"
-    status, _, err = _run(capsys, "calc", "--filter", "add", *BOTH_NODE, "--runs", "3", "--pairing", "duet",
-                          "--no-analyze", "--output", str(out))  # fmt: skip
+    status, _, err = _run(
+        capsys,
+        "calc",
+        "--filter",
+        "add",
+        *BOTH_NODE,
+        "--runs",
+        "3",
+        "--pairing",
+        "duet",
+        "--no-analyze",
+        "--output",
+        str(out),
+    )
     assert status == 0, err
     original = (out / "pairs.csv").read_text()
     record = (out / "run.json").read_text()
@@ -214,8 +257,21 @@ function main({ n }) {
 def test_slots_run_jobs_at_once_but_an_exclusive_category_alone(capsys, tmp_path, jobs):
     bench = _timed_suite(tmp_path / "suite", jobs)
     out = tmp_path / "out"
-    status, _, err = _run(capsys, "all", *BOTH_NODE, "--runs", "2", "--slots", "2", "--no-analyze",
-                          "--jobs", jobs, "--output", str(out), benchmark_dir=bench)  # fmt: skip
+    status, _, err = _run(
+        capsys,
+        "all",
+        *BOTH_NODE,
+        "--runs",
+        "2",
+        "--slots",
+        "2",
+        "--no-analyze",
+        "--jobs",
+        jobs,
+        "--output",
+        str(out),
+        benchmark_dir=bench,
+    )
     assert status == 0, err
     spans = [line.split() for line in (tmp_path / "suite" / "times.log").read_text().splitlines()]
     spans = [(name.strip("'"), int(start), int(end)) for name, start, end in spans]
@@ -234,16 +290,25 @@ def test_slots_run_jobs_at_once_but_an_exclusive_category_alone(capsys, tmp_path
 
 
 def test_units_pair_neighbours_and_batches_keep_exclusive_units_alone(tmp_path):
-    schedule = [Job(0, 0, "a.js", "base"), Job(1, 0, "a.js", "head"), Job(2, 0, "http/s.js", "head"),
-                Job(3, 0, "http/s.js", "base"), Job(4, 0, "b.js", "head"), Job(5, 0, "b.js", "base")]  # fmt: skip
+    schedule = [
+        Job(0, 0, "a.js", "base"),
+        Job(1, 0, "a.js", "head"),
+        Job(2, 0, "http/s.js", "head"),
+        Job(3, 0, "http/s.js", "base"),
+        Job(4, 0, "b.js", "head"),
+        Job(5, 0, "b.js", "base"),
+    ]
     units = duet.units(schedule, "duet", frozenset({"http/s.js"}))
     assert [[job.index for job in unit.jobs] for unit in units] == [[0, 1], [2], [3], [4, 5]]
     assert [unit.exclusive for unit in units] == [False, True, True, False]
     assert [[len(unit.jobs) for unit in batch] for batch in duet.batches(units, 2)] == [[2], [1], [1], [2]]
     sequential = duet.units(schedule, "sequential", frozenset({"http/s.js"}))
     assert [[job.index for unit in batch for job in unit.jobs] for batch in duet.batches(sequential, 2)] == [
-        [0, 1], [2], [3], [4, 5]
-    ]  # fmt: skip
+        [0, 1],
+        [2],
+        [3],
+        [4, 5],
+    ]
     spawning = tmp_path / "misc"
     spawning.mkdir()
     (spawning / "startup.js").write_text("const { spawnSync } = require('node:child_process');\n")
@@ -302,16 +367,38 @@ def _wait_for_pairs(path: Path, count: int, deadline: float) -> None:
 @needs_two_cpus
 def test_an_interrupted_duet_resumes_to_whole_pairs_and_shards_merge(tmp_path):
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "benchgate", "run", "calc", "text", "--benchmark-dir", str(BENCH), *BOTH_NODE,
-               "--runs", "3", "--seed", "5", "--pairing", "duet", "--no-analyze", "--no-progress"]  # fmt: skip
-    process = subprocess.Popen([*command, "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "benchgate",
+        "run",
+        "calc",
+        "text",
+        "--benchmark-dir",
+        str(BENCH),
+        *BOTH_NODE,
+        "--runs",
+        "3",
+        "--seed",
+        "5",
+        "--pairing",
+        "duet",
+        "--no-analyze",
+        "--no-progress",
+    ]
+    process = subprocess.Popen(
+        [*command, "--output", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     _wait_for_pairs(out / "pairs.csv", 3, time.monotonic() + 60)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130, err
-    resumed = subprocess.run([*command[:4], "--resume", "--output", str(out), "--no-progress", "--no-analyze"],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    resumed = subprocess.run(
+        [*command[:4], "--resume", "--output", str(out), "--no-progress", "--no-analyze"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     record = json.loads((out / "run.json").read_text())
     samples = results.read_samples([out / "results.csv"])
@@ -322,8 +409,9 @@ def test_an_interrupted_duet_resumes_to_whole_pairs_and_shards_merge(tmp_path):
     )
     shards = [tmp_path / "shard1", tmp_path / "shard2"]
     for index, shard in enumerate(shards, start=1):
-        done = subprocess.run([*command, "--shard", f"{index}/2", "--output", str(shard)], capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [*command, "--shard", f"{index}/2", "--output", str(shard)], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr
     merged, run, _ = results.load([str(shard) for shard in shards])
     base_rows, head_rows, _ = run.pairs
@@ -340,10 +428,26 @@ def test_an_interrupted_duet_resumes_to_whole_pairs_and_shards_merge(tmp_path):
 @pytest.mark.skipif(NODE_BENCHMARK is None, reason="BENCHGATE_NODE_BENCHMARK names no Node benchmark/ directory")
 def test_an_aa_duet_of_real_node_files_does_not_fail(capsys, tmp_path):
     out = tmp_path / "out"
-    status, stdout, err = _run(capsys, "string_decoder", "--filter", "string-decoder-create", "--set", "n=20000",
-                               "--set", "encoding=utf8", "--set", "encoding=ascii", *BOTH_NODE, "--runs", "10",
-                               "--pairing", "duet", "--output", str(out),
-                               benchmark_dir=Path(NODE_BENCHMARK))  # fmt: skip
+    status, stdout, err = _run(
+        capsys,
+        "string_decoder",
+        "--filter",
+        "string-decoder-create",
+        "--set",
+        "n=20000",
+        "--set",
+        "encoding=utf8",
+        "--set",
+        "encoding=ascii",
+        *BOTH_NODE,
+        "--runs",
+        "10",
+        "--pairing",
+        "duet",
+        "--output",
+        str(out),
+        benchmark_dir=Path(NODE_BENCHMARK),
+    )
     assert status in (0, EXIT_INCONCLUSIVE), stdout + err  # pass or inconclusive: an A/A duet never fails
     assert "verdict: FAIL" not in stdout
     assert json.loads((out / "run.json").read_text())["pairing"]["pairs"] == 20
@@ -358,20 +462,34 @@ def test_the_action_input_and_authorizes_run_settings_start_a_duet(tmp_path):
     work = tmp_path / "job"
     (work / "temp").mkdir(parents=True)
     runner_env = {
-        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path)), "GITHUB_EVENT_NAME": "push",
-        "GITHUB_WORKSPACE": str(tmp_path), "RUNNER_TEMP": str(work / "temp"), "GITHUB_ACTION_PATH": str(repo_root),
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_WORKSPACE": str(tmp_path),
+        "RUNNER_TEMP": str(work / "temp"),
+        "GITHUB_ACTION_PATH": str(repo_root),
         "BENCHGATE_SYSTEM_PACKAGES": "1",
-    }  # fmt: skip
+    }
     inputs = {
-        "mode": "run", "python": sys.executable, "base-binary": str(NODE), "head-binary": str(NODE),
-        "benchmark-dir": str(repo_root / "examples" / "suite" / "benchmark"), "runs": "3", "categories": "json",
+        "mode": "run",
+        "python": sys.executable,
+        "base-binary": str(NODE),
+        "head-binary": str(NODE),
+        "benchmark-dir": str(repo_root / "examples" / "suite" / "benchmark"),
+        "runs": "3",
+        "categories": "json",
         "set": "n=50",
-    }  # fmt: skip
+    }
     github = {"event_name": "push", "event": {}, "repository": "nodejs/node", "token": ""}
     for name, given in (("input", {"pairing": "duet"}), ("run-settings", {"run-settings": '{"pairing": "duet"}'})):
         results_dir = work / f"results-{name}"
-        result = run_action(repo_root, with_inputs={**inputs, **given, "results": str(results_dir)}, github=github,
-                            runner_env=runner_env, workdir=work)  # fmt: skip
+        result = run_action(
+            repo_root,
+            with_inputs={**inputs, **given, "results": str(results_dir)},
+            github=github,
+            runner_env=runner_env,
+            workdir=work,
+        )
         assert result.failed is None, result.failed and result.failed.stderr[-3000:]
         record = json.loads((results_dir / "run.json").read_text())
         assert record["pairing"]["mode"] == "duet" and record["pairing"]["pairs"] == 6, name  # 2 rows x 3 runs

@@ -99,8 +99,10 @@ def test_a_duet_interrupted_after_a_look_resumes_from_it(duet_run, tmp_path, cap
     out, _, _ = duet_run
     record = _record(out)
     first = record["looks"][0]
-    units = {name: [(tuple(row["args"]), row["configuration"]) for row in found["rows"]]
-             for name, found in record["configurations"].items()}  # fmt: skip
+    units = {
+        name: [(tuple(row["args"]), row["configuration"]) for row in found["rows"]]
+        for name, found in record["configurations"].items()
+    }
     schedule = build_schedule(record["selection"]["files"], 9, record["seed"], units)
     done = max(job.index for job in schedule if job.iteration == first["runs"] - 1) + 1
     resumed = tmp_path / "resumed"

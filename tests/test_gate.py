@@ -140,8 +140,11 @@ def test_many_fixture_gates_exactly_its_planted_regressions():
     comparisons = stats.compare_samples(results.read_samples([FIXTURES / "many.csv"]))
     gated = gate.apply_gate(comparisons, gate.GatePolicy())
     failing = set(gated.loc[gated["gating"], "filename"] + " " + gated.loc[gated["gating"], "configuration"])
-    assert failing == {"group0/bench-0.js n=1000000 variant=3", "group2/bench-2.js n=1000000 variant=11",
-                       "group4/bench-4.js n=1000000 variant=7"}  # fmt: skip
+    assert failing == {
+        "group0/bench-0.js n=1000000 variant=3",
+        "group2/bench-2.js n=1000000 variant=11",
+        "group4/bench-4.js n=1000000 variant=7",
+    }
     raw = gate.apply_gate(comparisons, gate.GatePolicy(threshold="*", correction="none"))
     assert raw["gating"].sum() > gated["gating"].sum()  # a raw-p gate also fails on noise / small effects
 
@@ -184,13 +187,20 @@ def test_with_samples_the_gate_follows_the_decisions():
     rng = np.random.default_rng(10)
     samples = lognormal_rows(
         rng,
-        [("slower.js", 0.01, -0.2, 30), ("faster.js", 0.01, 0.2, 30), ("same.js", 0.01, 0.0, 30),
-         ("noisy.js", 0.3, 0.0, 5)],
-    )  # fmt: skip
+        [
+            ("slower.js", 0.01, -0.2, 30),
+            ("faster.js", 0.01, 0.2, 30),
+            ("same.js", 0.01, 0.0, 30),
+            ("noisy.js", 0.3, 0.0, 5),
+        ],
+    )
     gated = decided(samples)
     assert gated["decision"].to_dict() == {
-        "slower.js": "regression", "faster.js": "improvement", "same.js": "unchanged", "noisy.js": "inconclusive",
-    }  # fmt: skip
+        "slower.js": "regression",
+        "faster.js": "improvement",
+        "same.js": "unchanged",
+        "noisy.js": "inconclusive",
+    }
     assert gated["gating"].to_dict() == {"slower.js": True, "faster.js": False, "same.js": False, "noisy.js": False}
     assert gated["undecided"].to_dict() == {"slower.js": False, "faster.js": False, "same.js": False, "noisy.js": True}
     assert gated.loc["slower.js", "gate_reason"].startswith("-19.8 % [-20.6, -19.1]")

@@ -151,8 +151,10 @@ def test_the_store_comes_from_the_option_then_the_environment_then_the_file(tmp_
         assert _cli(capsys, "record", str(run), "--config", str(config))[0] == EXIT_OK
     with sqlite3.connect(tmp_path / "kept.db") as connection:
         assert [row[0] for row in connection.execute('SELECT "commit" FROM benchgate_runs ORDER BY date')] == [
-            _commit(2), _commit(3), _commit(4)
-        ]  # fmt: skip
+            _commit(2),
+            _commit(3),
+            _commit(4),
+        ]
     # The working directory's default when nothing is configured.
     monkeypatch.chdir(tmp_path)
     assert _cli(capsys, "record", str(tmp_path / "runs" / "run00"), "--config", "")[0] == EXIT_OK

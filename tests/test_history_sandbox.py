@@ -27,8 +27,11 @@ def _confined(script: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_the_store_paths_of_a_url():
     assert history_store_paths("sqlite:////srv/history/h.db") == [
-        "/srv/history/h.db", "/srv/history/h.db-journal", "/srv/history/h.db-wal", "/srv/history/h.db-shm"
-    ]  # fmt: skip
+        "/srv/history/h.db",
+        "/srv/history/h.db-journal",
+        "/srv/history/h.db-wal",
+        "/srv/history/h.db-shm",
+    ]
     assert history_store_paths("postgresql+psycopg://u@/db?host=/srv/pg&sslmode=disable") == ["/srv/pg"]
     assert history_store_paths("postgresql+psycopg://u:pw@db.example:5432/db") == []  # the network is unshared
     assert "BENCHGATE_HISTORY" not in strip_credentials({"BENCHGATE_HISTORY": "postgresql://u:pw@h/db", "A": "1"})

@@ -219,9 +219,11 @@ def test_unchanged_confidence_label_raises_from_anyone_and_lowers_only_from_writ
     bad = labels.parse_label("benchmark:unchanged-confidence=100", "benchmark")
     assert bad is not None and "must be a confidence from 50 to 99.999 percent" in bad.error
     raised = labels.decide(
-        ["benchmark:unchanged-confidence=99"], DEFAULTS, actor_of=lambda label: "outsider",
+        ["benchmark:unchanged-confidence=99"],
+        DEFAULTS,
+        actor_of=lambda label: "outsider",
         can_write=lambda user: pytest.fail("no permission check for a raising label"),
-    )  # fmt: skip
+    )
     assert raised.values == {"unchanged-confidence": 99.0}
     lowered = ["benchmark:unchanged-confidence=80"]
     ignored = labels.decide(lowered, DEFAULTS, actor_of=lambda label: "outsider", can_write=lambda user: False)

@@ -183,9 +183,18 @@ def test_json_has_exactly_the_issue_shape():
     gated, policy = gated_fixture("small-n", threshold="**", min_effect=1.5, unchanged_confidence=99.9)
     document = json.loads(report.render_json(gated, policy))
     assert list(document) == [
-        "comparisons", "threshold", "correction", "min_effect", "verdict", "gate_test", "inconclusive_above",
-        "unchanged_confidence", "noisy_max_sigma", "mde_power", "rows",
-    ]  # fmt: skip
+        "comparisons",
+        "threshold",
+        "correction",
+        "min_effect",
+        "verdict",
+        "gate_test",
+        "inconclusive_above",
+        "unchanged_confidence",
+        "noisy_max_sigma",
+        "mde_power",
+        "rows",
+    ]
     assert (document["gate_test"], document["inconclusive_above"], document["mde_power"]) == ("yuen_log", 10.0, 0.8)
     assert (document["unchanged_confidence"], document["noisy_max_sigma"]) == (99.9, None)
     assert document["comparisons"] == len(document["rows"]) == 7

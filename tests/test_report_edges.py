@@ -150,9 +150,13 @@ def test_nothing_to_benchmark_from_authorize_needs_no_results(fake_github, tmp_p
     assert fake_github.requests_to("GET", "/pulls/7/files")
     fake_github.add_pull(REPO, 8, head_sha=HEAD_SHA, files=["lib/fs.js"])
     contradicted = report_results(
-        [], config_path=tmp_path / "absent.yml", repository=REPO, pr=8, client=client_for(fake_github),
+        [],
+        config_path=tmp_path / "absent.yml",
+        repository=REPO,
+        pr=8,
+        client=client_for(fake_github),
         nothing_to_benchmark=True,
-    )  # fmt: skip
+    )
     assert (contradicted.exit_status, contradicted.verdict) == (1, "fail")
     with pytest.raises(InputError, match="no RESULTS given"):
         report_results([], config_path=tmp_path / "absent.yml", dry_run=True)

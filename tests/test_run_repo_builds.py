@@ -79,9 +79,20 @@ def post_report(fake_github, run_dir: Path, head_sha: str, tmp_path: Path):
     ],
 )
 def test_build_failure_is_recorded_then_reported(
-    capsys, tmp_path, node_repo, cache_dir, fake_github, quiet_actions, side, base_ref, head_ref, verdict,
-    exit_status, conclusion, says,
-):  # fmt: skip
+    capsys,
+    tmp_path,
+    node_repo,
+    cache_dir,
+    fake_github,
+    quiet_actions,
+    side,
+    base_ref,
+    head_ref,
+    verdict,
+    exit_status,
+    conclusion,
+    says,
+):
     out = tmp_path / "out"
     status, err = run_repo(capsys, node_repo, cache_dir, out, "--base-ref", base_ref, "--head-ref", head_ref)
     assert status == 4, err

@@ -92,10 +92,18 @@ def scene(tmp_path, monkeypatch):
     service = Service(tmp_path / "service.sock")
     tag = str(random.randrange(10**8, 10**9))
     targets = Targets(
-        root=str(tmp_path), cache=str(cache), baseEntry=str(base.binary.parent), output=str(out), home=str(home),
-        secret=str(tmp_path / "secret.txt"), repo=str(repo.path), token=FAKE_TOKEN, port=service.port,
-        socket=str(tmp_path / "service.sock"), tag=tag,
-    )  # fmt: skip
+        root=str(tmp_path),
+        cache=str(cache),
+        baseEntry=str(base.binary.parent),
+        output=str(out),
+        home=str(home),
+        secret=str(tmp_path / "secret.txt"),
+        repo=str(repo.path),
+        token=FAKE_TOKEN,
+        port=service.port,
+        socket=str(tmp_path / "service.sock"),
+        tag=tag,
+    )
     add_hostile_head(repo, targets)
     protected = {
         "base entry": _snapshot(base.binary.parent),
@@ -104,8 +112,17 @@ def scene(tmp_path, monkeypatch):
         "secret": _snapshot(tmp_path / "secret.txt"),
     }
     try:
-        yield {"repo": repo, "cache": cache, "out": out, "home": home, "base": base, "tag": tag,
-               "service": service, "protected": protected, "root": tmp_path}  # fmt: skip
+        yield {
+            "repo": repo,
+            "cache": cache,
+            "out": out,
+            "home": home,
+            "base": base,
+            "tag": tag,
+            "service": service,
+            "protected": protected,
+            "root": tmp_path,
+        }
     finally:
         service.close()
         for pid in processes_with(tag):  # only where a defence failed
@@ -119,8 +136,11 @@ def _run_hostile(scene, *extra: str) -> tuple[int, str, dict]:
     argv += ["--build-cache", str(scene["cache"]), "--no-ninja", "--runs", "2", "--no-progress", "--no-analyze"]
     completed = subprocess.run(
         [sys.executable, "-m", "benchgate", *argv, "--output", str(scene["out"]), *extra],
-        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
     record = json.loads((scene["out"] / "run.json").read_text()) if (scene["out"] / "run.json").exists() else {}
     return completed.returncode, completed.stderr, record
 

@@ -196,8 +196,9 @@ def test_an_untrusted_duet_runs_sandboxed_and_an_http_benchmark_alone(capsys, tm
     bench = make_checkout(tmp_path)
     monkeypatch.setenv("PATH", f"{bench.parent / 'tools'}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "out"
-    status, err = run(capsys, bench, out, "net", "calc", *BOTH_NODE, "--untrusted-head", "--runs", "2",
-                      "--pairing", "duet")  # fmt: skip
+    status, err = run(
+        capsys, bench, out, "net", "calc", *BOTH_NODE, "--untrusted-head", "--runs", "2", "--pairing", "duet"
+    )
     assert status == 0, err
     record = json.loads((out / "run.json").read_text())
     assert record["sandbox"]["used"] is True and record["failures"] == []

@@ -17,8 +17,11 @@ import simulate_gate  # noqa: E402
 def test_quick_table_has_every_mode_and_auto_saves_samples_on_quiet_suites(capsys):
     assert simulate_gate.main(["--quick", "--tests", "yuen_log,welch_log", "--no-issue", "--seed", "7"]) == 0
     out = capsys.readouterr().out
-    rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|") for line in out.splitlines()
-            if line.startswith("| yuen_log") or line.startswith("| welch_log")}  # fmt: skip
+    rows = {
+        tuple(cell.strip() for cell in line.split("|")[1:3]): line.split("|")
+        for line in out.splitlines()
+        if line.startswith("| yuen_log") or line.startswith("| welch_log")
+    }
     assert set(rows) == {(test, mode) for test in ("yuen_log", "welch_log") for mode in ("fixed-10", "fixed-30")} | {
         ("yuen_log", "auto"),
         ("yuen_log", "auto-per-row"),

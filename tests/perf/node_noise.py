@@ -97,12 +97,21 @@ def _pct(numerator: float, denominator: float) -> str:
 def table(total: Counter, modes) -> str:
     """The targets of issue 17 per mode (a mode: e.g. ``("fixed-30", 95.0)``)."""
     header = [
-        "mode", "unchanged at", "A/A false fail (<=0.1 %)", "A/A inconclusive (<=20 % fixed 30, <=5 % auto)",
-        "A/A pass", "A/A rows inconclusive", "samples vs 30 (A/A)", f"A/A inconclusive, noisy: max-sigma {BUDGET:g} %",
-        "10 % regr.: report passes (<=5 %)", f"passes, noisy: max-sigma {BUDGET:g} %",
-        *(f"passes, row {label}" for *_, label in SIGMA_BINS), "10 % regr. row unchanged", "10 % regr. found",
+        "mode",
+        "unchanged at",
+        "A/A false fail (<=0.1 %)",
+        "A/A inconclusive (<=20 % fixed 30, <=5 % auto)",
+        "A/A pass",
+        "A/A rows inconclusive",
+        "samples vs 30 (A/A)",
+        f"A/A inconclusive, noisy: max-sigma {BUDGET:g} %",
+        "10 % regr.: report passes (<=5 %)",
+        f"passes, noisy: max-sigma {BUDGET:g} %",
+        *(f"passes, row {label}" for *_, label in SIGMA_BINS),
+        "10 % regr. row unchanged",
+        "10 % regr. found",
         ">=50 % regr. passes (0)",
-    ]  # fmt: skip
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for mode, confidence in modes:
         aa, ten, big = ((suite, mode, confidence) for suite in SUITES)

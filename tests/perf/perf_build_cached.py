@@ -79,10 +79,22 @@ def measure(name: str, extra: list[str], repeats: int, workdir: Path) -> bool:
     for _ in range(repeats):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-c", BUILD_ONLY, "build", "--repo", str(repo.path), "--cache-dir", str(cache), *extra,
-             repo.commits["v2"]],
-            check=True, capture_output=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                BUILD_ONLY,
+                "build",
+                "--repo",
+                str(repo.path),
+                "--cache-dir",
+                str(cache),
+                *extra,
+                repo.commits["v2"],
+            ],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         build_only.append(time.perf_counter() - started)
     build_commands_run = len(marker_lines(marker)) - runs_before
     binary = Path(stdout.strip().splitlines()[-1])

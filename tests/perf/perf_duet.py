@@ -41,11 +41,30 @@ def _run(mode: str, args, output: Path) -> float:
     filters = [item for name in args.files for item in ("--filter", Path(name).name)]
     categories = sorted({name.split("/")[0] for name in args.files})
     command = [
-        sys.executable, "-m", "benchgate", "run", *categories, "--benchmark-dir", args.node_benchmark,
-        "--base-binary", args.binary, "--head-binary", args.binary, *filters,
-        *(f"--set={value}" for value in args.set), "--runs", str(args.runs), "--seed", str(args.seed),
-        "--pairing", mode, "--no-progress", "--no-analyze", "--output", str(output),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "benchgate",
+        "run",
+        *categories,
+        "--benchmark-dir",
+        args.node_benchmark,
+        "--base-binary",
+        args.binary,
+        "--head-binary",
+        args.binary,
+        *filters,
+        *(f"--set={value}" for value in args.set),
+        "--runs",
+        str(args.runs),
+        "--seed",
+        str(args.seed),
+        "--pairing",
+        mode,
+        "--no-progress",
+        "--no-analyze",
+        "--output",
+        str(output),
+    ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -91,12 +110,16 @@ def main(argv: list[str] | None = None) -> int:
                 wall = _run(mode, args, output)
                 width, spread, rows = _figures(output)
                 totals[mode].append((wall, width, spread, rows))
-                print(f"round {round_index + 1} {mode:<10} wall {wall:7.1f} s  median interval width {width:.4f}  "
-                      f"median sd of log ratio {spread:.4f}  ({rows} rows, {args.runs} runs)")  # fmt: skip
+                print(
+                    f"round {round_index + 1} {mode:<10} wall {wall:7.1f} s  median interval width {width:.4f}  "
+                    f"median sd of log ratio {spread:.4f}  ({rows} rows, {args.runs} runs)"
+                )
     medians = {mode: np.median(np.asarray([row[:3] for row in rows]), axis=0) for mode, rows in totals.items()}
     wall, width, spread = (medians["duet"][i] / medians["sequential"][i] for i in range(3))
-    print(f"duet / sequential: interval width {width:.2f}x (target <= 0.85x), wall time {wall:.2f}x "
-          f"(target <= 0.70x), sd of the per-pair log ratio {spread:.2f}x")  # fmt: skip
+    print(
+        f"duet / sequential: interval width {width:.2f}x (target <= 0.85x), wall time {wall:.2f}x "
+        f"(target <= 0.70x), sd of the per-pair log ratio {spread:.2f}x"
+    )
     return 0
 
 

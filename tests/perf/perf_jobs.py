@@ -32,11 +32,43 @@ RUNNERS = ("compare.js", "per-file", "per-configuration")
 def _command(runner: str, args, bench: Path, out: Path, seed: int) -> list[str]:
     sets = [item for value in args.set for item in ("--set", value)]
     if runner == "compare.js":
-        return [args.node, "benchmark/compare.js", "--old", args.node, "--new", args.node, "--runs", str(args.runs),
-                "--no-progress", *sets, *args.categories]  # fmt: skip
-    return [sys.executable, "-m", "benchgate", "run", *args.categories, "--benchmark-dir", str(bench),
-            "--base-binary", args.node, "--head-binary", args.node, "--runs", str(args.runs), "--no-progress",
-            "--no-analyze", "--seed", str(seed), "--jobs", runner, "--output", str(out), *sets]  # fmt: skip
+        return [
+            args.node,
+            "benchmark/compare.js",
+            "--old",
+            args.node,
+            "--new",
+            args.node,
+            "--runs",
+            str(args.runs),
+            "--no-progress",
+            *sets,
+            *args.categories,
+        ]
+    return [
+        sys.executable,
+        "-m",
+        "benchgate",
+        "run",
+        *args.categories,
+        "--benchmark-dir",
+        str(bench),
+        "--base-binary",
+        args.node,
+        "--head-binary",
+        args.node,
+        "--runs",
+        str(args.runs),
+        "--no-progress",
+        "--no-analyze",
+        "--seed",
+        str(seed),
+        "--jobs",
+        runner,
+        "--output",
+        str(out),
+        *sets,
+    ]
 
 
 def main() -> int:
@@ -83,8 +115,10 @@ def main() -> int:
                 f"{timings['per-configuration']:.2f} s ({ratios['per-configuration'][-1]:.3f})"
             )
     for runner, values in ratios.items():
-        print(f"median ratio --jobs {runner} / compare.js over {args.rounds} rounds: {statistics.median(values):.3f} "
-              "(target <= 1.10)")  # fmt: skip
+        print(
+            f"median ratio --jobs {runner} / compare.js over {args.rounds} rounds: {statistics.median(values):.3f} "
+            "(target <= 1.10)"
+        )
     return 0
 
 

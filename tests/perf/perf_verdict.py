@@ -43,11 +43,30 @@ def _command(args, mode: str, scenario: str, output: Path) -> list[str]:
     head = args.head_version if scenario == "regression" else args.base_version
     runs = ["--runs", str(args.fixed)] if mode == "fixed" else ["--runs", "auto", "--max-runs", str(args.max_runs)]
     return [
-        sys.executable, "-m", "benchgate", "run", category, "--filter", Path(name).stem,
-        "--benchmark-dir", str(args.benchmark_dir), "--base-version", args.base_version, "--head-version", head,
-        "--release-source", args.release_source, *runs, "--seed", str(args.seed), "--no-progress",
-        "--pairing", "duet" if mode == "auto-duet" else "sequential", "--output", str(output),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "benchgate",
+        "run",
+        category,
+        "--filter",
+        Path(name).stem,
+        "--benchmark-dir",
+        str(args.benchmark_dir),
+        "--base-version",
+        args.base_version,
+        "--head-version",
+        head,
+        "--release-source",
+        args.release_source,
+        *runs,
+        "--seed",
+        str(args.seed),
+        "--no-progress",
+        "--pairing",
+        "duet" if mode == "auto-duet" else "sequential",
+        "--output",
+        str(output),
+    ]
 
 
 def _measure(args, mode: str, scenario: str, output: Path) -> dict:
@@ -65,8 +84,13 @@ def _measure(args, mode: str, scenario: str, output: Path) -> dict:
     decisions = dict(zip(gated["configuration"], gated["decision"], strict=True))
     per_row = Counter(zip(found["configuration"], found["side"].astype(str), strict=True))
     rows = {configuration: per_row[(configuration, "base")] for configuration in decisions}
-    return {"wall": elapsed, "samples": max(samples.values(), default=0), "status": done.returncode,
-            "decisions": decisions, "rows": rows}  # fmt: skip
+    return {
+        "wall": elapsed,
+        "samples": max(samples.values(), default=0),
+        "status": done.returncode,
+        "decisions": decisions,
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,12 +117,16 @@ def main(argv: list[str] | None = None) -> int:
                     output = Path(scratch) / f"{scenario}-{mode}-{round_index}"
                     found = _measure(args, mode, scenario, output)
                     figures.setdefault((scenario, mode), []).append(found)
-                    print(f"# {scenario} {mode} round {round_index}: {found['wall']:.1f} s, {found['samples']} "
-                          f"samples a side, exit {found['status']}, per row (decision, samples a side): "
-                          f"{ {row: (found['decisions'][row], found['rows'][row]) for row in found['rows']} }",
-                          file=sys.stderr)  # fmt: skip
-    print(f"{args.file}: base {args.base_version}, regression head {args.head_version}; fixed {args.fixed} runs, "
-          f"auto to {args.max_runs}; {args.repeats} round(s), medians")  # fmt: skip
+                    print(
+                        f"# {scenario} {mode} round {round_index}: {found['wall']:.1f} s, {found['samples']} "
+                        f"samples a side, exit {found['status']}, per row (decision, samples a side): "
+                        f"{ {row: (found['decisions'][row], found['rows'][row]) for row in found['rows']} }",
+                        file=sys.stderr,
+                    )
+    print(
+        f"{args.file}: base {args.base_version}, regression head {args.head_version}; fixed {args.fixed} runs, "
+        f"auto to {args.max_runs}; {args.repeats} round(s), medians"
+    )
     print("| scenario | mode | wall s | samples a side | exit | wall vs fixed | samples vs fixed | same verdict |")
     print("|---|---|--:|--:|--:|--:|--:|:-:|")
     for scenario in args.scenarios.split(","):
@@ -110,15 +138,19 @@ def main(argv: list[str] | None = None) -> int:
             wall = sorted(item["wall"] for item in items)[len(items) // 2]
             samples = sorted(item["samples"] for item in items)[len(items) // 2]
             same = all(item["status"] == fixed[0]["status"] for item in items)
-            print(f"| {scenario} | {mode} | {wall:.1f} | {samples} | {items[0]['status']} | "
-                  f"{wall / fixed_wall:.2f}x | {samples / max(fixed_samples, 1):.2f}x | "
-                  f"{'yes' if same else 'no'} |")  # fmt: skip
+            print(
+                f"| {scenario} | {mode} | {wall:.1f} | {samples} | {items[0]['status']} | "
+                f"{wall / fixed_wall:.2f}x | {samples / max(fixed_samples, 1):.2f}x | "
+                f"{'yes' if same else 'no'} |"
+            )
     duet = figures.get(("regression", "auto-duet"))
     if duet:
         fixed = figures[("regression", "fixed")]
         ratio = sorted(d["wall"] for d in duet)[len(duet) // 2] / sorted(f["wall"] for f in fixed)[len(fixed) // 2]
-        print(f"\ntarget auto + duet <= 0.4x fixed on the regression: {ratio:.2f}x "
-              f"({'met' if ratio <= 0.4 else 'missed'})")  # fmt: skip
+        print(
+            f"\ntarget auto + duet <= 0.4x fixed on the regression: {ratio:.2f}x "
+            f"({'met' if ratio <= 0.4 else 'missed'})"
+        )
     return 0
 
 

@@ -263,8 +263,9 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
             shift[:, -1] = np.log1p(change / 100)
             head = np.exp(level + shift + sigma * rng.standard_normal((reports, rows, runs)))
             raw = decisions.gate_statistics(base, head, "welch_raw").p_value[:, -1]
-            stars = Counter(np.where(raw < 0.001, "***", np.where(raw < 0.01, "**", np.where(raw < 0.05, "*", "")))
-                            .tolist())  # fmt: skip
+            stars = Counter(
+                np.where(raw < 0.001, "***", np.where(raw < 0.01, "**", np.where(raw < 0.05, "*", ""))).tolist()
+            )
             star_text = ", ".join(f"{key or 'none'} {100 * v / reports:.0f} %" for key, v in sorted(stars.items()))
             lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
             for test in [test for test in tests if test in decisions.TESTS]:
@@ -286,11 +287,24 @@ def _count(total: Counter, key, what: str) -> str:
 
 
 HEADER = [
-    "test", "mode", "false fail A/A (<=0.1 %)", "A/A rows false regr.", "false fail quiet",
-    "power 5%@1% (>=99 %)", "power 5%@2%", "samples vs 30: mostly unchanged (<=40 %)", "quiet A/A", "A/A",
-    "mixed", ">=50 % passed rows / reports (0)", ">=10 % regr. passed (rows)", "inconclusive quiet A/A (<=1 %)",
-    "inconclusive A/A", "regr. 2-90 % found", "impr. 2-90 % found",
-]  # fmt: skip
+    "test",
+    "mode",
+    "false fail A/A (<=0.1 %)",
+    "A/A rows false regr.",
+    "false fail quiet",
+    "power 5%@1% (>=99 %)",
+    "power 5%@2%",
+    "samples vs 30: mostly unchanged (<=40 %)",
+    "quiet A/A",
+    "A/A",
+    "mixed",
+    ">=50 % passed rows / reports (0)",
+    ">=10 % regr. passed (rows)",
+    "inconclusive quiet A/A (<=1 %)",
+    "inconclusive A/A",
+    "regr. 2-90 % found",
+    "impr. 2-90 % found",
+]
 
 
 def table(total: Counter, tests, modes, auto_tests=()) -> str:
@@ -303,8 +317,12 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
                 continue
             if mode == duet_model.AUTO_MODE and test != paired.PAIRED_TEST:
                 continue
-            aa, quiet, mostly, mixed = (("aa", test, mode), ("quiet", test, mode), ("mostly", test, mode),
-                                        ("mixed", test, mode))  # fmt: skip
+            aa, quiet, mostly, mixed = (
+                ("aa", test, mode),
+                ("quiet", test, mode),
+                ("mostly", test, mode),
+                ("mixed", test, mode),
+            )
             hits = {label: total[(mixed, f"{label}_hit")] for label in ("probe1", "probe2")}
             rows = {label: total[(mixed, f"{label}_rows")] for label in ("probe1", "probe2")}
             cells = [
@@ -354,9 +372,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, default=None, help="A/A reports, sigma 0.5-25 %% (default 10000)")
     parser.add_argument(
-        "--candidate-reports", type=int, default=None,
+        "--candidate-reports",
+        type=int,
+        default=None,
         help="of those, how many the tests other than the gate's see (default 2000; 0: all)",
-    )  # fmt: skip
+    )
     parser.add_argument("--quiet-reports", type=int, default=None, help="A/A reports with sigma <= 2 %% (2000)")
     parser.add_argument("--mostly-reports", type=int, default=None, help="sigma <= 2 %%, 10 of 400 rows changed (2000)")
     parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
@@ -379,10 +399,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle-level", type=float, default=None, help="auto: the settle guard's one-sided level")
     parser.add_argument("--no-issue", action="store_true", help="skip the issue's two real shapes")
     parser.add_argument(
-        "--unchanged-confidence", type=_confidences, default=(decisions.DEFAULT_UNCHANGED_CONFIDENCE,),
+        "--unchanged-confidence",
+        type=_confidences,
+        default=(decisions.DEFAULT_UNCHANGED_CONFIDENCE,),
         help="comma-separated percents ('old': the rule before issue 17); the Node suites run at each, "
         "the other suites at the first (default 95)",
-    )  # fmt: skip
+    )
     parser.add_argument("--node-reports", type=int, default=None, help="reports per Node-noise suite (2000)")
     parser.add_argument("--node-only", action="store_true", help="only the suites at Node's published noise")
     parser.add_argument("--quick", action="store_true", help="a few seconds: few reports, all tests")
@@ -418,11 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     design_options = {
         key: value
         for key, value in (
-            ("looks", args.looks), ("spending", args.spending), ("futility_variance", args.futility_variance),
-            ("settle_above", args.settle_above), ("settle_level", args.settle_level),
+            ("looks", args.looks),
+            ("spending", args.spending),
+            ("futility_variance", args.futility_variance),
+            ("settle_above", args.settle_above),
+            ("settle_level", args.settle_level),
         )
         if value is not None
-    }  # fmt: skip
+    }
     main_options = {**design_options, "unchanged_confidence": args.unchanged_confidence[0]}
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests

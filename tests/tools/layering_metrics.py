@@ -49,17 +49,39 @@ LAYERS = (
 RANK = {name: index for index, name in enumerate(LAYERS)}
 # Where each module of the flat layout (before the subpackages) belongs, to count its upward calls.
 FLAT_LAYOUT = {
-    "jsformat": "results", "results": "results", "runrecord": "results",
-    "stats": "stats", "gate": "stats", "outcome": "stats",
-    "build": "build", "buildcache": "build", "buildsettings": "build", "buildsteps": "build",
-    "compilercache": "build", "worktrees": "build", "releases": "build",
-    "suite": "run", "changes": "run", "runplan": "run", "runner": "run", "session": "run",
-    "localrun": "run", "system": "run", "progress": "run",
-    "config": "config", "labels": "config",
-    "report": "report", "bars": "report", "comment": "report",
-    "github": "github", "actions_env": "github",
-    "errors": "errors", "_lazy": "errors", "cli": "cli", "__main__": "cli",
-}  # fmt: skip
+    "jsformat": "results",
+    "results": "results",
+    "runrecord": "results",
+    "stats": "stats",
+    "gate": "stats",
+    "outcome": "stats",
+    "build": "build",
+    "buildcache": "build",
+    "buildsettings": "build",
+    "buildsteps": "build",
+    "compilercache": "build",
+    "worktrees": "build",
+    "releases": "build",
+    "suite": "run",
+    "changes": "run",
+    "runplan": "run",
+    "runner": "run",
+    "session": "run",
+    "localrun": "run",
+    "system": "run",
+    "progress": "run",
+    "config": "config",
+    "labels": "config",
+    "report": "report",
+    "bars": "report",
+    "comment": "report",
+    "github": "github",
+    "actions_env": "github",
+    "errors": "errors",
+    "_lazy": "errors",
+    "cli": "cli",
+    "__main__": "cli",
+}
 
 
 def layer_of(module: str) -> str:
@@ -188,10 +210,23 @@ def trace_run(stop_at_first_process: bool) -> tuple[list[str], int, int]:
     output = Path(tempfile.mkdtemp(prefix="layering-")) / "out"
     node = shutil.which("node")
     argv = [
-        "run", "json", "--benchmark-dir", str(root / "examples/suite/benchmark"), "--base-binary", node,
-        "--head-binary", node, "--runs", "2", "--set", "n=100", "--no-analyze", "--no-progress",
-        "--output", str(output),
-    ]  # fmt: skip
+        "run",
+        "json",
+        "--benchmark-dir",
+        str(root / "examples/suite/benchmark"),
+        "--base-binary",
+        node,
+        "--head-binary",
+        node,
+        "--runs",
+        "2",
+        "--set",
+        "n=100",
+        "--no-analyze",
+        "--no-progress",
+        "--output",
+        str(output),
+    ]
     sys.setprofile(profiler)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

@@ -50,13 +50,21 @@ def to_html(markdown_text: str) -> str:
 def screenshot(page: Path, output: Path, width: int, height: int) -> None:
     subprocess.run(
         [
-            "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--disable-background-networking", "--disable-component-update", "--no-first-run",
-            f"--window-size={width},{height}", f"--screenshot={output}", page.as_uri(),
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            f"--window-size={width},{height}",
+            f"--screenshot={output}",
+            page.as_uri(),
         ],
         check=True,
         capture_output=True,
-    )  # fmt: skip
+    )
 
 
 def main() -> None:

@@ -161,9 +161,20 @@ def build_ref(
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
         result = _build_and_store(
-            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo,
+            cache,
+            repo,
+            ref,
+            sha,
+            key,
+            side,
+            settings,
+            env,
+            worktree,
+            trusted,
+            started,
+            echo,
             untrusted.Sandboxing(use_sandbox, tuple(hide)),
-        )  # fmt: skip
+        )
         result = replace(result, in_use=cache.hold(key))
     housekeeping.tidy(cache, repo, keep=key)
     return result

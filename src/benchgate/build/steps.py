@@ -41,9 +41,14 @@ def run_step(
     with _sigterm_unwinds():
         # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
         process = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
 
         def kill() -> None:
             timed_out.set()

@@ -27,8 +27,13 @@ STATS_LOG_LIMIT = 16 * 2**20
 # Variables the build's configure and compilers read, as far as the cache key covers them.
 BUILD_ENV = ("CC", "CXX", *compilercache.COMPILER_ENV)
 CCACHE_ENV = (
-    "CCACHE_DIR", "CCACHE_MAXSIZE", "CCACHE_STATSLOG", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "CCACHE_READONLY",
-)  # fmt: skip
+    "CCACHE_DIR",
+    "CCACHE_MAXSIZE",
+    "CCACHE_STATSLOG",
+    "CCACHE_BASEDIR",
+    "CCACHE_NOHASHDIR",
+    "CCACHE_READONLY",
+)
 
 
 @dataclass(frozen=True)

@@ -129,9 +129,12 @@ def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy:
 def _handler(args: argparse.Namespace) -> int:
     try:
         policy = gate.GatePolicy(
-            args.threshold, args.correction, args.min_effect, inconclusive_above=args.inconclusive_above,
+            args.threshold,
+            args.correction,
+            args.min_effect,
+            inconclusive_above=args.inconclusive_above,
             unchanged_confidence=args.unchanged_confidence,
-        )  # fmt: skip
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.files.count("-") > 1:

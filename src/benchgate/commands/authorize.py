@@ -41,7 +41,7 @@ from benchgate.build.worktrees import FULL_SHA
 from benchgate.config import labels
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env
-from benchgate.github.changes import default_benchmark_dir, pull_request_categories
+from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 
 RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard", "pairing", "slots")
 

@@ -76,9 +76,15 @@ def build(
     if not trusted and not use_sandbox:
         print(f"benchgate: warning: building the untrusted {side} WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
     return build_ref(
-        repo, ref, side=side, settings=settings, cache_dir=cache_dir, trusted=trusted, echo=echo,
+        repo,
+        ref,
+        side=side,
+        settings=settings,
+        cache_dir=cache_dir,
+        trusted=trusted,
+        echo=echo,
         use_sandbox=use_sandbox,
-    )  # fmt: skip
+    )
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:

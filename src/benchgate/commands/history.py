@@ -109,7 +109,7 @@ def changes(
     branch: str | None = None,
 ) -> int:
     """Print the change points of every series (text, or JSON: a list of objects)."""
-    from benchgate.history.changes import MIN_POINTS, find_changes
+    from benchgate.history.changepoints import MIN_POINTS, find_changes
     from benchgate.history.reading import series
     from benchgate.history.runentry import iso_date
     from benchgate.report.historytext import changes_json, render_changes_text
@@ -141,7 +141,7 @@ def show(
     branch: str | None = None,
 ) -> int:
     """Print each series whose name contains ``filter`` as a table, its change points marked."""
-    from benchgate.history.changes import MIN_POINTS, change_points
+    from benchgate.history.changepoints import MIN_POINTS, change_points
     from benchgate.history.reading import series
     from benchgate.report.historytext import render_series
 
@@ -164,7 +164,7 @@ def site(
     commit_url: str | None = None,
 ) -> int:
     """Write the static site of every series into ``out_dir``; ``commit_url`` links commits (``{sha}``)."""
-    from benchgate.history.changes import find_changes
+    from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
     from benchgate.history.site import write_site
 
@@ -196,7 +196,7 @@ def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str]
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
     if not rows:
         return ""
-    from benchgate.history.changes import MIN_POINTS, change_points
+    from benchgate.history.changepoints import MIN_POINTS, change_points
     from benchgate.history.context import row_history
     from benchgate.history.reading import series
     from benchgate.report.historycontext import render_history_context

@@ -34,7 +34,7 @@ from benchgate.commands.history import comment_context
 from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
-from benchgate.github.changes import default_benchmark_dir, pull_request_categories
+from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 from benchgate.report import plots
 from benchgate.report.comment import (
     GITHUB_COMMENT_LIMIT,

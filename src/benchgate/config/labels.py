@@ -95,9 +95,13 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
 
 
 _EXAMPLES = {
-    "threshold": "**", "min-effect": "3%", "runs": "60", "categories": "url,buffers", "filter": "tojson",
+    "threshold": "**",
+    "min-effect": "3%",
+    "runs": "60",
+    "categories": "url,buffers",
+    "filter": "tojson",
     "unchanged-confidence": "99",
-}  # fmt: skip
+}
 
 
 def loosens(key: str, value: Any, settings: config.Settings) -> bool:

@@ -54,7 +54,7 @@ def parse_sigma(value: Any, where: str, key: str) -> float:
 def parse_changed_files(value: Any, where: str, key: str) -> str:
     # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
     # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
-    from benchgate.run.changes import parse_mapping
+    from benchgate.run.changedfiles import parse_mapping
 
     if not isinstance(value, dict):
         raise fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")

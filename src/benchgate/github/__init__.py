@@ -2,7 +2,7 @@
 
 - ``client``: retried, schema-conformant REST calls: pull requests, comments, checks, label events.
 - ``retrying``: which failures are transient, how long to wait, and the errors a request ends in.
-- ``changes``: the benchmark categories a pull request touches, from the API's list of its files.
+- ``pullfiles``: the benchmark categories a pull request touches, from the API's list of its files.
 - ``actions_env``: outputs, job summary, annotations and the event payload of a workflow run.
 """
 
@@ -23,7 +23,7 @@ _MODULES = {
         "pull_request_number",
         "workflow_run_url",
     ),
-    "changes": (
+    "pullfiles": (
         "pull_request_categories",
         "default_benchmark_dir",
     ),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason
-from benchgate.stats.gatetests import DEFAULT_POWER, GATE_TEST
+from benchgate.stats.yuenwelch import DEFAULT_POWER, GATE_TEST
 
 MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
 

@@ -128,9 +128,12 @@ def _stops(stopped: Any, version: int, files: list[str], row_files: frozenset[st
     if version == 1:
         if not isinstance(stopped, dict) or len(stopped) > MAX_FILES:
             raise check.fail("stopped", "must be an object: file name -> why it stopped")
-        entries = [(f"stopped[{str(name)[:80]!r}]", {**item, "filename": name, "configuration": None})
-                   if isinstance(item, dict) else (f"stopped[{str(name)[:80]!r}]", item)
-                   for name, item in stopped.items()]  # fmt: skip
+        entries = [
+            (f"stopped[{str(name)[:80]!r}]", {**item, "filename": name, "configuration": None})
+            if isinstance(item, dict)
+            else (f"stopped[{str(name)[:80]!r}]", item)
+            for name, item in stopped.items()
+        ]
     else:
         if not isinstance(stopped, list) or len(stopped) > MAX_STOPS:
             raise check.fail("stopped", f"must be a list of at most {MAX_STOPS} stops")

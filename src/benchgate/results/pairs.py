@@ -91,8 +91,10 @@ def validate_pairing(value: Any, where: str) -> Pairing:
         return Pairing()
     if data.get("file") != PAIRS_FILE:
         raise check.fail("pairing.file", f"must be {PAIRS_FILE!r}")
-    counts = [check.integer(data.get(key), f"pairing.{key}", 0, _MAX_COUNT, optional=False) or 0
-              for key in ("pairs", "unpaired_samples", "dropped")]  # fmt: skip
+    counts = [
+        check.integer(data.get(key), f"pairing.{key}", 0, _MAX_COUNT, optional=False) or 0
+        for key in ("pairs", "unpaired_samples", "dropped")
+    ]
     return Pairing(DUET, *counts)
 
 
@@ -124,8 +126,17 @@ class PairsWriter:
 
     def append(self, pair: Pair) -> None:
         """Write one pair."""
-        self._write([pair.filename, pair.configuration, pair.iteration, pair.base_line, pair.head_line,
-                     pair.base_cpus, pair.head_cpus])  # fmt: skip
+        self._write(
+            [
+                pair.filename,
+                pair.configuration,
+                pair.iteration,
+                pair.base_line,
+                pair.head_line,
+                pair.base_cpus,
+                pair.head_cpus,
+            ]
+        )
 
 
 def truncate_pairs(path: Path, pairs: int) -> None:
@@ -193,16 +204,26 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             if sides[index] != side:
                 raise _fail(where, number, f"{side}_line {line} is a {sides[index]} sample")
             if filenames[index] != filename or configurations[index] != configuration:
-                raise _fail(where, number, f"{side}_line {line} is a sample of another row ({filenames[index]} "
-                                           f"{configurations[index]})"[:300])  # fmt: skip
+                raise _fail(
+                    where,
+                    number,
+                    f"{side}_line {line} is a sample of another row ({filenames[index]} {configurations[index]})"[:300],
+                )
             lines[side] = line
         for what, cpus in (("base_cpus", base_cpus), ("head_cpus", head_cpus)):
             if len(cpus) > 256 or not _CPUS.match(cpus):
                 raise _fail(where, number, f"{what} must be a CPU list such as 0 or 2-3, not {cpus[:20]!r}")
         pairs.append(
-            Pair(filename, configuration, _number(iteration, where, number, "iteration", 0, _MAX_COUNT),
-                 lines["base"], lines["head"], base_cpus, head_cpus)
-        )  # fmt: skip
+            Pair(
+                filename,
+                configuration,
+                _number(iteration, where, number, "iteration", 0, _MAX_COUNT),
+                lines["base"],
+                lines["head"],
+                base_cpus,
+                head_cpus,
+            )
+        )
     if len(pairs) != pairing.pairs:
         raise InputError(f"{len(pairs)} pairs, but run.json's pairing.pairs says {pairing.pairs}", where=where)
     if count != 2 * pairing.pairs + pairing.unpaired_samples:

@@ -1,6 +1,6 @@
 """Running benchmarks: what to run, in which order, in which processes, with checkpoints.
 
-- ``suite``: selection as compare.js means it; ``changes``: categories from changed files.
+- ``suite``: selection as compare.js means it; ``changedfiles``: categories from changed files.
 - ``plan``: options checked and turned into the plan and the first run.json.
 - ``process``: the schedule and one benchmark process speaking Node's IPC protocol.
 - ``session``: carries out the schedule, writes samples, keeps what ``--resume`` needs.
@@ -19,7 +19,7 @@ _MODULES = {
         "check_record",
         "Adaptive",
     ),
-    "changes": (
+    "changedfiles": (
         "Rule",
         "Mapping",
         "ChangedCategories",

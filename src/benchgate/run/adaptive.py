@@ -65,10 +65,15 @@ def design_for(
     # A duet run's looks are decided by the paired test (tests/perf/simulate_gate.py's duet-auto column).
     paired_test = {"test": PAIRED_TEST} if pairing == "duet" else {}
     return sequential.make_design(
-        alpha, min_runs=low, max_runs=high, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, **paired_test,
+        alpha,
+        min_runs=low,
+        max_runs=high,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        **paired_test,
         **({} if unchanged_confidence is None else {"unchanged_confidence": unchanged_confidence}),
-    )  # fmt: skip
+    )
 
 
 def new_record_fields(design: Design) -> dict:
@@ -132,8 +137,9 @@ class Adaptive:
         if progress is not None:  # until the next look, every running file is expected to run to it
             taken = len(record["looks"])
             upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
-            progress.plan(dict.fromkeys(self._running_files(), upcoming), self.design.max_runs,
-                          len(self.scheduled_files))  # fmt: skip
+            progress.plan(
+                dict.fromkeys(self._running_files(), upcoming), self.design.max_runs, len(self.scheduled_files)
+            )
 
     def _read_pairs(self) -> None:
         """A duet run: pairs.csv as far as the last finished job, checked against results.csv and run.json."""
@@ -208,9 +214,14 @@ class Adaptive:
         for position in stopping_now:
             filename, configuration = units[position]
             self.record["stopped"].append(
-                {"filename": filename, "configuration": configuration, "after_runs": runs, "look": k,
-                 "reason": replayed.reasons[position]}
-            )  # fmt: skip
+                {
+                    "filename": filename,
+                    "configuration": configuration,
+                    "after_runs": runs,
+                    "look": k,
+                    "reason": replayed.reasons[position],
+                }
+            )
             self.stopped.add(units[position])
         if self.progress is not None:
             self._plan(replayed, keys)

@@ -113,13 +113,19 @@ def _strings(value) -> bool:
 
 
 def expand_side(
-    binary, benchmark_dir: Path, filename: str, set_args: Sequence[str], *, env: Mapping[str, str],
-    timeout: float | None, sandbox: Confinement | None = None, process: BenchmarkProcess | None = None,
-) -> SideExpansion:  # fmt: skip
+    binary,
+    benchmark_dir: Path,
+    filename: str,
+    set_args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float | None,
+    sandbox: Confinement | None = None,
+    process: BenchmarkProcess | None = None,
+) -> SideExpansion:
     """Ask one side's common.js which configuration children ``filename`` forks (see the module docstring)."""
     messages: list[dict] = []
-    argv = [str(binary.path), *binary.node_args, "--require", str(PRELOAD), str(benchmark_dir / filename),
-            *set_args]  # fmt: skip
+    argv = [str(binary.path), *binary.node_args, "--require", str(PRELOAD), str(benchmark_dir / filename), *set_args]
     result = (process or BenchmarkProcess()).run(
         argv, cwd=benchmark_dir.parent, env=dict(env), timeout=timeout, on_message=messages.append, sandbox=sandbox
     )
@@ -175,12 +181,15 @@ def from_record(record: dict, where: str) -> dict[str, Expansion]:
             and isinstance(rows, list)
             and 0 < len(rows) <= MAX_CONFIGURATIONS
             and all(
-                isinstance(row, dict) and _strings(row.get("args")) and len(row["args"]) <= MAX_ARGS
-                and isinstance(row.get("configuration"), str) for row in rows
+                isinstance(row, dict)
+                and _strings(row.get("args"))
+                and len(row["args"]) <= MAX_ARGS
+                and isinstance(row.get("configuration"), str)
+                for row in rows
             )
             and isinstance(flags, dict)
             and all(_strings(flags.get(side)) for side in (BASE, HEAD))
-        )  # fmt: skip
+        )
         if not valid:
             raise InputError(
                 f"--resume: run record field {path}: must be a selected file's rows (args, configuration) and flags",

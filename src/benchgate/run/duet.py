@@ -42,8 +42,10 @@ EXCLUSIVE_CATEGORIES = frozenset(
     {"http", "http2", "net", "tls", "dgram", "worker", "worker_threads", "cluster", "child_process"}
 )
 # A file that loads one of these starts processes or threads of its own: it needs the machine to itself.
-_SPAWNS = re.compile(r"""require\(\s*['"](?:node:)?(?:child_process|worker_threads|cluster)['"]\s*\)|"""
-                     r"""from\s+['"](?:node:)?(?:child_process|worker_threads|cluster)['"]""")  # fmt: skip
+_SPAWNS = re.compile(
+    r"""require\(\s*['"](?:node:)?(?:child_process|worker_threads|cluster)['"]\s*\)|"""
+    r"""from\s+['"](?:node:)?(?:child_process|worker_threads|cluster)['"]"""
+)
 
 
 def unit_key(job) -> tuple:

@@ -172,9 +172,14 @@ def _expand_configurations(plan, record: dict, jobs: str) -> None:
 
     def expand(filename: str, side: str) -> configurations.SideExpansion:
         return configurations.expand_side(
-            plan.binaries[side], plan.benchmark_dir, filename, plan.set_args, env=env, timeout=plan.timeout,
+            plan.binaries[side],
+            plan.benchmark_dir,
+            filename,
+            plan.set_args,
+            env=env,
+            timeout=plan.timeout,
             sandbox=plan.sandbox,
-        )  # fmt: skip
+        )
 
     def is_http(filename: str) -> bool:
         return suite.is_http_benchmark(plan.benchmark_dir / filename)

@@ -20,7 +20,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changes, duet, protocol, suite, system, trust
+from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
@@ -118,9 +118,15 @@ def _build_both(options: RunOptions) -> Path:
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
         result = build.build_ref(
-            repo, ref, side=side, settings=settings, cache_dir=options.build_cache, trusted=trusted,
-            use_sandbox=options.use_sandbox, hide=(options.output,),
-        )  # fmt: skip
+            repo,
+            ref,
+            side=side,
+            settings=settings,
+            cache_dir=options.build_cache,
+            trusted=trusted,
+            use_sandbox=options.use_sandbox,
+            hide=(options.output,),
+        )
         results_by_side[side] = result
         # Recorded at once: when the head then fails to build, the failure record still names the base.
         setattr(options, f"{side}_binary", str(result.binary))
@@ -224,7 +230,7 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     categories = tuple(options.categories)
     placement = None
     if options.changed_from:
-        placed = changes.categories_for_change(
+        placed = changedfiles.categories_for_change(
             benchmark_dir, options.changed_from, options.changed_map, options.changed_default
         )
         for note in placed.notes():
@@ -298,17 +304,25 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     try:
         gate.GatePolicy(
-            options.threshold, options.correction, options.min_effect, inconclusive_above=options.inconclusive_above,
+            options.threshold,
+            options.correction,
+            options.min_effect,
+            inconclusive_above=options.inconclusive_above,
             unchanged_confidence=options.unchanged_confidence,
-        )  # fmt: skip
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
     design = adaptive.design_for(
-        options.runs, options.min_runs, options.max_runs, threshold=options.threshold,
-        correction=options.correction, min_effect=options.min_effect, inconclusive_above=options.inconclusive_above,
+        options.runs,
+        options.min_runs,
+        options.max_runs,
+        threshold=options.threshold,
+        correction=options.correction,
+        min_effect=options.min_effect,
+        inconclusive_above=options.inconclusive_above,
         pairing=options.pairing,
         unchanged_confidence=options.unchanged_confidence,
-    )  # fmt: skip
+    )
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     if options.output_format not in FORMATS:
@@ -378,9 +392,12 @@ def _resume(options: RunOptions, record: dict) -> RunPlan:
     if untrusted:
         binaries, benchmark_dir, caches = trust.recorded_paths(record)
         confined = trust.confinement(
-            found, binaries=binaries, benchmark_dir=benchmark_dir, output=options.output,
+            found,
+            binaries=binaries,
+            benchmark_dir=benchmark_dir,
+            output=options.output,
             caches=(*caches, options.build_cache),
             repo_paths=trust.repository_paths(options.repo) if found is not None else [],
-        )  # fmt: skip
+        )
         record["sandbox"] = trust.record(True, found, previous)
     return plan_from_record(record, options.output, confined)

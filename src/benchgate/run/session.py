@@ -82,8 +82,10 @@ class Session:
         self.progress = progress
         self.process = BenchmarkProcess()
         self.interrupted = False
-        units = {name: [(item.args, item.row) for item in found.configurations]
-                 for name, found in plan.configurations.items()}  # fmt: skip
+        units = {
+            name: [(item.args, item.row) for item in found.configurations]
+            for name, found in plan.configurations.items()
+        }
         self.schedule = build_schedule(plan.files, plan.runs, plan.seed, units)
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
         self._already_written = list(already_written)

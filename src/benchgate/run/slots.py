@@ -113,9 +113,13 @@ class SlotRunner:
         def work() -> None:
             try:
                 recorded.result = process.run(
-                    argv, cwd=plan.benchmark_dir.parent, env=env, timeout=plan.timeout,
-                    on_message=recorded.messages.append, sandbox=plan.sandbox,
-                )  # fmt: skip
+                    argv,
+                    cwd=plan.benchmark_dir.parent,
+                    env=env,
+                    timeout=plan.timeout,
+                    on_message=recorded.messages.append,
+                    sandbox=plan.sandbox,
+                )
             except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
                 recorded.error = error
 
@@ -227,8 +231,9 @@ class SlotRunner:
         base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
         assert self._pairs is not None
         for configuration, base_line, head_line in paired:
-            self._pairs.append(Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line,
-                                    base_cpus, head_cpus))  # fmt: skip
+            self._pairs.append(
+                Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
+            )
         self.counts["pairs"] += len(paired)
         self.counts["unpaired_samples"] += unpaired
         if unpaired:

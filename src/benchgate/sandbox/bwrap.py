@@ -29,9 +29,17 @@ from benchgate.sandbox.policy import Mounts, confined_env, mount_args, private_h
 # Which bwrap to use (default: the one on PATH); tests point it at a missing or failing one.
 BWRAP_ENV = "BENCHGATE_BWRAP"
 NAMESPACE_ARGS = (
-    "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-)  # fmt: skip
+    "--unshare-user",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+)
 _BASE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _PROBE_TIMEOUT = 30
 _FIX = "or pass --no-sandbox to run the pull request's code without isolation"
@@ -111,9 +119,13 @@ def _probe(name: str) -> Sandbox:
     argv = [tool, *sandbox.namespace_args(), *_BASE_MOUNTS, "--tmpfs", "/tmp", "--", true]
     try:
         completed = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL,
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
             env={"PATH": os.environ.get("PATH", os.defpath)},
-        )  # fmt: skip
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         completed = None
         why = str(error)

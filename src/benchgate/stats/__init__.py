@@ -4,7 +4,7 @@
 - ``defaults``: the defaults the policy and the tests share (no numpy).
 - ``gate``: which comparisons fail the pull request, under the threshold, correction and rules.
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
-- ``gatetests``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
+- ``yuenwelch``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
 - ``decisions``: regression, improvement, unchanged or inconclusive per row, Holm-consistent levels, verdict.
 - ``gatetable``: the decision table of a report's samples (fixed runs), as a DataFrame.
 - ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, its run.json record.
@@ -67,7 +67,7 @@ _MODULES = {
         "decision_table",
         "decide_samples",
     ),
-    "gatetests": (
+    "yuenwelch": (
         "TESTS",
         "GATE_TEST",
         "TRIM",

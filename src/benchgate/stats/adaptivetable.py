@@ -24,9 +24,9 @@ import numpy as np
 from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
-from benchgate.stats.gatetests import STAT_FIELDS, Stats, subset
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
+from benchgate.stats.yuenwelch import STAT_FIELDS, Stats, subset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -193,14 +193,25 @@ def decide_shards(
         return table.iloc[back].reset_index(drop=True)
     shares = design.unchanged_weights(unchanged_confidence)
     result = decisions.decide_looks(
-        history, design.weights[:count], alpha, correction=correction,
-        min_effect=min_effect, inconclusive_above=inconclusive_above, power=design.power,
-        unchanged_confidence=unchanged_confidence, unchanged_weights=shares[:count],
-    )  # fmt: skip
+        history,
+        design.weights[:count],
+        alpha,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        power=design.power,
+        unchanged_confidence=unchanged_confidence,
+        unchanged_weights=shares[:count],
+    )
     table = decision_table(
-        keys, result, min_effect, inconclusive_above, unchanged_confidence, max_runs=design.max_runs,
+        keys,
+        result,
+        min_effect,
+        inconclusive_above,
+        unchanged_confidence,
+        max_runs=design.max_runs,
         last_share=shares[-1],
-    )  # fmt: skip
+    )
     return table.iloc[back].reset_index(drop=True)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchgate.stats.gatetests import (  # noqa: F401 - re-exported: the decisions' public API
+from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisions' public API
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
     DEFAULT_UNCHANGED_CONFIDENCE,
@@ -279,9 +279,22 @@ def decide_looks(
     decision[current.constant & (change == 0)] = CONSTANT
     decision[(n_base < 2) | (n_head < 2) | ~tested & ~current.constant] = INCOMPLETE
     return Decisions(
-        decision, change, low, high, p_seq, rejected & tested, level, mdes, n_base, n_head,
-        fixed_low, fixed_high, last, current, bound,
-    )  # fmt: skip
+        decision,
+        change,
+        low,
+        high,
+        p_seq,
+        rejected & tested,
+        level,
+        mdes,
+        n_base,
+        n_head,
+        fixed_low,
+        fixed_high,
+        last,
+        current,
+        bound,
+    )
 
 
 def _unchanged_bound(current: Stats, level, weights, last, fixed_low, confidence: float | None) -> np.ndarray:
@@ -312,10 +325,16 @@ def decide(
     """A fixed-runs analysis: one look with all the samples, the whole level (and unchanged risk) spent on it."""
     st = gate_statistics(base, head, test)
     return decide_looks(
-        [st], [1.0], alpha, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power, with_mde=with_mde,
+        [st],
+        [1.0],
+        alpha,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        power=power,
+        with_mde=with_mde,
         unchanged_confidence=unchanged_confidence,
-    )  # fmt: skip
+    )
 
 
 def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:

@@ -29,8 +29,17 @@ MIN_RUNS = 2  # Welch's t-test needs two samples a side
 MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
 DISPLAY_LEVEL = 0.001  # the decisions shown under --threshold off (they gate nothing)
 DECISION_COLUMNS = (
-    "decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "sigma", "noisy_mde", "runs_needed",
-)  # fmt: skip
+    "decision",
+    "change",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "gate_p",
+    "mde",
+    "sigma",
+    "noisy_mde",
+    "runs_needed",
+)
 UNCHANGED_CONFIDENCES = MIN_UNCHANGED_CONFIDENCE, MAX_UNCHANGED_CONFIDENCE = 50.0, 99.999  # percent, the range
 
 
@@ -169,9 +178,15 @@ def decide_paired_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, pairs, 
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     return paired.decide_paired_samples(
-        samples, pairs, keys, rules.alpha, correction=policy.correction, min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above, unchanged_confidence=policy.unchanged_confidence,
-    )  # fmt: skip
+        samples,
+        pairs,
+        keys,
+        rules.alpha,
+        correction=policy.correction,
+        min_effect=rules.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+        unchanged_confidence=policy.unchanged_confidence,
+    )
 
 
 def apply_gate(
@@ -217,7 +232,7 @@ def _apply_decisions(
     import numpy as np
 
     from benchgate.stats.decisions import format_change
-    from benchgate.stats.gatetests import GATE_TEST
+    from benchgate.stats.yuenwelch import GATE_TEST
 
     gate_test = test or GATE_TEST  # the test that decided (the paired one for a duet run)
 

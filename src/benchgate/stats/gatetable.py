@@ -13,7 +13,7 @@ import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide
 from benchgate.stats.defaults import AUTO_MAX_RUNS
-from benchgate.stats.gatetests import (
+from benchgate.stats.yuenwelch import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
     DEFAULT_UNCHANGED_CONFIDENCE,
@@ -73,9 +73,21 @@ def undecided_decisions(rows: int) -> Decisions:
     nan = np.full(rows, np.nan)
     codes = np.full(rows, INCONCLUSIVE, dtype=np.int8)
     return Decisions(
-        codes, nan, nan, nan, nan, np.zeros(rows, bool), nan, nan, np.zeros(rows), np.zeros(rows), nan, nan,
-        np.full(rows, -1), sitting_out(rows),
-    )  # fmt: skip
+        codes,
+        nan,
+        nan,
+        nan,
+        nan,
+        np.zeros(rows, bool),
+        nan,
+        nan,
+        np.zeros(rows),
+        np.zeros(rows),
+        nan,
+        nan,
+        np.full(rows, -1),
+        sitting_out(rows),
+    )
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
@@ -138,9 +150,14 @@ def decision_table(
     # some rows at fewer runs than they already failed to be decided with.
     runs = np.fmin(current.n_base, current.n_head)
     needed = runs_needed(
-        current, result.level, min_effect, inconclusive_above, rows=result.decision == INCONCLUSIVE, above=runs,
+        current,
+        result.level,
+        min_effect,
+        inconclusive_above,
+        rows=result.decision == INCONCLUSIVE,
+        above=runs,
         unchanged_confidence=unchanged_confidence,
-    )  # fmt: skip
+    )
     with np.errstate(invalid="ignore"):
         noisy_mde = ruled_out_at(current, max_runs, unchanged_level(unchanged_confidence, result.level, last_share))
     return decision_frame(keys, result, needed, (noise_sigma(current), noisy_mde))
@@ -172,7 +189,14 @@ def decide_samples(
     alpha = np.asarray(alpha, dtype=float)
     min_effect = np.asarray(min_effect, dtype=float)
     result = decide(
-        base, head, alpha, test=test, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power, unchanged_confidence=unchanged_confidence,
-    )  # fmt: skip
+        base,
+        head,
+        alpha,
+        test=test,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        power=power,
+        unchanged_confidence=unchanged_confidence,
+    )
     return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)

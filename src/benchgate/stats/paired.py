@@ -12,7 +12,7 @@ far tail is heavier than t's). Chosen by tests/perf/simulate_gate.py's duet mode
 tests/perf/duet_model.py) against the gate's targets, over the plain paired t on log ratios,
 which one slow sample of either side moves.
 
-The result is a ``gatetests.Stats`` like the unpaired test's, so ``decisions.decide_looks``
+The result is a ``yuenwelch.Stats`` like the unpaired test's, so ``decisions.decide_looks``
 (Holm, intervals, decisions, mde) is unchanged. Rows without two pairs (a file run alone, or
 whose pairs were dropped) fall back to the unpaired gate test on their samples.
 """
@@ -26,7 +26,7 @@ import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, decide_looks
 from benchgate.stats.defaults import DEFAULT_UNCHANGED_CONFIDENCE
-from benchgate.stats.gatetests import (
+from benchgate.stats.yuenwelch import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
     STAT_FIELDS,
@@ -121,7 +121,7 @@ def paired_statistics(
     trims the aligned ratios together.
     A row with fewer than 2 pairs is incomplete; rows whose rates are constant on both sides are
     constant. ``var_base``/``var_head`` each hold half the per-pair (robust) variance, so the projections
-    to more runs (``gatetests.runs_needed``, the futility rule) see the paired standard error.
+    to more runs (``yuenwelch.runs_needed``, the futility rule) see the paired standard error.
     """
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
@@ -151,7 +151,7 @@ def paired_statistics(
     ]
     # The per-pair variance for projections to more pairs (the futility rule of --runs auto, runs_needed): as the
     # unpaired test's, trimmed from the first pair and no more than the MAD says, so that one early outlier
-    # does not make a row look hopeless before the test trims (gatetests.gate_statistics does the same). Taken
+    # does not make a row look hopeless before the test trims (yuenwelch.gate_statistics does the same). Taken
     # on the ratios before aligning: with a few pairs per CPU-set assignment the medians aligned are noise,
     # which more pairs remove.
     robust_se2 = se2
@@ -213,10 +213,16 @@ def decide_pairs(
     unpaired = gate_statistics(base, head)
     st = combined_statistics(paired, unpaired, paired.n_base >= 2)
     return decide_looks(
-        [st], [1.0], alpha, correction=correction, min_effect=min_effect,
-        inconclusive_above=inconclusive_above, power=power, with_mde=with_mde,
+        [st],
+        [1.0],
+        alpha,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        power=power,
+        with_mde=with_mde,
         unchanged_confidence=unchanged_confidence,
-    )  # fmt: skip
+    )
 
 
 def pair_arrays(
@@ -277,8 +283,16 @@ def decide_paired_samples(
     base_pairs, head_pairs, assignment = pair_arrays(samples, np.asarray(pairs[0]), np.asarray(pairs[1]), keys, strata)
     min_effect = np.asarray(min_effect, dtype=float)
     result = decide_pairs(
-        base_pairs, head_pairs, base, head, np.asarray(alpha, dtype=float), strata=assignment, correction=correction,
-        min_effect=min_effect, inconclusive_above=inconclusive_above, power=power,
+        base_pairs,
+        head_pairs,
+        base,
+        head,
+        np.asarray(alpha, dtype=float),
+        strata=assignment,
+        correction=correction,
+        min_effect=min_effect,
+        inconclusive_above=inconclusive_above,
+        power=power,
         unchanged_confidence=unchanged_confidence,
-    )  # fmt: skip
+    )
     return gatetable.decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)

@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from benchgate.stats import decisions, paired
-from benchgate.stats.gatetests import (
+from benchgate.stats.sequential import Design
+from benchgate.stats.yuenwelch import (
     Stats,
     change_interval,
     projected_interval,
@@ -44,7 +45,6 @@ from benchgate.stats.gatetests import (
     subset,
     unchanged_level,
 )
-from benchgate.stats.sequential import Design
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -84,10 +84,16 @@ def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
     """The inverse of ``decisions.subset``: rows not picked get no samples."""
     values = {}
     for name, fill, kind in (
-        ("delta", np.nan, float), ("se", np.nan, float), ("df", np.nan, float), ("n_base", 0, np.int64),
-        ("n_head", 0, np.int64), ("scale_base", np.nan, float), ("var_base", np.nan, float),
-        ("var_head", np.nan, float), ("constant", False, bool),
-    ):  # fmt: skip
+        ("delta", np.nan, float),
+        ("se", np.nan, float),
+        ("df", np.nan, float),
+        ("n_base", 0, np.int64),
+        ("n_head", 0, np.int64),
+        ("scale_base", np.nan, float),
+        ("var_base", np.nan, float),
+        ("var_head", np.nan, float),
+        ("constant", False, bool),
+    ):
         full = np.full(shape, fill, dtype=kind)
         full[rows] = getattr(st, name)
         values[name] = full

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchgate.errors import InputError
-from benchgate.run import changes
+from benchgate.run import changedfiles as changes
 
 NODE_CATEGORIES = {"fs", "url", "buffers", "misc", "os", "http", "streams", "util", "esm", "module"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate.config import Settings
-from benchgate.run.changes import ChangedCategories, load_mapping, map_changes, parse_mapping
+from benchgate.run.changedfiles import ChangedCategories, load_mapping, map_changes, parse_mapping
 from benchgate.run.suite import list_categories
 
 _BENCHMARK_CATEGORY = re.compile(r"^benchmark/([^/]+)/")
