@@ -259,3 +259,24 @@ def test_many_sets_stay_within_run_json_limits():
     assert len(sets) == 256 and sets[:2] == ["0", "1"]
     facts = topology.runner_facts(big, None, sets)
     assert all(len(value) <= 512 for value in facts.values()) and facts["cpus_used"].endswith("…")
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="the default pinning needs taskset")
+def test_check_options_pins_a_hybrid_run_to_the_performance_cores_and_says_so(capsys):
+    assert duet.check_options(duet.DUET, 1, None, machine(EX44)) == ("0-11", ["0-5", "6-11"])
+    assert capsys.readouterr().err == "benchgate: a hybrid CPU: jobs run on its performance cores 0-11\n"
+    assert duet.check_options(duet.SEQUENTIAL, 1, "12-19", machine(EX44)) == ("12-19", ["12-19"])
+    assert duet.check_options(duet.DUET, 1, None, machine(DESKTOP)) == (None, ["0-3,8-11", "4-7,12-15"])
+    assert duet.check_options(duet.SEQUENTIAL, 1, None, machine(VM)) == (None, [])
+    assert capsys.readouterr().err == ""
+
+
+def test_the_environment_keeps_the_checks_warnings_and_adds_the_mixed_types_one():
+    checked = {"cpu_model": "13th Gen Intel(R) Core(TM) i5-13500", "warnings": ["turbo boost is on"]}
+    environment = topology.with_runner_facts(checked, "0-19", ["0-19"], machine(EX44))
+    assert environment["cpu_model"] == checked["cpu_model"] and checked["warnings"] == ["turbo boost is on"]
+    assert environment["warnings"][0] == "turbo boost is on" and len(environment["warnings"]) == 2
+    assert environment["warnings"][1].startswith("--cpuset 0-19 mix core types (0-11 performance, 12-19 efficiency)")
+    assert environment["cpus_used"].startswith("6 performance cores (0-11, 2 threads each), 8 efficiency cores")
+    quiet = topology.with_runner_facts({"warnings": []}, "0-11", ["0-11"], machine(EX44))
+    assert quiet["warnings"] == [] and quiet["cpus_used"] == "6 performance cores (0-11, 2 threads each)"
