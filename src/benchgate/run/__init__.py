@@ -7,6 +7,7 @@
 - ``adaptive``: ``--runs auto``: its design, the looks taken during the run, the files that stop.
 - ``trust``: which heads are untrusted, and the sandbox their benchmark processes start in.
 - ``local``: one ``benchgate run`` from plan to results on disk; ``system``: the runner's checks;
+  ``topology``: the CPUs' core types and SMT siblings, which CPU sets a run's slots get;
   ``progress``: the progress line and its ETA.
 """
 

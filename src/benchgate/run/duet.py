@@ -6,8 +6,8 @@ machine then hits both and cancels in the pair's log ratio (Bulej et al., "Duet 
 ICPE 2020). ``--slots N`` runs N units (single jobs, or duets) at once, each on its own CPU sets.
 
 - **CPU sets**: the CPUs this run may use (``--cpuset``, else the process's affinity) split into
-  equal contiguous sets, two a slot for duets, one a slot otherwise; fewer CPUs than sets is
-  refused before anything runs.
+  equal sets of whole physical cores, all of one core type (``benchgate.run.topology``), two a slot
+  for duets, one a slot otherwise; fewer cores than sets is refused before anything runs.
 - **Which half runs where** is drawn from the seed per (file, configuration) and two iterations at a
   time: in each two iterations one pair runs each way round, so a difference in speed between the
   two CPU sets is balanced, and the gate's paired test (``benchgate.stats.paired``) removes it
@@ -25,15 +25,16 @@ Jobs are opaque here: a unit's key is (filename, the job's ``configuration`` if 
 
 from __future__ import annotations
 
-import os
 import random
 import re
+import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate.errors import InputError
-from benchgate.run import system
+from benchgate.run import system, topology
 
 SEQUENTIAL, DUET = "sequential", "duet"
 PAIRINGS = (SEQUENTIAL, DUET)
@@ -64,30 +65,35 @@ def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     return bool(_SPAWNS.search(source))
 
 
-def usable_cpus(cpuset: str | None) -> list[int]:
+def usable_cpus(cpuset: str | None, machine: topology.Topology | None = None) -> list[int]:
     """The CPUs this run may use: ``--cpuset``'s, else those the process may run on."""
     if cpuset:
         return system.parse_cpu_list(cpuset)
-    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
-    return sorted(allowed)
+    return list((machine or topology.read()).allowed)
 
 
-def cpu_sets(cpuset: str | None, pairing: str, slots: int) -> list[str]:
-    """The CPU sets of the slots (two a slot for duets), in order; InputError when there are too few CPUs."""
+def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
+    """The CPU sets of the slots (two a slot for duets), in order; InputError when there are too few CPUs.
+
+    Each set is whole physical cores, all sets on one core type (``topology.split``): no comparison
+    mixes core types and no two slots share a core. ``machine`` defaults to this machine's topology.
+    """
     if not 1 <= slots <= MAX_SLOTS:
         raise InputError(f"--slots {slots}: must be from 1 to {MAX_SLOTS}")
     wanted = slots * (2 if pairing == DUET else 1)
     if wanted == 1:
         return [cpuset] if cpuset else []
-    cpus = usable_cpus(cpuset)
-    if len(cpus) < wanted:
+    machine = machine or topology.read()
+    cpus = usable_cpus(cpuset, machine)
+    found = topology.split(machine, cpus, wanted)
+    if found is None:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
         raise InputError(
-            f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)}); "
-            f"use fewer slots" + (" or --pairing sequential" if pairing == DUET else "")
+            f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)})"
+            f"{topology.shortfall(machine, cpus)}; use fewer slots"
+            + (" or --pairing sequential" if pairing == DUET else "")
         )
-    size = len(cpus) // wanted
-    return [system.format_cpu_list(cpus[index * size : (index + 1) * size]) for index in range(wanted)]
+    return [system.format_cpu_list(members) for members in found]
 
 
 def head_on_first_set(seed: int, key: tuple) -> bool:
@@ -171,8 +177,20 @@ def pair_rows(
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
 
 
-def check_options(pairing: str, slots: int, cpuset: str | None) -> None:
-    """``--pairing`` and ``--slots`` checked before anything runs (InputError, one line)."""
+def check_options(
+    pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
+) -> tuple[str | None, list[str]]:
+    """``--pairing`` and ``--slots`` checked before anything runs (InputError, one line): the run's
+    ``--cpuset`` and the slots' CPU sets.
+
+    Without ``--cpuset`` a hybrid CPU's jobs are pinned to its performance cores (the returned cpuset,
+    which run.json records, so that ``--resume`` keeps the choice).
+    """
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
-    cpu_sets(cpuset, pairing, slots)
+    machine = machine or topology.read()
+    if cpuset is None and shutil.which("taskset") is not None:
+        cpuset = topology.default_cpuset(machine)
+        if cpuset:
+            print(f"benchgate: a hybrid CPU: jobs run on its performance cores {cpuset}", file=sys.stderr)
+    return cpuset, cpu_sets(cpuset, pairing, slots, machine)

@@ -20,7 +20,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, trust
+from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, topology, trust
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
@@ -329,7 +329,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)
     _check_cpuset(options.cpuset)
-    duet.check_options(options.pairing, options.slots, options.cpuset)
+    options.cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, options.cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
     if options.repo is None and options.build_settings is not None:
@@ -357,7 +357,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    environment = system.collect(cpuset=options.cpuset)
+    environment = topology.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     if selection is None:
         empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
         record = _new_record(options, empty, binaries, seed, environment, [], placement)

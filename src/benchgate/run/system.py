@@ -24,7 +24,8 @@ class Facts:
     warnings: list[str] = field(default_factory=list)
 
 
-def _read(root: Path, relative: str) -> str | None:
+def read_text(root: Path, relative: str) -> str | None:
+    """The stripped text of ``relative`` under ``root``; None when it cannot be read."""
     try:
         return (root / relative.lstrip("/")).read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
@@ -70,14 +71,14 @@ class Check:
 
 class CpuModel(Check):
     def run(self, facts: Facts) -> None:
-        text = _read(self.root, "proc/cpuinfo") or ""
+        text = read_text(self.root, "proc/cpuinfo") or ""
         models = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
         facts.values["cpu_model"] = models[0] if models else "unknown"
 
 
 class CpuCount(Check):
     def run(self, facts: Facts) -> None:
-        online = parse_cpu_list(_read(self.root, "sys/devices/system/cpu/online"))
+        online = parse_cpu_list(read_text(self.root, "sys/devices/system/cpu/online"))
         facts.values["cpu_count"] = len(online) or (os.cpu_count() or 0)
         if self.cpuset is not None:
             facts.values["cpuset"] = ",".join(map(str, self.cpuset))
@@ -103,8 +104,8 @@ class Governor(Check):
 
 class Turbo(Check):
     def run(self, facts: Facts) -> None:
-        no_turbo = _read(self.root, "sys/devices/system/cpu/intel_pstate/no_turbo")
-        boost = _read(self.root, "sys/devices/system/cpu/cpufreq/boost")
+        no_turbo = read_text(self.root, "sys/devices/system/cpu/intel_pstate/no_turbo")
+        boost = read_text(self.root, "sys/devices/system/cpu/cpufreq/boost")
         if no_turbo is not None:
             enabled = no_turbo == "0"
         elif boost is not None:
@@ -119,20 +120,20 @@ class Turbo(Check):
 
 class LoadAverage(Check):
     def run(self, facts: Facts) -> None:
-        text = _read(self.root, "proc/loadavg")
+        text = read_text(self.root, "proc/loadavg")
         if not text:
             facts.values["load_average"] = "unknown"
             return
         loads = [float(value) for value in text.split()[:3]]
         facts.values["load_average"] = " ".join(f"{value:.2f}" for value in loads)
-        cpus = len(parse_cpu_list(_read(self.root, "sys/devices/system/cpu/online"))) or (os.cpu_count() or 1)
+        cpus = len(parse_cpu_list(read_text(self.root, "sys/devices/system/cpu/online"))) or (os.cpu_count() or 1)
         if loads[0] > LOAD_WARNING_PER_CPU * cpus:
             facts.warnings.append(f"load average {loads[0]:.2f} on {cpus} CPU(s): the machine is not idle")
 
 
 class IsolatedCpus(Check):
     def run(self, facts: Facts) -> None:
-        isolated = parse_cpu_list(_read(self.root, "sys/devices/system/cpu/isolated"))
+        isolated = parse_cpu_list(read_text(self.root, "sys/devices/system/cpu/isolated"))
         facts.values["isolated_cpus"] = ",".join(map(str, isolated)) or "none"
         if self.cpuset is not None:
             outside = [cpu for cpu in self.cpuset if cpu not in isolated]
@@ -146,14 +147,14 @@ class Aslr(Check):
     _MEANING = {"0": "disabled", "1": "partial", "2": "full"}
 
     def run(self, facts: Facts) -> None:
-        value = _read(self.root, "proc/sys/kernel/randomize_va_space")
+        value = read_text(self.root, "proc/sys/kernel/randomize_va_space")
         facts.values["aslr"] = self._MEANING.get(value or "", "unknown")
 
 
 class Memory(Check):
     def run(self, facts: Facts) -> None:
         fields = {}
-        for line in (_read(self.root, "proc/meminfo") or "").splitlines():
+        for line in (read_text(self.root, "proc/meminfo") or "").splitlines():
             name, _, rest = line.partition(":")
             parts = rest.split()
             if parts and parts[0].isdigit():
