@@ -34,15 +34,17 @@ import time
 
 import numpy as np
 
+NOISE = {"sigma": None, "outliers": 0.02}  # --sigma fixes the run-to-run noise; --outliers their share
+
 
 def simulate(rng: np.random.Generator, step: float, length: int) -> tuple[np.ndarray, int | None]:
-    sigma = float(np.exp(rng.uniform(np.log(0.005), np.log(0.05))))
+    sigma = NOISE["sigma"] or float(np.exp(rng.uniform(np.log(0.005), np.log(0.05))))
     logs = rng.normal(np.log(1000.0), sigma, length)
     where = None
     if step:
         where = int(rng.integers(5, length - 4))
         logs[where:] += np.log1p(-step / 100)
-    outliers = rng.random(length) < 0.02
+    outliers = rng.random(length) < NOISE["outliers"]
     logs[outliers] += np.log1p(-rng.uniform(0.1, 0.3, outliers.sum()))
     return np.exp(logs), where
 
@@ -79,7 +81,11 @@ def main() -> None:
     parser.add_argument("--otava-pvalue", type=float, default=OTAVA_PVALUE[0])
     parser.add_argument("--pvalue", type=float, default=BENCHGATE_PVALUE[0], help="benchgate's t-test")
     parser.add_argument("--penalty", type=float, help="benchgate's PELT penalty (default: its PENALTY)")
+    parser.add_argument("--sigma", type=float, help="run-to-run noise in percent (default: 0.5-5, log-uniform)")
+    parser.add_argument("--outliers", type=float, default=2.0, help="runs slowed by 10-30 %%, in percent")
     args = parser.parse_args()
+    NOISE["sigma"] = args.sigma / 100 if args.sigma else None
+    NOISE["outliers"] = args.outliers / 100
     OTAVA_PVALUE[0], BENCHGATE_PVALUE[0] = args.otava_pvalue, args.pvalue
     if args.penalty is not None:
         from benchgate.history import changepoints

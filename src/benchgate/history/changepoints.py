@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import ruptures
-from scipy import stats
+from scipy import special
 
 from benchgate.history.model import ChangePoint, Series, SeriesKey
 
@@ -47,10 +47,19 @@ def _noise(logs: np.ndarray) -> float:
 
 
 def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
+    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance).
+
+    Written out (scipy's ``stdtr``) rather than ``scipy.stats.ttest_ind``, whose checks cost more than
+    the test on 20 values; the same p.
+    """
     left, right = logs[start:split], logs[split:end]
-    if np.ptp(left) == 0 and np.ptp(right) == 0:  # no spread on either side: a t-test has nothing to weigh
-        return 1.0 if left[0] == right[0] else 0.0
-    return float(stats.ttest_ind(left, right).pvalue)
+    df = len(left) + len(right) - 2
+    pooled = (np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)) / df
+    difference = abs(left.mean() - right.mean())
+    if pooled == 0:  # no spread on either side: a t-test has nothing to weigh
+        return 1.0 if difference == 0 else 0.0
+    t = difference / np.sqrt(pooled * (1 / len(left) + 1 / len(right)))
+    return float(2 * special.stdtr(df, -t))
 
 
 def split_indices(values: Sequence[float], *, max_pvalue: float = MAX_PVALUE) -> list[tuple[int, float]]:
