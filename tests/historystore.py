@@ -8,7 +8,6 @@ when no server can be started. Each test gets a database of its own, dropped aft
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -20,11 +19,6 @@ import pgcluster
 import pytest
 
 ENGINES = ("sqlite", "postgresql")
-# Change points need Apache Otava, installed without its pins (.ci/run: pip install --no-deps apache-otava).
-needs_otava = pytest.mark.skipif(
-    importlib.util.find_spec("otava") is None,
-    reason="Apache Otava is not installed: pip install --no-deps 'apache-otava>=0.8' (as .ci/run does)",
-)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from historystore import needs_otava
 
 from benchgate import cli, results
 from benchgate.config.history import HistorySettings, resolve_store
@@ -76,7 +75,6 @@ def _write_runs(directory: Path, count: int, *, step_at: int | None, seed: int) 
     return made
 
 
-@needs_otava
 def test_a_step_in_20_runs_is_found_at_its_commit(capsys, tmp_path, store_url):
     for run in _write_runs(tmp_path / "step", 20, step_at=12, seed=4):
         status, out, err = _cli(capsys, "record", str(run), "--store", store_url)
@@ -98,7 +96,6 @@ def test_a_step_in_20_runs_is_found_at_its_commit(capsys, tmp_path, store_url):
     assert _commit(12)[:12] in marked and "█|" in marked  # the bar points left: slower than the first run
 
 
-@needs_otava
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_an_aa_series_of_20_runs_has_no_change_point(capsys, tmp_path, seed):
     store = f"sqlite:///{tmp_path / 'aa.db'}"
@@ -218,7 +215,6 @@ def test_the_cli_reference_names_every_history_option():
         assert missing == [], f"docs/cli.md's history section does not document {missing} of {name}"
 
 
-@needs_otava
 def test_the_site_of_the_store_links_each_commit(capsys, tmp_path):
     store = f"sqlite:///{tmp_path / 'h.db'}"
     for run in _write_runs(tmp_path, 20, step_at=12, seed=5):

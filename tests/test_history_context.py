@@ -7,7 +7,6 @@ import math
 import re
 
 import rundirs
-from historystore import needs_otava
 
 from benchgate.cli import main
 from benchgate.history.context import row_history
@@ -54,7 +53,6 @@ def test_the_section_is_markdown_with_untrusted_names_quoted_and_links():
     assert render_history_context([]) == ""
 
 
-@needs_otava
 def test_the_comment_gives_history_context_only_with_a_store(tmp_path, monkeypatch, capsys):
     store = f"sqlite:///{tmp_path / 'history.db'}"
     # Main: 12 runs, buffer-compare's head 20 % slower from the 9th on (a recent step), tojson steady.

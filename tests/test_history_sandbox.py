@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
-import pytest
 import rundirs
 from sandboxing import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
@@ -20,8 +17,10 @@ from benchgate.sandbox import Confinement, Mounts
 from benchgate.sandbox.policy import history_store_paths, strip_credentials
 
 
-def _confined(script: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    argv, child_env = Confinement(sandbox.probe(), Mounts()).wrap(["sh", "-c", script], cwd=Path("/"), env=env)
+def _confined(script: str, env: dict[str, str], exposed: Path) -> subprocess.CompletedProcess:
+    """``script`` in the sandbox, with ``exposed`` bound in writable (as a build's own worktree is)."""
+    mounts = Mounts(writable=(exposed,))
+    argv, child_env = Confinement(sandbox.probe(), mounts).wrap(["sh", "-c", script], cwd=Path("/"), env=env)
     return subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=60)
 
 
@@ -37,16 +36,12 @@ def test_the_store_paths_of_a_url():
     assert "BENCHGATE_HISTORY" not in strip_credentials({"BENCHGATE_HISTORY": "postgresql://u:pw@h/db", "A": "1"})
 
 
-@pytest.fixture
-def visible_dir():
-    """A directory the sandbox shows (read-only) unless told otherwise: not under /tmp, homes or /run."""
-    path = Path(tempfile.mkdtemp(prefix=".history-sandbox-", dir=Path(__file__).resolve().parent))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 @needs_bwrap
-def test_a_sandboxed_process_cannot_read_or_write_the_store(tmp_path, visible_dir):
+def test_a_sandboxed_process_cannot_read_or_write_the_store(tmp_path):
+    # The store sits in a directory the sandbox exposes writable, so only the store's own rule hides it
+    # (under /tmp, a home or the clone's directory it would be hidden anyway: the sandbox's /tmp is private).
+    visible_dir = tmp_path / "exposed"
+    visible_dir.mkdir()
     store = visible_dir / "history.db"
     url = f"sqlite:///{store}"
     record_run(rundirs.write_run(tmp_path / "run", rundirs.REGRESSION), url)
@@ -54,15 +49,16 @@ def test_a_sandboxed_process_cannot_read_or_write_the_store(tmp_path, visible_di
     socket_dir.mkdir()
     (socket_dir / ".s.PGSQL.5432").write_text("stand-in")
     before = store.read_bytes()
-    control = _confined(f"wc -c < {store}; ls -A {socket_dir} | wc -l", dict(os.environ)).stdout.split()
-    assert control == [str(len(before)), "1"]  # without the variable the sandbox would show both
+    control = _confined(f"wc -c < {store}; ls -A {socket_dir} | wc -l", dict(os.environ), visible_dir)
+    assert control.stdout.split() == [str(len(before)), "1"], control  # without the variable both are shown
     env = {**os.environ, "BENCHGATE_HISTORY": url}
     seen = _confined(
         f'(wc -c < {store}) 2>/dev/null || echo unreadable; echo "url=$BENCHGATE_HISTORY"; '
         f"(echo x >> {store}) 2>/dev/null && echo wrote",
         env,
+        visible_dir,
     )
     assert seen.stdout.split() in (["unreadable", "url="], ["0", "url="]), seen  # no data, no URL, no write
     env = {**os.environ, "BENCHGATE_HISTORY": f"postgresql+psycopg://u@/db?host={socket_dir}"}
-    assert _confined(f"ls -A {socket_dir} | wc -l", env).stdout.split() == ["0"]
+    assert _confined(f"ls -A {socket_dir} | wc -l", env, visible_dir).stdout.split() == ["0"]
     assert store.read_bytes() == before and len(series(url)) == 3

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import ast
 import importlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from tools.layering_metrics import RANK, SRC, import_graph, layer_of, module_files, upward_imports
 
-MAX_MODULE_LINES = 400
+# "Modules of about 400 lines, split by idea": 450 is the ceiling past which a module must be split.
+MAX_MODULE_LINES = 450
+MAX_SRC_LINES = 13_500  # issue 20: src at most 13,500 lines (aim: 12,000)
+MAX_README_CHARACTERS = 12_000  # the README introduces; docs/ holds the rest
+ROOT = SRC.parent
 
 
 def labelled_upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -75,6 +80,44 @@ def test_the_checks_catch_an_upward_import_and_a_cycle():
 def test_modules_fit_in_ones_head(name):
     lines = module_files()[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines; split it"
+
+
+def _lines(path: Path) -> int:
+    return path.read_text(encoding="utf-8").count("\n")
+
+
+@pytest.mark.xfail(strict=False, reason="src shrinks to 13,500 lines when issue 20's branches land (the lead)")
+def test_src_stays_within_its_line_budget():
+    total = sum(_lines(path) for path in SRC.rglob("*.py"))
+    assert total <= MAX_SRC_LINES, f"src has {total} lines"
+
+
+# Names still shared by a command's module and its stage's (commands/history.py and config/history.py ...),
+# renamed by the branches that own them: this set only shrinks, and any new shared name fails here.
+SHARED_NAMES_TO_RENAME = {"history.py", "releases.py", "settings.py", "versions.py"}
+
+
+def test_no_two_modules_share_a_file_name():
+    names = Counter(path.name for path in (SRC / "benchgate").rglob("*.py") if path.name != "__init__.py")
+    shared = {name for name, count in names.items() if count > 1}
+    assert shared - SHARED_NAMES_TO_RENAME == set(), "two modules with one name: name each for what it holds"
+
+
+def test_no_formatter_is_switched_off():
+    markers = ("# fmt: " + "skip", "# fmt: " + "off")  # spelled apart, so this file does not hold them
+    cramped = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in (SRC, ROOT / "tests")
+        for path in sorted(folder.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if any(marker in line for marker in markers)
+    ]
+    assert cramped == []
+
+
+def test_the_readme_stays_an_introduction():
+    length = len((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert length <= MAX_README_CHARACTERS, f"README.md has {length} characters: move the details to docs/"
 
 
 SUBPACKAGES = sorted(path.name for path in (SRC / "benchgate").iterdir() if (path / "__init__.py").is_file())

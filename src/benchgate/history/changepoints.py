@@ -1,10 +1,13 @@
-"""Change points of stored series, found by Apache Otava (``otava.analysis.compute_change_points``).
+"""Change points of stored series: ruptures' PELT proposes the splits, Student's t-test keeps the real ones.
 
-Otava is Hunter's e-divisive means (Matteson and James) over sliding windows, with a Student t-test
-deciding which candidate splits are real; why Otava and not signal-processing-algorithms is in
-docs/history.md (tests/perf/compare_change_points.py measures both on the same series). Each point's
-value is its run's 20 %-trimmed mean of the head's rates, so one slow sample does not move it. Pure
-analysis: series in, ChangePoint out; the store is not imported here.
+Each point's value is its run's 20 %-trimmed mean of the head's rates, so one slow sample does not
+move it. The series' log values are scaled by their run-to-run noise (a robust estimate from
+neighbouring runs' differences, which a step moves only once), PELT (``ruptures``, exact search with
+an L1 cost, so one slow run is not a segment of its own) splits them at PENALTY per change, and then,
+as Apache Otava merges Hunter's e-divisive candidates, the split whose two sides differ least is
+dropped while Student's t-test between them (pooled variance, as Otava's) has p >= MAX_PVALUE. Why
+this and not Otava is measured in docs/history.md (tests/perf/compare_change_points.py). Pure
+analysis: series in, ChangePoint out.
 """
 
 from __future__ import annotations
@@ -12,15 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchgate.errors import InputError
+import numpy as np
+import ruptures
+from scipy import special
+
 from benchgate.history.model import ChangePoint, Series, SeriesKey
 
 MIN_POINTS = 8  # fewer stored runs than this and a step cannot be told from noise at MAX_PVALUE
-# Otava's default 0.001 flags 2.8 % of 20-run A/A series (the t-test does not count the e-divisive's choice
-# of the best split); 1e-4 flags 0.2 % and still finds every 12 % step, 70 % of 3 % steps at 1.2 % noise
-# (tests/perf/compare_change_points.py --otava-pvalue, docs/history.md).
-MAX_PVALUE = 1e-4
-WINDOW = 50  # Otava's default window
+MIN_SEGMENT = 4  # runs on each side of a change: three slow runs in a row are not a new level
+# Chosen with tests/perf/compare_change_points.py (docs/history.md): PELT only proposes (a low penalty), the
+# t-test decides; at 3e-4, 20-run A/A series get a change point no more often than with Otava at 1e-4, and
+# 10 % steps are found as often (1e-3 finds more, but flags 0.5 % of A/A series at 1.2 % noise, 3 times Otava).
+PENALTY = 4.0
+MAX_PVALUE = 3e-4
 
 
 @dataclass(frozen=True)
@@ -32,39 +39,68 @@ class Changes:
     looked_at: int
 
 
-def _compute():  # type: ignore[no-untyped-def]
-    try:
-        from otava.analysis import compute_change_points
-    except ImportError:
-        raise InputError(
-            "change points need Apache Otava, which is not installed: pip install --no-deps 'apache-otava>=0.8' "
-            "(docs/history.md)"
-        ) from None
-    return compute_change_points
+def _noise(logs: np.ndarray) -> float:
+    """The run-to-run standard deviation: the MAD of neighbouring differences, over sqrt(2)."""
+    differences = np.diff(logs)
+    spread = 1.4826 * float(np.median(np.abs(differences - np.median(differences)))) / np.sqrt(2)
+    return spread if spread > 0 else float(np.std(logs)) or 1.0
+
+
+def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
+    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance).
+
+    Written out (scipy's ``stdtr``) rather than ``scipy.stats.ttest_ind``, whose checks cost more than
+    the test on 20 values; the same p.
+    """
+    left, right = logs[start:split], logs[split:end]
+    df = len(left) + len(right) - 2
+    pooled = (np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)) / df
+    difference = abs(left.mean() - right.mean())
+    if pooled == 0:  # no spread on either side: a t-test has nothing to weigh
+        return 1.0 if difference == 0 else 0.0
+    t = difference / np.sqrt(pooled * (1 / len(left) + 1 / len(right)))
+    return float(2 * special.stdtr(df, -t))
+
+
+def split_indices(values: Sequence[float], *, max_pvalue: float = MAX_PVALUE) -> list[tuple[int, float]]:
+    """Where ``values`` (positive, oldest first) change level: (index of the first value after, p), in order."""
+    logs = np.log(np.asarray(values, dtype=float))
+    if len(logs) < 2 * MIN_SEGMENT:
+        return []
+    scaled = (logs - np.median(logs)) / _noise(logs)
+    bounds = [0, *ruptures.Pelt(model="l1", min_size=MIN_SEGMENT, jump=1).fit(scaled).predict(pen=PENALTY)]
+    while len(bounds) > 2:
+        pvalues = [_pvalue(logs, *bounds[index - 1 : index + 2]) for index in range(1, len(bounds) - 1)]
+        weakest = int(np.argmax(pvalues))
+        if pvalues[weakest] < max_pvalue:
+            return [(bounds[index + 1], pvalue) for index, pvalue in enumerate(pvalues)]
+        del bounds[weakest + 1]
+    return []
 
 
 def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[ChangePoint]:
     """The change points of one series (at least MIN_POINTS points), oldest first."""
     values = [point.trimmed_mean for point in series.points]
-    found, _ = _compute()(values, window_len=WINDOW, max_pvalue=max_pvalue)
-    changes = []
-    for candidate in found:
-        stats = candidate.stats
-        before, after = float(stats.mean_1), float(stats.mean_2)
-        first = series.points[candidate.index]
-        changes.append(
+    splits = split_indices(values, max_pvalue=max_pvalue)
+    bounds = [0, *(index for index, _ in splits), len(values)]
+    points = []
+    for number, (index, pvalue) in enumerate(splits):
+        before = float(np.mean(values[bounds[number] : index]))
+        after = float(np.mean(values[index : bounds[number + 2]]))
+        first = series.points[index]
+        points.append(
             ChangePoint(
                 key=series.key,
-                index=int(candidate.index),
+                index=index,
                 commit=first.commit,
                 date=first.date,
                 change=(after / before - 1) * 100 if before else float("nan"),
                 mean_before=before,
                 mean_after=after,
-                confidence=max(0.0, 1.0 - float(stats.pvalue)),
+                confidence=max(0.0, 1.0 - pvalue),
             )
         )
-    return sorted(changes, key=lambda change: change.index)
+    return points
 
 
 def find_changes(all_series: Sequence[Series], *, max_pvalue: float = MAX_PVALUE) -> Changes:

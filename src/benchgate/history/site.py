@@ -10,8 +10,9 @@ only, so the directory can be opened from disk or published on GitHub Pages as i
 - ``b/<file>.html``: per benchmark file, one trend chart per series (configuration, node flags,
   runner) with its change points marked and every run's commit linked (``commit_url``).
 
-Everything from the store comes from run.json files and is untrusted: it is escaped wherever it is
-written (text, attributes, SVG), file names and anchors are derived from hashes, and commits only
+Everything from the store comes from run.json files and is untrusted: the pages are Jinja2
+templates (``benchgate/data/history-*.html.j2``) with autoescape on, so it is text wherever it is
+written (text, attributes, SVG); file names and anchors are derived from hashes, and commits only
 fill a percent-encoded ``{sha}`` in the link template.
 """
 
@@ -21,32 +22,16 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
+from typing import Any
 
 from benchgate.errors import InputError
 from benchgate.history.model import ChangePoint, Series, SeriesKey
-from benchgate.history.svgchart import FASTER, LINE, SLOWER, commit_link, rate, sparkline_svg, trend_svg
+from benchgate.history.svgchart import FASTER, LINE, SLOWER, TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
 
 PAGES = "b"  # the per-benchmark pages' directory
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-STYLE = f"""
-body {{ font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1F2328; margin: 24px; }}
-h1 {{ font-size: 22px; margin: 0 0 4px; }} h2 {{ font-size: 17px; margin: 28px 0 8px; }}
-h3 {{ font-size: 14px; margin: 20px 0 4px; font-family: ui-monospace, Menlo, Consolas, monospace; }}
-pre, code, .mono {{ font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12.5px; }}
-pre {{ background: #F6F8FA; padding: 10px 12px; overflow-x: auto; border-radius: 6px; }}
-table {{ border-collapse: collapse; }} td, th {{ padding: 3px 10px 3px 0; text-align: left; vertical-align: middle; }}
-th {{ font-weight: 600; border-bottom: 1px solid #D0D7DE; }}
-td.num {{ text-align: right; font-family: ui-monospace, Menlo, Consolas, monospace; }}
-a {{ color: #0969DA; text-decoration: none; }} a:hover {{ text-decoration: underline; }}
-.slower {{ color: {SLOWER}; }} .faster {{ color: {FASTER}; }} .muted {{ color: #656D76; }}
-svg.trend text {{ font: 11px ui-monospace, Menlo, Consolas, monospace; fill: #444C56; }}
-svg.trend .change-label {{ font-weight: bold; }}
-.legend > span {{ margin-right: 18px; }} h1.mono {{ font-size: 19px; }}
-.swatch {{ display: inline-block; width: 18px; height: 3px; vertical-align: middle; }}
-"""
+_COLOURS = {"line": LINE, "slower": SLOWER, "faster": FASTER}
 
 
 def _digest(*parts: str) -> str:
@@ -73,68 +58,43 @@ def _category(filename: str) -> str:
     return filename.split("/", 1)[0] if "/" in filename else "(top level)"
 
 
-def _page(title: str, body: list[str], *, canonical: str | None) -> str:
-    link = f'<link rel="canonical" href="{escape(canonical)}">' if canonical else ""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "img-src 'self' data:\">"
-        f"<title>{escape(title)}</title>{link}<style>{STYLE}</style></head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body></html>\n"
-    )
+def _kind(change: ChangePoint) -> str:
+    return "slower" if change.change < 0 else "faster"
 
 
-def _change_table(changes: Sequence[ChangePoint], *, commit_url: str | None, names: bool, prefix: str) -> str:
-    """Change points in compare.R's monospaced layout: the name, then commit, change, means and sureness."""
+def _change_rows(changes: Sequence[ChangePoint], *, commit_url: str | None, names: bool, prefix: str) -> dict:
+    """The change table's header and lines, each field padded to compare.R's monospaced columns."""
     width = max((len(c.key.label()) for c in changes), default=0) if names else 0
     header = f"{'':<{width + 1}}" if names else ""
     header += f"{'commit':<12} {'date':<10} {'change':>10} {'before':>14} {'after':>14} {'sure':>6}"
-    lines = [escape(header)]
-    for change in changes:
-        label = change.key.label()
-        name = ""
-        if names:
-            pad = " " * (width - len(label) + 1)
-            name = f'<a href="{escape(prefix + series_href(change.key))}">{escape(label)}</a>{pad}'
-        sha = escape(change.commit[:12].ljust(12))
-        link = commit_link(commit_url, change.commit)
-        commit = f'<a href="{escape(link)}">{sha}</a>' if link else sha
-        kind = "slower" if change.change < 0 else "faster"
-        figures = (
-            f'{escape(change.date[:10]):<10} <span class="{kind}">{change.change:>+8.2f} %</span> '
-            f"{rate(change.mean_before):>14} {rate(change.mean_after):>14} {change.confidence:>6.0%}"
-        )
-        lines.append(f"{name}{commit} {figures}")
-    return '<pre class="changes">' + "\n".join(lines) + "</pre>"
+    lines = [
+        {
+            "label": change.key.label(),
+            "href": prefix + series_href(change.key),
+            "pad": " " * (width - len(change.key.label()) + 1),
+            "sha": change.commit[:12].ljust(12),
+            "link": commit_link(commit_url, change.commit),
+            "date": f"{change.date[:10]:<10}",
+            "kind": _kind(change),
+            "change": f"{change.change:>+8.2f} %",
+            "before": f"{rate(change.mean_before):>14}",
+            "after": f"{rate(change.mean_after):>14}",
+            "sure": f"{change.confidence:>6.0%}",
+        }
+        for change in changes
+    ]
+    return {"header": header, "lines": lines}
 
 
 def _by_key(changes: Sequence[ChangePoint]) -> dict[SeriesKey, list[ChangePoint]]:
-    found: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
-    for change in changes:
-        found[change.key].append(change)
-    return found
+    by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
+    for change in sorted(changes, key=lambda c: c.index):
+        by_key[change.key].append(change)
+    return by_key
 
 
-def _legend(linked: bool) -> str:
-    return (
-        '<p class="legend muted">'
-        f'<span><span class="swatch" style="background:{LINE}"></span> mean rate per run'
-        f"{' (a dot links its commit)' if linked else ''}</span>"
-        f'<span><span class="swatch" style="background:{SLOWER}"></span> change point, slower</span>'
-        f'<span><span class="swatch" style="background:{FASTER}"></span> change point, faster</span>'
-        "<span>dotted: the mean between change points</span></p>"
-    )
-
-
-def _runner_cell(key: SeriesKey) -> str:
-    return key.runner if key.branch == "main" else f"{key.branch} · {key.runner}"
-
-
-def _key_line(key: SeriesKey) -> str:
-    flags = f" · node flags <code>{escape(key.node_flags)}</code>" if key.node_flags else ""
-    return f'<p class="muted">{escape(key.branch)} · runner <code>{escape(key.runner)}</code>{flags}</p>'
+def _render(template: str, **context: Any) -> str:
+    return TEMPLATES.get_template(template).render(colours=_COLOURS, **context)
 
 
 def _benchmark_page(
@@ -144,64 +104,59 @@ def _benchmark_page(
     commit_url: str | None,
     site_url: str | None,
 ) -> str:
-    body = [
-        '<p><a href="../index.html">← all benchmarks</a></p>',
-        f'<h1 class="mono">{escape(filename)}</h1>',
-        f'<p class="muted">{len(series)} series; oldest run on the left.</p>',
-        _legend(commit_url is not None),
+    sections = [
+        {
+            "key": one.key,
+            "anchor": anchor(one.key),
+            "chart": trend_svg(one, changes.get(one.key, []), commit_url=commit_url),
+            "changes": _change_rows(changes.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
+        }
+        for one in series
     ]
-    for one in series:
-        mine = sorted(changes.get(one.key, []), key=lambda c: c.index)
-        body.append(f'<section id="{anchor(one.key)}">')
-        body.append(f"<h3>{escape(one.key.label())}</h3>")
-        body.append(_key_line(one.key))
-        body.append(trend_svg(one, mine, commit_url=commit_url))
-        if mine:
-            body.append(_change_table(mine, commit_url=commit_url, names=False, prefix="../"))
-        body.append("</section>")
-    canonical = f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None
-    return _page(f"benchgate history: {filename}", body, canonical=canonical)
+    return _render(
+        "history-benchmark.html.j2",
+        title=f"benchgate history: {filename}",
+        canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
+        filename=filename,
+        linked=commit_url is not None,
+        sections=sections,
+    )
+
+
+def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
+    last = changes[-1] if changes else None
+    return {
+        "href": series_href(one.key),
+        "label": one.key.label(),
+        "runner": one.key.runner if one.key.branch == "main" else f"{one.key.branch} · {one.key.runner}",
+        "runs": len(one.points),
+        "latest": rate(one.points[-1].mean_rate) if one.points else "NA",
+        "sparkline": sparkline_svg(one, changes),
+        "last": last and {"kind": _kind(last), "change": f"{last.change:+.2f} %", "commit": last.commit[:10]},
+    }
 
 
 def _index_page(
     series: Sequence[Series], changes: Sequence[ChangePoint], commit_url: str | None, site_url: str | None
 ) -> str:
     by_key = _by_key(changes)
-    runs = {point.run_id for one in series for point in one.points}
-    body = [
-        "<h1>benchgate: history of the benchmarks</h1>",
-        f'<p class="muted">{len(series)} series from {len(runs)} runs; {len(changes)} change points. '
-        "Rates are operations per second (higher is faster); a change is in percent of the mean before it "
-        "(negative is slower, as compare.R's improvement).</p>",
-        "<h2>Change points, newest first</h2>",
-    ]
-    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
-    body.append(_change_table(newest, commit_url=commit_url, names=True, prefix="") if newest else "<p>None found.</p>")
     categories: dict[str, list[Series]] = defaultdict(list)
-    for one in series:
+    for one in sorted(series, key=lambda s: s.key):
         categories[_category(one.key.filename)].append(one)
-    for category in sorted(categories):
-        body.append(f"<h2>{escape(category)}</h2>")
-        heads = ("benchmark", "runner", "runs", "latest ops/s", "trend", "last change")
-        rows = ["<table><tr>" + "".join(f"<th>{head}</th>" for head in heads) + "</tr>"]
-        for one in sorted(categories[category], key=lambda s: s.key):
-            mine = sorted(by_key.get(one.key, []), key=lambda c: c.index)
-            last = mine[-1] if mine else None
-            latest = rate(one.points[-1].mean_rate) if one.points else "NA"
-            change = (
-                f'<span class="{"slower" if last.change < 0 else "faster"}">{last.change:+.2f} %</span> '
-                f'<span class="muted">{escape(last.commit[:10])}</span>'
-                if last
-                else '<span class="muted">none</span>'
-            )
-            rows.append(
-                f'<tr><td class="mono"><a href="{escape(series_href(one.key))}">{escape(one.key.label())}</a></td>'
-                f'<td class="mono">{escape(_runner_cell(one.key))}</td><td class="num">{len(one.points)}</td>'
-                f'<td class="num">{latest}</td><td>{sparkline_svg(one, mine)}</td><td class="mono">{change}</td></tr>'
-            )
-        body.append("\n".join(rows) + "</table>")
-    canonical = f"{site_url.rstrip('/')}/index.html" if site_url else None
-    return _page("benchgate history", body, canonical=canonical)
+    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
+    return _render(
+        "history-index.html.j2",
+        title="benchgate history",
+        canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
+        series_count=len(series),
+        run_count=len({point.run_id for one in series for point in one.points}),
+        change_count=len(changes),
+        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix=""),
+        categories=[
+            (category, [_index_row(one, by_key.get(one.key, [])) for one in categories[category]])
+            for category in sorted(categories)
+        ],
+    )
 
 
 def write_site(
