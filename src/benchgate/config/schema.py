@@ -1,0 +1,374 @@
+"""Every setting, declared once: its key, parser, default, flags, input, label and how it loosens the gate.
+
+From ``SETTINGS`` come the ``Settings`` fields (``benchgate.config.settings``), the configuration
+file's keys, every command's flags (``benchgate.config.flags``), the label parser (``benchgate.config.labels``),
+the action's inputs (checked against action.yml by tests/test_settings_schema.py), the run-settings
+authorize hands to the benchmark job, and docs/cli.md's settings table.
+
+Plain frozen dataclasses, not pydantic: each setting already has a parser that accepts every
+spelling users write (``3%`` and ``3``, ``a,b`` and a YAML list, YAML 1.1's ``off`` = false) and
+fails with benchgate's one-line ``InputError`` naming the source, the key and why. A pydantic model
+would have to wrap each parser as a validator and translate its errors back into that line, adding
+a dependency and a layer without checking anything more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from benchgate.config import sections, values
+from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
+from benchgate.stats import defaults, gate
+
+# Strictness order of thresholds: a higher index fails fewer rows (looser).
+THRESHOLD_ORDER = ("*", "**", "***", "off")
+
+
+GATE_COMMANDS = ("analyze", "run", "report")
+RUN_COMMANDS = ("run", "authorize")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. ``key`` is how users spell it everywhere: file key, ``--flag``, action input, label.
+
+    ``loosens(value, settings)`` says whether a label's value could let a regression through that the
+    settings without it catch (then it counts only from writers); ``loosening`` says so in words, for docs.
+    """
+
+    key: str
+    attr: str  # the Settings attribute
+    type: Any
+    default: Any
+    parse: Callable[[Any, str, str], Any]  # (value, where, key) -> the typed value, InputError when bad
+    help: str
+    file: bool = True  # a key of .github/benchgate.yml
+    commands: tuple[str, ...] = ()  # the commands with a --key flag
+    input: str | None = None  # the action input carrying it (usually the key)
+    label: str | None = None  # an example label value; "" for a label without value; None: no label
+    loosens: Callable[[Any, Any], bool] | None = None
+    loosening: str = ""
+    run: bool = False  # carried by authorize's run-settings to the token-less benchmark job
+    metavar: str | None = None
+    many: bool = False  # a list: repeatable flag, comma-separated input
+
+    def parse_text(self, value: Any, where: str) -> Any:
+        """The typed value; InputError naming ``where`` and the key."""
+        return self.parse(value, where, self.key)
+
+
+def _history(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
+    from benchgate.config.history import parse_history
+
+    return parse_history(value, where, key)
+
+
+def most_runs(settings: Any) -> int:
+    """The runs a side the settings take at most: the fixed count, or auto's maximum."""
+    adaptive = settings.adaptive_runs()
+    return adaptive[1] if adaptive else int(settings.runs)
+
+
+def _fewer_runs(value: Any, settings: Any) -> bool:
+    # auto may stop a file early: fewer runs than a fixed count would take where it settles.
+    return value < most_runs(settings) if value != AUTO_RUNS else settings.runs != AUTO_RUNS
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "threshold",
+        "threshold",
+        str,
+        "***",
+        parse_threshold,
+        "significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001, or off",
+        commands=GATE_COMMANDS,
+        input="threshold",
+        label="**",
+        loosens=lambda value, s: THRESHOLD_ORDER.index(value) > THRESHOLD_ORDER.index(s.threshold),
+        loosening="fewer stars (or off)",
+    ),
+    Setting(
+        "correction",
+        "correction",
+        str,
+        "holm",
+        values.choice(*gate.CORRECTIONS),
+        "multiple-comparison correction of the gate's p-values: holm or none",
+        commands=GATE_COMMANDS,
+        input="correction",
+    ),
+    Setting(
+        "min-effect",
+        "min_effect",
+        float,
+        0.0,
+        parse_percent,
+        "smallest regression in percent that can fail the gate, e.g. 3%",
+        commands=(*GATE_COMMANDS, "versions"),
+        input="min-effect",
+        label="3%",
+        loosens=lambda value, s: value > s.min_effect,
+        loosening="raising it",
+        metavar="PCT",
+    ),
+    Setting(
+        "inconclusive-above",
+        "inconclusive_above",
+        float,
+        defaults.DEFAULT_INCONCLUSIVE_ABOVE,
+        values.parse_above_zero,
+        "with min-effect 0, a comparison is unchanged only when its bound rules out a regression this large",
+        commands=(*GATE_COMMANDS, "versions"),
+        input="inconclusive-above",
+        metavar="PCT",
+    ),
+    Setting(
+        "unchanged-confidence",
+        "unchanged_confidence",
+        float,
+        gate.DEFAULT_UNCHANGED_CONFIDENCE,
+        values.parse_confidence,
+        "confidence in percent of the one-sided bound that calls a comparison unchanged",
+        commands=GATE_COMMANDS,
+        input="unchanged-confidence",
+        label="99",
+        # A lower confidence calls more rows unchanged, a real regression among them more often.
+        loosens=lambda value, s: value < s.unchanged_confidence,
+        loosening="lowering it",
+        metavar="PCT",
+    ),
+    Setting(
+        "max-resolution",
+        "max_resolution",
+        float,
+        defaults.DEFAULT_MAX_RESOLUTION,
+        values.parse_above_zero,
+        "the coarsest resolution a comparison too noisy for the target may still be gated at (percent)",
+        commands=GATE_COMMANDS,
+        input="max-resolution",
+        label="30%",
+        # A coarser ceiling passes rows that rule out only a larger regression.
+        loosens=lambda value, s: value > s.max_resolution,
+        loosening="raising it",
+        metavar="PCT",
+    ),
+    Setting(
+        "runs",
+        "runs",
+        int | str,
+        30,
+        parse_runs,
+        "samples per configuration and side, or auto: each comparison runs until it is decided",
+        commands=(*RUN_COMMANDS, "versions"),
+        input="runs",
+        label="60",
+        run=True,
+        loosens=_fewer_runs,
+        loosening="fewer runs, or auto where a count is configured",
+        metavar="N|auto",
+    ),
+    Setting(
+        "min-runs",
+        "min_runs",
+        int | None,
+        None,
+        parse_runs,
+        f"with runs auto: the first look (default {defaults.AUTO_MIN_RUNS})",
+        file=False,
+        commands=("run", "versions"),
+        input="min-runs",
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "max-runs",
+        "max_runs",
+        int,
+        100,
+        parse_runs,
+        f"the most runs a side: caps runs auto (at most {defaults.AUTO_MAX_RUNS}) and what a label may ask for",
+        commands=("run", "versions"),
+        input="max-runs",
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "categories",
+        "categories",
+        tuple[str, ...],
+        (),
+        values.items_of(values.CATEGORY, "benchmark category"),
+        "benchmark categories (default: the ones the changed files map to, else all)",
+        commands=("authorize",),
+        input="categories",
+        label="url,buffers",
+        many=True,
+        run=True,
+        loosens=lambda value, s: True,
+        loosening="always (a narrower selection)",
+    ),
+    Setting(
+        "filter",
+        "filter",
+        tuple[str, ...],
+        (),
+        values.items_of(values.FILTER, "file-name filter"),
+        "only benchmark files whose name contains one of these",
+        commands=(*RUN_COMMANDS, "versions"),
+        input="filter",
+        label="tojson",
+        many=True,
+        run=True,
+        loosens=lambda value, s: True,
+        loosening="always (a narrower selection)",
+        metavar="FILTER",
+    ),
+    Setting(
+        "exclude",
+        "exclude",
+        tuple[str, ...],
+        (),
+        values.items_of(values.FILTER, "file-name filter"),
+        "leave out benchmark files whose name contains one of these",
+        commands=(*RUN_COMMANDS, "versions"),
+        input="exclude",
+        many=True,
+        run=True,
+        metavar="EXCLUDE",
+    ),
+    Setting(
+        "set",
+        "set",
+        tuple[str, ...],
+        (),
+        values.items_of(values.SET, "key=value benchmark option"),
+        "benchmark options key=value (compare.js --set), one per line in an input",
+        commands=(*RUN_COMMANDS, "versions"),
+        input="set",
+        many=True,
+        run=True,
+        metavar="KEY=VALUE",
+    ),
+    Setting(
+        "cpuset",
+        "cpuset",
+        str,
+        "",
+        values.text_of(values.CPUSET, "a CPU list such as 2-3 or 0,2"),
+        "CPUs to pin benchmark processes to with taskset, e.g. 2-3",
+        commands=(*RUN_COMMANDS, "versions"),
+        input="cpuset",
+        run=True,
+        metavar="CPUS",
+    ),
+    Setting(
+        "shard",
+        "shard",
+        str,
+        "",
+        values.parse_shard,
+        "run shard I/N of the selected files (matrix jobs)",
+        commands=RUN_COMMANDS,
+        input="shard",
+        run=True,
+        metavar="I/N",
+    ),
+    Setting(
+        "pairing",
+        "pairing",
+        str,
+        "sequential",
+        values.choice("sequential", "duet"),
+        "sequential, or duet: base and head start together on two disjoint CPU sets, gated on the pairs",
+        commands=RUN_COMMANDS,
+        input="pairing",
+        run=True,
+    ),
+    Setting(
+        "slots",
+        "slots",
+        int,
+        1,
+        values.parse_slots,
+        "jobs (or duets) at once on disjoint CPU sets; files that start servers or workers run alone",
+        commands=RUN_COMMANDS,
+        input="slots",
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "label-prefix",
+        "label_prefix",
+        str,
+        "benchmark",
+        values.parse_prefix,
+        "prefix of the PR labels, and the label that requests a run",
+        commands=("report", "authorize"),
+        input="label-prefix",
+    ),
+    Setting(
+        "accept-regression",
+        "accept_regression",
+        bool,
+        False,
+        parse_bool,
+        "report the regression, but do not fail the check (only a PR label, only from writers)",
+        file=False,
+        label="",
+        loosens=lambda value, s: True,
+        loosening="always",
+    ),
+    Setting(
+        "rules",
+        "rules",
+        tuple,
+        (),
+        sections.parse_rules,
+        "per-file threshold, min-effect, max-sigma or ignore, matched by glob",
+    ),
+    Setting(
+        "changed-files",
+        "changed_files",
+        str,
+        "",
+        values.json_or(sections.parse_changed_files),
+        "the changed-files map (paths -> categories) that picks the categories when none are given",
+        input="changed-map",
+        run=True,
+    ),
+    Setting(
+        "build",
+        "build",
+        tuple,
+        (),
+        values.json_or(sections.parse_build),
+        "how base and head are built (configure-flags, build-command, binary-path, ...)",
+        input="build",
+        run=True,
+    ),
+    Setting(
+        "noisy",
+        "noisy_max_sigma",
+        float | None,
+        None,
+        sections.parse_noisy,
+        "noisy: {max-sigma: 8%}: an undecided row noisier than this does not hold the verdict inconclusive",
+    ),
+    Setting("history", "history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL"),
+)
+
+BY_KEY = {setting.key: setting for setting in SETTINGS}
+FILE_KEYS = tuple(setting.key for setting in SETTINGS if setting.file)
+LABEL_KEYS = tuple(setting.key for setting in SETTINGS if setting.label is not None)
+INPUTS = {setting.input: setting for setting in SETTINGS if setting.input}
+
+
+def parse_setting(key: str, value: Any, *, where: str) -> Any:
+    """Validate one setting (``key`` as users spell it) and return its typed value."""
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise fail(where, key, f"unknown key; known keys: {', '.join(FILE_KEYS)}")
+    return setting.parse_text(value, where)
