@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
-from benchgate.errors import InputError
 
 
 def for_command(command: str) -> tuple[Setting, ...]:
@@ -20,25 +19,17 @@ def for_command(command: str) -> tuple[Setting, ...]:
     return tuple(setting for setting in SETTINGS if command in setting.commands)
 
 
-def _flag_type(setting: Setting) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        try:
-            return setting.parse_text(text, "option")
-        except InputError as error:
-            raise argparse.ArgumentTypeError(error.message.split(": ", 1)[-1]) from None
-
-    parse.__name__ = setting.key
-    return parse
-
-
 def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
-    """Add ``command``'s setting flags; each defaults to None (not given), a list flag may repeat."""
+    """Add ``command``'s setting flags; each defaults to None (not given), a list flag may repeat.
+
+    The values stay text until ``flag_values``' caller parses them (``settings.parse_options``), so a
+    bad one is the same one-line error (exit 2) as from an input or the file.
+    """
     for setting in for_command(command):
         default = "" if setting.default in (None, (), "") else f" (default {_shown(setting.default)})"
         parser.add_argument(
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
-            type=_flag_type(setting),
             action="append" if setting.many else "store",
             metavar=setting.metavar,
             help=(setting.help + default).replace("%", "%%"),
@@ -46,12 +37,12 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
 
 
 def flag_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The setting flags given on ``command``'s line, by key, typed (a repeated list flag is joined)."""
+    """The setting flags given on ``command``'s line, by key, as text (a repeated list flag joined as an input)."""
     values: dict[str, Any] = {}
     for setting in for_command(command):
         value = getattr(args, f"setting_{setting.attr}", None)
         if value is not None:
-            values[setting.key] = tuple(item for part in value for item in part) if setting.many else value
+            values[setting.key] = ("\n" if setting.key == "set" else ",").join(value) if setting.many else value
     return values
 
 
@@ -99,3 +90,10 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
             f"{f'`{setting.input}`' if setting.input else ''} | {label} | {setting.loosening} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def settings_from_flags(args: argparse.Namespace, command: str) -> Any:
+    """Settings from ``command``'s setting flags over the defaults (sources: option)."""
+    from benchgate.config.settings import parse_options, resolve
+
+    return resolve(option_values=parse_options(flag_values(args, command)))
