@@ -40,7 +40,7 @@ from benchgate import config
 from benchgate.build.worktrees import FULL_SHA
 from benchgate.config import flags, labels, schema
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.github import actions_env
+from benchgate.github import actions_env, events
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 
 
@@ -86,6 +86,11 @@ def _handler(args: argparse.Namespace) -> int:
         retries=args.retries,
         benchmark_dir=args.benchmark_dir,
     )
+    return print_result(result)
+
+
+def print_result(result: Authorization) -> int:
+    """Say what authorize decided; the exit status (0: a refusal is an InputError, raised before)."""
     print(("approved: " if result.approved else "not started: ") + result.reason)
     if result.nothing_to_benchmark:
         print("nothing to benchmark: the changed files map to no benchmark category")
@@ -141,14 +146,14 @@ def authorize(
     event_name = event_name or os.environ.get("GITHUB_EVENT_NAME", "")
     event = event if event is not None else actions_env.read_event()
     actions_env.check_event(event)  # read_event checks too; an event given directly is checked here
-    if event_name in ("push", "schedule"):
+    if event_name in events.OWN_COMMIT_EVENTS:
         sha = os.environ.get("GITHUB_SHA", "")
         return _publish(
             Authorization(
                 True, f"{event_name} of the repository's own commit", None, sha, settings=_run_settings(settings)
             )
         )
-    if event_name not in ("pull_request", "pull_request_target", "workflow_dispatch"):
+    if event_name not in events.PULL_REQUEST_EVENTS:
         raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
 
     repository = repository or os.environ.get("GITHUB_REPOSITORY")
