@@ -39,11 +39,11 @@ class Setting:
     """
 
     key: str
-    attr: str  # the Settings attribute
     type: Any
     default: Any
     parse: Callable[[Any, str, str], Any]  # (value, where, key) -> the typed value, InputError when bad
     help: str
+    attr: str = ""  # the Settings attribute; default the key with _ for -
     file: bool = True  # a key of .github/benchgate.yml
     commands: tuple[str, ...] = ()  # the commands with a --key flag
     input: str | None = None  # the action input carrying it (usually the key)
@@ -53,6 +53,10 @@ class Setting:
     run: bool = False  # carried by authorize's run-settings to the token-less benchmark job
     metavar: str | None = None
     many: bool = False  # a list: repeatable flag, comma-separated input
+
+    def __post_init__(self) -> None:
+        if not self.attr:
+            object.__setattr__(self, "attr", self.key.replace("-", "_"))
 
     def parse_text(self, value: Any, where: str) -> Any:
         """The typed value; InputError naming ``where`` and the key."""
@@ -79,7 +83,6 @@ def _fewer_runs(value: Any, settings: Any) -> bool:
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "threshold",
-        "threshold",
         str,
         "***",
         parse_threshold,
@@ -92,7 +95,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "correction",
-        "correction",
         str,
         "holm",
         values.choice(*gate.CORRECTIONS),
@@ -102,7 +104,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "min-effect",
-        "min_effect",
         float,
         0.0,
         parse_percent,
@@ -116,7 +117,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "inconclusive-above",
-        "inconclusive_above",
         float,
         defaults.DEFAULT_INCONCLUSIVE_ABOVE,
         values.parse_above_zero,
@@ -127,7 +127,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "unchanged-confidence",
-        "unchanged_confidence",
         float,
         gate.DEFAULT_UNCHANGED_CONFIDENCE,
         values.parse_confidence,
@@ -142,7 +141,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "max-resolution",
-        "max_resolution",
         float,
         defaults.DEFAULT_MAX_RESOLUTION,
         values.parse_above_zero,
@@ -156,7 +154,6 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="PCT",
     ),
     Setting(
-        "runs",
         "runs",
         int | str,
         30,
@@ -172,7 +169,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "min-runs",
-        "min_runs",
         int | None,
         None,
         parse_runs,
@@ -185,7 +181,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "max-runs",
-        "max_runs",
         int,
         100,
         parse_runs,
@@ -196,7 +191,6 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="N",
     ),
     Setting(
-        "categories",
         "categories",
         tuple[str, ...],
         (),
@@ -211,7 +205,6 @@ SETTINGS: tuple[Setting, ...] = (
         loosening="always (a narrower selection)",
     ),
     Setting(
-        "filter",
         "filter",
         tuple[str, ...],
         (),
@@ -228,7 +221,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "exclude",
-        "exclude",
         tuple[str, ...],
         (),
         values.items_of(values.FILTER, "file-name filter"),
@@ -240,7 +232,6 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="EXCLUDE",
     ),
     Setting(
-        "set",
         "set",
         tuple[str, ...],
         (),
@@ -254,7 +245,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "cpuset",
-        "cpuset",
         str,
         "",
         values.text_of(values.CPUSET, "a CPU list such as 2-3 or 0,2"),
@@ -265,7 +255,6 @@ SETTINGS: tuple[Setting, ...] = (
         metavar="CPUS",
     ),
     Setting(
-        "shard",
         "shard",
         str,
         "",
@@ -278,7 +267,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "pairing",
-        "pairing",
         str,
         "sequential",
         values.choice("sequential", "duet"),
@@ -288,7 +276,6 @@ SETTINGS: tuple[Setting, ...] = (
         run=True,
     ),
     Setting(
-        "slots",
         "slots",
         int,
         1,
@@ -301,7 +288,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "label-prefix",
-        "label_prefix",
         str,
         "benchmark",
         values.parse_prefix,
@@ -311,7 +297,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "accept-regression",
-        "accept_regression",
         bool,
         False,
         parse_bool,
@@ -323,7 +308,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "rules",
-        "rules",
         tuple,
         (),
         sections.parse_rules,
@@ -331,7 +315,6 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "changed-files",
-        "changed_files",
         str,
         "",
         values.json_or(sections.parse_changed_files),
@@ -340,7 +323,6 @@ SETTINGS: tuple[Setting, ...] = (
         run=True,
     ),
     Setting(
-        "build",
         "build",
         tuple,
         (),
@@ -351,13 +333,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "noisy",
-        "noisy_max_sigma",
         float | None,
         None,
         sections.parse_noisy,
         "noisy: {max-sigma: 8%}: an undecided row noisier than this does not hold the verdict inconclusive",
+        attr="noisy_max_sigma",
     ),
-    Setting("history", "history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL"),
+    Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL"),
 )
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}
