@@ -16,7 +16,7 @@ from pathlib import Path
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
-from benchgate.config import flags
+from benchgate.config import Settings, flags
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
@@ -147,7 +147,7 @@ def _handler(args: argparse.Namespace) -> int:
 _RUN_OPTION_NAMES = {"filter": "filters", "exclude": "excludes", "set": "set_args"}
 
 
-def run_option_values(settings, command: str) -> dict:
+def run_option_values(settings: Settings, command: str) -> dict:
     """RunOptions' values of ``command``'s setting flags, from ``settings`` ("" is None, as RunOptions has it)."""
     values = {}
     for setting in flags.for_command(command):
@@ -196,7 +196,7 @@ def _failure_lines(failures: list[dict]) -> list[str]:
     return lines
 
 
-def print_analysis(output: Path, options: RunOptions, settings) -> int:
+def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the exit status of the verdict.
 
     The verdict is the report's (benchgate.stats.outcome): a head failure where the base succeeded,
