@@ -31,7 +31,7 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
             action="append" if setting.many else "store",
-            metavar=setting.metavar,
+            metavar=setting.metavar or setting.key.upper(),
             help=(setting.help + default).replace("%", "%%"),
         )
 
