@@ -46,7 +46,7 @@ class Setting:
     attr: str = ""  # the Settings attribute; default the key with _ for -
     file: bool = True  # a key of .github/benchgate.yml
     commands: tuple[str, ...] = ()  # the commands with a --key flag
-    input: str | None = None  # the action input carrying it (usually the key)
+    input: str | None = None  # the action input carrying it: None the key, "" none
     label: str | None = None  # an example label value; "" for a label without value; None: no label
     loosens: Callable[[Any, Any], bool] | None = None
     loosening: str = ""
@@ -57,6 +57,8 @@ class Setting:
     def __post_init__(self) -> None:
         if not self.attr:
             object.__setattr__(self, "attr", self.key.replace("-", "_"))
+        if self.input is None:
+            object.__setattr__(self, "input", self.key)
 
     def parse_text(self, value: Any, where: str) -> Any:
         """The typed value; InputError naming ``where`` and the key."""
@@ -88,7 +90,6 @@ SETTINGS: tuple[Setting, ...] = (
         parse_threshold,
         "significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001, or off",
         commands=GATE_COMMANDS,
-        input="threshold",
         label="**",
         loosens=lambda value, s: THRESHOLD_ORDER.index(value) > THRESHOLD_ORDER.index(s.threshold),
         loosening="fewer stars (or off)",
@@ -100,7 +101,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.choice(*gate.CORRECTIONS),
         "multiple-comparison correction of the gate's p-values: holm or none",
         commands=GATE_COMMANDS,
-        input="correction",
     ),
     Setting(
         "min-effect",
@@ -109,7 +109,6 @@ SETTINGS: tuple[Setting, ...] = (
         parse_percent,
         "smallest regression in percent that can fail the gate, e.g. 3%",
         commands=(*GATE_COMMANDS, "versions"),
-        input="min-effect",
         label="3%",
         loosens=lambda value, s: value > s.min_effect,
         loosening="raising it",
@@ -122,7 +121,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_above_zero,
         "with min-effect 0, a comparison is unchanged only when its bound rules out a regression this large",
         commands=(*GATE_COMMANDS, "versions"),
-        input="inconclusive-above",
         metavar="PCT",
     ),
     Setting(
@@ -132,7 +130,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_confidence,
         "confidence in percent of the one-sided bound that calls a comparison unchanged",
         commands=GATE_COMMANDS,
-        input="unchanged-confidence",
         label="99",
         # A lower confidence calls more rows unchanged, a real regression among them more often.
         loosens=lambda value, s: value < s.unchanged_confidence,
@@ -146,7 +143,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_above_zero,
         "the coarsest resolution a comparison too noisy for the target may still be gated at (percent)",
         commands=GATE_COMMANDS,
-        input="max-resolution",
         label="30%",
         # A coarser ceiling passes rows that rule out only a larger regression.
         loosens=lambda value, s: value > s.max_resolution,
@@ -160,7 +156,6 @@ SETTINGS: tuple[Setting, ...] = (
         parse_runs,
         "samples per configuration and side, or auto: each comparison runs until it is decided",
         commands=(*RUN_COMMANDS, "versions"),
-        input="runs",
         label="60",
         run=True,
         loosens=_fewer_runs,
@@ -175,7 +170,6 @@ SETTINGS: tuple[Setting, ...] = (
         f"with runs auto: the first look (default {defaults.AUTO_MIN_RUNS})",
         file=False,
         commands=("run", "versions"),
-        input="min-runs",
         run=True,
         metavar="N",
     ),
@@ -186,7 +180,6 @@ SETTINGS: tuple[Setting, ...] = (
         parse_runs,
         f"the most runs a side: caps runs auto (at most {defaults.AUTO_MAX_RUNS}) and what a label may ask for",
         commands=("run", "versions"),
-        input="max-runs",
         run=True,
         metavar="N",
     ),
@@ -197,7 +190,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.items_of(values.CATEGORY, "benchmark category"),
         "benchmark categories (default: the ones the changed files map to, else all)",
         commands=("authorize",),
-        input="categories",
         label="url,buffers",
         many=True,
         run=True,
@@ -211,7 +203,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.items_of(values.FILTER, "file-name filter"),
         "only benchmark files whose name contains one of these",
         commands=(*RUN_COMMANDS, "versions"),
-        input="filter",
         label="tojson",
         many=True,
         run=True,
@@ -226,7 +217,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.items_of(values.FILTER, "file-name filter"),
         "leave out benchmark files whose name contains one of these",
         commands=(*RUN_COMMANDS, "versions"),
-        input="exclude",
         many=True,
         run=True,
         metavar="EXCLUDE",
@@ -238,7 +228,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.items_of(values.SET, "key=value benchmark option"),
         "benchmark options key=value (compare.js --set), one per line in an input",
         commands=(*RUN_COMMANDS, "versions"),
-        input="set",
         many=True,
         run=True,
         metavar="KEY=VALUE",
@@ -250,7 +239,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.text_of(values.CPUSET, "a CPU list such as 2-3 or 0,2"),
         "CPUs to pin benchmark processes to with taskset, e.g. 2-3",
         commands=(*RUN_COMMANDS, "versions"),
-        input="cpuset",
         run=True,
         metavar="CPUS",
     ),
@@ -261,7 +249,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_shard,
         "run shard I/N of the selected files (matrix jobs)",
         commands=RUN_COMMANDS,
-        input="shard",
         run=True,
         metavar="I/N",
     ),
@@ -272,7 +259,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.choice("sequential", "duet"),
         "sequential, or duet: base and head start together on two disjoint CPU sets, gated on the pairs",
         commands=RUN_COMMANDS,
-        input="pairing",
         run=True,
     ),
     Setting(
@@ -282,7 +268,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_slots,
         "jobs (or duets) at once on disjoint CPU sets; files that start servers or workers run alone",
         commands=RUN_COMMANDS,
-        input="slots",
         run=True,
         metavar="N",
     ),
@@ -293,7 +278,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_prefix,
         "prefix of the PR labels, and the label that requests a run",
         commands=("report", "authorize"),
-        input="label-prefix",
     ),
     Setting(
         "accept-regression",
@@ -305,6 +289,7 @@ SETTINGS: tuple[Setting, ...] = (
         label="",
         loosens=lambda value, s: True,
         loosening="always",
+        input="",
     ),
     Setting(
         "rules",
@@ -312,6 +297,7 @@ SETTINGS: tuple[Setting, ...] = (
         (),
         sections.parse_rules,
         "per-file threshold, min-effect, max-sigma or ignore, matched by glob",
+        input="",
     ),
     Setting(
         "changed-files",
@@ -328,7 +314,6 @@ SETTINGS: tuple[Setting, ...] = (
         (),
         values.json_or(sections.parse_build),
         "how base and head are built (configure-flags, build-command, binary-path, ...)",
-        input="build",
         run=True,
     ),
     Setting(
@@ -338,8 +323,9 @@ SETTINGS: tuple[Setting, ...] = (
         sections.parse_noisy,
         "noisy: {max-sigma: 8%}: an undecided row noisier than this does not hold the verdict inconclusive",
         attr="noisy_max_sigma",
+        input="",
     ),
-    Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL"),
+    Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL", input=""),
 )
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}
