@@ -108,7 +108,11 @@ def parse_options(options: Mapping[str, Any], *, where: str = "option") -> dict[
             continue
         setting = BY_KEY.get(key)
         if setting is not None and not setting.input:
-            raise fail(where, key, "can only be set in the configuration file" if setting.file else "only a PR label")
+            raise fail(
+                where,
+                key,
+                "can only be set in the configuration file" if setting.file else "only a PR label can set it",
+            )
         values[key] = parse_setting(key, value, where=f"{where} --{key}")
     return values
 
