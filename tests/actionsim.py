@@ -1,5 +1,9 @@
 """A small simulation of how the Actions runner executes a composite action's steps.
 
+What action.yml still needs of it: each step's ``if:`` and ``env:`` expressions (the security boundary
+and the step order, which stay YAML) and its one-line ``run:`` (``benchgate action STEP``, the logic
+itself in Python and tested there).
+
 It does what the runner does for ``runs.using: composite``: input defaults and
 ``with:`` values become the ``inputs`` context (no ``INPUT_*`` variables for
 composite actions: scripts see only the ``env:`` each step declares), each
@@ -217,7 +221,7 @@ def run_action(
     if unknown:
         raise ValueError(f"inputs not declared in action.yml: {sorted(unknown)}")
     github = {**github, "action_path": str(action_path)}
-    runner = {"temp": runner_env.get("RUNNER_TEMP", ""), "os": "Linux", "arch": "X64"}
+    runner = {"temp": runner_env.get("RUNNER_TEMP", "")}
     context: dict[str, Any] = {"github": github, "steps": {}, "env": runner_env, "runner": runner}
     inputs = {}
     for name, spec in declared.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchgate.commands.authorize import authorize
@@ -172,3 +174,22 @@ def test_runs_auto_reaches_the_run_job_with_its_bounds(fake_github, client, tmp_
         "5",
         "40",
     )
+
+
+def test_run_settings_say_where_each_value_came_from(fake_github, client, tmp_path):
+    # The run job applies the one precedence to them: a trusted label's value stays above its inputs.
+    fake_github.set_role(REPO, "maintainer", "write")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark:runs=12")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
+    config_file = tmp_path / "benchgate.yml"
+    config_file.write_text("cpuset: 2-3\nmax-resolution: 30%\n")
+    result = run(client, tmp_path, config_path=config_file, options={"shard": "1/2", "categories": "url"})
+    sources = result.settings["sources"]
+    assert (sources["runs"], sources["cpuset"], sources["shard"], sources["categories"]) == (
+        "label",
+        "file",
+        "option",
+        "option",
+    )
+    carried = json.loads(next(line for line in (tmp_path / "output.txt").read_text().splitlines() if '"runs"' in line))
+    assert carried["sources"] == sources and carried["runs"] == "12" and "max-resolution" not in carried

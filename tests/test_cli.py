@@ -40,9 +40,19 @@ def test_unexpected_exception_is_one_line_internal_error(monkeypatch, capsys):
     assert "internal error: KeyError: 'binaries'" in err
 
 
-@pytest.mark.parametrize("argv", [["analyze", "--threshold", "****", "x.csv"], ["nosuchcommand"]])
+@pytest.mark.parametrize("argv", [["analyze", "--no-such-flag", "x.csv"], ["nosuchcommand"]])
 def test_usage_errors_exit_2_on_one_line(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(argv)
     assert exit_info.value.code == EXIT_BAD_INPUT
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["analyze", "run", "report"])
+def test_a_bad_setting_value_is_the_same_one_line_error_in_every_command(command, capsys):
+    # The value is the schema's, parsed after argparse: the same message as from a file or an input.
+    assert cli.main([command, "--threshold", "****", "x.csv"] + (["-o", "out"] if command == "run" else [])) == 2
+    err = capsys.readouterr().err
+    assert err == "benchgate: error: option --threshold: key 'threshold': must be one of *, **, ***, off " + (
+        "(quote the stars in YAML), not '****'\n"
+    )

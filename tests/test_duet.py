@@ -210,7 +210,7 @@ def test_more_slots_than_cpu_sets_are_refused_before_anything_runs(capsys, tmp_p
         (("--slots", "2", "--pairing", "duet", "--cpuset", "0"), "2 duet slot(s) need 4 disjoint CPU sets"),
         (("--pairing", "duet", "--cpuset", "0"), "1 duet slot(s) need 2 disjoint CPU sets, but this run may use 1"),
         (("--pairing", "duet", "--runs", "auto", "--cpuset", "0"), "1 duet slot(s) need 2 disjoint CPU sets"),
-        (("--slots", "0"), "--slots 0: must be from 1 to 256"),
+        (("--slots", "0"), "option --slots: key 'slots': must be a whole number from 1 to 256, not '0'"),
     ):
         status, _, err = _run(capsys, "calc", *BOTH_NODE, *args, "--output", str(tmp_path / "out"))
         assert status == 2, err

@@ -350,4 +350,4 @@ def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):
     assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 6
     capsys.readouterr()
     assert main(["analyze", str(path), "--unchanged-confidence", "100"]) == 2
-    assert "unchanged-confidence must be a percentage from 50 to 99.999" in capsys.readouterr().err
+    assert "key 'unchanged-confidence': must be a confidence from 50 to 99.999 percent" in capsys.readouterr().err

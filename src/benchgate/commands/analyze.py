@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchgate import report, results, stats
+from benchgate.config import flags
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.report import plots
 from benchgate.stats import gate
@@ -34,41 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="compare.js CSV files (shards of one run); - is stdin")
     parser.add_argument("--base-label", default="old", metavar="LABEL", help="binary label of the base (default old)")
     parser.add_argument("--head-label", default="new", metavar="LABEL", help="binary label of the head (default new)")
-    parser.add_argument(
-        "--threshold",
-        default="***",
-        choices=list(gate.THRESHOLDS),
-        help="significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001 (default), off",
-    )
-    parser.add_argument(
-        "--correction",
-        default="holm",
-        choices=list(gate.CORRECTIONS),
-        help="multiple-comparison correction of the gate's p-values (default holm)",
-    )
-    parser.add_argument(
-        "--min-effect",
-        type=float,
-        default=0.0,
-        metavar="PCT",
-        help="smallest regression in percent that can fail the gate (default 0)",
-    )
-    parser.add_argument(
-        "--inconclusive-above",
-        type=float,
-        default=gate.DEFAULT_INCONCLUSIVE_ABOVE,
-        metavar="PCT",
-        help="with min-effect 0, a row is unchanged only when its interval rules out a regression this large; "
-        "else inconclusive (default 10)",
-    )
-    parser.add_argument(
-        "--unchanged-confidence",
-        type=float,
-        default=gate.DEFAULT_UNCHANGED_CONFIDENCE,
-        metavar="PCT",
-        help="a row is unchanged when its one-sided bound at this confidence rules out a regression of "
-        "inconclusive-above (or its min-effect); a regression is still decided by Holm at the threshold (default 95)",
-    )
+    flags.add_flags(parser, "analyze")
     parser.add_argument(
         "--gate",
         action="store_true",
@@ -127,16 +94,7 @@ def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    try:
-        policy = gate.GatePolicy(
-            args.threshold,
-            args.correction,
-            args.min_effect,
-            inconclusive_above=args.inconclusive_above,
-            unchanged_confidence=args.unchanged_confidence,
-        )
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    policy = flags.settings_from_flags(args, "analyze").policy()
     if args.files.count("-") > 1:
         raise InputError("stdin (-) given more than once")
     if args.plot is not None:  # before reading stdin: a missing extra is said at once

@@ -38,12 +38,10 @@ from typing import Any
 
 from benchgate import config
 from benchgate.build.worktrees import FULL_SHA
-from benchgate.config import labels
+from benchgate.config import flags, labels, schema
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.github import actions_env
+from benchgate.github import actions_env, events
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
-
-RUN_KEYS = ("runs", "categories", "filter", "exclude", "set", "cpuset", "shard", "pairing", "slots")
 
 
 @dataclass(frozen=True)
@@ -66,8 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "authorize", help="check that a run was requested by someone with write permission; pin the approved SHA"
     )
     parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="configuration file (base branch)")
-    for key in RUN_KEYS + ("label-prefix",):
-        parser.add_argument(f"--{key}", help=f"the {key} setting (as an action input)")
+    flags.add_flags(parser, "authorize")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL)")
     parser.add_argument("--retries", type=int, default=5)
@@ -80,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    options = {key: getattr(args, key.replace("-", "_")) for key in RUN_KEYS + ("label-prefix",)}
+    options = flags.flag_values(args, "authorize")
     result = authorize(
         config_path=args.config,
         options=options,
@@ -89,30 +86,23 @@ def _handler(args: argparse.Namespace) -> int:
         retries=args.retries,
         benchmark_dir=args.benchmark_dir,
     )
+    return print_result(result)
+
+
+def print_result(result: Authorization) -> int:
+    """Say what authorize decided; the exit status (0: a refusal is an InputError, raised before)."""
     print(("approved: " if result.approved else "not started: ") + result.reason)
     if result.nothing_to_benchmark:
         print("nothing to benchmark: the changed files map to no benchmark category")
     return EXIT_OK
 
 
-def _text(settings: config.Settings) -> dict[str, str]:
-    adaptive = settings.adaptive_runs()  # runs: auto: the bounds the run takes (max-runs caps the maximum)
-    return {
-        "runs": str(settings.runs),
-        "min-runs": str(adaptive[0]) if adaptive else "",
-        "max-runs": str(adaptive[1]) if adaptive else "",
-        "categories": ",".join(settings.categories),
-        "filter": ",".join(settings.filter),
-        "exclude": ",".join(settings.exclude),
-        "set": "\n".join(settings.set),
-        "cpuset": settings.cpuset,
-        "shard": settings.shard,
-        "pairing": settings.pairing,
-        "slots": str(settings.slots) if settings.slots != 1 else "",
-        "changed-map": settings.changed_files,
-        # The base branch's build: section, for the token-less run job (never the PR's copy of the file).
-        "build": json.dumps(dict(settings.build), sort_keys=True) if settings.build else "",
-    }
+def _run_settings(settings: config.Settings) -> dict[str, Any]:
+    """The run-settings for the benchmark job (texts, by input), and ``sources``: where each came from."""
+    carried: dict[str, Any] = flags.run_settings(settings)
+    names = {setting.input: setting.attr for setting in schema.SETTINGS if setting.run}
+    carried["sources"] = {key: settings.source_of(names[key]) for key in carried if key in names}
+    return carried
 
 
 def _publish(result: Authorization) -> Authorization:
@@ -126,7 +116,7 @@ def _publish(result: Authorization) -> Authorization:
             "base-ref": result.base_ref,
             "run-settings": json.dumps(dict(result.settings), sort_keys=True),
             "nothing-to-benchmark": "true" if result.nothing_to_benchmark else "false",
-            **result.settings,
+            **{key: value for key, value in result.settings.items() if key != "sources"},
         }
     )
     return result
@@ -156,12 +146,14 @@ def authorize(
     event_name = event_name or os.environ.get("GITHUB_EVENT_NAME", "")
     event = event if event is not None else actions_env.read_event()
     actions_env.check_event(event)  # read_event checks too; an event given directly is checked here
-    if event_name in ("push", "schedule"):
+    if event_name in events.OWN_COMMIT_EVENTS:
         sha = os.environ.get("GITHUB_SHA", "")
         return _publish(
-            Authorization(True, f"{event_name} of the repository's own commit", None, sha, settings=_text(settings))
+            Authorization(
+                True, f"{event_name} of the repository's own commit", None, sha, settings=_run_settings(settings)
+            )
         )
-    if event_name not in ("pull_request", "pull_request_target", "workflow_dispatch"):
+    if event_name not in events.PULL_REQUEST_EVENTS:
         raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
 
     repository = repository or os.environ.get("GITHUB_REPOSITORY")
@@ -193,7 +185,7 @@ def authorize(
                     None,
                     sha,
                     actor=requester,
-                    settings=_text(settings),
+                    settings=_run_settings(settings),
                 )
             )
         wanted = str(inputs.get("sha") or "").strip()
@@ -262,7 +254,7 @@ def authorize(
             pull.base_sha,
             pull.base_ref,
             requester,
-            settings=_text(resolved),
+            settings=_run_settings(resolved),
             nothing_to_benchmark=nothing,
         )
     )

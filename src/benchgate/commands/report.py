@@ -31,7 +31,7 @@ from benchgate import config, report, stats
 from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
-from benchgate.config import labels
+from benchgate.config import flags, labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
@@ -49,7 +49,6 @@ from benchgate.stats import gate, outcome
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
-OPTION_KEYS = ("threshold", "correction", "min-effect", "inconclusive-above", "label-prefix", "unchanged-confidence")
 
 
 @dataclass(frozen=True)
@@ -72,22 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("results", nargs="*", metavar="RESULTS", help="run directories, results CSVs, or globs")
     parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="repository configuration file")
-    parser.add_argument("--threshold", help="gate threshold: *, **, *** or off")
-    parser.add_argument("--correction", help="holm or none")
-    parser.add_argument("--min-effect", metavar="PCT", help="smallest regression that gates, e.g. 3%%")
-    parser.add_argument(
-        "--inconclusive-above",
-        metavar="PCT",
-        help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
-        "(default 10%%)",
-    )
-    parser.add_argument(
-        "--unchanged-confidence",
-        metavar="PCT",
-        help="a comparison is unchanged when its one-sided bound at this confidence rules out that regression "
-        "(default 95%%)",
-    )
-    parser.add_argument("--label-prefix", help="prefix of the PR labels (default benchmark)")
+    flags.add_flags(parser, "report")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--pr", type=int, help="pull request number (default from $GITHUB_EVENT_PATH)")
     parser.add_argument("--token", help="GitHub token (default $GITHUB_TOKEN; prefer the variable)")
@@ -128,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    options = {key: getattr(args, key.replace("-", "_")) for key in OPTION_KEYS}
+    options = flags.flag_values(args, "report")
     return report_results(
         args.results,
         config_path=args.config,

@@ -16,11 +16,11 @@ from pathlib import Path
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
+from benchgate.config import Settings, flags
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
-from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
 
 
 def _node_args(text: str) -> tuple[str, ...]:
@@ -28,15 +28,6 @@ def _node_args(text: str) -> tuple[str, ...]:
         return tuple(shlex.split(text))
     except ValueError as error:  # an unbalanced quote: say so instead of argparse's "invalid value"
         raise argparse.ArgumentTypeError(f"cannot split {text!r} into flags: {str(error).lower()}") from None
-
-
-def _runs(text: str) -> int | str:
-    if text.strip() == "auto":
-        return "auto"
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of runs or auto, not {text!r}") from None
 
 
 def _category_list(text: str) -> tuple[str, ...] | None:
@@ -70,34 +61,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site or a mirror of it"
     )
-    parser.add_argument(
-        "--filter",
-        dest="filters",
-        action="append",
-        default=[],
-        metavar="FILTER",
-        help="only files whose name contains this",
-    )
-    parser.add_argument(
-        "--exclude",
-        dest="excludes",
-        action="append",
-        default=[],
-        metavar="EXCLUDE",
-        help="skip files whose name contains this",
-    )
-    parser.add_argument(
-        "--set", dest="set_args", action="append", default=[], metavar="KEY=VALUE", help="set a benchmark variable"
-    )
-    parser.add_argument(
-        "--runs",
-        type=_runs,
-        default=30,
-        help="samples per configuration and side (default 30), or auto: each comparison runs until it is "
-        "decided (from --min-runs, default 5, to --max-runs, default 60)",
-    )
-    parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")
-    parser.add_argument("--max-runs", type=int, metavar="N", help="with --runs auto: the most runs (default 60)")
     parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
     parser.add_argument(
         "--timeout",
@@ -106,23 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help=f"limit for each benchmark process (default {DEFAULT_PROCESS_TIMEOUT:g})",
     )
-    parser.add_argument("--cpuset", metavar="CPUS", help="pin benchmark processes with taskset, e.g. 2-3")
-    parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic parts of the files")
-    parser.add_argument(
-        "--pairing",
-        default="sequential",
-        choices=("sequential", "duet"),
-        help="duet: start base and head of each configuration (or file run whole) and iteration at once on two "
-        "disjoint CPU sets, and gate on the pairs (default sequential)",
-    )
-    parser.add_argument(
-        "--slots",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run N jobs (or N duets) at once on disjoint CPU sets; files that start servers, workers or "
-        "child processes run alone (default 1)",
-    )
+    flags.add_flags(parser, "run")
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")
     parser.add_argument("--changed-map", type=Path, metavar="YAML", help="replace the shipped changed-files map")
     parser.add_argument(
@@ -165,31 +112,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis: text or markdown"
     )
-    parser.add_argument("--threshold", default="***", help="gate threshold: *, **, *** or off")
-    parser.add_argument("--correction", default="holm", help="multiple-comparison correction: holm or none")
-    parser.add_argument("--min-effect", type=float, default=0.0, metavar="PCT")
-    parser.add_argument(
-        "--inconclusive-above",
-        type=float,
-        default=DEFAULT_INCONCLUSIVE_ABOVE,
-        metavar="PCT",
-        help="with min-effect 0, a comparison whose interval still allows a regression this large is undecided "
-        "(default 10)",
-    )
     parser.add_argument(
         "--jobs",
         default="per-configuration",
         choices=("per-configuration", "per-file"),
         help="what one benchmark process runs: one configuration of a file, as its common.js forks it (default; "
         "with --runs auto each comparison stops on its own), or the whole file, as compare.js runs it",
-    )
-    parser.add_argument(
-        "--unchanged-confidence",
-        type=float,
-        default=DEFAULT_UNCHANGED_CONFIDENCE,
-        metavar="PCT",
-        help="a comparison is unchanged when its one-sided bound at this confidence rules out that regression; "
-        "--runs auto spends it over the looks (default 95)",
     )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
@@ -203,14 +131,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    # Each option's dest is the name of its RunOptions field; lists from action="append" become tuples.
+    # Each other option's dest is the name of its RunOptions field; lists from action="append" become tuples.
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
+    settings = flags.settings_from_flags(args, "run")
+    given.update(run_option_values(settings, "run"))
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
         build_settings=build_settings(args.config, build_overrides(args)),
     )
     status = run_benchmarks(options)
-    return print_analysis(options.output, options) if status is None else status
+    return print_analysis(options.output, options, settings) if status is None else status
+
+
+# RunOptions' names of the settings it calls otherwise
+_RUN_OPTION_NAMES = {"filter": "filters", "exclude": "excludes", "set": "set_args"}
+
+
+def run_option_values(settings: Settings, command: str) -> dict:
+    """RunOptions' values of ``command``'s setting flags, from ``settings`` ("" is None, as RunOptions has it)."""
+    values = {}
+    for setting in flags.for_command(command):
+        value = getattr(settings, setting.attr)
+        if setting.key == "max-runs" and settings.source_of("max_runs") == "default":
+            value = None  # the run's own maximum for auto (60), not the labels' cap
+        values[_RUN_OPTION_NAMES.get(setting.attr, setting.attr)] = None if value == "" else value
+    return values
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
@@ -251,7 +196,7 @@ def _failure_lines(failures: list[dict]) -> list[str]:
     return lines
 
 
-def print_analysis(output: Path, options: RunOptions) -> int:
+def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the exit status of the verdict.
 
     The verdict is the report's (benchgate.stats.outcome): a head failure where the base succeeded,
@@ -260,18 +205,10 @@ def print_analysis(output: Path, options: RunOptions) -> int:
     nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
     """
     from benchgate import report, results, stats
-    from benchgate.config import Settings
     from benchgate.report import comment
     from benchgate.run import system
     from benchgate.stats import gate, outcome
 
-    settings = Settings(
-        threshold=options.threshold,
-        correction=options.correction,
-        min_effect=options.min_effect,
-        inconclusive_above=options.inconclusive_above,
-        unchanged_confidence=options.unchanged_confidence,
-    )
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:
         summary = results.validate_record(record, str(output / "run.json"))

@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from benchgate.build import releases
-from benchgate.commands.run import _node_args, _runs
+from benchgate.commands.run import _node_args, run_option_values
+from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
-from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE
 
 VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
 
@@ -38,18 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the steps and the report")
     parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: ./benchmark)")
-    parser.add_argument(
-        "--filter", dest="filters", action="append", default=[], metavar="FILTER", help="only files containing this"
-    )
-    parser.add_argument(
-        "--exclude", dest="excludes", action="append", default=[], metavar="EXCLUDE", help="skip files containing this"
-    )
-    parser.add_argument(
-        "--set", dest="set_args", action="append", default=[], metavar="KEY=VALUE", help="set a benchmark variable"
-    )
-    parser.add_argument("--runs", type=_runs, default=30, help="samples per configuration and side (30), or auto")
-    parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")
-    parser.add_argument("--max-runs", type=int, metavar="N", help="with --runs auto: the most runs (default 60)")
+    flags.add_flags(parser, "versions")
     parser.add_argument(
         "--node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags for every release"
     )
@@ -60,15 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, help="seed of each step's schedule (recorded)")
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT, metavar="SECONDS", help="per benchmark process"
-    )
-    parser.add_argument("--cpuset", metavar="CPUS", help="pin benchmark processes with taskset, e.g. 2-3")
-    parser.add_argument("--min-effect", type=float, default=0.0, metavar="PCT", help="--runs auto's min-effect")
-    parser.add_argument(
-        "--inconclusive-above",
-        type=float,
-        default=DEFAULT_INCONCLUSIVE_ABOVE,
-        metavar="PCT",
-        help="--runs auto: undecided while a regression this large is possible (default 10)",
     )
     parser.add_argument("--store", metavar="URL", help="record each step into this history store (a release series)")
     parser.add_argument("--no-plot", dest="plot", action="store_false", help="no forest plot per step")
@@ -100,20 +80,12 @@ def _handler(args: argparse.Namespace) -> int:
         categories=categories or ("all",),
         output=args.output,
         benchmark_dir=args.benchmark_dir,
-        filters=tuple(args.filters),
-        excludes=tuple(args.excludes),
-        set_args=tuple(args.set_args),
-        runs=args.runs,
-        min_runs=args.min_runs,
-        max_runs=args.max_runs,
+        **run_option_values(flags.settings_from_flags(args, "versions"), "versions"),
         node_args=args.node_args,
         release_source=args.release_source,
         dist_mirror=args.dist_mirror,
         seed=args.seed,
         timeout=args.timeout,
-        cpuset=args.cpuset,
-        min_effect=args.min_effect,
-        inconclusive_above=args.inconclusive_above,
         store=args.store,
         plot=args.plot,
         progress=args.progress,

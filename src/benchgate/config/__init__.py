@@ -3,7 +3,9 @@
 - ``values``: the value parsers (thresholds, percentages, runs, lists, strings, booleans).
 - ``sections``: the configuration file's own sections (rules, noisy, changed-files, build).
 - ``history``: the ``history:`` section and where the history store comes from.
-- ``settings``: the keys, their validation, precedence, ``Settings``.
+- ``schema``: every setting declared once (key, parser, default, flags, input, label, loosening).
+- ``flags``: what the schema gives commands: flags, authorize's run-settings, docs/cli.md's table.
+- ``settings``: the file reader, the one precedence (``resolve``), ``Settings`` (fields from the schema).
 - ``labels``: PR labels as settings, and the trust policy deciding which of them count
   (who added a label and their permission come from a client it is given).
 """
@@ -29,14 +31,17 @@ _MODULES = {
         "decide_with_client",
     ),
     "values": ("AUTO_RUNS", "MAX_MIN_EFFECT", "parse_threshold", "parse_percent", "parse_runs"),
+    "schema": (
+        "THRESHOLD_ORDER",
+        "SETTINGS",
+        "Setting",
+        "parse_setting",
+    ),
+    "flags": ("add_flags", "flag_values", "run_settings", "markdown_table"),
     "settings": (
         "DEFAULT_CONFIG_PATH",
         "MAX_CONFIG_BYTES",
-        "THRESHOLD_ORDER",
         "Settings",
-        "KEYS",
-        "FILE_ONLY_KEYS",
-        "parse_setting",
         "read_config_file",
         "parse_options",
         "resolve",

@@ -1,22 +1,14 @@
 """PR labels that steer a run, and the trust policy that decides which of them count.
 
-Labels (with the configurable prefix, ``benchmark`` by default)::
-
-    benchmark                          request a run (label-triggered workflows)
-    benchmark:accept-regression        report, but do not fail the check
-    benchmark:threshold=*|**|***|off   gate threshold
-    benchmark:min-effect=3%            smallest regression that gates
-    benchmark:unchanged-confidence=99  the confidence of "unchanged" (raising it counts from anyone)
-    benchmark:runs=60                  samples per side
-    benchmark:runs=auto                each file runs until its comparisons are decided (5 to 60, max-runs at most)
-    benchmark:categories=url,buffers   benchmark categories to run
-    benchmark:filter=tojson            file-name filters
+Labels (with the configurable prefix, ``benchmark`` by default) are the settings of
+``benchgate.config.schema`` that declare one (docs/cli.md lists them), plus ``benchmark`` alone,
+which requests a run (label-triggered workflows). For example ``benchmark:threshold=**``,
+``benchmark:runs=auto``, ``benchmark:max-resolution=30%``, ``benchmark:accept-regression``.
 
 Anyone who can label a PR is not necessarily trusted: a label that could let a
-regression through (looser threshold, larger minimum effect, a lower unchanged confidence,
-fewer runs, ``runs=auto``
-where a fixed count is configured, since it may stop a file early, a narrower
-selection, accepting a regression) counts only when the user who added
+regression through (each setting's ``loosens`` in the schema: a looser threshold, a larger minimum
+effect or max-resolution, a lower unchanged confidence, fewer runs, ``runs=auto`` where a fixed
+count is configured, a narrower selection, accepting a regression) counts only when the user who added
 it has write, maintain or admin permission, which is checked through the API
 (issue events for who added it, collaborator permission for their role).
 Labels that only tighten the gate count from anyone. A label with a bad value is
@@ -29,11 +21,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchgate.config import schema
 from benchgate.config import settings as config
 from benchgate.errors import GitHubUnavailable, InputError
 
-VALUE_KEYS = ("threshold", "min-effect", "runs", "categories", "filter", "unchanged-confidence")
-FLAG_KEYS = ("accept-regression",)
+VALUE_KEYS = tuple(key for key in schema.LABEL_KEYS if schema.BY_KEY[key].label)
+FLAG_KEYS = tuple(key for key in schema.LABEL_KEYS if schema.BY_KEY[key].label == "")
 APPLIED, IGNORED, INVALID, REQUEST = "applied", "ignored", "invalid", "request"
 
 
@@ -85,47 +78,21 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
         known = ", ".join([*FLAG_KEYS, *(f"{key}=..." for key in VALUE_KEYS)])
         return ParsedLabel(label, name or None, error=f"unknown setting {name!r}; known: {known}")
     if not has_value or not raw.strip():
-        return ParsedLabel(label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={_EXAMPLES[name]}")
+        return ParsedLabel(
+            label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={schema.BY_KEY[name].label}"
+        )
     try:
-        value = config.parse_setting(name, raw.strip(), where=f"label {label!r}")
+        value = schema.parse_setting(name, raw.strip(), where=f"label {label!r}")
     except InputError as error:
         # Keep only the reason: the comment already names the label.
         return ParsedLabel(label, name, error=error.message.split(": ", 1)[-1])
     return ParsedLabel(label, name, value)
 
 
-_EXAMPLES = {
-    "threshold": "**",
-    "min-effect": "3%",
-    "runs": "60",
-    "categories": "url,buffers",
-    "filter": "tojson",
-    "unchanged-confidence": "99",
-}
-
-
 def loosens(key: str, value: Any, settings: config.Settings) -> bool:
     """Could this label value let a regression through that the settings without it would catch?"""
-    if key == "accept-regression":
-        return True
-    if key == "threshold":
-        return config.THRESHOLD_ORDER.index(value) > config.THRESHOLD_ORDER.index(settings.threshold)
-    if key == "min-effect":
-        return value > settings.min_effect
-    if key == "unchanged-confidence":
-        # A lower confidence calls more rows unchanged, a real regression among them more often.
-        return value < settings.unchanged_confidence
-    if key == "runs":
-        # auto may stop a file early: fewer runs than a fixed count would take where it settles.
-        return value < _most_runs(settings) if value != config.AUTO_RUNS else settings.runs != config.AUTO_RUNS
-    # A narrower selection can leave the regressing benchmark out.
-    return key in ("categories", "filter")
-
-
-def _most_runs(settings: config.Settings) -> int:
-    """The runs a side the settings take at most: the fixed count, or auto's maximum."""
-    adaptive = settings.adaptive_runs()
-    return adaptive[1] if adaptive else int(settings.runs)
+    rule = schema.BY_KEY[key].loosens
+    return bool(rule and rule(value, settings))
 
 
 def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
@@ -136,8 +103,10 @@ def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
     """
     if loosens(key, value, settings):
         return "loosens the gate"
-    if key == "runs" and value != config.AUTO_RUNS and value > _most_runs(settings):
-        configured = settings.runs if not settings.adaptive_runs() else f"{_most_runs(settings)}, the most of auto"
+    if key == "runs" and value != config.AUTO_RUNS and value > schema.most_runs(settings):
+        configured = (
+            settings.runs if not settings.adaptive_runs() else f"{schema.most_runs(settings)}, the most of auto"
+        )
         return f"asks for more runs than the configured {configured} (runner time)"
     return None
 

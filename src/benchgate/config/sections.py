@@ -79,3 +79,10 @@ def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]
     except (TypeError, ValueError) as error:
         raise fail(where, key, str(error).splitlines()[0]) from None
     return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in value.items())
+
+
+def parse_noisy(value: Any, where: str, key: str) -> float:
+    # A mapping: room for what such rows do besides the budget.
+    if not isinstance(value, dict) or set(map(str, value)) != {"max-sigma"}:
+        raise fail(where, key, f"must be a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}")
+    return parse_sigma(value["max-sigma"], where, f"{key}.max-sigma")

@@ -6,12 +6,14 @@ Each raises InputError naming where the value came from (file, option or label),
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from benchgate.errors import InputError
-from benchgate.stats.gate import MAX_RUNS, THRESHOLDS
+from benchgate.stats.gate import MAX_RUNS, THRESHOLDS, UNCHANGED_CONFIDENCES
 
 AUTO_RUNS = "auto"
 MAX_MIN_EFFECT = 1000.0
@@ -27,7 +29,7 @@ def as_list(value: Any, where: str, key: str) -> list[str]:
     if isinstance(value, str):
         items = [item.strip() for item in re.split(r"\n" if key == "set" else r"[,\n]", value)]
         return [item for item in items if item]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
         return [item.strip() for item in value if item.strip()]
     raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
 
@@ -69,7 +71,7 @@ def parse_percent(value: Any, where: str, key: str = "min-effect") -> float:
     return number
 
 
-_OR_AUTO = {"runs": " or auto", "max-runs": ""}
+_OR_AUTO = {"runs": " or auto", "max-runs": "", "min-runs": ""}
 
 
 def parse_runs(value: Any, where: str, key: str = "runs") -> int | str:
@@ -101,3 +103,86 @@ def parse_string(value: Any, where: str, key: str, pattern: re.Pattern[str], wha
     if text and not pattern.match(text):
         raise fail(where, key, f"must be {what}, not {text[:80]!r}")
     return text
+
+
+CATEGORY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+FILTER = re.compile(r"^[A-Za-z0-9_.\-/=]{1,128}$")
+SET = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}=[^\s\x00-\x1f]{0,256}$")
+PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-/ ]{0,39}$")
+CPUSET = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
+SHARD = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+
+
+def choice(*choices: str) -> Callable[[Any, str, str], str]:
+    def parse(value: Any, where: str, key: str) -> str:
+        text = value.strip() if isinstance(value, str) else value
+        if text not in choices:
+            raise fail(where, key, f"must be one of {', '.join(choices)}, not {str(value)[:40]!r}")
+        return text
+
+    return parse
+
+
+def parse_above_zero(value: Any, where: str, key: str) -> float:
+    if (number := parse_percent(value, where, key)) <= 0:
+        raise fail(where, key, f"must be a percentage above 0, not {value!r}")
+    return number
+
+
+def parse_confidence(value: Any, where: str, key: str) -> float:
+    number, (low, high) = parse_percent(value, where, key), UNCHANGED_CONFIDENCES
+    if not low <= number <= high:
+        raise fail(where, key, f"must be a confidence from {low:g} to {high:g} percent, not {value!r}")
+    return number
+
+
+def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], tuple[str, ...]]:
+    def parse(value: Any, where: str, key: str) -> tuple[str, ...]:
+        return checked_items(value, where, key, pattern, what)
+
+    return parse
+
+
+def text_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], str]:
+    def parse(value: Any, where: str, key: str) -> str:
+        return parse_string(value, where, key, pattern, what)
+
+    return parse
+
+
+def parse_shard(value: Any, where: str, key: str) -> str:
+    text = parse_string(value, where, key, SHARD, "I/N with 1 <= I <= N, such as 1/4")
+    match = SHARD.match(text)
+    if match and int(match.group(1)) > int(match.group(2)):
+        raise fail(where, key, f"must be I/N with 1 <= I <= N, not {text!r}")
+    return text
+
+
+def parse_slots(value: Any, where: str, key: str) -> int:
+    # 1..256 as benchgate.run.duet.MAX_SLOTS (not imported: config sits below run); run refuses more than CPU sets
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 3:
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
+        raise fail(where, key, f"must be a whole number from 1 to 256, not {str(value)[:40]!r}")
+    return value
+
+
+def parse_prefix(value: Any, where: str, key: str) -> str:
+    text = parse_string(value, where, key, PREFIX, "a label prefix of letters, digits, '-', '_', '.'")
+    if not text:
+        raise fail(where, key, "must not be empty")
+    return text
+
+
+def json_or(parse: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
+    """A file section that travels as JSON text in an action input (the run job never reads the file)."""
+
+    def parse_json(value: Any, where: str, key: str) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as error:
+                raise fail(where, key, f"must be JSON ({error})") from None
+        return parse(value, where, key)
+
+    return parse_json

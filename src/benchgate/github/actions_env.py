@@ -61,12 +61,12 @@ def write_step_summary(markdown: str) -> Path | None:
     return Path(path)
 
 
-def _escape_data(text: str) -> str:
+def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 @contextlib.contextmanager
@@ -101,7 +101,7 @@ def error_annotation(message: str, *, title: str | None = None, stream: TextIO |
     if not in_actions():
         return
     properties = f" title={_escape_property(title)}" if title else ""
-    print(f"::error{properties}::{_escape_data(message)}", file=stream or sys.stdout)
+    print(f"::error{properties}::{escape_data(message)}", file=stream or sys.stdout)
 
 
 def read_event() -> dict[str, Any]:

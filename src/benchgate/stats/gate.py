@@ -17,7 +17,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 
 if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
     import pandas as pd
@@ -67,6 +67,8 @@ class GatePolicy:
     # percent: an undecided row noisier than this (per-sample sigma) is too noisy to gate and does not hold
     # the verdict inconclusive; None (the default) keeps every undecided row holding it
     noisy_max_sigma: float | None = None
+    # percent: the coarsest resolution a row too noisy for its target may still be gated at (issue 21)
+    max_resolution: float = DEFAULT_MAX_RESOLUTION
 
     def __post_init__(self) -> None:
         if self.threshold not in THRESHOLDS:

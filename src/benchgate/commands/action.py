@@ -1,0 +1,191 @@
+"""`benchgate action authorize|run|record|report`: action.yml's steps, each one command.
+
+Each reads its step's environment: the inputs as ``BENCHGATE_<INPUT>`` (the ``env:`` list each step
+of action.yml declares, the security boundary: a step sees only what it names) and the runner's
+``GITHUB_*`` variables. ``run`` merges authorize's run-settings with the run job's inputs by the one
+precedence (``benchgate.config.settings.resolve``: file < inputs < labels that count), the same in
+mode ``all`` and in split jobs; then each step runs the benchgate command it stands for, in a child
+process, and writes its outputs to ``$GITHUB_OUTPUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchgate import config
+from benchgate.config import flags, schema
+from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
+from benchgate.github import actions_env, events
+
+STEPS = ("authorize", "run", "record", "report")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("action", help="one step of action.yml, from the step's environment")
+    parser.add_argument("step", choices=STEPS, help="the step: authorize, run, record or report")
+    parser.set_defaults(handler=lambda args: STEP_HANDLERS[args.step](os.environ))
+
+
+def env_name(name: str) -> str:
+    """The variable a step's ``env:`` gives the input ``name``: BENCHGATE_MIN_EFFECT for min-effect."""
+    return "BENCHGATE_" + name.upper().replace("-", "_")
+
+
+def given(environ: Mapping[str, str], name: str) -> str:
+    return environ.get(env_name(name), "").strip()
+
+
+def input_values(environ: Mapping[str, str], settings: tuple[schema.Setting, ...]) -> dict[str, str]:
+    """The inputs of these settings that the step's environment gives (empty means not given), by key."""
+    values = {setting.key: environ.get(env_name(setting.input or setting.key), "") for setting in settings}
+    return {key: value for key, value in values.items() if value.strip()}
+
+
+def _fail(message: str) -> int:
+    print(f"::error title=benchgate::{actions_env.escape_data(message)}")
+    return EXIT_BAD_INPUT
+
+
+def _benchgate(argv: list[str]) -> int:
+    """Run ``benchgate ARGV`` as its own process: the command line's exact behaviour and exit status."""
+    return subprocess.run([sys.executable, "-m", "benchgate", *argv], check=False).returncode
+
+
+def authorize_step(environ: Mapping[str, str]) -> int:
+    """May this event start a run? authorize with the config, the inputs and the PR's labels."""
+    from benchgate.commands.authorize import authorize, print_result
+
+    benchmark_dir = Path(given(environ, "repo-path") or ".") / "benchmark"
+    result = authorize(
+        config_path=given(environ, "config") or config.DEFAULT_CONFIG_PATH,
+        options=input_values(environ, flags.for_command("authorize")),
+        benchmark_dir=benchmark_dir if benchmark_dir.is_dir() else None,
+    )
+    return print_result(result)
+
+
+def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
+    """authorize's run-settings (JSON, with ``sources``) and this job's inputs, by the one precedence.
+
+    A carried value counts at the level it came from: a label's stays above the inputs, a file's or an
+    input's is replaced by an input given here. InputError when the JSON is not an object of texts.
+    """
+    try:
+        carried = json.loads(text) if text.strip() else {}
+    except ValueError as error:
+        raise InputError(f"input run-settings is not JSON ({error})") from None
+    if not isinstance(carried, dict):
+        raise InputError("input run-settings is not a JSON object")
+    sources = carried.get("sources") if isinstance(carried.get("sources"), dict) else {}
+    layers: dict[str, dict[str, Any]] = {"file": {}, "option": {}, "label": {}}
+    for name, value in carried.items():
+        setting = schema.INPUTS.get(name)
+        if setting is None or not setting.run or not isinstance(value, str) or not value.strip():
+            continue  # known run-settings only, as data: never evaluated
+        layer = layers.get(sources.get(name), layers["option"])
+        layer[setting.key] = schema.parse_setting(setting.key, value, where=f"input run-settings {name}")
+    layers["option"].update(config.parse_options(inputs, where="input"))
+    return config.resolve(file_values=layers["file"], option_values=layers["option"], label_values=layers["label"])
+
+
+def _run_flags(settings: Any) -> list[str]:
+    """``benchgate run``'s setting flags for every value not left at its default."""
+    argv = []
+    for setting in flags.for_command("run"):
+        value = getattr(settings, setting.attr)
+        if settings.source_of(setting.attr) == "default" or value in ("", None, ()):
+            continue
+        argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
+    return argv
+
+
+def run_step(environ: Mapping[str, str]) -> int:
+    """Build and benchmark (no token): the merged run-settings as ``benchgate run``'s flags."""
+    run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
+    try:
+        settings = carried_settings(given(environ, "run-settings"), input_values(environ, tuple(run_inputs)))
+    except InputError as error:
+        return _fail(error.one_line())
+    temp, results = Path(environ.get("RUNNER_TEMP") or "."), given(environ, "results")
+    repo, base_ref, head_ref = (
+        given(environ, "repo-path") or ".",
+        given(environ, "base-ref"),
+        given(environ, "head-ref"),
+    )
+    binaries = given(environ, "base-binary") or given(environ, "head-binary")
+    benchmark_dir = given(environ, "benchmark-dir")
+    argv = ["run", f"--output={results}"]
+    if binaries:
+        argv += [f"--base-binary={given(environ, 'base-binary')}", f"--head-binary={given(environ, 'head-binary')}"]
+        argv.append(f"--benchmark-dir={benchmark_dir or Path(repo) / 'benchmark'}")
+        if environ.get("GITHUB_EVENT_NAME", "") in events.PULL_REQUEST_EVENTS:
+            argv.append("--untrusted-head")  # the benchmark files are the PR's checkout: both sides sandboxed
+    else:
+        if not head_ref:
+            return _fail("no head-ref (and no approved head SHA): nothing to benchmark")
+        argv += [f"--repo={repo}", f"--head-ref={head_ref}"] + ([f"--base-ref={base_ref}"] if base_ref else [])
+        argv += [f"--benchmark-dir={benchmark_dir}"] if benchmark_dir else []
+        if settings.build:  # the base branch's build settings, checked by benchgate like the config file
+            (temp / "benchgate-build.yml").write_text(json.dumps({"build": dict(settings.build)}) + "\n")
+            argv.append(f"--config={temp / 'benchgate-build.yml'}")
+    argv += _run_flags(settings) + [
+        f"--{side}-node-args={given(environ, f'{side}-node-args')}"
+        for side in ("base", "head")
+        if given(environ, f"{side}-node-args")
+    ]
+    categories = list(settings.categories)
+    if not categories and not binaries and base_ref:
+        argv.append(f"--changed-from={base_ref}")  # no categories configured: the ones the changed files map to
+        if settings.changed_files:
+            (temp / "benchgate-changed-map.json").write_text(settings.changed_files + "\n")
+            argv.append(f"--changed-map={temp / 'benchgate-changed-map.json'}")
+    elif not categories:
+        categories = ["all"]
+    if given(environ, "no-sandbox") == "true":
+        argv.append("--no-sandbox")
+    actions_env.set_outputs({"results-dir": results})
+    status = _benchgate([*argv, "--", *categories])
+    # 1 (fail) and 6 (inconclusive) are the run's own reading of the gate: the report step decides, with
+    # config and trusted labels. A failed build (4) still wrote run.json with build_failure: the report posts it.
+    return EXIT_OK if status in (EXIT_GATE_FAILED, EXIT_INCONCLUSIVE) else status
+
+
+def record_step(environ: Mapping[str, str]) -> int:
+    """Record the run into the history store (mode all on a push: the repository's own commits)."""
+    argv = ["history", "record", given(environ, "results"), f"--config={given(environ, 'config')}"]
+    for flag, name in (("--branch", "branch"), ("--commit", "commit"), ("--store", "history-store")):
+        # Given binaries measured no commit of their own: the pushed commit is the one measured.
+        argv += [f"{flag}={given(environ, name)}"] if given(environ, name) else []
+    return _benchgate(argv)
+
+
+def report_step(environ: Mapping[str, str]) -> int:
+    """Analyse, comment and check: report with the config, the inputs and the PR's labels."""
+    temp = Path(environ.get("RUNNER_TEMP") or ".") / "benchgate-report"
+    argv = ["report", f"--config={given(environ, 'config')}", f"--report-path={temp / 'report.md'}"]
+    argv += [f"--plot={temp / 'benchmark.png'}"] if given(environ, "plot") == "true" else []
+    benchmark_dir = Path(given(environ, "repo-path") or ".") / "benchmark"
+    argv += [f"--benchmark-dir={benchmark_dir}"] if benchmark_dir.is_dir() else []
+    # report checks --head-sha against the head commit the results record. A run of given binaries
+    # (mode all) measured no commit, so only a build of the approved commit is checked against it.
+    head_sha = given(environ, "head-sha") or (
+        "" if given(environ, "given-binaries") else given(environ, "approved-sha")
+    )
+    options = {**input_values(environ, flags.for_command("report")), "pr": given(environ, "pr"), "head-sha": head_sha}
+    argv += [f"--{name}={value}" for name, value in options.items() if value]
+    results = [item.strip() for item in given(environ, "results").split(",") if item.strip()]
+    if given(environ, "nothing") == "true":
+        # The benchmark job did not run: no results to read (report checks the claim against the API).
+        argv.append("--nothing-to-benchmark")
+        results = []
+    return _benchgate([*argv, "--", *results])
+
+
+STEP_HANDLERS = {"authorize": authorize_step, "run": run_step, "record": record_step, "report": report_step}

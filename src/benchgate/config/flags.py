@@ -1,0 +1,99 @@
+"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table.
+
+Each is derived from ``benchgate.config.schema.SETTINGS``; no command declares a setting's flag itself
+(tests/test_settings_schema.py fails when one does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from benchgate.config.schema import SETTINGS, Setting
+
+
+def for_command(command: str) -> tuple[Setting, ...]:
+    """The settings ``command`` takes as ``--key`` flags."""
+    return tuple(setting for setting in SETTINGS if command in setting.commands)
+
+
+def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
+    """Add ``command``'s setting flags; each defaults to None (not given), a list flag may repeat.
+
+    The values stay text until ``flag_values``' caller parses them (``settings.parse_options``), so a
+    bad one is the same one-line error (exit 2) as from an input or the file.
+    """
+    for setting in for_command(command):
+        default = "" if setting.default in (None, (), "") else f" (default {_shown(setting.default)})"
+        parser.add_argument(
+            f"--{setting.key}",
+            dest=f"setting_{setting.attr}",
+            action="append" if setting.many else "store",
+            metavar=setting.metavar or setting.key.upper(),
+            help=(setting.help + default).replace("%", "%%"),
+        )
+
+
+def flag_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The setting flags given on ``command``'s line, by key, as text (a repeated list flag joined as an input)."""
+    values: dict[str, Any] = {}
+    for setting in for_command(command):
+        value = getattr(args, f"setting_{setting.attr}", None)
+        if value is not None:
+            values[setting.key] = ("\n" if setting.key == "set" else ",").join(value) if setting.many else value
+    return values
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}%" if isinstance(value, float) else str(value)
+
+
+def run_settings(settings: Any) -> dict[str, str]:
+    """authorize's run-settings: each setting the benchmark job takes, as the text its input would be."""
+    adaptive = settings.adaptive_runs()  # runs auto: the bounds the run takes (max-runs caps the maximum)
+    text: dict[str, str] = {}
+    for setting in SETTINGS:
+        if not setting.run:
+            continue
+        value = getattr(settings, setting.attr)
+        if setting.key == "min-runs":
+            value = adaptive[0] if adaptive else ""
+        elif setting.key == "max-runs":
+            value = adaptive[1] if adaptive else ""
+        elif setting.key == "build":
+            value = json.dumps(dict(value), sort_keys=True) if value else ""
+        elif setting.key == "slots" and value == setting.default:
+            value = ""
+        elif setting.many:
+            value = ("\n" if setting.key == "set" else ",").join(value)
+        text[setting.input or setting.key] = str(value)
+    return text
+
+
+def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
+    """docs/cli.md's settings table, generated (tests/test_settings_schema.py checks the docs hold it)."""
+    lines = [
+        "| setting | default | file | flag on | input | label | a label loosens the gate by |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for setting in settings:
+        default = "" if setting.default in (None, (), "") else f"`{_shown(setting.default)}`"
+        label = (
+            ""
+            if setting.label is None
+            else f"`benchmark:{setting.key}" + (f"={setting.label}`" if setting.label else "`")
+        )
+        lines.append(
+            f"| `{setting.key}` | {default} | {'yes' if setting.file else ''} | {', '.join(setting.commands)} | "
+            f"{f'`{setting.input}`' if setting.input else ''} | {label} | {setting.loosening} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def settings_from_flags(args: argparse.Namespace, command: str) -> Any:
+    """Settings from ``command``'s setting flags over the defaults (sources: option)."""
+    from benchgate.config.settings import parse_options, resolve
+
+    return resolve(option_values=parse_options(flag_values(args, command)))

@@ -1,0 +1,342 @@
+"""Every setting, declared once: its key, parser, default, flags, input, label and how it loosens the gate.
+
+From ``SETTINGS`` come the ``Settings`` fields (``benchgate.config.settings``), the configuration
+file's keys, every command's flags (``benchgate.config.flags``), the label parser (``benchgate.config.labels``),
+the action's inputs (checked against action.yml by tests/test_settings_schema.py), the run-settings
+authorize hands to the benchmark job, and docs/cli.md's settings table.
+
+Plain frozen dataclasses, not pydantic: each setting already has a parser that accepts every
+spelling users write (``3%`` and ``3``, ``a,b`` and a YAML list, YAML 1.1's ``off`` = false) and
+fails with benchgate's one-line ``InputError`` naming the source, the key and why. A pydantic model
+would have to wrap each parser as a validator and translate its errors back into that line, adding
+a dependency and a layer without checking anything more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from benchgate.config import sections, values
+from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
+from benchgate.stats import defaults, gate
+
+# Strictness order of thresholds: a higher index fails fewer rows (looser).
+THRESHOLD_ORDER = ("*", "**", "***", "off")
+
+
+GATE_COMMANDS = ("analyze", "run", "report")
+RUN_COMMANDS = ("run", "authorize")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. ``key`` is how users spell it everywhere: file key, ``--flag``, action input, label.
+
+    ``loosens(value, settings)`` says whether a label's value could let a regression through that the
+    settings without it catch (then it counts only from writers); ``loosening`` says so in words, for docs.
+    """
+
+    key: str
+    type: Any
+    default: Any
+    parse: Callable[[Any, str, str], Any]  # (value, where, key) -> the typed value, InputError when bad
+    help: str
+    attr: str = ""  # the Settings attribute; default the key with _ for -
+    file: bool = True  # a key of .github/benchgate.yml
+    commands: tuple[str, ...] = ()  # the commands with a --key flag
+    input: str | None = None  # the action input carrying it: None the key, "" none
+    label: str | None = None  # an example label value; "" for a label without value; None: no label
+    loosens: Callable[[Any, Any], bool] | None = None
+    loosening: str = ""
+    run: bool = False  # carried by authorize's run-settings to the token-less benchmark job
+    metavar: str | None = None
+    many: bool = False  # a list: repeatable flag, comma-separated input
+
+    def __post_init__(self) -> None:
+        if not self.attr:
+            object.__setattr__(self, "attr", self.key.replace("-", "_"))
+        if self.input is None:
+            object.__setattr__(self, "input", self.key)
+
+    def parse_text(self, value: Any, where: str) -> Any:
+        """The typed value; InputError naming ``where`` and the key."""
+        return self.parse(value, where, self.key)
+
+
+def _history(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
+    from benchgate.config.history import parse_history
+
+    return parse_history(value, where, key)
+
+
+def most_runs(settings: Any) -> int:
+    """The runs a side the settings take at most: the fixed count, or auto's maximum."""
+    adaptive = settings.adaptive_runs()
+    return adaptive[1] if adaptive else int(settings.runs)
+
+
+def _fewer_runs(value: Any, settings: Any) -> bool:
+    # auto may stop a file early: fewer runs than a fixed count would take where it settles.
+    return value < most_runs(settings) if value != AUTO_RUNS else settings.runs != AUTO_RUNS
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "threshold",
+        str,
+        "***",
+        parse_threshold,
+        "significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001, or off",
+        commands=GATE_COMMANDS,
+        label="**",
+        loosens=lambda value, s: THRESHOLD_ORDER.index(value) > THRESHOLD_ORDER.index(s.threshold),
+        loosening="fewer stars (or off)",
+    ),
+    Setting(
+        "correction",
+        str,
+        "holm",
+        values.choice(*gate.CORRECTIONS),
+        "multiple-comparison correction of the gate's p-values: holm or none",
+        commands=GATE_COMMANDS,
+    ),
+    Setting(
+        "min-effect",
+        float,
+        0.0,
+        parse_percent,
+        "smallest regression in percent that can fail the gate, e.g. 3%",
+        commands=(*GATE_COMMANDS, "versions"),
+        label="3%",
+        loosens=lambda value, s: value > s.min_effect,
+        loosening="raising it",
+        metavar="PCT",
+    ),
+    Setting(
+        "inconclusive-above",
+        float,
+        defaults.DEFAULT_INCONCLUSIVE_ABOVE,
+        values.parse_above_zero,
+        "with min-effect 0, a comparison is unchanged only when its bound rules out a regression this large",
+        commands=(*GATE_COMMANDS, "versions"),
+        metavar="PCT",
+    ),
+    Setting(
+        "unchanged-confidence",
+        float,
+        gate.DEFAULT_UNCHANGED_CONFIDENCE,
+        values.parse_confidence,
+        "confidence in percent of the one-sided bound that calls a comparison unchanged",
+        commands=GATE_COMMANDS,
+        label="99",
+        # A lower confidence calls more rows unchanged, a real regression among them more often.
+        loosens=lambda value, s: value < s.unchanged_confidence,
+        loosening="lowering it",
+        metavar="PCT",
+    ),
+    Setting(
+        "max-resolution",
+        float,
+        defaults.DEFAULT_MAX_RESOLUTION,
+        values.parse_above_zero,
+        "the coarsest resolution a comparison too noisy for the target may still be gated at (percent)",
+        commands=GATE_COMMANDS,
+        label="30%",
+        # A coarser ceiling passes rows that rule out only a larger regression.
+        loosens=lambda value, s: value > s.max_resolution,
+        loosening="raising it",
+        metavar="PCT",
+    ),
+    Setting(
+        "runs",
+        int | str,
+        30,
+        parse_runs,
+        "samples per configuration and side, or auto: each comparison runs until it is decided",
+        commands=(*RUN_COMMANDS, "versions"),
+        label="60",
+        run=True,
+        loosens=_fewer_runs,
+        loosening="fewer runs, or auto where a count is configured",
+        metavar="N|auto",
+    ),
+    Setting(
+        "min-runs",
+        int | None,
+        None,
+        parse_runs,
+        f"with runs auto: the first look (default {defaults.AUTO_MIN_RUNS})",
+        file=False,
+        commands=("run", "versions"),
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "max-runs",
+        int,
+        100,
+        parse_runs,
+        f"the most runs a side: caps runs auto (at most {defaults.AUTO_MAX_RUNS}) and what a label may ask for",
+        commands=("run", "versions"),
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "categories",
+        tuple[str, ...],
+        (),
+        values.items_of(values.CATEGORY, "benchmark category"),
+        "benchmark categories (default: the ones the changed files map to, else all)",
+        commands=("authorize",),
+        label="url,buffers",
+        many=True,
+        run=True,
+        loosens=lambda value, s: True,
+        loosening="always (a narrower selection)",
+    ),
+    Setting(
+        "filter",
+        tuple[str, ...],
+        (),
+        values.items_of(values.FILTER, "file-name filter"),
+        "only benchmark files whose name contains one of these",
+        commands=(*RUN_COMMANDS, "versions"),
+        label="tojson",
+        many=True,
+        run=True,
+        loosens=lambda value, s: True,
+        loosening="always (a narrower selection)",
+        metavar="FILTER",
+    ),
+    Setting(
+        "exclude",
+        tuple[str, ...],
+        (),
+        values.items_of(values.FILTER, "file-name filter"),
+        "leave out benchmark files whose name contains one of these",
+        commands=(*RUN_COMMANDS, "versions"),
+        many=True,
+        run=True,
+        metavar="EXCLUDE",
+    ),
+    Setting(
+        "set",
+        tuple[str, ...],
+        (),
+        values.items_of(values.SET, "key=value benchmark option"),
+        "benchmark options key=value (compare.js --set), one per line in an input",
+        commands=(*RUN_COMMANDS, "versions"),
+        many=True,
+        run=True,
+        metavar="KEY=VALUE",
+    ),
+    Setting(
+        "cpuset",
+        str,
+        "",
+        values.text_of(values.CPUSET, "a CPU list such as 2-3 or 0,2"),
+        "CPUs to pin benchmark processes to with taskset, e.g. 2-3",
+        commands=(*RUN_COMMANDS, "versions"),
+        run=True,
+        metavar="CPUS",
+    ),
+    Setting(
+        "shard",
+        str,
+        "",
+        values.parse_shard,
+        "run shard I/N of the selected files (matrix jobs)",
+        commands=RUN_COMMANDS,
+        run=True,
+        metavar="I/N",
+    ),
+    Setting(
+        "pairing",
+        str,
+        "sequential",
+        values.choice("sequential", "duet"),
+        "sequential, or duet: base and head start together on two disjoint CPU sets, gated on the pairs",
+        commands=RUN_COMMANDS,
+        run=True,
+    ),
+    Setting(
+        "slots",
+        int,
+        1,
+        values.parse_slots,
+        "jobs (or duets) at once on disjoint CPU sets; files that start servers or workers run alone",
+        commands=RUN_COMMANDS,
+        run=True,
+        metavar="N",
+    ),
+    Setting(
+        "label-prefix",
+        str,
+        "benchmark",
+        values.parse_prefix,
+        "prefix of the PR labels, and the label that requests a run",
+        commands=("report", "authorize"),
+    ),
+    Setting(
+        "accept-regression",
+        bool,
+        False,
+        parse_bool,
+        "report the regression, but do not fail the check (only a PR label, only from writers)",
+        file=False,
+        label="",
+        loosens=lambda value, s: True,
+        loosening="always",
+        input="",
+    ),
+    Setting(
+        "rules",
+        tuple,
+        (),
+        sections.parse_rules,
+        "per-file threshold, min-effect, max-sigma or ignore, matched by glob",
+        input="",
+    ),
+    Setting(
+        "changed-files",
+        str,
+        "",
+        values.json_or(sections.parse_changed_files),
+        "the changed-files map (paths -> categories) that picks the categories when none are given",
+        input="changed-map",
+        run=True,
+    ),
+    Setting(
+        "build",
+        tuple,
+        (),
+        values.json_or(sections.parse_build),
+        "how base and head are built (configure-flags, build-command, binary-path, ...)",
+        run=True,
+    ),
+    Setting(
+        "noisy",
+        float | None,
+        None,
+        sections.parse_noisy,
+        "noisy: {max-sigma: 8%}: an undecided row noisier than this does not hold the verdict inconclusive",
+        attr="noisy_max_sigma",
+        input="",
+    ),
+    Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL", input=""),
+)
+
+BY_KEY = {setting.key: setting for setting in SETTINGS}
+FILE_KEYS = tuple(setting.key for setting in SETTINGS if setting.file)
+LABEL_KEYS = tuple(setting.key for setting in SETTINGS if setting.label is not None)
+INPUTS = {setting.input: setting for setting in SETTINGS if setting.input}
+
+
+def parse_setting(key: str, value: Any, *, where: str) -> Any:
+    """Validate one setting (``key`` as users spell it) and return its typed value."""
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise fail(where, key, f"unknown key; known keys: {', '.join(FILE_KEYS)}")
+    return setting.parse_text(value, where)
