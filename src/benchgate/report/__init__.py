@@ -64,7 +64,6 @@ _MODULES = {
     ),
     "gatelines": (
         "MDE_POWER",
-        "has_decisions",
         "gate_test",
         "change_cell",
         "runs_text",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import re
 
+FORMATS = ("text", "markdown", "json", "csv")  # of a printed analysis (tables.render), in every command
+
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")

@@ -164,7 +164,7 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
         value = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
         stars = str(row.confidence) if str(row.confidence) in STARRED else ""
         failing = kinds[i] == FAIL
-        flag = "FAIL" if failing else "ignored" if bool(getattr(row, "ignored", False)) else ""
+        flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
         ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
 

@@ -1,8 +1,8 @@
 """Pure rendering of an analysis: text (compare.R's layout), markdown, JSON and CSV.
 
-Every function takes the gated comparison table (``gate.apply_gate`` over
-``stats.compare_samples``) and returns a string; nothing here reads or writes
-files, so the PR comment reuses these pieces as they are.
+Every function takes the analysis table (``stats.analysis.analyze``'s, ``ANALYSIS_COLUMNS``)
+and returns a string; nothing here reads or writes files, so the PR comment reuses these pieces
+as they are. ``render`` picks one of ``FORMATS``, for every command that prints an analysis.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import pandas as pd
 
 from benchgate.report import gatelines
 from benchgate.report.bars import Bar, render_bars
+from benchgate.report.markup import FORMATS
+from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
-from benchgate.stats.gate import GatePolicy, verdict
+from benchgate.stats.gate import GatePolicy
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
@@ -68,16 +70,22 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
-def render_compare_table(gated: pd.DataFrame) -> str:
+def with_decisions(gated: pd.DataFrame) -> bool:
+    """Whether the tables show the decisions' columns: not under compare.R's rule, whose decisions are its own
+    columns (its tables stay byte-exact: see docs/formats.md)."""
+    return gatelines.gate_test(gated) != COMPARE_R_TEST
+
+
+def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
     """compare.R's printed table: left-aligned row names, right-aligned columns, one space apart.
 
-    Every line starts with exactly what compare.R prints. With the gate's decisions, two columns
-    follow: the gate's change with its interval at the gate's level, and the decision; when a
-    row fails the gate a last ``gate`` column marks it ``FAIL``.
+    Every line starts with exactly what compare.R prints. Two columns follow (a table of
+    ``gate_columns`` False, as versions' tables, or compare.R's rule has none): the gate's change with its interval at the gate's level,
+    and the decision; when a row fails the gate a last ``gate`` column marks it ``FAIL``.
     """
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
-    failing = "gating" in gated and bool(gated["gating"].any())
-    decided = gatelines.has_decisions(gated)
+    decided = with_decisions(gated) if gate_columns is None else gate_columns
+    failing = gate_columns is not False and bool(gated["gating"].any())
     extra_header = (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
     lines, extras = [header], [extra_header]
     for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
@@ -144,8 +152,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines = [gatelines.gate_headline(gated, policy, problems, undecided)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy, undecided)[0]}")
-    if gatelines.has_decisions(gated):
-        lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
+    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
     lines += [
         f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
         for row in failing.itertuples(index=False)
@@ -164,7 +171,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     if len(incomplete):
         names = ", ".join(_names(incomplete))
         lines.append(f"incomplete (fewer than 2 samples on a side, not tested): {len(incomplete)}: {names}")
-    constant = gated[gated["constant"]] if "constant" in gated else gated.iloc[:0]
+    constant = gated[gated["constant"]]
     if len(constant):
         names = ", ".join(_names(constant))
         lines.append(
@@ -210,8 +217,8 @@ def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
     improvement = gated["improvement"].to_numpy(dtype=float)
     starred = gated["confidence"].isin(["*", "**", "***"]).to_numpy()
     gating = gated["gating"].to_numpy(dtype=bool)
-    undecided = gated["undecided"].to_numpy(dtype=bool) if "undecided" in gated else [False] * len(gated)
-    regressed = (gated["decision"] == "regression").to_numpy() if "decision" in gated else [False] * len(gated)
+    undecided = gated["undecided"].to_numpy(dtype=bool)
+    regressed = (gated["decision"] == "regression").to_numpy()
 
     def group(index: int) -> int:
         if gating[index]:
@@ -230,7 +237,7 @@ def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
-    decided = gatelines.has_decisions(gated)
+    decided = with_decisions(gated)
     extra = " gate change [interval] | decision |" if decided else ""
     lines = [
         f"| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) |{extra} gate |",
@@ -239,10 +246,10 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     for row in markdown_order(gated).itertuples(index=False):
         if row.gating:
             gate = "❌ fails"
-        elif getattr(row, "ignored", False):
+        elif row.ignored:
             gate = "ignored"
         else:
-            gate = "❓ undecided" if getattr(row, "undecided", False) else ""
+            gate = "❓ undecided" if row.undecided else ""
         confidence = str(row.confidence).replace("*", "\\*")
         cells = f" {gatelines.change_cell(row)} | {row.decision} |" if decided else ""
         lines.append(
@@ -306,7 +313,6 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
     undecided row). ``design``: an adaptive run's design (run.json's), recorded as is.
     """
     adjusted = gate_p_values(gated, policy).to_numpy(dtype=float)
-    decided = gatelines.has_decisions(gated)
     rows = []
     for index, row in enumerate(gated.itertuples(index=False)):
         record = {
@@ -326,31 +332,26 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
                 for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
             },
             "gating": bool(row.gating),
+            "decision": str(row.decision),
+            **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
+            "runs_needed": _count(row.runs_needed),
+            "noisy": bool(row.noisy),
         }
-        if decided:
-            record["decision"] = str(row.decision)
-            for key in DECISION_KEYS[1:-1]:
-                record[key] = _number(getattr(row, key))
-            record["runs_needed"] = _count(row.runs_needed)
-            record["noisy"] = bool(getattr(row, "noisy", False))
         rows.append(record)
     document: dict[str, Any] = {
         "comparisons": len(gated),
         "threshold": policy.threshold,
         "correction": policy.correction,
         "min_effect": float(policy.min_effect),
-        "verdict": verdict(gated),
+        "verdict": str(verdict(gated)),
+        "gate_test": gatelines.gate_test(gated),
+        "inconclusive_above": float(policy.inconclusive_above),
+        "unchanged_confidence": float(policy.unchanged_confidence),
+        "noisy_max_sigma": policy.noisy_max_sigma,
+        "mde_power": gatelines.MDE_POWER,
     }
-    if decided:
-        document.update(
-            gate_test=gatelines.gate_test(gated),
-            inconclusive_above=float(policy.inconclusive_above),
-            unchanged_confidence=float(policy.unchanged_confidence),
-            noisy_max_sigma=policy.noisy_max_sigma,
-            mde_power=gatelines.MDE_POWER,
-        )
-        if design is not None:
-            document["design"] = design
+    if design is not None:
+        document["design"] = design
     document["rows"] = rows
     return document
 
@@ -374,3 +375,24 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
         values += [record.get(key) for key in DECISION_KEYS]
         writer.writerow(["" if value is None else value for value in values])
     return buffer.getvalue()
+
+
+def render(
+    analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
+) -> str:
+    """The analysis in one of ``FORMATS``: every command that prints an analysis calls this.
+
+    ``problems``: what fails the run besides the statistics (the text's gate line leads with them);
+    ``markdown``: a command's own markdown report of the analysis (the PR comment of a run), else
+    ``render_markdown``'s.
+    """
+    table, policy = analysis.table, analysis.policy
+    if output_format == "text":
+        return render_text(table, policy, bars=bars, problems=problems)
+    if output_format == "markdown":
+        return markdown if markdown is not None else render_markdown(table, policy)
+    if output_format == "json":
+        return render_json(table, policy)
+    if output_format == "csv":
+        return render_csv(table, policy)
+    raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")

@@ -19,7 +19,6 @@ from benchgate.report.markup import block, code, plain
 from benchgate.report.tables import false_positive_note, render_compare_table
 
 STARRED = ("*", "**", "***")
-COMPARE_COLUMNS = ("filename", "configuration", "confidence", "improvement", "accuracy_1", "accuracy_2", "accuracy_3")
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
 
 
 def _table(rows: pd.DataFrame) -> str:
-    return render_compare_table(rows[list(COMPARE_COLUMNS)])
+    return render_compare_table(rows, gate_columns=False)
 
 
 def render_versions_text(steps: Sequence[VersionStep]) -> str:

@@ -2,7 +2,8 @@
 
 - ``welch``: Welch's t-test per comparison, stars and accuracy exactly as compare.R, Holm's adjustment.
 - ``defaults``: the defaults the policy and the tests share (no numpy).
-- ``gate``: which comparisons fail the pull request, under the threshold, correction and rules.
+- ``gate``: the policy (threshold, correction, rules) and each row's decision under it.
+- ``analysis``: ``analyze(run_data, policy) -> Analysis``, the one analysis every command prints.
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
 - ``yuenwelch``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
 - ``decisions``: regression, improvement, unchanged or inconclusive per row, Holm-consistent levels, verdict.
@@ -56,8 +57,19 @@ _MODULES = {
         "row_rules",
         "decide_rows",
         "decide_adaptive_rows",
-        "apply_gate",
+        "decide_paired_rows",
+    ),
+    "analysis": (
+        "Verdict",
+        "Method",
+        "ANALYSIS_COLUMNS",
+        "RunData",
+        "Analysis",
+        "analyze",
+        "decisions_table",
+        "compare_r_table",
         "untested_reason",
+        "verdict",
     ),
     "gatetable": (
         "sample_arrays",
