@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchgate.cli import main
 from benchgate import results
+from benchgate.cli import main
 from benchgate.stats.analysis import RunData, analyze
 from benchgate.stats.gate import GatePolicy
 

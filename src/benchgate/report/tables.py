@@ -79,9 +79,10 @@ def with_decisions(gated: pd.DataFrame) -> bool:
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
     """compare.R's printed table: left-aligned row names, right-aligned columns, one space apart.
 
-    Every line starts with exactly what compare.R prints. Two columns follow (a table of
-    ``gate_columns`` False, as versions' tables, or compare.R's rule has none): the gate's change with its interval at the gate's level,
-    and the decision; when a row fails the gate a last ``gate`` column marks it ``FAIL``.
+    Every line starts with exactly what compare.R prints. Two columns follow: the gate's change
+    with its interval at the gate's level, and the decision (not under compare.R's rule, whose
+    decisions are its own columns); when a row fails the gate a last ``gate`` column marks it
+    ``FAIL``. ``gate_columns`` False (versions' tables): compare.R's columns alone.
     """
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     decided = with_decisions(gated) if gate_columns is None else gate_columns
