@@ -93,30 +93,24 @@ def split_targets(targets: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return versions, categories
 
 
+# The options every step is run with, as `benchgate run`'s (RunOptions) names them.
+STEP_OPTIONS = ("benchmark_dir", "runs", "min_runs", "max_runs", "node_args", "release_source", "dist_mirror", "seed")
+STEP_OPTIONS += ("filters", "excludes", "set_args", "timeout", "cpuset", "min_effect", "inconclusive_above", "progress")
+
+
 def _handler(args: argparse.Namespace) -> int:
     versions, categories = split_targets(args.targets)
+    step = {
+        name: tuple(value) if isinstance(value, list) else value
+        for name, value in ((name, getattr(args, name)) for name in STEP_OPTIONS)
+    }
     return compare_versions(
         versions=versions,
         categories=categories or ("all",),
         output=args.output,
-        benchmark_dir=args.benchmark_dir,
-        filters=tuple(args.filters),
-        excludes=tuple(args.excludes),
-        set_args=tuple(args.set_args),
-        runs=args.runs,
-        min_runs=args.min_runs,
-        max_runs=args.max_runs,
-        node_args=args.node_args,
-        release_source=args.release_source,
-        dist_mirror=args.dist_mirror,
-        seed=args.seed,
-        timeout=args.timeout,
-        cpuset=args.cpuset,
-        min_effect=args.min_effect,
-        inconclusive_above=args.inconclusive_above,
         store=args.store,
         plot=args.plot,
-        progress=args.progress,
+        **step,
     )
 
 

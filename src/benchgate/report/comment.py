@@ -29,7 +29,7 @@ from benchgate.report.bars import Bar, render_bars
 from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import CONTROL as _CONTROL
 from benchgate.report.markup import block as _block
-from benchgate.report.markup import code, plain
+from benchgate.report.markup import code, plain, table
 from benchgate.results.runrecord import RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
@@ -198,12 +198,12 @@ def _labels(decision: LabelDecision) -> list[str]:
     if not shown:
         return []
     marks = {APPLIED: "✅ applied", IGNORED: "🚫 ignored", INVALID: "⚠️ invalid"}
-    lines = ["#### Labels", "", "| label | | why |", "|:--|:--|:--|"]
+    rows = []
     for outcome in shown:
         # An invalid label's reason quotes the label's own text (a URL, "#1"): only a code span shows it inert.
         why = code(outcome.reason, in_table=True) if outcome.status == INVALID else plain(outcome.reason)
-        lines.append(f"| {code(outcome.label, in_table=True)} | {marks[outcome.status]} | {why} |")
-    return lines
+        rows.append([code(outcome.label, in_table=True), marks[outcome.status], why])
+    return ["#### Labels", "", *table(["label", "", "why"], rows, "lll")]
 
 
 def _override(ctx: CommentContext) -> str:

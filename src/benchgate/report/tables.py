@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from tabulate import DataRow, TableFormat, tabulate
 
-from benchgate.report import gatelines
+from benchgate.report import gatelines, markup
 from benchgate.report.bars import Bar, render_bars
 from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
@@ -44,6 +45,8 @@ CSV_COLUMNS = [
     *DECISION_KEYS,
 ]
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
+# R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
+COMPARE_R_LAYOUT = TableFormat(None, None, None, None, DataRow("", " ", ""), DataRow("", " ", ""), 0, None)
 _CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
@@ -84,37 +87,20 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     decisions are its own columns); when a row fails the gate a last ``gate`` column marks it
     ``FAIL``. ``gate_columns`` False (versions' tables): compare.R's columns alone.
     """
-    header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
-    extra_header = (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
-    lines, extras = [header], [extra_header]
+    header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
+    header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
+    # The gate change right-aligned (its numbers line up), the words after it left-aligned.
+    align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
+    rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
     for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
-        lines.append(
-            [
-                name,
-                str(row.confidence),
-                format_improvement(row.improvement),
-                format_accuracy(row.accuracy_1),
-                format_accuracy(row.accuracy_2),
-                format_accuracy(row.accuracy_3),
-            ]
-        )
-        cells = [gatelines.change_cell(row), str(row.decision)] if decided else []
-        extras.append(cells + (["FAIL" if row.gating else ""] if failing else []))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    extra_widths = [max(len(line[i]) for line in extras) for i in range(len(extra_header))]
-    out = []
-    for line, extra in zip(lines, extras, strict=True):
-        cells = [line[0].ljust(widths[0])] + [cell.rjust(widths[i]) for i, cell in enumerate(line) if i > 0]
-        text = " ".join(cells)
-        if extra:
-            # The gate change right-aligned (its numbers line up), the words after it left-aligned.
-            appended = [extra[0].rjust(extra_widths[0])] if decided else []
-            appended += [cell.ljust(extra_widths[i]) for i, cell in enumerate(extra) if i > 0 or not decided]
-            text = (text + " " + " ".join(appended)).rstrip()
-        out.append(text)
-    return "\n".join(out)
+        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+        cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
+        cells += [gatelines.change_cell(row), str(row.decision)] if decided else []
+        rows.append(cells + (["FAIL" if row.gating else ""] if failing else []))
+    text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def false_positive_note(count: int) -> str:
@@ -239,11 +225,9 @@ def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
 def render_markdown_table(gated: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
     decided = with_decisions(gated)
-    extra = " gate change [interval] | decision |" if decided else ""
-    lines = [
-        f"| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) |{extra} gate |",
-        "|:--|:-:|--:|--:|--:|--:|" + ("--:|:--|" if decided else "") + ":--|",
-    ]
+    header = ["benchmark", "confidence", "improvement", "accuracy (\\*)", "(\\*\\*)", "(\\*\\*\\*)"]
+    header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
+    rows = []
     for row in markdown_order(gated).itertuples(index=False):
         if row.gating:
             gate = "❌ fails"
@@ -252,13 +236,11 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
         else:
             gate = "❓ undecided" if row.undecided else ""
         confidence = str(row.confidence).replace("*", "\\*")
-        cells = f" {gatelines.change_cell(row)} | {row.decision} |" if decided else ""
-        lines.append(
-            f"| {_code(row_name(row.filename, row.configuration))} | {confidence} "
-            f"| {format_improvement(row.improvement)} | {format_accuracy(row.accuracy_1)} "
-            f"| {format_accuracy(row.accuracy_2)} | {format_accuracy(row.accuracy_3)} |{cells} {gate} |"
-        )
-    return "\n".join(lines)
+        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+        cells = [_code(row_name(row.filename, row.configuration)), confidence, format_improvement(row.improvement)]
+        decision = [gatelines.change_cell(row), str(row.decision)] if decided else []
+        rows.append([*cells, *accuracy, *decision, gate])
+    return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
 VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}

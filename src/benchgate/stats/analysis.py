@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.stats import gate
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
+from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,31 +42,8 @@ class Method(StrEnum):
 
 
 ANALYSIS_COLUMNS = (
-    "filename",
-    "configuration",
-    "n_base",
-    "n_head",
-    "mean_base",
-    "mean_head",
-    "improvement",
-    "t_statistic",
-    "df",
-    "p_value",
-    "p_adjusted",
-    "confidence",
-    "accuracy_1",
-    "accuracy_2",
-    "accuracy_3",
-    "incomplete",
-    "constant",
-    "gating",
-    "gate_reason",
-    "ignored",
-    *DECISION_COLUMNS,
-    "noisy",
-    "undecided",
-    "min_effect",
-    "gate_test",
+    *COMPARISON_COLUMNS,
+    *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "undecided", "min_effect", "gate_test"),
 )
 
 
@@ -118,8 +96,6 @@ class Analysis:
 
 def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say."""
-    from benchgate.stats.welch import compare_samples
-
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
