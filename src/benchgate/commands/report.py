@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from benchgate import config, report
+from benchgate import config
 from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
@@ -36,7 +36,7 @@ from benchgate.config import labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
-from benchgate.report import plots
+from benchgate.report import plots, tables
 from benchgate.report.comment import (
     GITHUB_COMMENT_LIMIT,
     MARKER,
@@ -44,6 +44,7 @@ from benchgate.report.comment import (
     CommentContext,
     render_comment,
 )
+from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs, runrecord
 from benchgate.results.csvfile import empty_samples
 from benchgate.results.runrecord import RunSummary
@@ -115,6 +116,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "put them beside --report-path to upload both as the workflow's artifact, and the comment links there",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
+    parser.add_argument(
+        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
+    )
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
     parser.add_argument(
         "--nothing-to-benchmark",
@@ -200,6 +204,7 @@ class ReportOptions:
     retries: int = 5
     nothing_to_benchmark: bool = False  # authorize found no benchmark category: ``results`` may be empty
     benchmark_dir: Path | None = None
+    output_format: str = "text"  # of the analysis printed when posting (markdown: the full report)
 
 
 @dataclass
@@ -260,7 +265,7 @@ def report_results(
         nothing_selected=nothing,
         charts=charts,
     )
-    body = _publish_locally(context, options, stdout, nothing)
+    body = _publish_locally(context, analysis, options, stdout, nothing)
     if not options.dry_run and not posting.errors:
         _post(posting, body, head_sha, result, run, nothing, stdout)
     return _finish(posting, body, result, options.report_path)
@@ -308,7 +313,7 @@ def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[
     return [f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"]
 
 
-def _publish_locally(context: CommentContext, options: ReportOptions, stdout, nothing: bool) -> str:
+def _publish_locally(context: CommentContext, analysis: Analysis, options: ReportOptions, stdout, nothing) -> str:
     """The comment's body; the full report, summary, annotations and stdout first, so a failed post loses nothing."""
     body, full_report = render_comment(context), render_comment(context, limit=None)
     history_section = comment_context(context.settings, context.gated)  # '' unless a history store is configured
@@ -333,7 +338,8 @@ def _publish_locally(context: CommentContext, options: ReportOptions, stdout, no
         elif nothing:
             stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
         else:
-            stdout.write(report.render_text(gated, context.settings.policy(), problems=result.problems))
+            printed = tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report)
+            stdout.write(printed)
     if not options.dry_run:
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()

@@ -21,9 +21,10 @@ import pandas as pd
 
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from benchgate.results.runrecord import Failure, RunSummary
-from benchgate.stats.analysis import untested_reason
+from benchgate.stats.analysis import Verdict, untested_reason
 
-PASS, FAIL, ACCEPTED, INCONCLUSIVE = "pass", "fail", "accepted", "inconclusive"
+PASS, FAIL, INCONCLUSIVE = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE  # the statistics' verdicts
+ACCEPTED = "accepted"  # a trusted label accepted the regressions
 # The base did not build: no verdict on the PR (a neutral check), but never a pass either.
 ERROR = "error"
 
