@@ -7,11 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from rundirs import REGRESSION, write_run
 
 from benchgate import results
 from benchgate.cli import main
 from benchgate.commands import analyze as analyze_command
 from benchgate.commands import report as report_command
+from benchgate.report.markup import FORMATS
+from benchgate.report.tables import CSV_COLUMNS
 from benchgate.stats import analysis
 from benchgate.stats.gate import GatePolicy
 
@@ -82,3 +85,20 @@ def test_compare_r_rule_is_compare_r_p_value_rule():
     assert table["gating"].tolist() == expected.tolist() and int(expected.sum()) >= 1
     with pytest.raises(ValueError, match="rule must be one of gate, compare-r"):
         GatePolicy(rule="t-test")
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_run_and_report_print_every_format_of_the_same_analysis(output_format, tmp_path, capsys):
+    from benchgate.commands.run import print_analysis
+    from benchgate.run.plan import RunOptions
+
+    run_dir = write_run(tmp_path / "run", REGRESSION, record={"samples": 60})
+    status = print_analysis(run_dir, RunOptions(output=run_dir, output_format=output_format))
+    printed = capsys.readouterr().out
+    assert status == 1  # buffer-compare's 20 % regression fails the gate
+    if output_format == "json":
+        assert json.loads(printed)["verdict"] == "fail" and len(json.loads(printed)["rows"]) == 3
+    if output_format == "csv":
+        assert printed.startswith(",".join(CSV_COLUMNS)) and printed.count("\n") == 4
+    report_command.report_results([str(run_dir)], config_path=tmp_path / "absent.yml", dry_run=True)
+    assert capsys.readouterr().out.startswith("<!-- benchgate:comment -->")  # --dry-run prints the comment

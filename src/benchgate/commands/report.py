@@ -44,6 +44,7 @@ from benchgate.report.comment import (
     CommentContext,
     render_comment,
 )
+from benchgate.report.commentgate import check_title
 from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs, runrecord
 from benchgate.results.csvfile import empty_samples
@@ -159,16 +160,6 @@ def _approved_sha(head_sha: str | None) -> str | None:
     if not FULL_SHA.fullmatch(sha):
         raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
     return sha
-
-
-def _categories_touched(client, pr: int, settings, benchmark_dir: Path | None, errors: list) -> list[str]:
-    """The categories the API says ``pr`` touches; a failure to ask is a posting error, never a pass."""
-    try:
-        placed = pull_request_categories(client, pr, settings, benchmark_dir or default_benchmark_dir())
-    except BenchgateError as error:
-        errors.append(error)
-        return []
-    return placed.categories
 
 
 def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
@@ -307,10 +298,15 @@ def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[
     """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
     if options.dry_run or not posting.pr or posting.errors:
         return []
-    touched = _categories_touched(posting.client, posting.pr, settings, options.benchmark_dir, posting.errors)
-    if not touched:
+    try:  # a failure to ask is a posting error, never a pass
+        placed = pull_request_categories(
+            posting.client, posting.pr, settings, options.benchmark_dir or default_benchmark_dir()
+        )
+    except BenchgateError as error:
+        posting.errors.append(error)
         return []
-    return [f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"]
+    touched = ", ".join(placed.categories)
+    return [f"nothing was benchmarked, but the pull request's changed files map to {touched}"] if touched else []
 
 
 def _publish_locally(context: CommentContext, analysis: Analysis, options: ReportOptions, stdout, nothing) -> str:
@@ -356,7 +352,7 @@ def _post(posting: _Posting, body: str, head_sha, result: outcome.Outcome, run: 
             head_sha or posting.pr_info.head_sha,
             name=CHECK_NAME,
             conclusion=result.check_conclusion,
-            title=NOTHING_TO_BENCHMARK.capitalize() if nothing else _check_title(result, run),
+            title=NOTHING_TO_BENCHMARK.capitalize() if nothing else check_title(result, run),
             summary=body.removeprefix(MARKER).lstrip("\n"),
             details_url=actions_env.workflow_run_url() or posting.comment_url,
         )
@@ -401,20 +397,3 @@ def _charts(path: Path, analysis: Analysis) -> tuple[str, ...]:
         print(f"benchgate: warning: no charts: {type(error).__name__}: {error}", file=sys.stderr)
         return ()
     return tuple(file.name for file in written)
-
-
-def _check_title(result: outcome.Outcome, run: runrecord.RunSummary) -> str:
-    if run.build_failure is not None:
-        if run.build_failure.infrastructure:
-            return "The base does not build (infrastructure error, not this PR's fault)"
-        return "The head does not build"
-    if result.verdict == outcome.PASS:
-        return "No regression fails the gate"
-    if result.verdict == outcome.INCONCLUSIVE:
-        undecided = result.undecided_rows
-        return f"Inconclusive: {undecided} comparison{'s' if undecided != 1 else ''} undecided, none regresses"
-    count = result.gating_rows
-    what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
-    if result.verdict == outcome.ACCEPTED:
-        return f"{what} accepted by label"
-    return f"{what} fail{'s' if count == 1 or not count else ''} the gate"
