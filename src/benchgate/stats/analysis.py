@@ -21,6 +21,8 @@ from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
 if TYPE_CHECKING:
     import pandas as pd
 
+    from benchgate.results.runrecord import RunSummary
+
 COMPARE_R_TEST = "compare.R"  # gate_test of the rows compare.R's p-value rule decided
 
 
@@ -68,7 +70,7 @@ class RunData:
         return cls(samples, method, tuple(shards or ()), pairs)
 
     @classmethod
-    def load(cls, arguments: list[str]):
+    def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
         """Run directories or CSVs read as one run (``results.rundirs.load``): ``(RunData, RunSummary)``."""
         from benchgate.results import rundirs
 
