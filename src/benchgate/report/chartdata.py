@@ -46,14 +46,9 @@ def row_kinds(gated: pd.DataFrame) -> list[str]:
     return [FAIL if gating else kind for gating, kind in zip(gated["gating"], found, strict=True)]
 
 
-def kind_labels(gated: pd.DataFrame) -> dict[str, str]:
-    """The legend's words for each kind (the decisions of the gate, or of compare.R's rule)."""
-    return {
-        FAIL: "fails the gate",
-        SLOWER: "regression, not failing the gate",
-        FASTER: "improvement",
-        UNCLEAR: "unchanged or undecided",
-    }
+# The legend's words for each kind (the decisions of the gate, or of compare.R's rule).
+KIND_LABELS = {FAIL: "fails the gate", SLOWER: "regression, not failing the gate", FASTER: "improvement"}
+KIND_LABELS[UNCLEAR] = "unchanged or undecided"
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from benchgate.report.chartdata import (
     DPI,
     FAIL,
     FASTER,
+    KIND_LABELS,
     MARKERS,
     SLOWER,
     STARRED,
@@ -36,7 +37,6 @@ from benchgate.report.chartdata import (
     Intervals,
     forest_rows,
     intervals,
-    kind_labels,
     percent,
     row_kinds,
     shorten,
@@ -244,7 +244,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     ax.tick_params(axis="y", length=0)
     for side in ("left", "right"):
         ax.spines[side].set_visible(False)
-    _marks(ax, found, kinds, ys, limits, kind_labels(gated))
+    _marks(ax, found, kinds, ys, limits, KIND_LABELS)
     _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
 
     what = "change of the mean rate per comparison, head vs base"

@@ -287,13 +287,13 @@ def _count(value: Any) -> int | None:
     return None if number is None else int(number)
 
 
-def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> dict[str, Any]:
+def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
     """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
 
     Per row, compare.R's numbers, then the gate's: ``decision``, ``change``, ``ci_low``,
     ``ci_high`` (percent), ``ci_level`` (the interval's two-sided level), ``gate_p``, ``mde``
     (percent: the regression found with probability ``mde_power``) and ``runs_needed`` (an
-    undecided row). ``design``: an adaptive run's design (run.json's), recorded as is.
+    undecided row).
     """
     adjusted = gate_p_values(gated, policy).to_numpy(dtype=float)
     rows = []
@@ -333,15 +333,13 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
         "noisy_max_sigma": policy.noisy_max_sigma,
         "mde_power": gatelines.MDE_POWER,
     }
-    if design is not None:
-        document["design"] = design
     document["rows"] = rows
     return document
 
 
-def render_json(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> str:
+def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """``analysis_record`` as indented JSON (strict: no NaN or Infinity tokens)."""
-    record = analysis_record(gated, policy, design=design)
+    record = analysis_record(gated, policy)
     return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
