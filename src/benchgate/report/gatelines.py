@@ -101,7 +101,7 @@ class Noisy:
 
 
 def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Noisy]:
-    """The judged inconclusive rows too noisy to gate (``gate.noisy_rows``), noisiest first."""
+    """The judged inconclusive rows too noisy to gate (``analysis.noisy_rows``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
         Noisy(
@@ -155,7 +155,7 @@ def _correction_name(policy: GatePolicy) -> str:
 
 
 def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
-    """``problems`` and ``gate.untested_reason`` when no comparison could be tested."""
+    """``problems`` and ``analysis.untested_reason`` when no comparison could be tested."""
     untested = untested_reason(gated)
     if untested is not None and untested not in problems:
         return [*problems, untested]  # nothing tested fails the gate, whatever the statistics say

@@ -127,7 +127,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
 
     ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
-    head failures, an incomplete run), plus ``gate.untested_reason`` when no comparison could
+    head failures, an incomplete run), plus ``analysis.untested_reason`` when no comparison could
     be tested. They fail the gate whatever the statistics found, so
     with them the verdict line is FAIL and leads with them, and the statistics' finding
     follows without a verdict of its own. Undecided rows (inconclusive) make the verdict
