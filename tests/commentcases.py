@@ -9,7 +9,7 @@ from benchgate import config, stats
 from benchgate.config import labels
 from benchgate.report.comment import CommentContext
 from benchgate.results.runrecord import Binary, BuildFailure, Failure, RunSummary, SandboxUse, Skipped
-from benchgate.stats import gate, outcome
+from benchgate.stats import analysis, gate, outcome
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
 
@@ -108,7 +108,7 @@ def context(
     decision = decision or labels.LabelDecision()
     settings = config.with_labels(settings, decision.values)
     run = run or run_summary()
-    gated = gate.apply_gate(comparisons(rows), settings.policy(), decided=decided(rows))
+    gated = analysis.decisions_table(comparisons(rows), settings.policy(), decided(rows))
     return CommentContext(
         gated=gated,
         settings=settings,
@@ -172,7 +172,7 @@ def variants() -> dict[str, CommentContext]:
 
 
 def duet_context(ctx: CommentContext) -> CommentContext:
-    """A context whose rows the paired test decided, as ``gate.apply_gate`` marks a duet run's."""
+    """A context whose rows the paired test decided, as ``analysis.analyze`` marks a duet run's."""
     from benchgate.stats.paired import PAIRED_TEST
 
     ctx.gated["gate_test"] = PAIRED_TEST

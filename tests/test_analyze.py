@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchgate import results
 from benchgate.cli import main
-from benchgate.commands.analyze import analyze
+from benchgate.stats.analysis import RunData, analyze
 from benchgate.stats.gate import GatePolicy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
@@ -100,8 +101,9 @@ def test_labels_options(tmp_path, capsys):
     assert status == 2 and "both 'x'" in err
 
 
-def test_analyze_is_callable_with_keywords():
-    gated = analyze([str(FIXTURES / "many.csv")], policy=GatePolicy(threshold="**", min_effect=5.0))
+def test_analyze_is_callable_on_the_samples():
+    samples = results.read_samples([str(FIXTURES / "many.csv")])
+    gated = analyze(RunData.of(samples), GatePolicy(threshold="**", min_effect=5.0)).table
     assert int(gated["gating"].sum()) == 3 and len(gated) == 120
 
 

@@ -14,7 +14,7 @@ import pytest
 from benchgate import report, results, stats
 from benchgate.cli import main
 from benchgate.report import gatelines
-from benchgate.stats import gate
+from benchgate.stats import analysis, gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 
@@ -32,11 +32,14 @@ def table(rows: list[tuple[str, float, float]]) -> pd.DataFrame:
             "confidence": stats.stars(p),
         }
     )
-    return frame
+    for column in stats.COMPARISON_COLUMNS:  # compare.R's other columns, as a table of one sample a side
+        if column not in frame:
+            frame[column] = False if column in ("incomplete", "constant") else 1.0
+    return frame[stats.COMPARISON_COLUMNS]
 
 
 def gating(rows, **policy) -> list[bool]:
-    return gate.apply_gate(table(rows), gate.GatePolicy(**policy))["gating"].tolist()
+    return analysis.compare_r_table(table(rows), gate.GatePolicy(**policy))["gating"].tolist()
 
 
 def test_only_significant_regressions_gate():
@@ -71,16 +74,16 @@ def test_min_effect_is_a_floor_on_the_regression_size():
 
 
 def test_reason_says_why():
-    gated = gate.apply_gate(table([("a.js", -12.345, 1e-6)]), gate.GatePolicy(min_effect=3))
+    gated = analysis.compare_r_table(table([("a.js", -12.345, 1e-6)]), gate.GatePolicy(min_effect=3))
     assert gated.loc[0, "gate_reason"] == "-12.35 % regression, Holm-adjusted p = 1e-06 < 0.001 (***), |effect| >= 3 %"
-    plain = gate.apply_gate(table([("a.js", -1.0, 0.004)]), gate.GatePolicy(threshold="**", correction="none"))
+    plain = analysis.compare_r_table(table([("a.js", -1.0, 0.004)]), gate.GatePolicy(threshold="**", correction="none"))
     assert plain.loc[0, "gate_reason"] == "-1.00 % regression, p = 0.004 < 0.01 (**)"
 
 
 def test_rules_by_glob_override_or_ignore():
     rows = [("buffers/a.js", -5.0, 0.004), ("http/b.js", -5.0, 0.004), ("http/c.js", -5.0, 1e-9)]
     rules = (gate.GateRule("buffers/*", threshold="**"), gate.GateRule("http/c.js", ignore=True))
-    gated = gate.apply_gate(table(rows), gate.GatePolicy(correction="none", rules=rules))
+    gated = analysis.compare_r_table(table(rows), gate.GatePolicy(correction="none", rules=rules))
     assert gated["gating"].tolist() == [True, False, False]
     assert gated["ignored"].tolist() == [False, False, True]
 
@@ -94,13 +97,13 @@ def test_bad_policies_are_refused(policy):
 
 
 def test_verdict():
-    assert gate.verdict(gate.apply_gate(table([("a.js", -5.0, 1e-9)]), gate.GatePolicy())) == "fail"
-    assert gate.verdict(gate.apply_gate(table([("a.js", 5.0, 1e-9)]), gate.GatePolicy())) == "pass"
+    assert analysis.verdict(analysis.compare_r_table(table([("a.js", -5.0, 1e-9)]), gate.GatePolicy())) == "fail"
+    assert analysis.verdict(analysis.compare_r_table(table([("a.js", 5.0, 1e-9)]), gate.GatePolicy())) == "pass"
 
 
 def test_constant_regression_where_compare_r_aborts_still_gates():
     comparisons = stats.compare_samples(results.read_samples([FIXTURES / "constant.csv"]))
-    gated = gate.apply_gate(comparisons, gate.GatePolicy()).set_index("configuration")
+    gated = analysis.compare_r_table(comparisons, gate.GatePolicy()).set_index("configuration")
     assert gated["gating"].to_dict() == {
         "equal": False,
         "faster": False,
@@ -138,14 +141,14 @@ def test_exit_statuses(arguments, status, repo_root, capsys):
 
 def test_many_fixture_gates_exactly_its_planted_regressions():
     comparisons = stats.compare_samples(results.read_samples([FIXTURES / "many.csv"]))
-    gated = gate.apply_gate(comparisons, gate.GatePolicy())
+    gated = analysis.compare_r_table(comparisons, gate.GatePolicy())
     failing = set(gated.loc[gated["gating"], "filename"] + " " + gated.loc[gated["gating"], "configuration"])
     assert failing == {
         "group0/bench-0.js n=1000000 variant=3",
         "group2/bench-2.js n=1000000 variant=11",
         "group4/bench-4.js n=1000000 variant=7",
     }
-    raw = gate.apply_gate(comparisons, gate.GatePolicy(threshold="*", correction="none"))
+    raw = analysis.compare_r_table(comparisons, gate.GatePolicy(threshold="*", correction="none"))
     assert raw["gating"].sum() > gated["gating"].sum()  # a raw-p gate also fails on noise / small effects
 
 
@@ -158,8 +161,8 @@ def test_on_pure_noise_holm_rarely_fails_a_400_row_report_while_raw_p_often_does
         noise = table(
             [("noise.js", float(i), float(p)) for i, p in zip(rng.normal(size=400), rng.uniform(size=400), strict=True)]
         )
-        raw_failures += gate.verdict(gate.apply_gate(noise, gate.GatePolicy(correction="none"))) == "fail"
-        holm_failures += gate.verdict(gate.apply_gate(noise, gate.GatePolicy())) == "fail"
+        raw_failures += analysis.verdict(analysis.compare_r_table(noise, gate.GatePolicy(correction="none"))) == "fail"
+        holm_failures += analysis.verdict(analysis.compare_r_table(noise, gate.GatePolicy())) == "fail"
     assert 0.10 < raw_failures / reports < 0.27
     assert holm_failures <= 2  # expected 0.15 at most (0.05 % per report)
 
@@ -180,7 +183,7 @@ def lognormal_rows(rng, rows: list[tuple[str, float, float, int]]) -> pd.DataFra
 
 
 def decided(samples: pd.DataFrame, **policy) -> pd.DataFrame:
-    return gate.apply_gate(stats.compare_samples(samples), gate.GatePolicy(**policy), samples).set_index("filename")
+    return analysis.analyze(analysis.RunData.of(samples), gate.GatePolicy(**policy)).table.set_index("filename")
 
 
 def test_with_samples_the_gate_follows_the_decisions():
@@ -205,8 +208,8 @@ def test_with_samples_the_gate_follows_the_decisions():
     assert gated["undecided"].to_dict() == {"slower.js": False, "faster.js": False, "same.js": False, "noisy.js": True}
     assert gated.loc["slower.js", "gate_reason"].startswith("-19.8 % [-20.6, -19.1]")
     assert " regression: yuen_log p = " in gated.loc["slower.js", "gate_reason"]
-    assert gate.verdict(gated.reset_index()) == "fail"
-    assert gate.verdict(decided(samples[samples["filename"] != "slower.js"]).reset_index()) == "inconclusive"
+    assert analysis.verdict(gated.reset_index()) == "fail"
+    assert analysis.verdict(decided(samples[samples["filename"] != "slower.js"]).reset_index()) == "inconclusive"
 
 
 def test_thresholds_min_effect_and_rules_set_each_rows_level():
@@ -233,9 +236,9 @@ def test_threshold_off_shows_decisions_and_never_fails_or_is_inconclusive():
     gated = decided(samples, threshold="off")
     assert gated["decision"].to_dict() == {"noisy.js": "inconclusive", "slower.js": "regression"}
     assert not gated["gating"].any() and not gated["undecided"].any()
-    assert gate.verdict(gated.reset_index()) == "pass"
+    assert analysis.verdict(gated.reset_index()) == "pass"
     off_rule = decided(samples, rules=(gate.GateRule("noisy.js", threshold="off"),))
-    assert not off_rule["undecided"].any() and gate.verdict(off_rule.reset_index()) == "fail"
+    assert not off_rule["undecided"].any() and analysis.verdict(off_rule.reset_index()) == "fail"
 
 
 def test_inconclusive_above_is_the_floor_an_interval_must_rule_out():
@@ -266,7 +269,7 @@ def test_the_issues_four_run_tojson_regression_never_passes(capsys):
     comparisons = stats.compare_samples(samples)
     row = comparisons.set_index("configuration").loc["len=4096 n=10000"]
     assert row["confidence"] == "**" and row["improvement"] < -85
-    assert not gate.apply_gate(comparisons, gate.GatePolicy())["gating"].any()  # compare.R's p: a pass
+    assert not analysis.compare_r_table(comparisons, gate.GatePolicy())["gating"].any()  # compare.R's p: a pass
     assert main(["analyze", str(fixture), "--gate", "--no-bars"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"-91\.2 % \[-97\.7, -65\.8\] regression +FAIL", out) and "gate: FAIL: 1 of 4" in out
@@ -304,7 +307,7 @@ def test_an_undecided_row_names_its_own_rules_min_effect():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10), ("b.js", 0.04, 0.0, 10)])
     policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95)
-    gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
+    gated = analysis.analyze(analysis.RunData.of(samples), policy).table
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}
     assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js
@@ -321,7 +324,7 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     assert loud["decision"] == "inconclusive" and loud["noisy"] and loud["undecided"]
     assert 30 < loud["sigma"] < 50 and loud["noisy_mde"] > 10
     assert not gated.drop(index="loud.js")["noisy"].any()
-    assert gate.verdict(gated.reset_index()) == "inconclusive"
+    assert analysis.verdict(gated.reset_index()) == "inconclusive"
     # What the report says: the row apart from the undecided ones, with the rule that would settle it.
     policy = gate.GatePolicy()
     (item,) = gatelines.noisy_rows(gated.reset_index(), 0.0, 10.0)
@@ -333,13 +336,13 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     for budget in ({"noisy_max_sigma": 20.0}, {"rules": (gate.GateRule("loud*", max_sigma=20.0),)}):
         spared = decided(samples, **budget)
         assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
-        assert gate.verdict(spared.reset_index()) == "pass"
+        assert analysis.verdict(spared.reset_index()) == "pass"
         assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 0.0, 10.0)[0].sentence()
     # A budget above the row's noise spares nothing: it still holds the verdict.
-    assert gate.verdict(decided(samples, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
+    assert analysis.verdict(decided(samples, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
     # A regression is never spared: the budget concerns undecided rows only.
     failing = decided(lognormal_rows(rng, [("loud.js", 0.4, -0.9, 30)]), noisy_max_sigma=1.0)
-    assert failing.loc["loud.js", "decision"] == "regression" and gate.verdict(failing.reset_index()) == "fail"
+    assert failing.loc["loud.js", "decision"] == "regression" and analysis.verdict(failing.reset_index()) == "fail"
 
 
 def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):

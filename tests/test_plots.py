@@ -22,14 +22,15 @@ from plotting import EXAMPLE, write_compare_csv  # noqa: E402
 
 from benchgate import results, stats  # noqa: E402
 from benchgate.report import chartdata, panels, plots  # noqa: E402
-from benchgate.stats.gate import GatePolicy, apply_gate  # noqa: E402
+from benchgate.stats import analysis
+from benchgate.stats.gate import GatePolicy  # noqa: E402
 
 POLICY = GatePolicy(min_effect=3.0)
 
 
 def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
     samples = results.read_samples([path])
-    return apply_gate(stats.compare_samples(samples), policy), samples
+    return analysis.compare_r_table(stats.compare_samples(samples), policy), samples
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,9 @@ def example() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def large(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return analysed(write_compare_csv(tmp_path_factory.mktemp("large") / "200.csv"))
+    # compare.R's stars: p < 0.05, uncorrected
+    policy = GatePolicy(threshold="*", correction="none", min_effect=3.0)
+    return analysed(write_compare_csv(tmp_path_factory.mktemp("large") / "200.csv"), policy)
 
 
 def forest_parts(figure):
@@ -82,19 +85,19 @@ def test_forest_has_one_row_per_comparison_in_compare_r_order_with_failing_rows_
     assert list(ticks) == sorted(ticks) and ax.get_ylim()[0] > ax.get_ylim()[1]
 
 
-def test_forest_draws_compare_r_95_percent_interval_when_the_table_has_no_gate_interval(example):
+def test_forest_draws_compare_r_interval_at_the_threshold_under_its_rule(example):
     gated, _ = example
     ax, _, segments, points, _ = forest_parts(plots.forest_figure(gated, POLICY))
 
     drawn = sorted((float(s[0][0]), float(s[1][0])) for kind in segments.values() for s in kind)
-    expected = sorted(
-        zip(gated["improvement"] - gated["accuracy_1"], gated["improvement"] + gated["accuracy_1"], strict=True)
+    expected = sorted(  # the *** level's accuracy
+        zip(gated["improvement"] - gated["accuracy_3"], gated["improvement"] + gated["accuracy_3"], strict=True)
     )
     assert np.allclose(drawn, expected)
     assert sum(len(x) for x in points.values()) == len(gated)
     low, high = ax.get_xlim()
     assert low < min(e[0] for e in expected) and high > max(e[1] for e in expected)
-    assert "95 % confidence interval (compare.R's accuracy *)" in ax.get_xlabel()
+    assert "compare.R's confidence interval at the threshold's level" in ax.get_xlabel()
     assert ax.get_xscale() == "linear"  # +43 % among a few percent is not extreme enough for a log axis
 
 
@@ -114,6 +117,7 @@ def test_forest_uses_the_gate_interval_and_estimate_when_the_table_has_them(exam
         ci_low=gated["improvement"] - 5.0,
         ci_high=gated["improvement"] + 7.0,
         decision=np.where(gated["improvement"] > 5, "improvement", "inconclusive"),
+        gate_test="yuen_log",
     )
     ax, _, segments, points, _ = forest_parts(plots.forest_figure(with_ci, POLICY))
 
@@ -232,7 +236,7 @@ def test_chart_paths_put_the_distributions_beside_the_forest():
 def thousand(tmp_path_factory) -> pd.DataFrame:
     """A 1,000-row report decided by the gate: mostly undecided rows, a few regressions and gains."""
     samples = results.read_samples([write_compare_csv(tmp_path_factory.mktemp("thousand") / "1000.csv", rows=1000)])
-    return apply_gate(stats.compare_samples(samples), POLICY, samples)
+    return analysis.analyze(analysis.RunData.of(samples), POLICY).table
 
 
 def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_the_rest(thousand):
@@ -270,6 +274,8 @@ def test_forest_draws_every_row_up_to_the_threshold():
             "improvement": [-5.0] + [0.1] * plots.FOREST_ALL_ROWS,
             "confidence": ["***"] + [""] * plots.FOREST_ALL_ROWS,
             "gating": [False] * (plots.FOREST_ALL_ROWS + 1),
+            "decision": ["regression"] + ["unchanged"] * plots.FOREST_ALL_ROWS,
+            "undecided": [False] * (plots.FOREST_ALL_ROWS + 1),
         }
     )
     kinds = chartdata.row_kinds(rows)

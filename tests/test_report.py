@@ -13,7 +13,7 @@ import pytest
 
 from benchgate import report, results, stats
 from benchgate.report import bars
-from benchgate.stats import gate
+from benchgate.stats import analysis, gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 ROW_KEYS = {
@@ -48,7 +48,7 @@ def gated_fixture(name: str, **policy) -> tuple[pd.DataFrame, gate.GatePolicy]:
     """The table ``benchgate analyze`` renders: compare.R's columns and the gate's decisions from the samples."""
     chosen = gate.GatePolicy(**policy)
     samples = results.read_samples([FIXTURES / f"{name}.csv"])
-    return gate.apply_gate(stats.compare_samples(samples), chosen, samples), chosen
+    return analysis.analyze(analysis.RunData.of(samples), chosen).table, chosen
 
 
 def test_number_formats_are_compare_rs():
@@ -159,7 +159,10 @@ def test_markdown_table_puts_regressions_first_and_escapes_names():
     frame["confidence"] = stats.stars(frame["p_value"].to_numpy())
     for k in (1, 2, 3):
         frame[f"accuracy_{k}"] = 1.0 * k
-    gated = gate.apply_gate(frame, gate.GatePolicy())
+    for column in stats.COMPARISON_COLUMNS:  # the columns this test does not choose
+        if column not in frame:
+            frame[column] = False if column in ("incomplete", "constant") else 2.0
+    gated = analysis.compare_r_table(frame, gate.GatePolicy())
     table = report.render_markdown_table(gated).splitlines()
     assert table[0].startswith("| benchmark | confidence | improvement | accuracy (\\*)")
     names = [line.split(" | ")[0][2:] for line in table[2:]]

@@ -24,7 +24,7 @@ from benchgate.commands.run import build_settings
 from benchgate.errors import InputError
 from benchgate.github.client import GitHubClient
 from benchgate.results import rundirs, runrecord
-from benchgate.stats import outcome
+from benchgate.stats import analysis, outcome
 
 REPO = "nodejs/node"
 pytestmark = pytest.mark.skipif(
@@ -126,9 +126,8 @@ def test_report_exit_statuses_of_build_failures_differ_from_pass():
     head = runrecord.RunSummary(has_record=True, build_failure=_failure("head"))
     base = runrecord.RunSummary(has_record=True, build_failure=_failure("base"))
     from benchgate import config, stats
-    from benchgate.stats import gate
 
-    empty = gate.apply_gate(stats.compare_samples(results.empty_samples()), config.Settings().policy())
+    empty = analysis.compare_r_table(stats.compare_samples(results.empty_samples()), config.Settings().policy())
     assert outcome.decide(empty, head, accept_regression=True).verdict == "fail"  # no label accepts a broken head
     decided = outcome.decide(empty, base)
     assert (decided.verdict, decided.check_conclusion, decided.exit_status) == ("error", "neutral", 4)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from benchgate import report, results, stats
-from benchgate.stats import gate
+from benchgate.stats import analysis, gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 REFERENCES = sorted(path.name.removesuffix(".r.csv") for path in FIXTURES.glob("*.r.csv"))
@@ -89,14 +89,14 @@ def test_printed_digits_match_r(name):
 @pytest.mark.parametrize("name", COMPARE_R_OUTPUTS)
 def test_text_output_starts_with_exactly_what_compare_r_printed(name):
     printed = (FIXTURES / f"{name}.compare-R.txt").read_text(encoding="utf-8")
-    gated = gate.apply_gate(ours(name), gate.GatePolicy(threshold="off"))
+    gated = analysis.compare_r_table(ours(name), gate.GatePolicy(threshold="off"))
     text = report.render_text(gated, gate.GatePolicy(threshold="off"))
     assert text.startswith(printed)
 
 
 def test_gate_column_only_appends_to_compare_r_lines():
     printed = (FIXTURES / "many.compare-R.txt").read_text(encoding="utf-8").splitlines()
-    gated = gate.apply_gate(ours("many"), gate.GatePolicy())
+    gated = analysis.compare_r_table(ours("many"), gate.GatePolicy())
     assert gated["gating"].sum() == 3
     table = report.render_compare_table(gated).splitlines()
     assert table[0] == printed[0] + " gate"
@@ -161,7 +161,7 @@ def test_the_gates_columns_only_append_to_compare_r_lines(name):
     """What `benchgate analyze` prints (the gate's decisions from the samples) keeps every compare.R line as is."""
     printed = (FIXTURES / f"{name}.compare-R.txt").read_text(encoding="utf-8").splitlines()
     samples = results.read_samples([FIXTURES / f"{name}.csv"])
-    gated = gate.apply_gate(stats.compare_samples(samples), gate.GatePolicy(), samples)
+    gated = analysis.analyze(analysis.RunData.of(samples), gate.GatePolicy()).table
     table = report.render_compare_table(gated).splitlines()
     assert len(table) == len(gated) + 1
     for ours_line, r_line in zip(table, printed, strict=False):

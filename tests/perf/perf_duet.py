@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchgate import results, stats
-from benchgate.stats import gate, gatetable
+from benchgate import results
+from benchgate.stats import analysis, gate, gatetable
 
 # Small, CPU-bound, single-threaded files, cut to a few seconds a process with --set.
 DEFAULT_FILES = ("string_decoder/string-decoder-create.js", "es/spread-assign.js", "es/foreach-bench.js")
@@ -76,7 +76,7 @@ def _run(mode: str, args, output: Path) -> float:
 def _figures(output: Path) -> tuple[float, float, int]:
     """(median interval width in log units, median sd of the per-pair log ratio, rows) of one run directory."""
     samples, run, _ = results.load([str(output)])
-    gated = gate.apply_gate(stats.compare_samples(samples), gate.GatePolicy(), samples, pairs=run.pairs)
+    gated = analysis.analyze(analysis.RunData.of(samples, pairs=run.pairs), gate.GatePolicy()).table
     width = np.log1p(gated["ci_high"].to_numpy() / 100) - np.log1p(gated["ci_low"].to_numpy() / 100)
     keys = list(zip(gated["filename"], gated["configuration"], strict=True))
     if run.pairs is not None:

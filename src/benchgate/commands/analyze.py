@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-import pandas as pd
-
-from benchgate import report, results, stats
+from benchgate import results
 from benchgate.config import flags
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.report import plots
+from benchgate.report.markup import FORMATS
+from benchgate.report.tables import render
 from benchgate.stats import gate
-
-FORMATS = ("text", "markdown", "json", "csv")
+from benchgate.stats.analysis import Analysis, RunData, Verdict, analyze
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--base-label", default="old", metavar="LABEL", help="binary label of the base (default old)")
     parser.add_argument("--head-label", default="new", metavar="LABEL", help="binary label of the head (default new)")
     flags.add_flags(parser, "analyze")
+    parser.add_argument(
+        "--rule",
+        default="gate",
+        choices=list(gate.RULES),
+        help="gate: the gate's decisions (default); compare-r: compare.R's rule, a Holm-adjusted p-value below "
+        "the threshold's level",
+    )
     parser.add_argument(
         "--gate",
         action="store_true",
@@ -54,38 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_handler)
 
 
-def analyze(
-    files: Sequence[str],
-    *,
-    base_label: str = "old",
-    head_label: str = "new",
-    policy: gate.GatePolicy | None = None,
-) -> pd.DataFrame:
-    """Read the CSVs, compute the comparison table and the gate's decisions; returns the gated DataFrame."""
-    policy = policy or gate.GatePolicy()
-    samples = results.read_samples(files, base_label=base_label, head_label=head_label)
-    return gate.apply_gate(stats.compare_samples(samples), policy, samples)
-
-
-def render(gated: pd.DataFrame, policy: gate.GatePolicy, output_format: str = "text", *, bars: bool = True) -> str:
-    """The analysis in one of FORMATS."""
-    if output_format == "text":
-        return report.render_text(gated, policy, bars=bars)
-    if output_format == "markdown":
-        return report.render_markdown(gated, policy)
-    if output_format == "json":
-        return report.render_json(gated, policy)
-    if output_format == "csv":
-        return report.render_csv(gated, policy)
-    raise InputError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
-
-
-def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: gate.GatePolicy) -> list[Path]:
+def write_charts(path: Path, analysis: Analysis) -> list[Path]:
     """Draw both charts (``report.plots.chart_files``), write them and name them on stderr; returns the paths.
 
     matplotlib is imported here, so only a ``--plot`` loads it.
     """
-    files = plots.chart_files(path, gated, samples, policy)
+    files = plots.chart_files(path, analysis.table, analysis.samples, analysis.policy)
     for file, data in files.items():
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_bytes(data)
@@ -94,24 +74,22 @@ def write_charts(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    policy = flags.settings_from_flags(args, "analyze").policy()
+    policy = replace(flags.settings_from_flags(args, "analyze").policy(), rule=args.rule)
     if args.files.count("-") > 1:
         raise InputError("stdin (-) given more than once")
     if args.plot is not None:  # before reading stdin: a missing extra is said at once
         plots.require_matplotlib()
         plots.chart_paths(args.plot)
     samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
-    gated = gate.apply_gate(stats.compare_samples(samples), policy, samples)
-    sys.stdout.write(render(gated, policy, args.format, bars=not args.no_bars))
+    analysis = analyze(RunData.of(samples), policy)
+    sys.stdout.write(render(analysis, args.format, bars=not args.no_bars))
     sys.stdout.flush()
     if args.plot is not None:
-        write_charts(args.plot, gated, samples, policy)
-    verdict = gate.verdict(gated)
-    if args.gate and verdict == "fail":
-        untested = gate.untested_reason(gated)
-        if untested is not None:  # the text format says it too; json and csv would not
-            print(f"benchgate: gate failed: {untested}", file=sys.stderr)
+        write_charts(args.plot, analysis)
+    if args.gate and analysis.verdict == Verdict.FAIL:
+        if analysis.untested is not None:  # the text format says it too; json and csv would not
+            print(f"benchgate: gate failed: {analysis.untested}", file=sys.stderr)
         return EXIT_GATE_FAILED
-    if args.gate and verdict == "inconclusive":
+    if args.gate and analysis.verdict == Verdict.INCONCLUSIVE:
         return EXIT_INCONCLUSIVE
     return EXIT_OK

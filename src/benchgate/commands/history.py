@@ -190,9 +190,7 @@ def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str]
     environment = os.environ if environment is None else environment
     if not (environment.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
         return ""
-    wanted = gated["gating"].astype(bool)
-    if "undecided" in gated:
-        wanted |= gated["undecided"].astype(bool)
+    wanted = gated["gating"].astype(bool) | gated["undecided"].astype(bool)
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
     if not rows:
         return ""

@@ -24,10 +24,11 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-from benchgate import config, report, stats
+from benchgate import config
 from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
@@ -35,7 +36,7 @@ from benchgate.config import flags, labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
-from benchgate.report import plots
+from benchgate.report import plots, tables
 from benchgate.report.comment import (
     GITHUB_COMMENT_LIMIT,
     MARKER,
@@ -43,9 +44,13 @@ from benchgate.report.comment import (
     CommentContext,
     render_comment,
 )
+from benchgate.report.commentgate import check_title
+from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs, runrecord
+from benchgate.results.csvfile import empty_samples
 from benchgate.results.runrecord import RunSummary
-from benchgate.stats import gate, outcome
+from benchgate.stats import outcome
+from benchgate.stats.analysis import Analysis, RunData, analyze
 
 CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
@@ -96,6 +101,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "put them beside --report-path to upload both as the workflow's artifact, and the comment links there",
     )
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
+    parser.add_argument(
+        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
+    )
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
     parser.add_argument(
         "--nothing-to-benchmark",
@@ -113,23 +121,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     options = flags.flag_values(args, "report")
+    names = {field.name for field in fields(ReportOptions)} - {"config_path", "options", "dry_run_labels", "plot_path"}
+    given = {name: getattr(args, name) for name in names}
     return report_results(
-        args.results,
-        config_path=args.config,
-        options=options,
-        repository=args.repository,
-        pr=args.pr,
-        token=args.token,
-        api_url=args.api_url,
-        comment_author=args.comment_author,
-        head_sha=args.head_sha,
-        dry_run_labels=args.label,
-        report_path=args.report_path,
-        plot_path=args.plot,
-        dry_run=args.dry_run,
-        retries=args.retries,
-        nothing_to_benchmark=args.nothing_to_benchmark,
-        benchmark_dir=args.benchmark_dir,
+        args.results, config_path=args.config, options=options, dry_run_labels=args.label, plot_path=args.plot, **given
     ).exit_status
 
 
@@ -151,16 +146,6 @@ def _approved_sha(head_sha: str | None) -> str | None:
     return sha
 
 
-def _categories_touched(client, pr: int, settings, benchmark_dir: Path | None, errors: list) -> list[str]:
-    """The categories the API says ``pr`` touches; a failure to ask is a posting error, never a pass."""
-    try:
-        placed = pull_request_categories(client, pr, settings, benchmark_dir or default_benchmark_dir())
-    except BenchgateError as error:
-        errors.append(error)
-        return []
-    return placed.categories
-
-
 def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
     if head_sha is None:
         return
@@ -175,163 +160,196 @@ def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> No
         raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
 
 
+@dataclass(frozen=True)
+class ReportOptions:
+    """What ``report_results`` is asked to do (the command's options; see ``register``)."""
+
+    config_path: str | Path | None = config.DEFAULT_CONFIG_PATH
+    options: dict | None = None  # the gate's options by their configuration key (OPTION_KEYS)
+    repository: str | None = None
+    pr: int | None = None
+    token: str | None = None
+    api_url: str | None = None
+    comment_author: str | None = None
+    head_sha: str | None = None
+    dry_run_labels: Sequence[str] = ()
+    report_path: Path | None = None
+    plot_path: Path | None = None  # the charts go there and the comment points to the run's artifacts
+    dry_run: bool = False
+    retries: int = 5
+    nothing_to_benchmark: bool = False  # authorize found no benchmark category: ``results`` may be empty
+    benchmark_dir: Path | None = None
+    output_format: str = "text"  # of the analysis printed when posting (markdown: the full report)
+
+
+@dataclass
+class _Posting:
+    """Where the report goes: the client and PR, the PR's labels' decision, what went wrong on the way."""
+
+    client: Any = None
+    pr: int | None = None
+    pr_info: Any = None
+    labels: labels.LabelDecision = field(default_factory=labels.LabelDecision)
+    errors: list[BenchgateError] = field(default_factory=list)
+    comment_url: str | None = None
+    check_url: str | None = None
+
+
 def report_results(
-    results: Sequence[str],
-    *,
-    config_path: str | Path | None = config.DEFAULT_CONFIG_PATH,
-    options: dict | None = None,
-    repository: str | None = None,
-    pr: int | None = None,
-    token: str | None = None,
-    api_url: str | None = None,
-    comment_author: str | None = None,
-    head_sha: str | None = None,
-    dry_run_labels: Sequence[str] = (),
-    report_path: Path | None = None,
-    plot_path: Path | None = None,
-    dry_run: bool = False,
-    retries: int = 5,
-    client=None,
-    stdout=None,
-    nothing_to_benchmark: bool = False,
-    benchmark_dir: Path | None = None,
+    results: Sequence[str], request: ReportOptions | None = None, *, client=None, stdout=None, **fields_
 ) -> ReportResult:
     """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check.
 
-    ``nothing_to_benchmark``: authorize found no benchmark category in the PR's changed files
-    (the benchmark job did not run); ``results`` may then be empty.
-
-    With ``plot_path`` the charts are written there (``report.plots.chart_paths``) and the
-    comment points to the workflow run's artifacts for them.
+    ``request`` (or its fields as keywords) says how; ``client``: a GitHub client instead of one from
+    the token; ``stdout``: where the report is printed.
     """
+    options = request or ReportOptions(**fields_)
     stdout = stdout or sys.stdout
-    settings = config.load_settings(config_path, options or {})
-    head_sha = _approved_sha(head_sha)
-    if plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
+    settings = config.load_settings(options.config_path, options.options or {})
+    head_sha = _approved_sha(options.head_sha)
+    if options.plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
         plots.require_matplotlib()
-        plots.chart_paths(plot_path)
-    if not results and not nothing_to_benchmark:
+        plots.chart_paths(options.plot_path)
+    if not results and not options.nothing_to_benchmark:
         raise InputError("no RESULTS given (run directories, results CSVs or globs)")
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    shards = []
     if nothing_run is not None:
-        run, comparisons, samples = nothing_run, stats.empty_comparisons(), None
+        run, run_data = nothing_run, RunData.of(empty_samples())
     else:
-        # --runs auto: decided from the run's looks (replayed and checked), not a fixed-runs test of its samples.
-        samples, run, shards = rundirs.load(list(results))
-        comparisons = stats.compare_samples(samples)
+        run_data, run = RunData.load(list(results))
     if results:
         _check_results_commit(run, head_sha)
-    problems: list[str] = []
-
-    posting_errors: list[BenchgateError] = []
-    pr_info = None
-    decision = labels.LabelDecision()
-    if dry_run:
-        # Whoever runs the command locally is the authority for the labels they pass.
-        decision = labels.decide(dry_run_labels, settings, actor_of=lambda label: "you", can_write=lambda user: True)
-    else:
-        repository = repository or os.environ.get("GITHUB_REPOSITORY")
-        token = token or os.environ.get("GITHUB_TOKEN") or None
-        pr = pr or actions_env.pull_request_number(actions_env.read_event())
-        # Without a PR (a push, a schedule) only the check run is posted, on the given commit.
-        missing = [name for name, value in (("--repository", repository), ("--pr", pr or head_sha)) if not value]
-        if missing:
-            raise InputError(
-                f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
-                "or --head-sha for a check run alone); use --dry-run to print the comment instead"
-            )
-        client = client or _client(repository, token, api_url, retries, comment_author)
-        try:
-            pr_info = client.pull_request(pr) if pr else None
-        except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
-            posting_errors.append(error)
-        if pr_info is not None and head_sha and not pr_info.head_sha.startswith(head_sha):
-            raise InputError(
-                f"PR #{pr}'s head is {pr_info.head_sha[:12]} but the results are for {head_sha[:12]}: "
-                "the PR moved since the approved run (or the results belong to another PR); not posting"
-            )
-        if pr_info is not None:
-            try:
-                decision = labels.decide_with_client(client, pr, pr_info.labels, settings)
-            except BenchgateError as error:
-                posting_errors.append(error)
-    settings = config.with_labels(settings, decision.values)
-    if nothing_run is not None and not dry_run and pr and not posting_errors:
-        touched = _categories_touched(client, pr, settings, benchmark_dir, posting_errors)
-        if touched:
-            problems.append(
-                f"nothing was benchmarked, but the pull request's changed files map to {', '.join(touched)}"
-            )
-            nothing_run = None
-    gated = gate.apply_gate(comparisons, settings.policy(), samples, shards=shards, pairs=run.pairs)
-    result = outcome.decide(gated, run, accept_regression=settings.accept_regression, problems=problems)
-    charts = _charts(plot_path, gated, samples, settings.policy()) if plot_path is not None else ()
+    posting = _Posting() if options.dry_run else _connect(options, settings, head_sha, client)
+    if options.dry_run:  # whoever runs the command locally is the authority for the labels they pass
+        posting.labels = labels.decide(options.dry_run_labels, settings, actor_of=lambda _: "you", can_write=bool)
+    settings = config.with_labels(settings, posting.labels.values)
+    problems = _unbenchmarked(posting, settings, options) if nothing_run is not None else []
+    nothing = nothing_run is not None and not problems
+    analysis = analyze(run_data, settings.policy())
+    result = outcome.decide(analysis.table, run, accept_regression=settings.accept_regression, problems=problems)
+    charts = _charts(options.plot_path, analysis) if options.plot_path is not None else ()
     context = CommentContext(
-        gated=gated,
+        gated=analysis.table,
         settings=settings,
         outcome=result,
         run=run,
-        labels=decision,
+        labels=posting.labels,
         run_url=actions_env.workflow_run_url(),
-        nothing_selected=nothing_run is not None,
+        nothing_selected=nothing,
         charts=charts,
     )
-    body = render_comment(context)
-    full_report = render_comment(context, limit=None)
-    history_section = comment_context(settings, gated)  # '' unless a history store is configured
+    body = _publish_locally(context, analysis, options, stdout, nothing)
+    if not options.dry_run and not posting.errors:
+        _post(posting, body, head_sha, result, run, nothing, stdout)
+    return _finish(posting, body, result, options.report_path)
+
+
+def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> _Posting:
+    """The client, the PR and its labels' decision; an unreachable or refusing GitHub is a posting error."""
+    repository = options.repository or os.environ.get("GITHUB_REPOSITORY")
+    token = options.token or os.environ.get("GITHUB_TOKEN") or None
+    pr = options.pr or actions_env.pull_request_number(actions_env.read_event())
+    # Without a PR (a push, a schedule) only the check run is posted, on the given commit.
+    missing = [name for name, value in (("--repository", repository), ("--pr", pr or head_sha)) if not value]
+    if missing:
+        raise InputError(
+            f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
+            "or --head-sha for a check run alone); use --dry-run to print the comment instead"
+        )
+    client = client or _client(repository, token, options.api_url, options.retries, options.comment_author)
+    posting = _Posting(client, pr)
+    try:
+        posting.pr_info = client.pull_request(pr) if pr else None
+    except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
+        posting.errors.append(error)
+    info = posting.pr_info
+    if info is not None and head_sha and not info.head_sha.startswith(head_sha):
+        raise InputError(
+            f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
+            "the PR moved since the approved run (or the results belong to another PR); not posting"
+        )
+    if info is not None:
+        try:
+            posting.labels = labels.decide_with_client(client, pr, info.labels, settings)
+        except BenchgateError as error:
+            posting.errors.append(error)
+    return posting
+
+
+def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[str]:
+    """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
+    if options.dry_run or not posting.pr or posting.errors:
+        return []
+    try:  # a failure to ask is a posting error, never a pass
+        placed = pull_request_categories(
+            posting.client, posting.pr, settings, options.benchmark_dir or default_benchmark_dir()
+        )
+    except BenchgateError as error:
+        posting.errors.append(error)
+        return []
+    touched = ", ".join(placed.categories)
+    return [f"nothing was benchmarked, but the pull request's changed files map to {touched}"] if touched else []
+
+
+def _publish_locally(context: CommentContext, analysis: Analysis, options: ReportOptions, stdout, nothing) -> str:
+    """The comment's body; the full report, summary, annotations and stdout first, so a failed post loses nothing."""
+    body, full_report = render_comment(context), render_comment(context, limit=None)
+    history_section = comment_context(context.settings, context.gated)  # '' unless a history store is configured
     if history_section and len(body) + len(history_section) + 2 <= GITHUB_COMMENT_LIMIT:
         body, full_report = f"{body}\n\n{history_section}", f"{full_report}\n\n{history_section}"
-
-    # Everything that does not need GitHub happens first, so a failed post loses nothing.
-    if report_path is not None:
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(full_report, encoding="utf-8")
+    if options.report_path is not None:
+        options.report_path.parent.mkdir(parents=True, exist_ok=True)
+        options.report_path.write_text(full_report, encoding="utf-8")
     actions_env.write_step_summary(render_comment(context, limit=SUMMARY_CHARACTERS))
+    result, gated = context.outcome, context.gated
     for row in gated[gated["gating"]].itertuples(index=False):
         actions_env.error_annotation(f"{row.filename} {row.configuration}: {row.gate_reason}", title="benchgate")
-    if run.build_failure is not None:
+    if context.run.build_failure is not None:
         actions_env.error_annotation(result.problems[0], title="benchgate")
     for failure in result.head_failures:
         actions_env.error_annotation(
             f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
         )
     with actions_env.commands_stopped(stdout):  # benchmark names are untrusted text
-        if dry_run:
+        if options.dry_run:
             stdout.write(body)
+        elif nothing:
+            stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
         else:
-            if nothing_run is not None:
-                stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
-            else:
-                stdout.write(report.render_text(gated, settings.policy(), problems=result.problems))
-    if not dry_run:
+            printed = tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report)
+            stdout.write(printed)
+    if not options.dry_run:
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
+    return body
 
-    comment_url = check_url = None
-    if not dry_run and not posting_errors:
-        try:
-            if pr:
-                comment_url = client.upsert_comment(pr, body, MARKER)
-                stdout.write(f"comment: {comment_url}\n")
-            check_url = client.create_check_run(
-                head_sha or pr_info.head_sha,
-                name=CHECK_NAME,
-                conclusion=result.check_conclusion,
-                title=NOTHING_TO_BENCHMARK.capitalize() if nothing_run is not None else _check_title(result, run),
-                summary=body.removeprefix(MARKER).lstrip("\n"),
-                details_url=actions_env.workflow_run_url() or comment_url,
-            )
-            stdout.write(f"check: {check_url}\n")
-        except BenchgateError as error:
-            posting_errors.append(error)
 
-    status = result.exit_status
-    posting_error = None
-    if posting_errors:
-        error = posting_errors[0]
+def _post(posting: _Posting, body: str, head_sha, result: outcome.Outcome, run: RunSummary, nothing: bool, stdout):
+    """The sticky comment (with a PR) and the check run; a failure is a posting error."""
+    try:
+        if posting.pr:
+            posting.comment_url = posting.client.upsert_comment(posting.pr, body, MARKER)
+            stdout.write(f"comment: {posting.comment_url}\n")
+        posting.check_url = posting.client.create_check_run(
+            head_sha or posting.pr_info.head_sha,
+            name=CHECK_NAME,
+            conclusion=result.check_conclusion,
+            title=NOTHING_TO_BENCHMARK.capitalize() if nothing else check_title(result, run),
+            summary=body.removeprefix(MARKER).lstrip("\n"),
+            details_url=actions_env.workflow_run_url() or posting.comment_url,
+        )
+        stdout.write(f"check: {posting.check_url}\n")
+    except BenchgateError as error:
+        posting.errors.append(error)
+
+
+def _finish(posting: _Posting, body: str, result: outcome.Outcome, report_path: Path | None) -> ReportResult:
+    """The exit status (a posting error turns a pass into 3 or 2) and the step's outputs."""
+    status, posting_error = result.exit_status, None
+    if posting.errors:
+        error = posting.errors[0]
         posting_error = error.one_line()
         print(f"benchgate: error: {posting_error}", file=sys.stderr)
         actions_env.error_annotation(f"could not post the report: {posting_error}", title="benchgate")
@@ -341,43 +359,25 @@ def report_results(
         {
             "verdict": result.verdict,
             "regressions": result.gating_rows,
-            "comment-url": comment_url or "",
-            "check-url": check_url or "",
+            "comment-url": posting.comment_url or "",
+            "check-url": posting.check_url or "",
             "report-path": str(report_path) if report_path else "",
         }
     )
-    return ReportResult(
-        status, result.verdict, result.gating_rows, body, comment_url, check_url, report_path, posting_error
-    )
+    urls = (posting.comment_url, posting.check_url)
+    return ReportResult(status, result.verdict, result.gating_rows, body, *urls, report_path, posting_error)
 
 
-def _charts(path: Path, gated, samples, policy: gate.GatePolicy) -> tuple[str, ...]:
+def _charts(path: Path, analysis: Analysis) -> tuple[str, ...]:
     """Write the charts; the file names the comment links to, or () when nothing was drawn."""
-    if samples is None or not len(gated):
+    if not len(analysis.table):
         print("benchgate: no charts: nothing was compared", file=sys.stderr)
         return ()
     try:
-        written = write_charts(path, gated, samples, policy)
+        written = write_charts(path, analysis)
     except OSError:
         raise  # an unwritable --plot is the user's input, as an unwritable --report-path is (exit 2)
     except Exception as error:  # noqa: BLE001 - a chart is an extra: it must not cost the PR its verdict
         print(f"benchgate: warning: no charts: {type(error).__name__}: {error}", file=sys.stderr)
         return ()
     return tuple(file.name for file in written)
-
-
-def _check_title(result: outcome.Outcome, run: runrecord.RunSummary) -> str:
-    if run.build_failure is not None:
-        if run.build_failure.infrastructure:
-            return "The base does not build (infrastructure error, not this PR's fault)"
-        return "The head does not build"
-    if result.verdict == outcome.PASS:
-        return "No regression fails the gate"
-    if result.verdict == outcome.INCONCLUSIVE:
-        undecided = result.undecided_rows
-        return f"Inconclusive: {undecided} comparison{'s' if undecided != 1 else ''} undecided, none regresses"
-    count = result.gating_rows
-    what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
-    if result.verdict == outcome.ACCEPTED:
-        return f"{what} accepted by label"
-    return f"{what} fail{'s' if count == 1 or not count else ''} the gate"

@@ -18,8 +18,9 @@ from benchgate.build.settings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.config import Settings, flags
 from benchgate.errors import EXIT_GATE_FAILED, RunError
+from benchgate.report.markup import FORMATS
 from benchgate.run.local import run_benchmarks
-from benchgate.run.plan import FORMATS, RunOptions
+from benchgate.run.plan import RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
 
 
@@ -110,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-analyze", dest="analyze", action="store_false", help="do not print the analysis at the end"
     )
     parser.add_argument(
-        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis: text or markdown"
+        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
     )
     parser.add_argument(
         "--jobs",
@@ -204,10 +205,11 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     says FAIL throughout (the gate line leads with why), never "pass". A run that measured
     nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
     """
-    from benchgate import report, results, stats
-    from benchgate.report import comment
+    from benchgate import results
+    from benchgate.report import comment, tables
     from benchgate.run import system
-    from benchgate.stats import gate, outcome
+    from benchgate.stats import outcome
+    from benchgate.stats.analysis import RunData, analyze
 
     record = results.read_run_record(output / "run.json")
     if record.get("samples", 0) == 0:
@@ -226,18 +228,17 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
             "skip(s), listed above)",
             where=str(output),
         )
-    # --runs auto: decided from its looks (the shards), not the merged samples
-    samples, summary, shards = results.load([str(output)])
-    gated = gate.apply_gate(
-        stats.compare_samples(samples), settings.policy(), samples, shards=shards, pairs=summary.pairs
-    )
-    decision = outcome.decide(gated, summary, accept_regression=settings.accept_regression)
-    if options.output_format == "markdown":
-        context = comment.CommentContext(gated=gated, settings=settings, outcome=decision, run=summary)
-        sys.stdout.write(comment.render_comment(context, limit=None))
+    run_data, summary = RunData.load([str(output)])
+    analysis = analyze(run_data, settings.policy())
+    decision = outcome.decide(analysis.table, summary, accept_regression=settings.accept_regression)
+    if options.output_format != "text":
+        context = comment.CommentContext(gated=analysis.table, settings=settings, outcome=decision, run=summary)
+        # a run's markdown is its whole report, the comment
+        markdown = comment.render_comment(context, limit=None) if options.output_format == "markdown" else None
+        sys.stdout.write(tables.render(analysis, options.output_format, problems=decision.problems, markdown=markdown))
         return decision.exit_status
     lines = [
-        report.render_text(gated, settings.policy(), problems=decision.problems),
+        tables.render(analysis, "text", problems=decision.problems),
         system.render(record["environment"]),
         *_failure_lines(record["failures"]),
         *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),

@@ -207,19 +207,17 @@ def _record_step(directory: Path, head: str, store: str) -> None:
 
 
 def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):
-    """The step's comparisons as `benchgate run` analyses them, and its forest plot when matplotlib is there."""
-    from benchgate import results, stats
+    """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
     from benchgate.report.versions import VersionStep, failure_lines
-    from benchgate.stats import gate
+    from benchgate.stats.analysis import RunData, analyze
+    from benchgate.stats.gate import GatePolicy
 
     # A report of releases gates nothing: no row is drawn as failing a gate.
-    policy = gate.GatePolicy("off", min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"])
-    samples, summary, shards = results.load([str(output / directory)])
-    # Read as compare.R reads it (its stars, its 95 % interval in the chart); an adaptive run's
-    # comparisons come from the looks it stopped at, as `benchgate run` reads them.
-    gated = gate.apply_gate(stats.compare_samples(samples), policy, shards=shards)
+    policy = GatePolicy("off", min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"])
+    run_data, summary = RunData.load([str(output / directory)])
+    analysis = analyze(run_data, policy)
     chart = None
-    if plot and len(gated):
+    if plot and len(analysis.table):
         try:
             from benchgate.report import plots
 
@@ -229,6 +227,6 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
         if plot:
             chart = f"charts/{base}..{head}.png"
             (output / "charts").mkdir(parents=True, exist_ok=True)
-            for path, data in plots.chart_files(output / chart, gated, samples, policy).items():
+            for path, data in plots.chart_files(output / chart, analysis.table, run_data.samples, policy).items():
                 path.write_bytes(data)
-    return VersionStep(base, head, gated, directory, chart, failures=failure_lines(summary.failures))
+    return VersionStep(base, head, analysis.table, directory, chart, failures=failure_lines(summary.failures))

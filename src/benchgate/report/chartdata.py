@@ -41,33 +41,14 @@ def shorten(value: str, limit: int) -> str:
 
 def row_kinds(gated: pd.DataFrame) -> list[str]:
     """FAIL, SLOWER, FASTER or UNCLEAR per row: the gate first, then the gate's decision or compare.R's stars."""
-    improvement = gated["improvement"].to_numpy(dtype=float)
-    if "decision" in gated:
-        decided = {"regression": SLOWER, "improvement": FASTER}
-        found = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
-    else:
-        found = [
-            (SLOWER if change < 0 else FASTER) if str(stars) in STARRED and change != 0 else UNCLEAR
-            for stars, change in zip(gated["confidence"], improvement, strict=True)
-        ]
+    decided = {"regression": SLOWER, "improvement": FASTER}
+    found = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
     return [FAIL if gating else kind for gating, kind in zip(gated["gating"], found, strict=True)]
 
 
-def kind_labels(gated: pd.DataFrame) -> dict[str, str]:
-    """The legend's words for each kind; what "significant" means depends on the table's columns."""
-    if "decision" in gated:
-        return {
-            FAIL: "fails the gate",
-            SLOWER: "regression, not failing the gate",
-            FASTER: "improvement",
-            UNCLEAR: "unchanged or undecided",
-        }
-    return {
-        FAIL: "fails the gate",
-        SLOWER: "slower, p < 0.05 (*), not failing the gate",
-        FASTER: "faster, p < 0.05 (*)",
-        UNCLEAR: "no significant change",
-    }
+# The legend's words for each kind (the decisions of the gate, or of compare.R's rule).
+KIND_LABELS = {FAIL: "fails the gate", SLOWER: "regression, not failing the gate", FASTER: "improvement"}
+KIND_LABELS[UNCLEAR] = "unchanged or undecided"
 
 
 @dataclass(frozen=True)
@@ -81,22 +62,15 @@ class Intervals:
 
 
 def intervals(gated: pd.DataFrame) -> Intervals:
-    """The gate's interval (``ci_low``/``ci_high``) when the table has one, else compare.R's 95 % one.
-
-    With the gate's interval the point is the gate's estimate (``change``) when the table
-    has it, since the interval is built around that and may not contain the mean's change.
-    """
-    if "ci_low" in gated and "ci_high" in gated:
-        point = gated["change"] if "change" in gated else gated["improvement"]
-        return Intervals(
-            point.to_numpy(dtype=float),
-            gated["ci_low"].to_numpy(dtype=float),
-            gated["ci_high"].to_numpy(dtype=float),
-            "the gate's confidence interval",
-        )
-    point = gated["improvement"].to_numpy(dtype=float)
-    half = gated["accuracy_1"].to_numpy(dtype=float)
-    return Intervals(point, point - half, point + half, "95 % confidence interval (compare.R's accuracy *)")
+    """The decisions' interval (``ci_low``/``ci_high``) around their estimate (``change``), which
+    may not contain the mean's change (compare.R's rule: its interval at the threshold's level)."""
+    compare_r = len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R"
+    return Intervals(
+        gated["change"].to_numpy(dtype=float),
+        gated["ci_low"].to_numpy(dtype=float),
+        gated["ci_high"].to_numpy(dtype=float),
+        "compare.R's confidence interval at the threshold's level" if compare_r else "the gate's confidence interval",
+    )
 
 
 def _nice(value: float) -> float:
@@ -204,7 +178,7 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
     total = len(gated)
     if total <= all_up_to:
         return ForestRows(np.arange(total), "", "")
-    undecided = gated["undecided"].to_numpy(dtype=bool) if "undecided" in gated else np.zeros(total, dtype=bool)
+    undecided = gated["undecided"].to_numpy(dtype=bool)
     matters = np.array([kind != UNCLEAR for kind in kinds], dtype=bool) | undecided
     positions = np.flatnonzero(matters)
     if positions.size > cap:

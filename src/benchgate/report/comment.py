@@ -29,7 +29,7 @@ from benchgate.report.bars import Bar, render_bars
 from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import CONTROL as _CONTROL
 from benchgate.report.markup import block as _block
-from benchgate.report.markup import code, plain
+from benchgate.report.markup import code, plain, table
 from benchgate.results.runrecord import RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
@@ -42,9 +42,8 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
     """Rows with compare.R stars or a decision other than unchanged: gating first, then undecided, then
     regressions (worst first), then improvements (best first)."""
     shown = gated["confidence"].isin(["*", "**", "***"])
-    undecided = gated["undecided"] if "undecided" in gated else pd.Series(False, index=gated.index)
-    if gatelines.has_decisions(gated):
-        shown |= gated["decision"].isin(["regression", "improvement"]) | undecided
+    undecided = gated["undecided"]
+    shown |= gated["decision"].isin(["regression", "improvement"]) | undecided
     rows = gated[shown].copy()
     rows["_order"] = [
         (0 if gating else 1 if open_ else 2 if improvement < 0 else 3, improvement if improvement < 0 else -improvement)
@@ -56,7 +55,7 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
 def _significant_heading(rows: pd.DataFrame, total: int) -> str:
     """The heading of the shown rows; undecided rows are counted apart so that a row without stars is
     never called significant."""
-    undecided = int(rows["undecided"].sum()) if "undecided" in rows else 0
+    undecided = int(rows["undecided"].sum())
     if not undecided:
         return f"#### Significant changes ({len(rows)} of {total})"
     return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
@@ -150,7 +149,7 @@ def _context_line(ctx: CommentContext) -> str:
         + ", "
         + _setting(ctx, "min_effect", f"min effect {settings.min_effect:g} %"),
     ]
-    if gatelines.has_decisions(ctx.gated) and len(ctx.gated):
+    if len(ctx.gated):
         parts.append(
             f"gate test {code(gatelines.gate_test(ctx.gated))}, "
             + _setting(ctx, "unchanged_confidence", f"unchanged when its one-sided {settings.unchanged_confidence:g} %")
@@ -199,12 +198,12 @@ def _labels(decision: LabelDecision) -> list[str]:
     if not shown:
         return []
     marks = {APPLIED: "✅ applied", IGNORED: "🚫 ignored", INVALID: "⚠️ invalid"}
-    lines = ["#### Labels", "", "| label | | why |", "|:--|:--|:--|"]
+    rows = []
     for outcome in shown:
         # An invalid label's reason quotes the label's own text (a URL, "#1"): only a code span shows it inert.
         why = code(outcome.reason, in_table=True) if outcome.status == INVALID else plain(outcome.reason)
-        lines.append(f"| {code(outcome.label, in_table=True)} | {marks[outcome.status]} | {why} |")
-    return lines
+        rows.append([code(outcome.label, in_table=True), marks[outcome.status], why])
+    return ["#### Labels", "", *table(["label", "", "why"], rows, "lll")]
 
 
 def _override(ctx: CommentContext) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from benchgate.report import gatelines
 from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import code, plain
-from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE
+from benchgate.results.runrecord import RunSummary
+from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE, PASS, Outcome
 
 
 def plural(count: int, noun: str) -> str:
@@ -77,3 +78,21 @@ def power_lines(ctx: CommentContext) -> list[str]:
         f"(found with {gatelines.MDE_POWER:.0%} probability), per file"
     )
     return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>"]
+
+
+def check_title(result: Outcome, run: RunSummary) -> str:
+    """The check run's title: the verdict in a few words."""
+    if run.build_failure is not None:
+        if run.build_failure.infrastructure:
+            return "The base does not build (infrastructure error, not this PR's fault)"
+        return "The head does not build"
+    if result.verdict == PASS:
+        return "No regression fails the gate"
+    if result.verdict == INCONCLUSIVE:
+        undecided = result.undecided_rows
+        return f"Inconclusive: {undecided} comparison{'s' if undecided != 1 else ''} undecided, none regresses"
+    count = result.gating_rows
+    what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
+    if result.verdict == ACCEPTED:
+        return f"{what} accepted by label"
+    return f"{what} fail{'s' if count == 1 or not count else ''} the gate"

@@ -1,6 +1,6 @@
 """The gate in words: the verdict line, change cells, undecided rows with the runs they need, what a run could see.
 
-Pure text from the gated table (``gate.apply_gate`` with decisions), shared by the text
+Pure text from the analysis table (``stats.analysis.analyze``'s), shared by the text
 report, the markdown report and the PR comment. Nothing here is untrusted-text-safe on its
 own: callers put benchmark names in code spans (markdown) as they do elsewhere.
 """
@@ -14,23 +14,17 @@ from typing import Any
 
 import pandas as pd
 
+from benchgate.stats.analysis import untested_reason
 from benchgate.stats.decisions import format_change
-from benchgate.stats.gate import THRESHOLDS, GatePolicy, untested_reason
+from benchgate.stats.gate import THRESHOLDS, GatePolicy
 from benchgate.stats.yuenwelch import DEFAULT_POWER, GATE_TEST
 
 MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
 
 
-def has_decisions(gated: pd.DataFrame) -> bool:
-    """True when the table carries the gate's decisions (every benchgate command's table does)."""
-    return "decision" in gated
-
-
 def gate_test(gated: pd.DataFrame) -> str:
-    """The name of the test the decisions come from (the gate's, when the table does not say)."""
-    if "gate_test" in gated and len(gated):
-        return str(gated["gate_test"].iloc[0])
-    return GATE_TEST
+    """The name of the test the decisions come from (the gate's, for an empty table)."""
+    return str(gated["gate_test"].iloc[0]) if len(gated) else GATE_TEST
 
 
 def change_cell(row: Any) -> str:
@@ -40,7 +34,7 @@ def change_cell(row: Any) -> str:
 
 def _floor(row: Any, min_effect: float, inconclusive_above: float) -> float:
     """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
-    effect = float(getattr(row, "min_effect", min_effect))
+    effect = float(row.min_effect)
     return effect if effect > 0 else inconclusive_above
 
 
@@ -67,9 +61,7 @@ class Undecided:
 def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Undecided]:
     """The judged inconclusive rows, widest interval first (the ones furthest from a decision); the rows too
     noisy to gate are listed apart (``noisy_rows``)."""
-    if not has_decisions(gated) or "undecided" not in gated:
-        return []
-    rows = gated[gated["undecided"] & ~gated["noisy"]] if "noisy" in gated else gated[gated["undecided"]]
+    rows = gated[gated["undecided"] & ~gated["noisy"]]
     rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
     rows = rows.sort_values("_width", ascending=False, kind="mergesort")
     return [
@@ -77,7 +69,7 @@ def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: f
             f"{row.filename} {row.configuration}",
             change_cell(row),
             _floor(row, min_effect, inconclusive_above),
-            runs_text(getattr(row, "runs_needed", math.nan)),
+            runs_text(row.runs_needed),
         )
         for row in rows.itertuples(index=False)
     ]
@@ -109,9 +101,7 @@ class Noisy:
 
 
 def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Noisy]:
-    """The judged inconclusive rows too noisy to gate (``gate.noisy_rows``), noisiest first."""
-    if not has_decisions(gated) or "noisy" not in gated:
-        return []
+    """The judged inconclusive rows too noisy to gate (``analysis.noisy_rows``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
         Noisy(
@@ -145,10 +135,7 @@ def blind_spots(gated: pd.DataFrame) -> list[Blind]:
 
     Largest first. A file with no unchanged row (all decided otherwise, or undecided) has none.
     """
-    if not has_decisions(gated) or "mde" not in gated:
-        return []
-    judged = ~gated["ignored"] if "ignored" in gated else True
-    rows = gated[(gated["decision"] == "unchanged") & judged & gated["mde"].notna()]
+    rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated["mde"].notna()]
     spots = []
     for filename, group in rows.groupby("filename", sort=False):
         worst = group.loc[group["mde"].idxmax()]
@@ -168,7 +155,7 @@ def _correction_name(policy: GatePolicy) -> str:
 
 
 def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
-    """``problems`` and ``gate.untested_reason`` when no comparison could be tested."""
+    """``problems`` and ``analysis.untested_reason`` when no comparison could be tested."""
     untested = untested_reason(gated)
     if untested is not None and untested not in problems:
         return [*problems, untested]  # nothing tested fails the gate, whatever the statistics say
@@ -185,7 +172,7 @@ def gate_finding(gated: pd.DataFrame, policy: GatePolicy, undecided: Sequence) -
         return f"off (--threshold off): no comparison can fail ({count} comparisons)", False
     if failing:
         return f"FAIL: {failing} of {count} comparisons regress {where}", False
-    held = int(gated["undecided"].sum()) if "undecided" in gated else len(undecided)
+    held = int(gated["undecided"].sum())
     if held:
         return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses", False
     return f"no regression {where} ({count} comparisons)", True

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from benchgate.history.context import RECENT_COMMITS, RowHistory
 from benchgate.history.site import series_href
-from benchgate.report.markup import code
+from benchgate.report.markup import code, table
 
 MAX_ROWS = 30
 
@@ -37,17 +37,9 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
     """A markdown section (a heading and a table); '' when there is nothing to say."""
     if not rows:
         return ""
-    header = "| benchmark | main's runs | main's run-to-run spread | main moved recently |"
-    if site_url:
-        header += " series |"
-    lines = [
-        "#### History of main",
-        "",
-        "Context, not evidence: the gate decides from this pull request's samples only.",
-        "",
-        header,
-        "|:--|--:|--:|:--|" + (":--|" if site_url else ""),
-    ]
+    header = ["benchmark", "main's runs", "main's run-to-run spread", "main moved recently"]
+    header += ["series"] if site_url else []
+    shown = []
     for history in rows[:MAX_ROWS]:
         name = code(f"{history.filename} {history.configuration}", in_table=True, limit=120)
         if history.series is None:
@@ -57,7 +49,9 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
             cells = [name, str(history.runs), spread, _moved(history)]
         if site_url:
             cells.append(f"[series]({series_link(site_url, history)})" if history.series is not None else "")
-        lines.append("| " + " | ".join(cells) + " |")
+        shown.append(cells)
+    note = "Context, not evidence: the gate decides from this pull request's samples only."
+    lines = ["#### History of main", "", note, "", *table(header, shown, "lrrl" + ("l" if site_url else ""))]
     if len(rows) > MAX_ROWS:
         lines.append(f"\n… and {len(rows) - MAX_ROWS} more rows")
     return "\n".join(lines)

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable, Sequence
+
+from tabulate import DataRow, TableFormat, tabulate
+
+FORMATS = ("text", "markdown", "json", "csv")  # of a printed analysis (tables.render), in every command
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
@@ -35,3 +40,16 @@ def block(text: str) -> str:
     """Untrusted text as a fenced text block."""
     # Backticks cannot close the fence once they are gone.
     return "```text\n" + CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str) -> list[str]:
+    """A GitHub table's lines, ``align`` a letter per column (l, c, r); cells are escaped by the caller.
+
+    tabulate lays it out; cells are not padded to their column's width, since one long benchmark
+    name would widen every row of a comment limited to 65,536 characters.
+    """
+    rule = "|" + "|".join({"l": ":--", "c": ":-:", "r": "--:"}[letter] for letter in align) + "|"
+    edges = DataRow("|", "|", "|")
+    layout = TableFormat(None, lambda *_: rule, None, None, edges, edges, 1, None)
+    options = {"stralign": None, "numalign": None, "disable_numparse": True, "preserve_whitespace": True}
+    return tabulate([list(row) for row in rows], list(header), tablefmt=layout, **options).split("\n")

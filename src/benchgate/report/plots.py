@@ -29,6 +29,7 @@ from benchgate.report.chartdata import (
     DPI,
     FAIL,
     FASTER,
+    KIND_LABELS,
     MARKERS,
     SLOWER,
     STARRED,
@@ -36,7 +37,6 @@ from benchgate.report.chartdata import (
     Intervals,
     forest_rows,
     intervals,
-    kind_labels,
     percent,
     row_kinds,
     shorten,
@@ -164,7 +164,7 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
         value = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
         stars = str(row.confidence) if str(row.confidence) in STARRED else ""
         failing = kinds[i] == FAIL
-        flag = "FAIL" if failing else "ignored" if bool(getattr(row, "ignored", False)) else ""
+        flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
         ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
 
@@ -244,7 +244,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     ax.tick_params(axis="y", length=0)
     for side in ("left", "right"):
         ax.spines[side].set_visible(False)
-    _marks(ax, found, kinds, ys, limits, kind_labels(gated))
+    _marks(ax, found, kinds, ys, limits, KIND_LABELS)
     _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
 
     what = "change of the mean rate per comparison, head vs base"

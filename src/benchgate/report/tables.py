@@ -1,8 +1,8 @@
 """Pure rendering of an analysis: text (compare.R's layout), markdown, JSON and CSV.
 
-Every function takes the gated comparison table (``gate.apply_gate`` over
-``stats.compare_samples``) and returns a string; nothing here reads or writes
-files, so the PR comment reuses these pieces as they are.
+Every function takes the analysis table (``stats.analysis.analyze``'s, ``ANALYSIS_COLUMNS``)
+and returns a string; nothing here reads or writes files, so the PR comment reuses these pieces
+as they are. ``render`` picks one of ``FORMATS``, for every command that prints an analysis.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+from tabulate import DataRow, TableFormat, tabulate
 
-from benchgate.report import gatelines
+from benchgate.report import gatelines, markup
 from benchgate.report.bars import Bar, render_bars
+from benchgate.report.markup import FORMATS
+from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
-from benchgate.stats.gate import GatePolicy, verdict
+from benchgate.stats.gate import GatePolicy
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
@@ -42,6 +45,8 @@ CSV_COLUMNS = [
     *DECISION_KEYS,
 ]
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
+# R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
+COMPARE_R_LAYOUT = TableFormat(None, None, None, None, DataRow("", " ", ""), DataRow("", " ", ""), 0, None)
 _CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
@@ -68,44 +73,34 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
-def render_compare_table(gated: pd.DataFrame) -> str:
+def with_decisions(gated: pd.DataFrame) -> bool:
+    """Whether the tables show the decisions' columns: not under compare.R's rule, whose decisions are its own
+    columns (its tables stay byte-exact: see docs/formats.md)."""
+    return gatelines.gate_test(gated) != COMPARE_R_TEST
+
+
+def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
     """compare.R's printed table: left-aligned row names, right-aligned columns, one space apart.
 
-    Every line starts with exactly what compare.R prints. With the gate's decisions, two columns
-    follow: the gate's change with its interval at the gate's level, and the decision; when a
-    row fails the gate a last ``gate`` column marks it ``FAIL``.
+    Every line starts with exactly what compare.R prints. Two columns follow: the gate's change
+    with its interval at the gate's level, and the decision (not under compare.R's rule, whose
+    decisions are its own columns); when a row fails the gate a last ``gate`` column marks it
+    ``FAIL``. ``gate_columns`` False (versions' tables): compare.R's columns alone.
     """
+    decided = with_decisions(gated) if gate_columns is None else gate_columns
+    failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
-    failing = "gating" in gated and bool(gated["gating"].any())
-    decided = gatelines.has_decisions(gated)
-    extra_header = (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
-    lines, extras = [header], [extra_header]
+    header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
+    # The gate change right-aligned (its numbers line up), the words after it left-aligned.
+    align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
+    rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
     for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
-        lines.append(
-            [
-                name,
-                str(row.confidence),
-                format_improvement(row.improvement),
-                format_accuracy(row.accuracy_1),
-                format_accuracy(row.accuracy_2),
-                format_accuracy(row.accuracy_3),
-            ]
-        )
-        cells = [gatelines.change_cell(row), str(row.decision)] if decided else []
-        extras.append(cells + (["FAIL" if row.gating else ""] if failing else []))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    extra_widths = [max(len(line[i]) for line in extras) for i in range(len(extra_header))]
-    out = []
-    for line, extra in zip(lines, extras, strict=True):
-        cells = [line[0].ljust(widths[0])] + [cell.rjust(widths[i]) for i, cell in enumerate(line) if i > 0]
-        text = " ".join(cells)
-        if extra:
-            # The gate change right-aligned (its numbers line up), the words after it left-aligned.
-            appended = [extra[0].rjust(extra_widths[0])] if decided else []
-            appended += [cell.ljust(extra_widths[i]) for i, cell in enumerate(extra) if i > 0 or not decided]
-            text = (text + " " + " ".join(appended)).rstrip()
-        out.append(text)
-    return "\n".join(out)
+        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+        cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
+        cells += [gatelines.change_cell(row), str(row.decision)] if decided else []
+        rows.append(cells + (["FAIL" if row.gating else ""] if failing else []))
+    text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def false_positive_note(count: int) -> str:
@@ -132,7 +127,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
 
     ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
-    head failures, an incomplete run), plus ``gate.untested_reason`` when no comparison could
+    head failures, an incomplete run), plus ``analysis.untested_reason`` when no comparison could
     be tested. They fail the gate whatever the statistics found, so
     with them the verdict line is FAIL and leads with them, and the statistics' finding
     follows without a verdict of its own. Undecided rows (inconclusive) make the verdict
@@ -144,8 +139,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines = [gatelines.gate_headline(gated, policy, problems, undecided)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy, undecided)[0]}")
-    if gatelines.has_decisions(gated):
-        lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
+    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
     lines += [
         f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
         for row in failing.itertuples(index=False)
@@ -164,7 +158,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     if len(incomplete):
         names = ", ".join(_names(incomplete))
         lines.append(f"incomplete (fewer than 2 samples on a side, not tested): {len(incomplete)}: {names}")
-    constant = gated[gated["constant"]] if "constant" in gated else gated.iloc[:0]
+    constant = gated[gated["constant"]]
     if len(constant):
         names = ", ".join(_names(constant))
         lines.append(
@@ -210,8 +204,8 @@ def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
     improvement = gated["improvement"].to_numpy(dtype=float)
     starred = gated["confidence"].isin(["*", "**", "***"]).to_numpy()
     gating = gated["gating"].to_numpy(dtype=bool)
-    undecided = gated["undecided"].to_numpy(dtype=bool) if "undecided" in gated else [False] * len(gated)
-    regressed = (gated["decision"] == "regression").to_numpy() if "decision" in gated else [False] * len(gated)
+    undecided = gated["undecided"].to_numpy(dtype=bool)
+    regressed = (gated["decision"] == "regression").to_numpy()
 
     def group(index: int) -> int:
         if gating[index]:
@@ -230,27 +224,23 @@ def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
-    decided = gatelines.has_decisions(gated)
-    extra = " gate change [interval] | decision |" if decided else ""
-    lines = [
-        f"| benchmark | confidence | improvement | accuracy (\\*) | (\\*\\*) | (\\*\\*\\*) |{extra} gate |",
-        "|:--|:-:|--:|--:|--:|--:|" + ("--:|:--|" if decided else "") + ":--|",
-    ]
+    decided = with_decisions(gated)
+    header = ["benchmark", "confidence", "improvement", "accuracy (\\*)", "(\\*\\*)", "(\\*\\*\\*)"]
+    header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
+    rows = []
     for row in markdown_order(gated).itertuples(index=False):
         if row.gating:
             gate = "❌ fails"
-        elif getattr(row, "ignored", False):
+        elif row.ignored:
             gate = "ignored"
         else:
-            gate = "❓ undecided" if getattr(row, "undecided", False) else ""
+            gate = "❓ undecided" if row.undecided else ""
         confidence = str(row.confidence).replace("*", "\\*")
-        cells = f" {gatelines.change_cell(row)} | {row.decision} |" if decided else ""
-        lines.append(
-            f"| {_code(row_name(row.filename, row.configuration))} | {confidence} "
-            f"| {format_improvement(row.improvement)} | {format_accuracy(row.accuracy_1)} "
-            f"| {format_accuracy(row.accuracy_2)} | {format_accuracy(row.accuracy_3)} |{cells} {gate} |"
-        )
-    return "\n".join(lines)
+        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+        cells = [_code(row_name(row.filename, row.configuration)), confidence, format_improvement(row.improvement)]
+        decision = [gatelines.change_cell(row), str(row.decision)] if decided else []
+        rows.append([*cells, *accuracy, *decision, gate])
+    return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
 VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
@@ -297,16 +287,15 @@ def _count(value: Any) -> int | None:
     return None if number is None else int(number)
 
 
-def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> dict[str, Any]:
+def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
     """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
 
     Per row, compare.R's numbers, then the gate's: ``decision``, ``change``, ``ci_low``,
     ``ci_high`` (percent), ``ci_level`` (the interval's two-sided level), ``gate_p``, ``mde``
     (percent: the regression found with probability ``mde_power``) and ``runs_needed`` (an
-    undecided row). ``design``: an adaptive run's design (run.json's), recorded as is.
+    undecided row).
     """
     adjusted = gate_p_values(gated, policy).to_numpy(dtype=float)
-    decided = gatelines.has_decisions(gated)
     rows = []
     for index, row in enumerate(gated.itertuples(index=False)):
         record = {
@@ -326,38 +315,31 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
                 for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
             },
             "gating": bool(row.gating),
+            "decision": str(row.decision),
+            **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
+            "runs_needed": _count(row.runs_needed),
+            "noisy": bool(row.noisy),
         }
-        if decided:
-            record["decision"] = str(row.decision)
-            for key in DECISION_KEYS[1:-1]:
-                record[key] = _number(getattr(row, key))
-            record["runs_needed"] = _count(row.runs_needed)
-            record["noisy"] = bool(getattr(row, "noisy", False))
         rows.append(record)
     document: dict[str, Any] = {
         "comparisons": len(gated),
         "threshold": policy.threshold,
         "correction": policy.correction,
         "min_effect": float(policy.min_effect),
-        "verdict": verdict(gated),
+        "verdict": str(verdict(gated)),
+        "gate_test": gatelines.gate_test(gated),
+        "inconclusive_above": float(policy.inconclusive_above),
+        "unchanged_confidence": float(policy.unchanged_confidence),
+        "noisy_max_sigma": policy.noisy_max_sigma,
+        "mde_power": gatelines.MDE_POWER,
     }
-    if decided:
-        document.update(
-            gate_test=gatelines.gate_test(gated),
-            inconclusive_above=float(policy.inconclusive_above),
-            unchanged_confidence=float(policy.unchanged_confidence),
-            noisy_max_sigma=policy.noisy_max_sigma,
-            mde_power=gatelines.MDE_POWER,
-        )
-        if design is not None:
-            document["design"] = design
     document["rows"] = rows
     return document
 
 
-def render_json(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | None = None) -> str:
+def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """``analysis_record`` as indented JSON (strict: no NaN or Infinity tokens)."""
-    record = analysis_record(gated, policy, design=design)
+    record = analysis_record(gated, policy)
     return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -374,3 +356,24 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
         values += [record.get(key) for key in DECISION_KEYS]
         writer.writerow(["" if value is None else value for value in values])
     return buffer.getvalue()
+
+
+def render(
+    analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
+) -> str:
+    """The analysis in one of ``FORMATS``: every command that prints an analysis calls this.
+
+    ``problems``: what fails the run besides the statistics (the text's gate line leads with them);
+    ``markdown``: a command's own markdown report of the analysis (the PR comment of a run), else
+    ``render_markdown``'s.
+    """
+    table, policy = analysis.table, analysis.policy
+    if output_format == "text":
+        return render_text(table, policy, bars=bars, problems=problems)
+    if output_format == "markdown":
+        return markdown if markdown is not None else render_markdown(table, policy)
+    if output_format == "json":
+        return render_json(table, policy)
+    if output_format == "csv":
+        return render_csv(table, policy)
+    raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from benchgate.report.markup import block, code, plain
+from benchgate.report.markup import block, code, plain, table
 from benchgate.report.tables import false_positive_note, render_compare_table
 
 STARRED = ("*", "**", "***")
-COMPARE_COLUMNS = ("filename", "configuration", "confidence", "improvement", "accuracy_1", "accuracy_2", "accuracy_3")
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
 
 
 def _table(rows: pd.DataFrame) -> str:
-    return render_compare_table(rows[list(COMPARE_COLUMNS)])
+    return render_compare_table(rows, gate_columns=False)
 
 
 def render_versions_text(steps: Sequence[VersionStep]) -> str:
@@ -156,18 +155,18 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
         "",
         "## Summary",
         "",
-        "| step | faster | slower | faster in | slower in | largest gain | largest loss |",
-        "|:--|--:|--:|:--|:--|--:|--:|",
     ]
+    rows = []
     for step in steps:
         found = summarize(step)
         best = f"{found.best[1]:+.2f} % {code(found.best[0], in_table=True, limit=80)}" if found.best else ""
         worst = f"{found.worst[1]:+.2f} % {code(found.worst[0], in_table=True, limit=80)}" if found.worst else ""
-        out.append(
-            f"| {step.name} | {sum(found.faster.values())} | {sum(found.slower.values())} | "
-            f"{code(_where(found.faster), in_table=True) if found.faster else ''} | "
-            f"{code(_where(found.slower), in_table=True) if found.slower else ''} | {best} | {worst} |"
-        )
+        faster_in = code(_where(found.faster), in_table=True) if found.faster else ""
+        slower_in = code(_where(found.slower), in_table=True) if found.slower else ""
+        faster, slower = sum(found.faster.values()), sum(found.slower.values())
+        rows.append([step.name, str(faster), str(slower), faster_in, slower_in, best, worst])
+    header = ["step", "faster", "slower", "faster in", "slower in", "largest gain", "largest loss"]
+    out += table(header, rows, "lrrllrr")
     for name in categories(steps):
         out += ["", f"## {code(name)}"]
         for step in steps:

@@ -36,7 +36,6 @@ _MODULES = {
         "run_benchmarks",
     ),
     "plan": (
-        "FORMATS",
         "BUILD_LOG_TAIL_LINES",
         "BUILD_LOG_TAIL_CHARS",
         "RunOptions",

@@ -24,7 +24,6 @@ from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system,
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
-FORMATS = ("text", "markdown")
 BUILD_LOG_TAIL_LINES = 20
 BUILD_LOG_TAIL_CHARS = 4000  # under runrecord's limit for one text field
 
@@ -325,8 +324,6 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     )
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
-    if options.output_format not in FORMATS:
-        raise InputError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     _take_cpuset_from_set(options)
     _check_cpuset(options.cpuset)
     options.cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, options.cpuset)

@@ -3,7 +3,7 @@
 Besides rows that fail the gate, a PR fails when the head crashed or timed out
 where the base succeeded, when the head produced fewer than 2 samples for a
 configuration the base measured, when no comparison could be tested at all
-(``gate.untested_reason``), or when the run did not complete. A trusted
+(``analysis.untested_reason``), or when the run did not complete. A trusted
 ``accept-regression`` label turns a failure into an accepted (neutral) result.
 When nothing fails but a comparison is undecided (``inconclusive``: its interval still
 allows a regression of 10 % or the min-effect), the verdict is ``inconclusive``: never a
@@ -21,9 +21,10 @@ import pandas as pd
 
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from benchgate.results.runrecord import Failure, RunSummary
-from benchgate.stats import gate
+from benchgate.stats.analysis import Verdict, untested_reason
 
-PASS, FAIL, ACCEPTED, INCONCLUSIVE = "pass", "fail", "accepted", "inconclusive"
+PASS, FAIL, INCONCLUSIVE = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE  # the statistics' verdicts
+ACCEPTED = "accepted"  # a trusted label accepted the regressions
 # The base did not build: no verdict on the PR (a neutral check), but never a pass either.
 ERROR = "error"
 
@@ -87,7 +88,7 @@ def decide(
     unexplained = [
         key for key in zip(starved["filename"], starved["configuration"], strict=True) if key not in failed_keys
     ]
-    untested = gate.untested_reason(gated)
+    untested = untested_reason(gated)
     if untested is not None:
         problems.append(untested)
     elif unexplained:
@@ -95,7 +96,7 @@ def decide(
     if not run.complete:
         problems.append("the run did not complete, so part of the selection was never measured")
     failed = bool(gating_rows or problems)
-    undecided = int(gated["undecided"].sum()) if "undecided" in gated else 0
+    undecided = int(gated["undecided"].sum())
     # Undecided rows never make a pass; a label that accepts regressions does not accept them either.
     verdict = (ACCEPTED if accept_regression else FAIL) if failed else INCONCLUSIVE if undecided else PASS
     return Outcome(verdict, gating_rows, head_failures, tuple(problems), undecided)

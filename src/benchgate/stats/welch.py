@@ -166,16 +166,3 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
     )
     order = sorted(range(groups), key=lambda i: (f"{filenames[i]} {configurations[i]}", filenames[i]))
     return result.iloc[order].reset_index(drop=True)
-
-
-def empty_comparisons() -> pd.DataFrame:
-    """The comparison table of a run that selected nothing: COMPARISON_COLUMNS, no rows."""
-    samples = pd.DataFrame(
-        {
-            "filename": pd.Series([], dtype=object),
-            "configuration": pd.Series([], dtype=object),
-            "side": pd.Categorical([], categories=["base", "head"]),
-            "rate": pd.Series([], dtype=float),
-        }
-    )
-    return compare_samples(samples)

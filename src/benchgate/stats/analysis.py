@@ -1,0 +1,259 @@
+"""The one analysis: ``analyze(run_data, policy) -> Analysis``, used by every command that analyses.
+
+A run's samples are compared as compare.R compares them (``welch.compare_samples``), then each row
+is decided by the rule the run and the policy name (``Method``): the gate's unpaired test over
+fixed runs, the replay of an adaptive run's looks, the paired test on a duet run's pairs, or
+compare.R's own p-value rule when the policy asks for it by name (``GatePolicy.rule``,
+``"compare-r"``). Whichever decides, the table has ``ANALYSIS_COLUMNS``, every one filled, and
+the verdict is a ``Verdict``. The per-row decisions themselves are ``gate.decide_*``'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from benchgate.stats import gate
+from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
+from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from benchgate.results.runrecord import RunSummary
+
+COMPARE_R_TEST = "compare.R"  # gate_test of the rows compare.R's p-value rule decided
+
+
+class Verdict(StrEnum):
+    """What the statistics say of a run (``outcome.Outcome`` adds accepted and error)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Method(StrEnum):
+    """How the rows are decided."""
+
+    UNPAIRED = "unpaired"  # fixed runs: the gate's test on the samples
+    ADAPTIVE = "adaptive"  # --runs auto: the replay of the recorded looks (paired on a duet run's pairs)
+    PAIRED = "paired"  # --pairing duet with fixed runs: the paired test on the pairs
+    COMPARE_R = "compare-r"  # compare.R's p-value rule (GatePolicy.rule "compare-r")
+
+
+ANALYSIS_COLUMNS = (
+    *COMPARISON_COLUMNS,
+    *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "undecided", "min_effect", "gate_test"),
+)
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What a run measured: its samples (``results.read_samples``' frame) and how it was measured.
+
+    ``shards``: an adaptive run's shards with their looks (``results.rundirs.load``); ``pairs``: a
+    duet run's pairs (``results.pairs.pair_indices``). ``method`` says which decides (``of``
+    derives it from them).
+    """
+
+    samples: pd.DataFrame
+    method: Method = Method.UNPAIRED
+    shards: tuple = ()
+    pairs: tuple | None = None
+
+    @classmethod
+    def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None) -> RunData:
+        """The run data of a run: adaptive when it has looks, else paired when it has pairs, else unpaired."""
+        method = Method.ADAPTIVE if shards else Method.PAIRED if pairs is not None else Method.UNPAIRED
+        return cls(samples, method, tuple(shards or ()), pairs)
+
+    @classmethod
+    def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
+        """Run directories or CSVs read as one run (``results.rundirs.load``): ``(RunData, RunSummary)``."""
+        from benchgate.results import rundirs
+
+        samples, run, shards = rundirs.load(list(arguments))
+        return cls.of(samples, shards, run.pairs), run
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The analysed run: ``table`` has ``ANALYSIS_COLUMNS`` (one row per comparison), whatever decided."""
+
+    table: pd.DataFrame
+    policy: GatePolicy
+    method: Method
+    samples: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(self.table)
+
+    @property
+    def untested(self) -> str | None:
+        return untested_reason(self.table)
+
+
+def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
+    """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say."""
+    comparisons = compare_samples(run_data.samples)
+    if policy.rule == "compare-r":
+        return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
+    test = None
+    if run_data.method == Method.ADAPTIVE:
+        decided = gate.decide_adaptive_rows(comparisons, list(run_data.shards), policy)
+    elif run_data.method == Method.PAIRED:
+        decided = gate.decide_paired_rows(comparisons, run_data.samples, run_data.pairs, policy)
+    else:
+        decided = gate.decide_rows(comparisons, run_data.samples, policy)
+    if run_data.pairs is not None:  # a duet run: decided on its pairs (over its looks with --runs auto)
+        from benchgate.stats.paired import PAIRED_TEST
+
+        test = PAIRED_TEST
+    return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.method, run_data.samples)
+
+
+def decisions_table(
+    comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame, test: str | None = None
+) -> pd.DataFrame:
+    """``comparisons`` with the gate's columns from ``decided`` (``DECISION_COLUMNS`` per row, in order).
+
+    ``gating`` is a ``regression`` on a judged row; ``undecided`` an ``inconclusive`` one, unless
+    it is beyond its noise budget; ``noisy`` an inconclusive judged row too noisy to gate
+    (``noisy_rows``). ``test``: the test that decided (the gate's own by default).
+    """
+    import numpy as np
+
+    from benchgate.stats.decisions import format_change
+    from benchgate.stats.yuenwelch import GATE_TEST
+
+    gate_test = test or GATE_TEST
+    if len(decided) != len(comparisons):
+        raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
+    result = comparisons.copy()
+    for column in DECISION_COLUMNS:
+        result[column] = decided[column].to_numpy()
+    rules = row_rules(result["filename"], policy)
+    judged = np.asarray(rules.judged, dtype=bool)
+    decision = result["decision"].to_numpy(dtype=object)
+    gating = judged & (decision == "regression")
+    reasons = np.full(len(result), "", dtype=object)
+    where = "after Holm correction" if policy.correction == "holm" else "without correction"
+    for index in np.flatnonzero(gating):
+        row = result.iloc[index]
+        effect = rules.min_effect[index]
+        reasons[index] = (
+            f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {gate_test} p = "
+            f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
+            + (f", |effect| >= {effect:g} %" if effect > 0 else "")
+        )
+    floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
+    noisy, beyond = noisy_rows(result, floor, np.asarray(rules.max_sigma, dtype=float))
+    inconclusive = judged & (decision == "inconclusive")
+    return _finish(result, rules, gating, reasons, inconclusive & noisy, inconclusive & ~beyond, gate_test)
+
+
+def _finish(result, rules, gating, reasons, noisy, undecided, gate_test: str) -> pd.DataFrame:
+    import numpy as np
+
+    result["gating"] = gating
+    result["gate_reason"] = reasons
+    result["ignored"] = np.asarray(rules.ignored, dtype=bool)
+    result["noisy"] = noisy
+    result["undecided"] = undecided
+    result["min_effect"] = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
+    result["gate_test"] = gate_test
+    return result[list(ANALYSIS_COLUMNS)]
+
+
+def noisy_rows(decided: pd.DataFrame, floor, max_sigma):
+    """Which rows are too noisy to gate, and which of them are beyond their noise budget (boolean arrays).
+
+    Too noisy: no number of runs up to max-runs could rule out a regression of the row's floor at its
+    noise (``noisy_mde``, the smallest it could rule out, is at least the floor), or its sigma exceeds its
+    budget (``max_sigma``, NaN: none). Beyond the budget: the latter, which a configuration set on purpose.
+    """
+    import numpy as np
+
+    sigma = decided["sigma"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        beyond = sigma > max_sigma
+        hopeless = decided["noisy_mde"].to_numpy(dtype=float) >= floor
+    return hopeless | beyond, beyond
+
+
+_ACCURACY_AT = {"*": "accuracy_1", "**": "accuracy_2", "***": "accuracy_3", "off": "accuracy_3"}
+
+
+def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
+    """compare.R's p-value rule: a judged row gates when improvement < 0, its p-value (Holm-adjusted unless
+    ``--correction none``) is below its threshold's level and |improvement| is at least its minimum effect.
+
+    The gate's columns are filled from compare.R's numbers: ``decision`` is regression or improvement
+    when significant at the row's level (``--threshold off``: the *** level), else unchanged
+    (incomplete and constant rows keep theirs); ``change`` is the improvement, ``ci_low``/``ci_high``
+    compare.R's (unadjusted) interval at that level, ``gate_p`` the p-value compared. compare.R
+    estimates no power: ``mde``, ``sigma``, ``noisy_mde`` and ``runs_needed`` are NaN, and no row is
+    undecided or noisy.
+    """
+    import numpy as np
+
+    result = comparisons.copy()
+    rules = row_rules(result["filename"], policy)
+    p_values = result["p_adjusted" if policy.correction == "holm" else "p_value"].to_numpy(dtype=float)
+    improvement = result["improvement"].to_numpy(dtype=float)
+    level = np.asarray(rules.alpha, dtype=float)
+    half = np.array([result[_ACCURACY_AT[t]].iloc[i] for i, t in enumerate(rules.threshold)], dtype=float)
+    significant = p_values < level
+    decision = np.where(significant & (improvement < 0), "regression", "unchanged").astype(object)
+    decision[significant & (improvement > 0)] = "improvement"
+    for flag in ("constant", "incomplete"):  # a constant row's p is 0 or 1 (welch): significant ones keep theirs
+        decision[result[flag].to_numpy(dtype=bool) & (decision == "unchanged")] = flag
+    effect = np.asarray(rules.min_effect, dtype=float)
+    gating = np.asarray(rules.judged, dtype=bool) & (decision == "regression") & (np.abs(improvement) >= effect)
+    nan = np.full(len(result), np.nan)
+    columns = dict(change=improvement, ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
+    columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, runs_needed=nan)
+    for column, values in {"decision": decision, **columns}.items():
+        result[column] = values
+    p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
+    reasons = np.full(len(result), "", dtype=object)
+    for index in np.flatnonzero(gating):
+        threshold, min_effect = rules.threshold[index], effect[index]
+        reasons[index] = (
+            f"{improvement[index]:.2f} % regression, {p_name} = {p_values[index]:.3g} < "
+            f"{THRESHOLDS[threshold]:g} ({threshold})" + (f", |effect| >= {min_effect:g} %" if min_effect > 0 else "")
+        )
+    none = np.zeros(len(result), dtype=bool)
+    return _finish(result, rules, gating, reasons, none, none, COMPARE_R_TEST)
+
+
+def untested_reason(table: pd.DataFrame) -> str | None:
+    """Why the gate could test nothing, or None when at least one comparison was tested.
+
+    A run whose every comparison (rows the rules ignore aside) has fewer than 2
+    samples on a side tested nothing, so it must not pass: a ``--runs 1`` run, or
+    results with no head samples at all (the head never ran, or ``--head-label``
+    names a binary that is not in the CSV). An empty table is not judged here.
+    """
+    considered = table[~table["ignored"]]
+    if not len(considered) or not bool(considered["incomplete"].all()):
+        return None
+    if int(considered["n_head"].sum()) == 0:
+        return f"no comparison could be tested: the head has no samples ({len(considered)} comparisons)"
+    if int(considered["n_base"].sum()) == 0:
+        return f"no comparison could be tested: the base has no samples ({len(considered)} comparisons)"
+    return (
+        f"no comparison could be tested: all {len(considered)} have fewer than 2 samples on a side "
+        "(the t-test needs at least 2 runs per binary)"
+    )
+
+
+def verdict(table: pd.DataFrame) -> Verdict:
+    """FAIL when a row gates or no comparison could be tested (``untested_reason``), else INCONCLUSIVE
+    when a judged row is undecided (never a pass), otherwise PASS."""
+    if bool(table["gating"].any()) or untested_reason(table) is not None:
+        return Verdict.FAIL
+    return Verdict.INCONCLUSIVE if bool(table["undecided"].any()) else Verdict.PASS
