@@ -44,7 +44,7 @@ def to_body(bisection: Bisection, setup: dict) -> dict:
         "budget": asdict(bisection.budget),
         "candidates": [asdict(candidate) for candidate in bisection.candidates],
         "elapsed_seconds": bisection.elapsed_seconds,
-        "probes": [asdict(bisection.probes[index]) for index in sorted(bisection.probes)],
+        "probes": [asdict(probe) for probe in bisection.probes.values()],  # in the order measured
     }
 
 
