@@ -107,11 +107,11 @@ def test_a_crashing_commit_is_skipped_to_its_neighbour(capsys, monkeypatch, tmp_
     skipped = [probe for probe in report["probes"] if probe["skipped"]]
     assert [probe["label"] for probe in skipped] == ["change 15"]
     assert skipped[0]["skipped"].startswith("crashed: bisect/stub.js n=1000: crashed (exited with status 1)")
-    assert "change 16" in [probe["label"] for probe in report["probes"]]  # its neighbour instead
+    assert "change 14" in [probe["label"] for probe in report["probes"]]  # its neighbour instead
 
 
 def test_a_commit_that_does_not_build_is_skipped(capsys, monkeypatch, tmp_path_factory, tmp_path, cache_dir):
-    # 16 commits: the first midpoint, 7, does not compile; 8 is probed instead.
+    # 16 commits: the first midpoint, 7, does not compile; its neighbour 6 is probed instead.
     repo = make_bisect_repo(tmp_path_factory.mktemp("broken") / "node", plans, commits=16, broken=(7,))
     status, report, err = bisect(capsys, monkeypatch, tmp_path, repo, cache_dir, SINGLE, "--runs", "6")
     assert status == 0, err
