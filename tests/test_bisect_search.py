@@ -28,8 +28,10 @@ def stub(levels, noise=0.02, seed=1, failing=(), noisy=None):
     return measure
 
 
-def bisect(tmp_path, levels, budget=Budget(), **options):
-    bisection = Bisection([Candidate(str(index), f"change {index}") for index in range(len(levels))], budget)
+def bisect(tmp_path, levels, budget: Budget | None = None, **options):
+    bisection = Bisection(
+        [Candidate(str(index), f"change {index}") for index in range(len(levels))], budget or Budget()
+    )
     done = driver.run(bisection, stub(levels, **options), state_path=tmp_path / "state.json", setup={}, progress=None)
     return bisection, done
 
