@@ -120,3 +120,28 @@ def test_a_forged_or_truncated_state_is_refused_in_one_line(repo, tmp_path, monk
     state_path.write_text(good)
     assert cli.main(arguments(repo, tmp_path)) == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def test_the_report_opens_an_issue_or_comments_through_github(repo, tmp_path, monkeypatch, capsys, fake_github):
+    monkeypatch.setenv("BISECT_COUNTER", str(tmp_path / "counter"))
+    monkeypatch.setenv("BISECT_PLAN", "0")
+    for name, value in (
+        ("GITHUB_TOKEN", "t"),
+        ("GITHUB_REPOSITORY", "nodejs/node"),
+        ("GITHUB_API_URL", fake_github.url),
+    ):
+        monkeypatch.setenv(name, value)
+    fake_github.state.repo("nodejs/node")
+    assert cli.main(arguments(repo, tmp_path, "--post", "somewhere")) == 2  # refused before anything is built
+    assert "--post 'somewhere'" in capsys.readouterr().err
+    assert cli.main(arguments(repo, tmp_path, "--post", "new")) == 0
+    ((title, body),) = fake_github.issues("nodejs/node")
+    assert title == "benchgate bisect: change 13"
+    assert body.startswith("<!-- benchgate bisect -->\n## benchgate bisect") and repo.commits["c13"][:12] in body
+    # A finished bisection resumed measures nothing more; its report goes to the issue as a comment, once.
+    fake_github.add_pull("nodejs/node", 7)
+    for _ in range(2):
+        assert cli.main(arguments(repo, tmp_path, "--resume", "--post", "pr:7")) == 0
+    (comment,) = fake_github.comments("nodejs/node", 7)
+    assert comment == body
+    capsys.readouterr()

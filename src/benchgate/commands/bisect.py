@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -130,6 +131,8 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
 def _handler(args: argparse.Namespace) -> int:
     for name in ("runs", "max_runs", "max_probes", "max_hours"):
         _positive(f"--{name.replace('_', '-')}", getattr(args, name))
+    if args.post and not re.fullmatch(r"(issue|pr):[1-9][0-9]*|new", args.post):
+        raise InputError(f"--post {args.post!r}: expected issue:N, pr:N or new")
     if args.max_probes < 2:
         raise InputError("--max-probes must be at least 2: the two ends are probes")
     setup, candidates, prober = _setup_and_candidates(args)
@@ -184,12 +187,9 @@ def _post(where: str, markdown: str, data: dict) -> None:
         api_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
     )
     body = f"{MARKER}\n{markdown}"
-    kind, _, number = where.partition(":")
-    if kind in ("issue", "pr") and number.isdigit():
-        url = client.upsert_comment(int(number), body, MARKER)
-    elif where == "new":
+    if where == "new":
         culprit = data["culprits"][0]["label"] if data["culprits"] else "no culprit"
         url = client.open_issue(f"benchgate bisect: {culprit}"[:200], body)
     else:
-        raise InputError(f"--post {where!r}: expected issue:N, pr:N or new")
+        url = client.upsert_comment(int(where.partition(":")[2]), body, MARKER)
     print(f"benchgate: bisect report posted: {url}", file=sys.stderr)
