@@ -62,6 +62,7 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
                 mean_before=before,
                 mean_after=after,
                 confidence=max(0.0, 1.0 - float(stats.pvalue)),
+                before_commit=series.points[candidate.index - 1].commit if candidate.index else "",
             )
         )
     return sorted(changes, key=lambda change: change.index)
