@@ -43,3 +43,22 @@ def test_a_change_point_id_is_stable_and_names_the_two_runs_around_it(capsys, tm
     )
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "no such change point" in err
+
+
+def test_the_history_site_links_a_change_point_to_its_bisect_report_when_one_exists(tmp_path):
+    from dataclasses import replace
+
+    from test_history_site import series, step
+
+    from benchgate.history import site
+
+    values = [100.0] * 6 + [80.0] * 6
+    one = series("buffers/a.js", "n=1", values)
+    bisected = replace(step(6, values, one), before_commit=one.points[5].commit)
+    other = series("buffers/b.js", "n=1", values)
+    unbisected = replace(step(6, values, other), before_commit=other.points[5].commit)
+    (tmp_path / "bisect").mkdir()
+    (tmp_path / "bisect" / f"{bisected.id}.md").write_text("## benchgate bisect\n")
+    index = site.write_site(tmp_path, [one, other], [bisected, unbisected])[0].read_text()
+    assert index.count('">bisect</a>') == 1 and f'href="bisect/{bisected.id}.md"' in index
+    assert bisected.id != unbisected.id

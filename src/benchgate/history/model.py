@@ -8,7 +8,6 @@ only and not on each other. Pure data: no I/O, no numpy.
 from __future__ import annotations
 
 import hashlib
-
 from dataclasses import dataclass
 
 

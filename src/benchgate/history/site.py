@@ -86,7 +86,14 @@ def _page(title: str, body: list[str], *, canonical: str | None) -> str:
     )
 
 
-def _change_table(changes: Sequence[ChangePoint], *, commit_url: str | None, names: bool, prefix: str) -> str:
+def _change_table(
+    changes: Sequence[ChangePoint],
+    *,
+    commit_url: str | None,
+    names: bool,
+    prefix: str,
+    reports: frozenset = frozenset(),
+) -> str:
     """Change points in compare.R's monospaced layout: the name, then commit, change, means and sureness."""
     width = max((len(c.key.label()) for c in changes), default=0) if names else 0
     header = f"{'':<{width + 1}}" if names else ""
@@ -106,7 +113,9 @@ def _change_table(changes: Sequence[ChangePoint], *, commit_url: str | None, nam
             f'{escape(change.date[:10]):<10} <span class="{kind}">{change.change:>+8.2f} %</span> '
             f"{rate(change.mean_before):>14} {rate(change.mean_after):>14} {change.confidence:>6.0%}"
         )
-        lines.append(f"{name}{commit} {figures}")
+        # A bisect report written for this change point (site's bisect/<id>.md, as the example workflow does).
+        bisected = f' <a href="{escape(prefix)}bisect/{change.id}.md">bisect</a>' if change.id in reports else ""
+        lines.append(f"{name}{commit} {figures}{bisected}")
     return '<pre class="changes">' + "\n".join(lines) + "</pre>"
 
 
@@ -164,7 +173,11 @@ def _benchmark_page(
 
 
 def _index_page(
-    series: Sequence[Series], changes: Sequence[ChangePoint], commit_url: str | None, site_url: str | None
+    series: Sequence[Series],
+    changes: Sequence[ChangePoint],
+    commit_url: str | None,
+    site_url: str | None,
+    reports: frozenset = frozenset(),
 ) -> str:
     by_key = _by_key(changes)
     runs = {point.run_id for one in series for point in one.points}
@@ -176,7 +189,8 @@ def _index_page(
         "<h2>Change points, newest first</h2>",
     ]
     newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
-    body.append(_change_table(newest, commit_url=commit_url, names=True, prefix="") if newest else "<p>None found.</p>")
+    table = _change_table(newest, commit_url=commit_url, names=True, prefix="", reports=reports)
+    body.append(table if newest else "<p>None found.</p>")
     categories: dict[str, list[Series]] = defaultdict(list)
     for one in series:
         categories[_category(one.key.filename)].append(one)
@@ -229,7 +243,8 @@ def write_site(
     for one in sorted(series, key=lambda s: s.key):
         files[one.key.filename].append(one)
     written = [out_dir / "index.html"]
-    written[0].write_text(_index_page(series, changes, commit_url, site_url), encoding="utf-8")
+    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
+    written[0].write_text(_index_page(series, changes, commit_url, site_url, reports), encoding="utf-8")
     for filename, mine in sorted(files.items()):
         path = out_dir / PAGES / page_name(filename)
         path.write_text(_benchmark_page(filename, mine, by_key, commit_url, site_url), encoding="utf-8")
