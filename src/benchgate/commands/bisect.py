@@ -66,6 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="post the report through GitHub: issue:N or pr:N comments on it, new opens an issue "
         "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL)",
     )
+    parser.add_argument(
+        "--post-only",
+        action="store_true",
+        help="with --post: post the finished report in --output (bisect.md, bisect.json) without bisecting; "
+        "for a job that holds the token and runs no code of the repository",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines")
     parser.set_defaults(handler=_handler)
 
@@ -133,6 +139,8 @@ def _handler(args: argparse.Namespace) -> int:
         _positive(f"--{name.replace('_', '-')}", getattr(args, name))
     if args.post and not re.fullmatch(r"(issue|pr):[1-9][0-9]*|new", args.post):
         raise InputError(f"--post {args.post!r}: expected issue:N, pr:N or new")
+    if args.post_only:
+        return _post_finished(args)
     if args.max_probes < 2:
         raise InputError("--max-probes must be at least 2: the two ends are probes")
     setup, candidates, prober = _setup_and_candidates(args)
@@ -175,6 +183,21 @@ def _handler(args: argparse.Namespace) -> int:
     if done.reason == "end-failed":
         return EXIT_BUILD_FAILED
     return EXIT_OK if data["culprits"] and done.reason == "found" else EXIT_INCONCLUSIVE
+
+
+def _post_finished(args: argparse.Namespace) -> int:
+    """Post the report a bisection left in --output: data only, nothing of the repository runs."""
+    if not args.post:
+        raise InputError("--post-only needs --post issue:N, pr:N or new")
+    try:
+        markdown = (args.output / "bisect.md").read_text(encoding="utf-8")
+        data = json.loads((args.output / "bisect.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(f"no finished bisect report to post: {error}", where=str(args.output)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("culprits"), list):
+        raise InputError("bisect.json is not a bisect report", where=str(args.output))
+    _post(args.post, markdown, data)
+    return EXIT_OK
 
 
 def _post(where: str, markdown: str, data: dict) -> None:
