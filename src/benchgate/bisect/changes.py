@@ -20,12 +20,15 @@ class ChangeEnds:
 
 
 def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The category, --filter and --set values that select one row (``buffers/tojson.js``, ``len=256 n=1``)."""
+    """The category, --filter and --set values that select one row (``buffers/tojson.js``, ``len=256 n=1``).
+
+    ``--filter`` matches the file's name within its category, as Node's compare.js does."""
     try:
         words = shlex.split(configuration)
     except ValueError:
         words = configuration.split()
-    return (filename.split("/", 1)[0],), (filename,), tuple(word for word in words if "=" in word)
+    category, _, name = filename.partition("/")
+    return (category,), (name or category,), tuple(word for word in words if "=" in word)
 
 
 def change_ends(change_id: str, store: str | None) -> ChangeEnds:
