@@ -10,6 +10,7 @@ import pytest
 from benchgate.bisect import driver, state
 from benchgate.bisect.classify import BETWEEN, EARLIER, LATER, UNDECIDED, find_step, place
 from benchgate.bisect.search import Bisection, Budget, Candidate, Measure, culprits, next_action
+from benchgate.errors import InputError
 
 ROW = "buffers/stub.js n=1"
 
@@ -134,3 +135,19 @@ def test_resuming_mid_way_measures_exactly_what_an_uninterrupted_bisection_does(
     driver.run(resumed, stub(levels), state_path=tmp_path / "part.json", setup={}, progress=None)
     measured = lambda b: {i: (p.samples, p.runs, p.batches, p.failed) for i, p in b.probes.items()}  # noqa: E731
     assert measured(resumed) == measured(whole)
+
+
+def test_commits_on_the_trusted_branch_build_trusted_and_others_untrusted(tmp_path):
+    from nodelike import make_node_like_repo
+
+    from benchgate.bisect import probes
+
+    repo = make_node_like_repo(tmp_path / "node")
+    prober = probes.Prober(workdir=tmp_path / "out", selection=probes.Selection(), repo=repo.path)
+    assert prober._trusted(repo.commits["v2"]) and prober._trusted(repo.commits["docs"])
+    assert not prober._trusted(repo.commits["feature"]) and not prober._trusted(repo.commits["broken"])
+    candidates = probes.commit_candidates(repo.path, "v0.1.0", "feature", "https://example.org/c")
+    assert [c.label for c in candidates] == ["nodelike 0.1.0", "nodelike 0.2.0", "benchmark docs"]
+    assert candidates[-1].url == f"https://example.org/c/{repo.commits['feature']}"
+    with pytest.raises(InputError, match="not an ancestor"):
+        probes.commit_candidates(repo.path, "feature", "main")

@@ -50,6 +50,10 @@ def _log_interval(base: np.ndarray, head: np.ndarray, level: float) -> tuple[np.
         return st.delta, np.log1p(low / 100), np.log1p(high / 100)
 
 
+def _percent(rows: list[str], log_ratios: np.ndarray) -> dict[str, float]:
+    return {row: float(100 * np.expm1(value)) for row, value in zip(rows, log_ratios, strict=True)}
+
+
 @dataclass(frozen=True)
 class Step:
     """The step between the two ends: which rows moved, by how much (log ratio) and its interval."""
@@ -71,13 +75,12 @@ def find_step(earlier: Samples, later: Samples, *, level: float = DEFAULT_LEVEL,
     delta, low, high = _log_interval(base, head, level / len(rows))
     floor = np.log1p(min_effect / 100)
     moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= floor)
-    percent = lambda values: {row: float(100 * np.expm1(value)) for row, value in zip(rows, values, strict=True)}  # noqa: E731
     return Step(
         rows=tuple(rows),
         stepped=tuple(row for row, keep in zip(rows, moved, strict=True) if keep),
-        change=percent(delta),
-        low=percent(low),
-        high=percent(high),
+        change=_percent(rows, delta),
+        low=_percent(rows, low),
+        high=_percent(rows, high),
         log_step={row: float(value) for row, value in zip(rows, delta, strict=True)},
     )
 
