@@ -114,7 +114,8 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
     name = (lambda text: code(text, in_table=True)) if markdown else str
     table = []
     for probe in data["probes"]:
-        key = probe["key"][:12] if len(probe["key"]) == 40 else probe["key"]
+        # A commit: its short SHA and subject; a release: its version.
+        key = f"{probe['key'][:12]} {probe['label'][:50]}" if len(probe["key"]) == 40 else probe["label"]
         if probe["skipped"]:
             verdict, where = "skipped", probe["skipped"][:80]
         elif "cls" not in probe:
@@ -122,18 +123,23 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
         else:
             verdict = probe["cls"] + ("" if probe["settled"] else " (undecided at its runs)")
             rows = probe.get("rows", {})
+            if probe["index"] in (0, data["candidates"] - 1):
+                table.append(_cells(probe, name(key), verdict, "end"))
+                continue
             low = min((row["share_low"] for row in rows.values()), default=probe["share"])
             high = max((row["share_high"] for row in rows.values()), default=probe["share"])
             change = sum(row["change"] for row in rows.values()) / len(rows) if rows else float("nan")
             where = f"{100 * probe['share']:.0f} % [{100 * low:.0f}, {100 * high:.0f}]" + (
                 f", {_pct(change)} vs earlier" if rows else ""
             )
-        build = "built" if probe["built"] else "cached"
-        seconds = probe["build_seconds"] + probe["measure_seconds"]
-        table.append(
-            [probe["order"], name(key), verdict, where, probe["runs"], probe["samples"], build, f"{seconds:.1f}"]
-        )
+        table.append(_cells(probe, name(key), verdict, where))
     return table
+
+
+def _cells(probe: dict, candidate: str, verdict: str, where: str) -> list:
+    build = "built" if probe["built"] else "cached"
+    seconds = probe["build_seconds"] + probe["measure_seconds"]
+    return [probe["order"], candidate, verdict, where, probe["runs"], probe["samples"], build, f"{seconds:.1f}"]
 
 
 HEADERS = ["#", "candidate", "like", "share of the step [interval]", "runs", "samples", "build", "seconds"]
