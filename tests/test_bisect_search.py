@@ -80,6 +80,8 @@ def test_no_step_and_budget_are_reasons_not_culprits(tmp_path):
     bisection, done = bisect(tmp_path, [1.0 if index < 13 else 0.7 for index in range(32)], Budget(max_probes=4))
     assert done.reason == "budget" and len(bisection.probes) == 4
     assert [culprit.resolved for culprit in culprits(bisection)] == [False]
+    bisection, done = bisect(tmp_path, [1.0 if index < 13 else 0.7 for index in range(32)], Budget(max_hours=1e-12))
+    assert done.reason == "budget" and sorted(bisection.probes) == [0, 31]  # the ends, then out of time
 
 
 def test_classes_against_both_ends():
