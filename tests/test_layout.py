@@ -1,7 +1,7 @@
 """The package layout follows the pipeline: imports only go down its layers, modules stay small.
 
 Layers, bottom first (``tools.layering_metrics.LAYERS``): errors, results, sandbox, stats, history, build,
-run, config, report, github, commands, cli. A module may import its own subpackage or a lower layer; an
+run, config, report, github, bisect, commands, cli. A module may import its own subpackage or a lower layer; an
 import up the pipeline (the runner reaching for the report, the statistics for the configuration)
 fails here, and so does a cycle between subpackages.
 """

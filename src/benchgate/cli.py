@@ -16,7 +16,7 @@ import traceback
 from benchgate import __version__
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, BenchgateError
 
-COMMANDS = ("analyze", "run", "build", "report", "authorize", "history", "versions", "action")
+COMMANDS = ("analyze", "run", "build", "report", "authorize", "history", "versions", "bisect", "action")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -53,6 +53,7 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", "/repos/{owner}/{repo}/issues/{number}/comments", "create_comment"),
         ("PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", "edit_comment"),
         ("POST", "/repos/{owner}/{repo}/check-runs", "create_check_run"),
+        ("POST", "/repos/{owner}/{repo}/issues", "create_issue"),
         ("GET", "/user", "get_authenticated_user"),
     )
 ]
@@ -148,6 +149,11 @@ class FakeGitHub:
         """Authors of the comments on issue/PR ``number``, oldest first."""
         with self.lock:
             return [c.author for c in self.state.repo(repo).comments if c.issue_number == number]
+
+    def issues(self, repo: str) -> list[tuple[str, str]]:
+        """(title, body) of the issues opened in ``repo``, oldest first."""
+        with self.lock:
+            return [(issue.title, issue.body) for issue in self.state.repo(repo).issues.values()]
 
     def queue(self, *faults: Fault) -> None:
         with self.lock:
@@ -324,14 +330,19 @@ class FakeGitHub:
             raise _Reply(404, f"{params['username']} is not a user")
         return 200, renderer.permission(repo, params["username"], role), {}
 
+    def _issue_or_404(self, repo: str, number: str) -> None:
+        """Comments live on pull requests and issues alike."""
+        if int(number) not in self.state.repos[repo].issues:
+            self._pull_or_404(repo, number)
+
     def _list_comments(self, repo, params, query, payload, renderer, path, all_query):
-        self._pull_or_404(repo, params["number"])
+        self._issue_or_404(repo, params["number"])
         comments = [c for c in self.state.repos[repo].comments if c.issue_number == int(params["number"])]
         page, headers = self._page(comments, query, renderer, path, all_query)
         return 200, [renderer.comment(repo, comment) for comment in page], headers
 
     def _create_comment(self, repo, params, query, payload, renderer, path, all_query):
-        self._pull_or_404(repo, params["number"])
+        self._issue_or_404(repo, params["number"])
         if len(payload["body"]) > 65536:
             raise _Reply(422, "Validation Failed: body is too long (maximum is 65536 characters)")
         comment = self.state.add_comment(repo, int(params["number"]), payload["body"], self._identity)
@@ -350,6 +361,12 @@ class FakeGitHub:
         if self._identity.endswith("[bot]"):
             raise _Reply(403, "Resource not accessible by integration")
         return 200, renderer.authenticated_user(self._identity), {}
+
+    def _create_issue(self, repo, params, query, payload, renderer, path, all_query):
+        if len(payload.get("body") or "") > 65536:
+            raise _Reply(422, "Validation Failed: body is too long (maximum is 65536 characters)")
+        issue = self.state.add_issue(repo, str(payload["title"]), payload.get("body") or "", self._identity, [])
+        return 201, renderer.issue(repo, issue), {"location": f"{renderer.api_url}/repos/{repo}/issues/{issue.number}"}
 
     def _create_check_run(self, repo, params, query, payload, renderer, path, all_query):
         if payload.get("status") == "completed" and not payload.get("conclusion"):

@@ -33,6 +33,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
     ("post", "/repos/{owner}/{repo}/check-runs"),
+    ("post", "/repos/{owner}/{repo}/issues"),
     ("get", "/user"),
 )
 

@@ -68,6 +68,16 @@ class CheckRun:
 
 
 @dataclass
+class Issue:
+    number: int
+    title: str
+    body: str
+    author: str
+    created_at: str
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Repository:
     full_name: str
     collaborators: dict[str, str] = field(default_factory=dict)  # login -> role_name
@@ -75,6 +85,7 @@ class Repository:
     comments: list[Comment] = field(default_factory=list)
     events: list[IssueEvent] = field(default_factory=list)
     check_runs: list[CheckRun] = field(default_factory=list)
+    issues: dict[int, Issue] = field(default_factory=dict)
 
 
 def _timestamp(tick: int) -> str:
@@ -97,6 +108,7 @@ class Templates:
             "check_run": examples["check-run-example-of-completed-conclusion"]["value"],
             "diff_entry": examples["diff-entry-items"]["value"][0],
             "private_user": examples["private-user-response-with-public-and-private-profile-information"]["value"],
+            "issue": examples["issue"]["value"],
         }
 
     def get(self, name: str, api_url: str, web_url: str, repo: str) -> Any:
@@ -131,6 +143,13 @@ class State:
     def add_pull(self, repo: str, pull: PullRequest) -> PullRequest:
         self.repo(repo).pulls[pull.number] = pull
         return pull
+
+    def add_issue(self, repo: str, title: str, body: str, author: str, labels: list[str]) -> Issue:
+        """A new issue, numbered after every pull request and issue of the repository (they share numbers)."""
+        held = self.repo(repo)
+        number = max([0, *held.pulls, *held.issues]) + 1
+        held.issues[number] = Issue(number, title, body, author, self._now(), list(labels))
+        return held.issues[number]
 
     def add_comment(self, repo: str, number: int, body: str, author: str) -> Comment:
         now = self._now()
@@ -186,6 +205,7 @@ class State:
                     "comments": [asdict(comment) for comment in repo.comments],
                     "events": [asdict(event) for event in repo.events],
                     "check_runs": [asdict(run) for run in repo.check_runs],
+                    "issues": {str(number): asdict(issue) for number, issue in repo.issues.items()},
                 }
                 for name, repo in self.repos.items()
             },
@@ -205,6 +225,7 @@ class State:
             repo.comments = [Comment(**comment) for comment in raw.get("comments", [])]
             repo.events = [IssueEvent(**event) for event in raw.get("events", [])]
             repo.check_runs = [CheckRun(**run) for run in raw.get("check_runs", [])]
+            repo.issues = {int(number): Issue(**issue) for number, issue in raw.get("issues", {}).items()}
         return state
 
 
@@ -325,6 +346,32 @@ class Renderer:
         # The documented example omits the user's role_name, which the schema requires.
         user["role_name"] = role
         data.update(permission=permission, role_name=role, user=user)
+        return data
+
+    def issue(self, repo: str, issue: Issue) -> dict[str, Any]:
+        data = self._template("issue", repo)
+        data.update(
+            id=issue.number + 5000,
+            node_id=f"I_{issue.number}",
+            number=issue.number,
+            title=issue.title,
+            body=issue.body,
+            user=self.user(issue.author),
+            labels=[],
+            assignee=None,
+            assignees=[],
+            milestone=None,
+            pull_request=None,
+            created_at=issue.created_at,
+            updated_at=issue.created_at,
+            closed_at=None,
+            closed_by=None,
+            state="open",
+            url=f"{self.api_url}/repos/{repo}/issues/{issue.number}",
+            html_url=f"{self.web_url}/{repo}/issues/{issue.number}",
+            comments_url=f"{self.api_url}/repos/{repo}/issues/{issue.number}/comments",
+        )
+        data.pop("pull_request")
         return data
 
     def check_run(self, repo: str, run: CheckRun) -> dict[str, Any]:

@@ -43,6 +43,7 @@ LAYERS = (
     "config",
     "report",
     "github",
+    "bisect",
     "commands",
     "cli",
 )

@@ -249,6 +249,12 @@ class GitHubClient(RetryingClient):
 
         return self._retrying(f"post the comment on #{number}", upsert)
 
+    def open_issue(self, title: str, body: str) -> str:
+        """Open an issue (e.g. a bisect's culprit); return its html_url."""
+        if len(body) > COMMENT_LIMIT:
+            raise InputError(f"issue body is {len(body)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
+        return self._retrying("open an issue", lambda: self._repo.create_issue(title=title, body=body).html_url)
+
     def create_check_run(
         self,
         head_sha: str,

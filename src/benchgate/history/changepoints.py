@@ -98,6 +98,7 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
                 mean_before=before,
                 mean_after=after,
                 confidence=max(0.0, 1.0 - pvalue),
+                before_commit=series.points[index - 1].commit if index else "",
             )
         )
     return points

@@ -7,6 +7,7 @@ only and not on each other. Pure data: no I/O, no numpy.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 
@@ -77,3 +78,11 @@ class ChangePoint:
     mean_before: float
     mean_after: float
     confidence: float
+    before_commit: str = ""  # the last run's commit before the change ('' when unknown)
+
+    @property
+    def id(self) -> str:
+        """A stable id: the same series and the same two runs around the change give the same id."""
+        key = self.key
+        text = "\0".join((key.filename, key.configuration, key.node_flags, key.runner, key.branch))
+        return "cp-" + hashlib.sha256(f"{text}\0{self.before_commit}\0{self.commit}".encode()).hexdigest()[:12]

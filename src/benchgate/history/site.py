@@ -62,7 +62,14 @@ def _kind(change: ChangePoint) -> str:
     return "slower" if change.change < 0 else "faster"
 
 
-def _change_rows(changes: Sequence[ChangePoint], *, commit_url: str | None, names: bool, prefix: str) -> dict:
+def _change_rows(
+    changes: Sequence[ChangePoint],
+    *,
+    commit_url: str | None,
+    names: bool,
+    prefix: str,
+    reports: frozenset = frozenset(),
+) -> dict:
     """The change table's header and lines, each field padded to compare.R's monospaced columns."""
     width = max((len(c.key.label()) for c in changes), default=0) if names else 0
     header = f"{'':<{width + 1}}" if names else ""
@@ -80,6 +87,8 @@ def _change_rows(changes: Sequence[ChangePoint], *, commit_url: str | None, name
             "before": f"{rate(change.mean_before):>14}",
             "after": f"{rate(change.mean_after):>14}",
             "sure": f"{change.confidence:>6.0%}",
+            # A bisect report written for this change point (site's bisect/<id>.md, as the example workflow does).
+            "bisect": f"{prefix}bisect/{change.id}.md" if change.id in reports else "",
         }
         for change in changes
     ]
@@ -137,7 +146,11 @@ def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
 
 
 def _index_page(
-    series: Sequence[Series], changes: Sequence[ChangePoint], commit_url: str | None, site_url: str | None
+    series: Sequence[Series],
+    changes: Sequence[ChangePoint],
+    commit_url: str | None,
+    site_url: str | None,
+    reports: frozenset = frozenset(),
 ) -> str:
     by_key = _by_key(changes)
     categories: dict[str, list[Series]] = defaultdict(list)
@@ -151,7 +164,7 @@ def _index_page(
         series_count=len(series),
         run_count=len({point.run_id for one in series for point in one.points}),
         change_count=len(changes),
-        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix=""),
+        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix="", reports=reports),
         categories=[
             (category, [_index_row(one, by_key.get(one.key, [])) for one in categories[category]])
             for category in sorted(categories)
@@ -184,7 +197,8 @@ def write_site(
     for one in sorted(series, key=lambda s: s.key):
         files[one.key.filename].append(one)
     written = [out_dir / "index.html"]
-    written[0].write_text(_index_page(series, changes, commit_url, site_url), encoding="utf-8")
+    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
+    written[0].write_text(_index_page(series, changes, commit_url, site_url, reports), encoding="utf-8")
     for filename, mine in sorted(files.items()):
         path = out_dir / PAGES / page_name(filename)
         path.write_text(_benchmark_page(filename, mine, by_key, commit_url, site_url), encoding="utf-8")

@@ -42,12 +42,14 @@ def changes_json(changes: Sequence[ChangePoint]) -> str:
     """The change points as a JSON list (``change`` in percent, negative = slower)."""
     items = [
         {
+            "id": change.id,
             "filename": change.key.filename,
             "configuration": change.key.configuration,
             "node_flags": change.key.node_flags,
             "runner": change.key.runner,
             "branch": change.key.branch,
             "commit": change.commit,
+            "before_commit": change.before_commit,
             "date": change.date,
             "index": change.index,
             "change": round(change.change, 4) if math.isfinite(change.change) else None,

