@@ -178,7 +178,7 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
 def test_the_markdown_report_keeps_untrusted_names_in_code():
     import pandas as pd
 
-    from benchgate.report.versions import VersionStep, render_versions_markdown
+    from benchgate.report.versionsreport import VersionStep, render_versions_markdown
 
     hostile = "x/```\n# <script>alert(1)</script> @nodejs/tsc [a](javascript:1).js"
     gated = pd.DataFrame(

@@ -33,7 +33,7 @@ def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], t
 
 def change_ends(change_id: str, store: str | None) -> ChangeEnds:
     """The change point ``change_id`` of ``history changes --format json`` in ``store``; InputError if absent."""
-    from benchgate.config.history import history_settings, resolve_store
+    from benchgate.config.historysettings import history_settings, resolve_store
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config.history import ENVIRONMENT, HistorySettings, history_settings, resolve_store
+from benchgate.config.historysettings import ENVIRONMENT, HistorySettings, history_settings, resolve_store
 from benchgate.errors import EXIT_OK, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")

@@ -3,7 +3,7 @@
 Each consecutive pair is one `benchgate run` (``run.local.run_benchmarks``, the run command's own
 function) with ``--base-version V1 --head-version V2`` into ``OUTPUT/steps/V1..V2``, fixed or
 ``--runs auto``; the steps are analysed as `benchgate run` analyses its run, and
-``benchgate.report.versions`` writes the report (``report.md``, printed as text too) with a
+``benchgate.report.versionsreport`` writes the report (``report.md``, printed as text too) with a
 forest plot per step when matplotlib is installed. A step whose directory already holds a complete
 run is reused and an interrupted one resumed, so a fault loses no step already measured. With
 ``--store`` each step is recorded into the history store as a point of the release series.
@@ -99,7 +99,7 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
     Returns the exit status: 0 once the report is written (it reports, it does not gate), or the
     status of the step that could not finish (its earlier steps stay on disk, reused next time).
     """
-    from benchgate.report.versions import render_versions_markdown, render_versions_text
+    from benchgate.report.versionsreport import render_versions_markdown, render_versions_text
 
     if store:
         from benchgate.history.store import open_store
@@ -127,7 +127,7 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
 
 def _release_site(output: Path, steps: list) -> str | None:
     """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
-    from benchgate.history.releases import ReleaseStep, release_series
+    from benchgate.history.releaseseries import ReleaseStep, release_series
     from benchgate.history.site import write_site
 
     try:
@@ -208,7 +208,7 @@ def _record_step(directory: Path, head: str, store: str) -> None:
 
 def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):
     """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
-    from benchgate.report.versions import VersionStep, failure_lines
+    from benchgate.report.versionsreport import VersionStep, failure_lines
     from benchgate.stats.analysis import RunData, analyze
     from benchgate.stats.gate import GatePolicy
 

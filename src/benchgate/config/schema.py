@@ -66,7 +66,7 @@ class Setting:
 
 
 def _history(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
-    from benchgate.config.history import parse_history
+    from benchgate.config.historysettings import parse_history
 
     return parse_history(value, where, key)
 

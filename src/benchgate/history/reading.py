@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from sqlalchemy import Select, select
 
-from benchgate.history import schema
+from benchgate.history import storeschema
 from benchgate.history.model import Point, Series, SeriesKey
 from benchgate.history.store import check_for_reading, errors_translated, open_store
 
 
 def _query(filter: str | None, branch: str | None, since: str | None) -> Select:
-    runs, rows = schema.runs, schema.rows
+    runs, rows = storeschema.runs, storeschema.rows
     query = (
         select(
             rows.c.filename,

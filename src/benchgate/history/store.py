@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, exc, inspect, s
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history import schema
+from benchgate.history import storeschema
 
 LOCK_TIMEOUT = 30.0  # seconds a writer waits for another writer's lock before giving up
 CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server
@@ -122,15 +122,17 @@ def errors_translated(store: Store) -> Iterator[None]:
 def _stored_version(connection: Connection, store: Store) -> int | None:
     """The schema version in ``meta``; None for an empty database; refuses a database that is something else."""
     tables = set(inspect(connection).get_table_names())
-    ours = {table.name for table in schema.TABLES}
+    ours = {table.name for table in storeschema.TABLES}
     if not tables & ours:
         if tables and store.sqlite_path is not None:
             others = ", ".join(sorted(tables)[:5])
             raise StoreCorrupt(f"not a benchgate history store (it has other tables: {others})", where=store.shown)
         return None
-    if schema.meta.name not in tables:
+    if storeschema.meta.name not in tables:
         raise StoreCorrupt("a benchgate store without its version table", where=store.shown)
-    value = connection.execute(select(schema.meta.c.value).where(schema.meta.c.key == "schema_version")).scalar()
+    value = connection.execute(
+        select(storeschema.meta.c.value).where(storeschema.meta.c.key == "schema_version")
+    ).scalar()
     if value is None or not str(value).isdigit():
         raise StoreCorrupt(f"the store's schema version is {value!r}, not a number", where=store.shown)
     return int(value)
@@ -138,30 +140,33 @@ def _stored_version(connection: Connection, store: Store) -> int | None:
 
 def check_version(connection: Connection, store: Store, version: int | None, *, upgrade: bool) -> None:
     """Refuse a store this benchgate cannot read; with ``upgrade`` (writers), upgrade an older one in place."""
-    if version is None or version == schema.SCHEMA_VERSION:
+    if version is None or version == storeschema.SCHEMA_VERSION:
         return
-    if version > schema.SCHEMA_VERSION:
+    if version > storeschema.SCHEMA_VERSION:
         raise StoreCorrupt(
-            f"written by a newer benchgate (schema {version}; this one reads up to {schema.SCHEMA_VERSION}): "
+            f"written by a newer benchgate (schema {version}; this one reads up to {storeschema.SCHEMA_VERSION}): "
             "upgrade benchgate",
             where=store.shown,
         )
-    missing = [step for step in range(version, schema.SCHEMA_VERSION) if step not in schema.UPGRADES]
+    missing = [step for step in range(version, storeschema.SCHEMA_VERSION) if step not in storeschema.UPGRADES]
     if missing:
         raise StoreCorrupt(
-            f"schema {version} is older than this benchgate can upgrade (it reads {schema.SCHEMA_VERSION}); "
+            f"schema {version} is older than this benchgate can upgrade (it reads {storeschema.SCHEMA_VERSION}); "
             "record into a new store",
             where=store.shown,
         )
     if not upgrade:
         raise StoreCorrupt(
-            f"schema {version} needs an upgrade to {schema.SCHEMA_VERSION}: record a run with this benchgate first",
+            f"schema {version} needs an upgrade to {storeschema.SCHEMA_VERSION}: "
+            "record a run with this benchgate first",
             where=store.shown,
         )
-    for step in range(version, schema.SCHEMA_VERSION):
-        schema.UPGRADES[step](connection)
+    for step in range(version, storeschema.SCHEMA_VERSION):
+        storeschema.UPGRADES[step](connection)
     connection.execute(
-        schema.meta.update().where(schema.meta.c.key == "schema_version").values(value=str(schema.SCHEMA_VERSION))
+        storeschema.meta.update()
+        .where(storeschema.meta.c.key == "schema_version")
+        .values(value=str(storeschema.SCHEMA_VERSION))
     )
 
 
@@ -172,8 +177,10 @@ def prepare_for_writing(connection: Connection, store: Store) -> None:
     version = _stored_version(connection, store)
     check_version(connection, store, version, upgrade=True)
     if version is None:
-        schema.metadata.create_all(connection)
-        connection.execute(schema.meta.insert().values(key="schema_version", value=str(schema.SCHEMA_VERSION)))
+        storeschema.metadata.create_all(connection)
+        connection.execute(
+            storeschema.meta.insert().values(key="schema_version", value=str(storeschema.SCHEMA_VERSION))
+        )
 
 
 def check_for_reading(connection: Connection, store: Store) -> bool:

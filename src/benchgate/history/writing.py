@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, exc, select
 
-from benchgate.history import schema
+from benchgate.history import storeschema
 from benchgate.history.runentry import RowSummary, RunEntry
 from benchgate.history.store import WRITE, Store, errors_translated, prepare_for_writing
 
@@ -21,7 +21,7 @@ _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million sampl
 
 
 def _existing(connection: Connection, digest: str) -> int | None:
-    return connection.execute(select(schema.runs.c.id).where(schema.runs.c.digest == digest)).scalar()
+    return connection.execute(select(storeschema.runs.c.id).where(storeschema.runs.c.digest == digest)).scalar()
 
 
 def _insert_run(connection: Connection, entry: RunEntry) -> int:
@@ -42,12 +42,12 @@ def _insert_run(connection: Connection, entry: RunEntry) -> int:
         "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "sample_count": entry.sample_count,
     }
-    return int(connection.execute(schema.runs.insert().values(**values)).inserted_primary_key[0])
+    return int(connection.execute(storeschema.runs.insert().values(**values)).inserted_primary_key[0])
 
 
 def _insert_rows(connection: Connection, run_id: int, rows: tuple[RowSummary, ...]) -> None:
     connection.execute(
-        schema.rows.insert(),
+        storeschema.rows.insert(),
         [
             {
                 "run_id": run_id,
@@ -76,19 +76,19 @@ def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary,
     for values in _sample_values(run_id, rows):
         batch.append(values)
         if len(batch) == _BATCH:
-            connection.execute(schema.samples.insert(), batch)
+            connection.execute(storeschema.samples.insert(), batch)
             batch = []
     if batch:
-        connection.execute(schema.samples.insert(), batch)
+        connection.execute(storeschema.samples.insert(), batch)
 
 
 def _prune(connection: Connection, branch: str, keep: int) -> int:
     """Delete the branch's runs but its ``keep`` newest (by date); how many went."""
-    runs = schema.runs
+    runs = storeschema.runs
     newest = select(runs.c.id).where(runs.c.branch == branch).order_by(runs.c.date.desc(), runs.c.id.desc())
     kept = {row.id for row in connection.execute(newest.limit(keep))}
     old = [row.id for row in connection.execute(select(runs.c.id).where(runs.c.branch == branch)) if row.id not in kept]
-    for table in (schema.samples, schema.rows):
+    for table in (storeschema.samples, storeschema.rows):
         connection.execute(table.delete().where(table.c.run_id.in_(old)))
     connection.execute(runs.delete().where(runs.c.id.in_(old)))
     return len(old)
