@@ -91,7 +91,7 @@ def render_compare_table(gated: pd.DataFrame) -> str:
                 format_accuracy(row.accuracy_3),
             ]
         )
-        cells = [gatelines.change_cell(row), str(row.decision)] if decided else []
+        cells = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
         extras.append(cells + (["FAIL" if row.gating else ""] if failing else []))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     extra_widths = [max(len(line[i]) for line in extras) for i in range(len(extra_header))]
@@ -160,6 +160,8 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
         f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
         for item in noisy[:MAX_SUMMARY_LINES]
     ]
+    coarse = gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above)
+    lines += [f"  COARSE {item.name}: {item.sentence()}".translate(_CONTROL) for item in coarse[:MAX_SUMMARY_LINES]]
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
         names = ", ".join(_names(incomplete))
@@ -173,7 +175,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
         )
     blind = gatelines.blind_spots(gated)
     if blind:
-        lines.append(f"power (a regression found with {gatelines.MDE_POWER:.0%} probability, per file, largest first):")
+        lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
         lines += [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind[:MAX_SUMMARY_LINES]]
         if len(blind) > MAX_SUMMARY_LINES:
             lines.append(f"  ... and {len(blind) - MAX_SUMMARY_LINES} more files (--format json: mde per row)")
@@ -244,7 +246,7 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
         else:
             gate = "❓ undecided" if getattr(row, "undecided", False) else ""
         confidence = str(row.confidence).replace("*", "\\*")
-        cells = f" {gatelines.change_cell(row)} | {row.decision} |" if decided else ""
+        cells = f" {gatelines.change_cell(row)} | {gatelines.decision_cell(row)} |" if decided else ""
         lines.append(
             f"| {_code(row_name(row.filename, row.configuration))} | {confidence} "
             f"| {format_improvement(row.improvement)} | {format_accuracy(row.accuracy_1)} "
@@ -273,7 +275,7 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
         parts.append("")
     blind = gatelines.blind_spots(gated)
     if blind:
-        parts.append(f"Power (a regression found with {gatelines.MDE_POWER:.0%} probability):")
+        parts.append("Resolution (the smallest regression the evidence rules out):")
         parts += [f"- {spot.sentence(_code(spot.filename))}" for spot in blind]
         parts.append("")
     if len(gated):
@@ -333,6 +335,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy, *, design: dict | N
                 record[key] = _number(getattr(row, key))
             record["runs_needed"] = _count(row.runs_needed)
             record["noisy"] = bool(getattr(row, "noisy", False))
+            record["coarse"] = bool(getattr(row, "coarse", False))
         rows.append(record)
     document: dict[str, Any] = {
         "comparisons": len(gated),

@@ -17,7 +17,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 
 if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
     import pandas as pd
@@ -38,6 +38,8 @@ DECISION_COLUMNS = (
     "mde",
     "sigma",
     "noisy_mde",
+    "resolution",  # percent: the smallest regression the row's evidence rules out (benchgate.stats.resolution)
+    "gated_at",  # percent: the regression it must rule out to be unchanged (coarser than its target: "coarse")
     "runs_needed",
 )
 UNCHANGED_CONFIDENCES = MIN_UNCHANGED_CONFIDENCE, MAX_UNCHANGED_CONFIDENCE = 50.0, 99.999  # percent, the range
@@ -67,6 +69,9 @@ class GatePolicy:
     # percent: an undecided row noisier than this (per-sample sigma) is too noisy to gate and does not hold
     # the verdict inconclusive; None (the default) keeps every undecided row holding it
     noisy_max_sigma: float | None = None
+    # percent: a row whose base-side noise cannot reach its target (inconclusive-above or min-effect) by max-runs
+    # is gated at the best resolution it can reach, up to this (benchgate.stats.resolution); None: noisy: strict
+    max_resolution: float | None = DEFAULT_MAX_RESOLUTION
 
     def __post_init__(self) -> None:
         if self.threshold not in THRESHOLDS:
@@ -88,6 +93,16 @@ class GatePolicy:
             )
         if self.noisy_max_sigma is not None and not (0 < self.noisy_max_sigma <= MAX_MIN_EFFECT):
             raise ValueError(f"noisy max-sigma must be a percentage above 0, not {self.noisy_max_sigma!r}")
+        if self.max_resolution is not None and not (0 < self.max_resolution <= MAX_MIN_EFFECT):
+            raise ValueError(
+                f"max-resolution must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {self.max_resolution!r}"
+            )
+
+    def coarsening(self, runs: float | None = None, share: float = 1.0):
+        """How rows that cannot reach their target are gated (None: strict); ``runs``: a side at the plan's end."""
+        from benchgate.stats.resolution import Coarsening
+
+        return None if self.max_resolution is None else Coarsening(self.max_resolution, runs, share)
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -147,6 +162,7 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        coarsening=policy.coarsening(),
     )
 
 
@@ -168,6 +184,7 @@ def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePo
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        max_resolution=policy.max_resolution,
     )
 
 
@@ -240,7 +257,7 @@ def _apply_decisions(
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
-        result[column] = decided[column].to_numpy()
+        result[column] = decided[column].to_numpy() if column in decided else np.nan
     rules = row_rules(result["filename"], policy)
     judged = np.asarray(rules.judged, dtype=bool)
     decision = result["decision"].to_numpy(dtype=object)
@@ -259,6 +276,8 @@ def _apply_decisions(
     result["gate_reason"] = reasons
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
     floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
+    with np.errstate(invalid="ignore"):  # gated at more than its target: its noise could not reach it
+        result["coarse"] = judged & (result["gated_at"].to_numpy(dtype=float) > floor)
     noisy, beyond = noisy_rows(result, floor, np.asarray(rules.max_sigma, dtype=float))
     inconclusive = judged & (decision == "inconclusive")
     result["noisy"] = inconclusive & noisy
