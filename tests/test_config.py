@@ -21,7 +21,7 @@ def write(tmp_path, text):
 
 def test_defaults_without_file(tmp_path):
     settings = config.load_settings(tmp_path / "absent.yml", {})
-    assert (settings.threshold, settings.correction, settings.min_effect, settings.runs) == ("***", "holm", 0.0, 30)
+    assert (settings.threshold, settings.correction, settings.min_effect, settings.runs) == ("***", "holm", 0.0, "auto")
     assert settings.label_prefix == "benchmark"
     assert settings.source_of("threshold") == "default"
 

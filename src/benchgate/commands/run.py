@@ -92,9 +92,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--runs",
         type=_runs,
-        default=30,
-        help="samples per configuration and side (default 30), or auto: each comparison runs until it is "
-        "decided (from --min-runs, default 5, to --max-runs, default 60)",
+        default="auto",
+        help="auto (the default): each comparison runs until it is decided (from --min-runs, default 5, to "
+        "--max-runs, default 60); or N samples per configuration and side (30 matches compare.js)",
     )
     parser.add_argument("--min-runs", type=int, metavar="N", help="with --runs auto: the first look (default 5)")
     parser.add_argument("--max-runs", type=int, metavar="N", help="with --runs auto: the most runs (default 60)")

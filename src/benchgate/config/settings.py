@@ -55,7 +55,7 @@ class Settings:
     correction: str = "holm"
     min_effect: float = 0.0
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE
-    runs: int | str = 30  # or "auto": adaptive runs, each file until its comparisons are decided
+    runs: int | str = AUTO_RUNS  # adaptive runs, each comparison until it is decided; or a fixed count (30: compare.js)
     max_runs: int = 100  # the most runs a PR label may ask for (labels cost runner time); caps "auto" too
     categories: tuple[str, ...] = ()
     filter: tuple[str, ...] = ()
