@@ -290,3 +290,22 @@ def test_the_projection_is_conservative_at_few_runs():
     rows = quiet.decision == decisions.INCONCLUSIVE
     counts = gatetable.undecided_runs(quiet, 0.0, 10.0, 99.9)[rows]
     assert rows.any() and (counts > 5).all() and np.nanmedian(counts) < 60
+
+
+def test_mains_history_gives_a_rows_noise_before_the_run_and_a_row_never_seen_falls_back_to_the_base():
+    """A prior from main's recent runs on the same runner sets how coarsely a row is gated from the first look;
+    a row with fewer than 3 stored runs is gated by its base's samples. The prior comes from main only: the head's
+    samples never enter it."""
+    from benchgate.stats import resolution
+
+    prior = resolution.prior_variance([[0.12] * 12, [0.12, 0.5], [], [0.01, 0.012, 0.011, 9.0, 0.01]])
+    assert prior[0] == pytest.approx(0.0144) and np.isnan(prior[1]) and np.isnan(prior[2])
+    assert prior[3] == pytest.approx(0.011**2)  # the median: one run's outlier spread does not set it
+    rng = np.random.default_rng(54)
+    base, head = lognormal(rng, 0.02, (4, 5)), lognormal(rng, 0.02, (4, 5))
+    st = decisions.gate_statistics(base, head)
+    level = np.full(4, 0.1)
+    with_prior = resolution.gated_at(st, np.full(4, 10.0), level, resolution.Coarsening(25.0, 60.0, 1.0, prior))
+    without = resolution.gated_at(st, np.full(4, 10.0), level, resolution.Coarsening(25.0, 60.0, 1.0))
+    assert with_prior[1][0] and not without[1][0]  # main knows the row is noisy: coarse from the first look
+    np.testing.assert_array_equal(with_prior[0][1:3], without[0][1:3])  # never seen: the base decides

@@ -168,3 +168,24 @@ def runs_to_reach(
         if not np.isnan(out).any():
             break
     return out
+
+
+PRIOR_RUNS = 10  # main's most recent runs on the same runner fingerprint that give a row's prior sigma
+PRIOR_MIN_RUNS = 3  # fewer stored runs than this: the row falls back to the base's samples
+
+
+def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS) -> np.ndarray:
+    """Per row, the per-sample variance of log rates main's history gives (NaN: too few runs, use the base's).
+
+    ``spreads[i]``: row i's stored ``log_spread`` (the standard deviation of its log rates in one run; the
+    history's ``Point.log_spread``) of main's runs on this runner fingerprint, oldest first. The median of the
+    last ``recent`` squared spreads: one noisy run among them does not set the row's gate. The gate's test
+    sees about this variance per sample (its trimmed variance is within 5 % of it at 30 normal samples).
+    """
+    out = np.full(len(spreads), np.nan)
+    for index, row in enumerate(spreads):
+        values = np.asarray(row, dtype=float)[-recent:]
+        values = values[np.isfinite(values) & (values > 0)]
+        if len(values) >= PRIOR_MIN_RUNS:
+            out[index] = float(np.median(values**2))
+    return out
