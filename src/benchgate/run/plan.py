@@ -361,6 +361,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if selection is None:
         empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
         record = _new_record(options, empty, binaries, seed, environment, [], placement)
+        if design is not None:  # --runs auto (the default) with nothing to run still records its design
+            record.update(adaptive.new_record_fields(design))
         return None, record
     skipped = suite.http_skips(selection)
     record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
