@@ -358,16 +358,13 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
     environment = system.collect(cpuset=options.cpuset)
-    if selection is None:
-        empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
-        record = _new_record(options, empty, binaries, seed, environment, [], placement)
-        if design is not None:  # --runs auto (the default) with nothing to run still records its design
-            record.update(adaptive.new_record_fields(design))
-        return None, record
-    skipped = suite.http_skips(selection)
-    record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
-    if design is not None:
+    chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
+    skipped = suite.http_skips(selection) if selection is not None else []
+    record = _new_record(options, chosen, binaries, seed, environment, skipped, placement)
+    if design is not None:  # with nothing to run too: report reads the design of --runs auto, the default
         record.update(adaptive.new_record_fields(design))
+    if selection is None:
+        return None, record
     skipped_files = {item["filename"] for item in skipped}
     plan = RunPlan(
         benchmark_dir=selection.benchmark_dir,
