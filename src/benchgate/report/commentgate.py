@@ -29,6 +29,9 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
         title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
+    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    if coarse and outcome.verdict != FAIL:
+        title += f" ({plural(len(coarse), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
     gating = ctx.gated[ctx.gated["gating"]]
     for row in gating.head(30).itertuples(index=False):
@@ -50,7 +53,6 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
                 f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
                 f", or sets a min-effect for a benchmark known to be noisy.",
             ]
-    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
     return lines + noisy_lines(noisy) + coarse_lines(coarse)
 
 

@@ -271,6 +271,8 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
         parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
     for item in gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above):
         parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
+    for item in gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above):
+        parts.append(f"- 🔍 {_code(item.name)}: {item.sentence()}")
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated)
