@@ -77,6 +77,8 @@ def decided(rows=ROWS) -> pd.DataFrame:
                 "ci_level": 0.001 / max(len(rows), 1),
                 "gate_p": p / 10,
                 "mde": round(half * 0.9, 2),
+                "resolution": -low,  # the one-sided bound is the interval's low end here
+                "gated_at": 10.0,
                 "runs_needed": 48.0 if decision == "inconclusive" else np.nan,
             }
         )

@@ -155,19 +155,15 @@ def test_a_change_list_github_cut_short_is_never_nothing_to_benchmark(fake_githu
 def test_runs_auto_reaches_the_run_job_with_its_bounds(fake_github, client, tmp_path):
     fake_github.set_role(REPO, "maintainer", "write")
     fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark")
-    fixed = run(client, tmp_path)
-    assert (fixed.settings["runs"], fixed.settings["min-runs"], fixed.settings["max-runs"]) == ("30", "", "")
+    default = run(client, tmp_path)  # auto is the default
+    assert (default.settings["runs"], default.settings["min-runs"], default.settings["max-runs"]) == ("auto", "5", "60")
     config_file = tmp_path / "benchgate.yml"
-    config_file.write_text("runs: auto\n")
-    configured = run(client, tmp_path, config_path=config_file)
-    assert (configured.settings["runs"], configured.settings["min-runs"], configured.settings["max-runs"]) == (
-        "auto",
-        "5",
-        "60",
-    )
+    config_file.write_text("runs: 30\n")
+    fixed = run(client, tmp_path, config_path=config_file)
+    assert (fixed.settings["runs"], fixed.settings["min-runs"], fixed.settings["max-runs"]) == ("30", "", "")
     # a maintainer's label asks for auto where 30 runs are configured; max-runs caps its most
     fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark:runs=auto")
-    config_file.write_text("max-runs: 40\n")
+    config_file.write_text("runs: 30\nmax-runs: 40\n")
     labelled = run(client, tmp_path, config_path=config_file)
     assert (labelled.settings["runs"], labelled.settings["min-runs"], labelled.settings["max-runs"]) == (
         "auto",

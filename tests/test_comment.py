@@ -148,3 +148,17 @@ def test_rows_too_noisy_to_gate_are_listed_apart_with_the_rule_that_settles_them
         "`{match: 'http/*@x.js', min-effect: 19%} in rules, or noisy: {max-sigma: 14.1%}`"
     )
     assert commentgate.noisy_lines([]) == []
+
+
+def test_a_row_gated_coarser_is_counted_in_the_heading_and_named_with_its_sigma_and_resolution():
+    from dataclasses import replace as replaced
+
+    ctx = variants()["pass"]
+    gated = ctx.gated.copy()
+    row = gated.index[gated["filename"] == "url/url-parse.js"][0]
+    gated.loc[row, ["gated_at", "sigma", "resolution", "coarse"]] = [18.0, 12.3, 1.4, True]
+    body = comment.render_comment(replaced(ctx, gated=gated))
+    assert body.splitlines()[1].endswith("(1 comparison gated coarser than their target)")
+    assert "Gated coarser than their target (1), their noise could not reach it:" in body
+    assert "σ 12.3 % cannot reach 10 % by max-runs: gated at 18.0 %, it rules out a regression of 1.4 %" in body
+    assert "| unchanged (≤ 18 %) |" in body

@@ -21,7 +21,7 @@ def write(tmp_path, text):
 
 def test_defaults_without_file(tmp_path):
     settings = config.load_settings(tmp_path / "absent.yml", {})
-    assert (settings.threshold, settings.correction, settings.min_effect, settings.runs) == ("***", "holm", 0.0, 30)
+    assert (settings.threshold, settings.correction, settings.min_effect, settings.runs) == ("***", "holm", 0.0, "auto")
     assert settings.label_prefix == "benchmark"
     assert settings.source_of("threshold") == "default"
 
@@ -129,7 +129,7 @@ def test_unchanged_confidence_and_the_noise_budget(tmp_path):
     assert policy.rules[0].max_sigma == 20.0
     assert config.load_settings(path, {"unchanged-confidence": "99"}).policy().unchanged_confidence == 99.0
     for text, reason in (
-        ("noisy: 8%\n", "key 'noisy': must be a mapping with max-sigma"),
+        ("noisy: 8%\n", "key 'noisy': must be strict or a mapping with max-sigma"),
         ("noisy: {max-sigma: 0}\n", "key 'noisy.max-sigma': must be a percentage above 0"),
         ("unchanged-confidence: 40\n", "key 'unchanged-confidence': must be a confidence from 50 to 99.999 percent"),
     ):
@@ -137,3 +137,7 @@ def test_unchanged_confidence_and_the_noise_budget(tmp_path):
             config.load_settings(write(tmp_path, text), {})
     with pytest.raises(InputError, match="can only be set in the configuration file"):
         config.load_settings(None, {"noisy": "8%"})
+    # noisy: strict: every row gated at its target (no coarser gate up to max-resolution, no budget).
+    assert config.load_settings(None, {}).policy().max_resolution == 25.0
+    strict = config.load_settings(write(tmp_path, "noisy: strict\nmax-resolution: 30%\n"), {}).policy()
+    assert (strict.max_resolution, strict.noisy_max_sigma) == (None, None)

@@ -236,3 +236,76 @@ def test_an_interval_that_overflows_is_still_a_tested_row():
     assert set(result.names) == {"inconclusive", "unchanged"}
     assert (result.unchanged_low[result.names == "unchanged"] > -10).all()
     assert decisions.format_change(12.0, -100.0, np.inf) == "12.0 % [-100.0, inf]"
+
+
+def test_a_rows_resolution_is_the_bound_it_is_judged_by_and_a_coarse_row_is_gated_at_what_it_can_reach():
+    """Resolution: minus the one-sided bound. Quiet rows are gated at 10 %; rows whose base-side noise cannot reach
+    10 % by their runs at the gate's power are gated at what they reach, capped at the ceiling; strict gates all at
+    10 %. A coarse row passes only when its resolution is under the resolution it is gated at."""
+    from benchgate.stats.resolution import Coarsening
+
+    rng = np.random.default_rng(51)
+    sigma = np.array([0.01, 0.02, 0.12, 0.2, 1.2])[:, None]
+    base = lognormal(rng, sigma, (5, 30))
+    head = lognormal(rng, sigma, (5, 30))
+    strict = decisions.decide(base, head)
+    np.testing.assert_allclose(strict.resolution, -strict.unchanged_low)
+    assert (strict.gated_at == 10).all() and not strict.coarse.any()
+    result = decisions.decide(base, head, coarsening=Coarsening(25.0))
+    assert result.coarse.tolist() == [False, False, True, True, False]  # 120 % noise cannot reach even 25 %
+    assert (result.gated_at[:2] == 10).all() and 10 < result.gated_at[2] < result.gated_at[3] <= 25
+    assert result.gated_at[4] == 10  # beyond the ceiling: gated strictly, as before
+    unchanged = result.decision == decisions.UNCHANGED
+    assert (result.resolution[unchanged] < result.gated_at[unchanged]).all()
+    assert (result.resolution[~unchanged] >= result.gated_at[~unchanged]).all()
+    # A ceiling below the target coarsens nothing.
+    assert not decisions.decide(base, head, coarsening=Coarsening(5.0)).coarse.any()
+
+
+def test_a_head_that_makes_a_row_noisier_cannot_push_it_to_a_coarser_gate():
+    """The resolution a row is gated at comes from the base's samples only: a head ten times as noisy leaves it."""
+    from benchgate.stats.resolution import Coarsening
+
+    rng = np.random.default_rng(52)
+    base = lognormal(rng, 0.03, (50, 30))
+    calm = lognormal(rng, 0.03, (50, 30))
+    loud = lognormal(rng, 0.3, (50, 30))
+    gated = [decisions.decide(base, head, coarsening=Coarsening(25.0)) for head in (calm, loud)]
+    np.testing.assert_array_equal(gated[0].gated_at, gated[1].gated_at)
+    assert not gated[1].coarse.any() and (gated[1].decision != decisions.UNCHANGED).mean() > 0.3
+    sigma = [gatetable.noise_sigma(result.current) for result in gated]
+    np.testing.assert_array_equal(sigma[0], sigma[1])  # the noise the report and the budget read: the base's
+
+
+def test_the_projection_is_conservative_at_few_runs():
+    """3 runs at 35 % noise (the issue's HTTP row): the old projection promised about 4 runs; the conservative
+    sigma and t quantiles ask for many more (a few rows whose three samples happen to agree still get a small
+    count), and a quiet undecided row gets a modest one."""
+    rng = np.random.default_rng(53)
+    loud = decisions.decide(lognormal(rng, 0.35, (200, 3)), lognormal(rng, 0.35, (200, 3)), unchanged_confidence=99)
+    undecided = loud.decision == decisions.INCONCLUSIVE
+    needed = gatetable.undecided_runs(loud, 0.0, 10.0, 99.0)[undecided]
+    assert undecided.sum() > 150 and np.nanmedian(needed) > 100 and np.mean(needed > 10) > 0.9
+    quiet = decisions.decide(lognormal(rng, 0.04, (200, 5)), lognormal(rng, 0.04, (200, 5)), unchanged_confidence=99.9)
+    rows = quiet.decision == decisions.INCONCLUSIVE
+    counts = gatetable.undecided_runs(quiet, 0.0, 10.0, 99.9)[rows]
+    assert rows.any() and (counts > 5).all() and np.nanmedian(counts) < 60
+
+
+def test_mains_history_gives_a_rows_noise_before_the_run_and_a_row_never_seen_falls_back_to_the_base():
+    """A prior from main's recent runs on the same runner sets how coarsely a row is gated from the first look;
+    a row with fewer than 3 stored runs is gated by its base's samples. The prior comes from main only: the head's
+    samples never enter it."""
+    from benchgate.stats import resolution
+
+    prior = resolution.prior_variance([[0.12] * 12, [0.12, 0.5], [], [0.01, 0.012, 0.011, 9.0, 0.01]])
+    assert prior[0] == pytest.approx(0.0144) and np.isnan(prior[1]) and np.isnan(prior[2])
+    assert prior[3] == pytest.approx(0.011**2)  # the median: one run's outlier spread does not set it
+    rng = np.random.default_rng(54)
+    base, head = lognormal(rng, 0.02, (4, 5)), lognormal(rng, 0.02, (4, 5))
+    st = decisions.gate_statistics(base, head)
+    level = np.full(4, 0.1)
+    with_prior = resolution.gated_at(st, np.full(4, 10.0), level, resolution.Coarsening(25.0, 60.0, 1.0, prior))
+    without = resolution.gated_at(st, np.full(4, 10.0), level, resolution.Coarsening(25.0, 60.0, 1.0))
+    assert with_prior[1][0] and not without[1][0]  # main knows the row is noisy: coarse from the first look
+    np.testing.assert_array_equal(with_prior[0][1:3], without[0][1:3])  # never seen: the base decides

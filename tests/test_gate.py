@@ -242,15 +242,20 @@ def test_threshold_off_shows_decisions_and_never_fails_or_is_inconclusive():
 
 
 def test_inconclusive_above_is_the_floor_an_interval_must_rule_out():
+    """Strict (noisy: strict, no coarser gating), so that the floor alone decides."""
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10)])
     # At 99.95 % the one-sided bound is the low end of the one-row report's two-sided 99.9 % interval: the old rule.
-    row = decided(samples, unchanged_confidence=99.95).loc["a.js"]
+    row = decided(samples, unchanged_confidence=99.95, max_resolution=None).loc["a.js"]
     assert row["decision"] == "inconclusive" and row["ci_low"] < -10 and row["runs_needed"] > 10
-    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1, unchanged_confidence=99.95).loc["a.js"]
+    wide = decided(samples, inconclusive_above=-row["ci_low"] + 1, unchanged_confidence=99.95, max_resolution=None).loc[
+        "a.js"
+    ]
     assert wide["decision"] == "unchanged"
     assert (
-        decided(samples, inconclusive_above=-row["ci_low"] - 0.01, unchanged_confidence=99.95).loc["a.js", "decision"]
+        decided(samples, inconclusive_above=-row["ci_low"] - 0.01, unchanged_confidence=99.95, max_resolution=None).loc[
+            "a.js", "decision"
+        ]
         == "inconclusive"
     )
     # At the default 95 % the bound is tighter than that interval: the same row rules out 10 %, and shows it.
@@ -294,8 +299,13 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 6
     out = capsys.readouterr().out
     undecided = int(re.search(r"gate: INCONCLUSIVE: (\d+) of 400 comparisons undecided", out).group(1))
-    # At 95 % a few 4-run rows whose estimate happened to be high enough rule out 10 %; most cannot.
-    assert out.count("  UNDECIDED ") == 20 and 300 < undecided < 400
+    # 4 runs at 15 % noise cannot reach 10 %: the rows are gated at the ceiling, 25 %, and most rule that out; the
+    # ones that do not hold the verdict (so does the tojson row). Strict, most 4-run rows are undecided.
+    assert out.count("  UNDECIDED ") == 20 and 30 < undecided < 200 and "gated coarser than their target" in out
+    assert "COARSE noise/file" in out and "unchanged (≤ 25 %)" in out
+    run_data = analysis.RunData.of(results.read_samples([path]))
+    strict = analysis.analyze(run_data, gate.GatePolicy(max_resolution=None)).table
+    assert 300 < int(strict["undecided"].sum()) < 400
     status = main(["analyze", str(path), "--gate", "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     tojson = next(row for row in document["rows"] if row["configuration"] == "len=4096 n=10000")
@@ -306,7 +316,9 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
 def test_an_undecided_row_names_its_own_rules_min_effect():
     rng = np.random.default_rng(13)
     samples = lognormal_rows(rng, [("a.js", 0.04, 0.0, 10), ("b.js", 0.04, 0.0, 10)])
-    policy = gate.GatePolicy(rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95)
+    policy = gate.GatePolicy(
+        rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95, max_resolution=None
+    )
     gated = analysis.analyze(analysis.RunData.of(samples), policy).table
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 0.0, 10.0)}
@@ -315,18 +327,19 @@ def test_an_undecided_row_names_its_own_rules_min_effect():
 
 def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_does():
     """40 % noise: even 60 runs a side could not rule out 10 % (its noisy_mde is above it). By default it keeps the
-    verdict inconclusive; beyond a budget of noisy: {max-sigma: 20%} (or a rule's) it no longer holds it."""
+    verdict inconclusive under noisy: strict; beyond a budget of noisy: {max-sigma: 20%} (or a rule's) it no longer
+    holds it. By default it is gated at the ceiling, 25 %, which 30 runs at its noise rule out: it passes, named."""
     rng = np.random.default_rng(21)
     rows = [(f"quiet{index}.js", 0.01, 0.0, 30) for index in range(5)] + [("loud.js", 0.4, -0.05, 30)]
     samples = lognormal_rows(rng, rows)
-    gated = decided(samples)
+    gated = decided(samples, max_resolution=None)
     loud = gated.loc["loud.js"]
     assert loud["decision"] == "inconclusive" and loud["noisy"] and loud["undecided"]
     assert 30 < loud["sigma"] < 50 and loud["noisy_mde"] > 10
     assert not gated.drop(index="loud.js")["noisy"].any()
     assert analysis.verdict(gated.reset_index()) == "inconclusive"
     # What the report says: the row apart from the undecided ones, with the rule that would settle it.
-    policy = gate.GatePolicy()
+    policy = gate.GatePolicy(max_resolution=None)
     (item,) = gatelines.noisy_rows(gated.reset_index(), 0.0, 10.0)
     assert item.holds and item.sentence().startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
     assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.settling_rule()
@@ -334,23 +347,31 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     text = "\n".join(report.gate_summary(gated.reset_index(), policy))
     assert "gate: INCONCLUSIVE: 1 of 6 comparisons undecided" in text and "  NOISY loud.js n=1: too noisy" in text
     for budget in ({"noisy_max_sigma": 20.0}, {"rules": (gate.GateRule("loud*", max_sigma=20.0),)}):
-        spared = decided(samples, **budget)
+        spared = decided(samples, max_resolution=None, **budget)
         assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
         assert analysis.verdict(spared.reset_index()) == "pass"
         assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 0.0, 10.0)[0].sentence()
     # A budget above the row's noise spares nothing: it still holds the verdict.
-    assert analysis.verdict(decided(samples, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
+    assert analysis.verdict(decided(samples, max_resolution=None, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
+    default = decided(samples).loc["loud.js"]
+    assert default["decision"] == "unchanged" and default["coarse"] and default["gated_at"] == 25
     # A regression is never spared: the budget concerns undecided rows only.
     failing = decided(lognormal_rows(rng, [("loud.js", 0.4, -0.9, 30)]), noisy_max_sigma=1.0)
     assert failing.loc["loud.js", "decision"] == "regression" and analysis.verdict(failing.reset_index()) == "fail"
 
 
 def test_analyze_takes_the_unchanged_confidence(tmp_path, capsys):
-    """30 runs at 7 % noise, 40 rows: at 95 % every row rules out 10 % (pass), at 99.999 % not all (inconclusive)."""
+    """30 runs at 7 % noise, 40 rows: a pass at 95 %, with the rows whose noise cannot reach 10 % by 30 runs gated
+    coarser; at 99.999 % every row needs a coarser gate (all named), and the run still passes."""
     header = ['"binary","filename","configuration","rate","time"']
     path = noise_csv(tmp_path / "aa.csv", header, np.random.default_rng(22), rows=40, sigma=0.07, runs=30)
     assert main(["analyze", str(path), "--gate", "--no-bars"]) == 0
-    assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 6
-    capsys.readouterr()
+
+    def coarse() -> int:
+        return int(re.search(r"; (\d+) gated coarser than their target", capsys.readouterr().out).group(1))
+
+    at_95 = coarse()
+    assert main(["analyze", str(path), "--gate", "--no-bars", "--unchanged-confidence", "99.999"]) == 0
+    assert at_95 < coarse() == 40
     assert main(["analyze", str(path), "--unchanged-confidence", "100"]) == 2
     assert "key 'unchanged-confidence': must be a confidence from 50 to 99.999 percent" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from benchgate.config import labels
 from benchgate.errors import InputError
 
 DEFAULTS = config.Settings()
+FIXED_30 = config.Settings(runs=30)  # compare.js's count, the default before --runs auto was
 
 
 @pytest.mark.parametrize(
@@ -95,22 +96,22 @@ def test_tightening_label_needs_no_permission():
 
 def test_more_runs_than_configured_count_only_from_maintainers_and_never_past_max_runs():
     roles = {"benchmark:runs=100": "outsider"}
-    decision = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: False)
+    decision = labels.decide(list(roles), FIXED_30, actor_of=roles.get, can_write=lambda user: False)
     (outcome,) = decision.outcomes
     assert decision.values == {} and outcome.status == labels.IGNORED
     assert outcome.reason.startswith("asks for more runs than the configured 30 (runner time)")
-    trusted = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: True)
+    trusted = labels.decide(list(roles), FIXED_30, actor_of=roles.get, can_write=lambda user: True)
     assert trusted.values == {"runs": 100}
     # Past the cap (max-runs, default 100) nobody's label counts: 1000 runs is 33x the work of 30.
     for settings, label in (
-        (DEFAULTS, "benchmark:runs=101"),
-        (config.resolve(file_values={"max-runs": 40}), "benchmark:runs=41"),
+        (FIXED_30, "benchmark:runs=101"),
+        (config.resolve(file_values={"runs": 30, "max-runs": 40}), "benchmark:runs=41"),
     ):
         capped = labels.decide([label], settings, actor_of=lambda _: "admin", can_write=lambda user: True)
         assert capped.values == {} and capped.outcomes[0].status == labels.INVALID
         assert f"more than max-runs ({settings.max_runs})" in capped.outcomes[0].reason
     # The configured runs themselves are a no-op from anyone.
-    same = labels.decide(["benchmark:runs=30"], DEFAULTS, actor_of=roles.get, can_write=lambda user: pytest.fail())
+    same = labels.decide(["benchmark:runs=30"], FIXED_30, actor_of=roles.get, can_write=lambda user: pytest.fail())
     assert same.values == {"runs": 30}
 
 
@@ -187,9 +188,9 @@ def test_trust_through_the_api_uses_the_latest_adder(fake_github):
 def test_runs_auto_may_stop_early_so_it_needs_a_maintainer_where_a_fixed_count_is_configured():
     assert labels.parse_label("benchmark:runs=auto", "benchmark").value == "auto"
     roles = {"benchmark:runs=auto": "outsider"}
-    ignored = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: False)
+    ignored = labels.decide(list(roles), FIXED_30, actor_of=roles.get, can_write=lambda user: False)
     assert ignored.values == {} and ignored.outcomes[0].reason.startswith("loosens the gate")
-    trusted = labels.decide(list(roles), DEFAULTS, actor_of=roles.get, can_write=lambda user: True)
+    trusted = labels.decide(list(roles), FIXED_30, actor_of=roles.get, can_write=lambda user: True)
     assert trusted.values == {"runs": "auto"}
     # Configured auto: the label keeps it, from anyone; a fixed count under auto's most (60) loosens it,
     # more than that costs runner time, and neither may pass max-runs.
@@ -205,7 +206,7 @@ def test_runs_auto_may_stop_early_so_it_needs_a_maintainer_where_a_fixed_count_i
 
 
 def test_auto_runs_are_capped_by_max_runs():
-    assert DEFAULTS.adaptive_runs() is None
+    assert FIXED_30.adaptive_runs() is None and DEFAULTS.adaptive_runs() == (5, 60)  # auto is the default
     assert config.resolve(file_values={"runs": "auto"}).adaptive_runs() == (5, 60)
     assert config.resolve(file_values={"runs": "auto", "max-runs": 40}).adaptive_runs() == (5, 40)
     assert config.resolve(file_values={"runs": "auto", "max-runs": 3}).adaptive_runs() == (3, 3)

@@ -26,6 +26,7 @@ from benchgate.stats import analysis
 from benchgate.stats.gate import GatePolicy  # noqa: E402
 
 POLICY = GatePolicy(min_effect=3.0)
+STRICT = GatePolicy(min_effect=3.0, max_resolution=None)  # noisy: strict, so the 1,000-row report stays undecided
 
 
 def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -236,7 +237,7 @@ def test_chart_paths_put_the_distributions_beside_the_forest():
 def thousand(tmp_path_factory) -> pd.DataFrame:
     """A 1,000-row report decided by the gate: mostly undecided rows, a few regressions and gains."""
     samples = results.read_samples([write_compare_csv(tmp_path_factory.mktemp("thousand") / "1000.csv", rows=1000)])
-    return analysis.analyze(analysis.RunData.of(samples), POLICY).table
+    return analysis.analyze(analysis.RunData.of(samples), STRICT).table
 
 
 def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_the_rest(thousand):
@@ -257,7 +258,7 @@ def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_th
     assert shown.rest.startswith(f"{unchanged} unchanged rows not drawn: changes from ")
     assert f"not drawn either: {left} undecided" in shown.rest
 
-    figure = plots.forest_figure(gated, POLICY)
+    figure = plots.forest_figure(gated, STRICT)
     _, labels, segments, _, _ = forest_parts(figure)
     assert len(labels) == plots.MAX_FOREST_ROWS == sum(len(kind) for kind in segments.values())
     assert [t.get_text() for t in figure.texts if t.get_gid() == "rest"] == [shown.rest]

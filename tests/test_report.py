@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -41,6 +42,9 @@ ROW_KEYS = {
     "noisy_mde",
     "runs_needed",
     "noisy",
+    "resolution",
+    "gated_at",
+    "coarse",
 }
 
 
@@ -71,14 +75,14 @@ def test_text_has_table_note_bars_and_gate_lines():
     assert lines[0] == "gate: FAIL: 3 of 120 comparisons regress at *** after Holm correction"
     assert lines[1] == "  decisions (yuen_log): 3 regression, 2 improvement, 115 unchanged"
     assert all(line.startswith("  FAIL group") and "regression: yuen_log p = " in line for line in lines[2:5])
-    assert lines[5] == "power (a regression found with 80% probability, per file, largest first):"
+    assert lines[5] == "resolution (the smallest regression the evidence rules out, per file, largest first):"
     assert len(lines) == 6 + 6 and all(" could not have been seen with 30 runs" in line for line in lines[6:])
 
 
 def test_text_names_undecided_rows_with_the_runs_they_need():
     # 5 runs a side: at the default 95 % every row rules out 10 %; at 99.99 % twelve cannot.
     assert report.gate_summary(*gated_fixture("sorting"))[0].startswith("gate: pass: no regression at ***")
-    gated, policy = gated_fixture("sorting", unchanged_confidence=99.99)
+    gated, policy = gated_fixture("sorting", unchanged_confidence=99.99, max_resolution=None)
     lines = report.gate_summary(gated, policy)
     assert lines[0] == "gate: INCONCLUSIVE: 12 of 15 comparisons undecided at *** after Holm correction, none regresses"
     undecided = [line for line in lines if line.startswith("  UNDECIDED ")]
@@ -86,6 +90,11 @@ def test_text_names_undecided_rows_with_the_runs_they_need():
     assert report.render_markdown(gated, policy).startswith("**benchgate** ❓ INCONCLUSIVE: 12 of 15")
     wider = report.gate_summary(*gated_fixture("sorting", inconclusive_above=60.0, unchanged_confidence=99.99))
     assert wider[0].startswith("gate: pass: no regression at ***")
+    # By default the rows that 5 runs cannot bring to 10 % are gated at what they reach, counted and named.
+    coarse = report.gate_summary(*gated_fixture("sorting", unchanged_confidence=99.99))
+    count = int(re.search(r"; (\d+) gated coarser than their target, at most 25 %", coarse[0]).group(1))
+    assert count == sum(line.startswith("  COARSE ") for line in coarse) > 0
+    assert count + int(re.search(r"(\d+) of 15 comparisons undecided", coarse[0]).group(1)) <= 15
 
 
 def test_text_lists_incomplete_and_constant_rows():

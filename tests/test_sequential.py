@@ -61,7 +61,8 @@ def test_a_design_recorded_before_unchanged_had_its_own_confidence_replays_with_
     design = sequential.make_design(looks=(10, 30))
     data = design.to_json()
     assert (data["unchanged_confidence"], data["unchanged_spending"]) == (95.0, "obrien-fleming")
-    old = {key: value for key, value in data.items() if key not in ("unchanged_confidence", "unchanged_spending")}
+    recorded_later = ("unchanged_confidence", "unchanged_spending", "max_resolution")
+    old = {key: value for key, value in data.items() if key not in recorded_later}
     legacy = sequential.Design.from_json(old)
     assert legacy.unchanged_confidence is None and legacy.unchanged_weights() == (1.0,) * len(legacy.looks)
     with pytest.raises(InputError, match="unchanged_confidence must be a number"):
@@ -75,6 +76,19 @@ def test_a_design_recorded_before_unchanged_had_its_own_confidence_replays_with_
     assert ((result.names == "unchanged") == floor_ruled_out).all()
     assert (stopping.decide_at_look(design, history).decisions.names == "unchanged").sum() > floor_ruled_out.sum()
     assert list(decisions.DECISIONS).index("unchanged") == decisions.UNCHANGED
+
+
+def test_a_design_records_its_max_resolution_and_one_recorded_before_it_replays_strict():
+    design = sequential.make_design(looks=(10, 30))
+    assert design.max_resolution == 25.0 and design.to_json()["max_resolution"] == 25.0
+    assert sequential.Design.from_json(design.to_json()) == design
+    old = {key: value for key, value in design.to_json().items() if key != "max_resolution"}
+    assert sequential.Design.from_json(old).max_resolution is None
+    assert sequential.make_design(max_resolution=None).max_resolution is None
+    with pytest.raises(InputError, match="max_resolution must be a number"):
+        sequential.Design.from_json({**design.to_json(), "max_resolution": "25%"})
+    with pytest.raises(ValueError, match="max_resolution"):
+        sequential.make_design(max_resolution=0)
 
 
 def test_run_records_the_unchanged_confidence_it_stops_by():

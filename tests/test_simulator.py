@@ -59,3 +59,20 @@ def test_node_noise_suites_compare_the_old_rule_with_the_new(capsys):
     undecided_rows = header.index("A/A rows inconclusive")
     old, new = (float(rows[key][undecided_rows].strip().rstrip(" %")) for key in ("old rule", "95 %"))
     assert old > 5 and new < old / 5
+
+
+def test_node_suites_put_issue_21s_gate_beside_the_strict_one(capsys):
+    """At Node's noise the rows that cannot reach 10 % by 30 runs are gated at what they reach: far more A/A reports
+    pass than under noisy: strict, on the same samples; the table has both rules and the projection check."""
+    argv = ["--node-only", "--node-reports", "10", "--fixed", "30", "--no-auto", "--no-issue", "--seed", "5"]
+    assert simulate_gate.main(argv) == 0
+    out = capsys.readouterr().out
+    header = [cell.strip() for cell in next(line for line in out.splitlines() if line.startswith("| mode")).split("|")]
+    rows = {line.split("|")[3].strip(): line.split("|") for line in out.splitlines() if line.startswith("| fixed-30")}
+    assert set(rows) == {"<= 25 %", "strict"}
+    passed = header.index("A/A pass (>=95 %)")
+    new, old = (float(rows[key][passed].split("%")[0]) for key in ("<= 25 %", "strict"))
+    assert new >= 80 and old <= 40
+    coarse = header.index("A/A rows passed coarse")
+    assert float(rows["<= 25 %"][coarse].strip().rstrip(" %")) > 5 and rows["strict"][coarse].strip() == "0 %"
+    assert "projection after 5 runs:" in out and "are decided" in out

@@ -83,4 +83,5 @@ def run_duet_auto(base: np.ndarray, head: np.ndarray, strata: np.ndarray, test: 
     mode, each look's statistics the paired test's on the pairs so far. Decisions per row and the pairs
     (samples a side) each row took.
     """
-    return simulate_perrow.run_auto_per_row(base, head, test, strata, **design_options)
+    result, samples = simulate_perrow.run_auto_per_row(base, head, test, strata, **design_options)
+    return result.decision, samples

@@ -39,6 +39,8 @@ import numpy as np
 import simulate_perrow
 
 from benchgate.stats import decisions, paired, sequential, stopping
+from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
+from benchgate.stats.resolution import Coarsening
 
 FILES, CONFIGURATIONS = 40, 10
 ROWS = FILES * CONFIGURATIONS
@@ -109,11 +111,19 @@ def generate(rng: np.random.Generator, model: Model, reports: int, runs: int = M
     return sides[0], sides[1], effect, kind
 
 
-def run_fixed(base, head, test: str, runs: int, unchanged_confidence=decisions.DEFAULT_UNCHANGED_CONFIDENCE):
+def run_fixed(
+    base, head, test: str, runs: int, unchanged_confidence=decisions.DEFAULT_UNCHANGED_CONFIDENCE, max_resolution=None
+):
+    """A fixed-runs analysis of the first ``runs`` samples; ``max_resolution`` None: strict (every row at 10 %)."""
     result = decisions.decide(
-        base[..., :runs], head[..., :runs], test=test, with_mde=False, unchanged_confidence=unchanged_confidence
+        base[..., :runs],
+        head[..., :runs],
+        test=test,
+        with_mde=False,
+        unchanged_confidence=unchanged_confidence,
+        coarsening=None if max_resolution is None else Coarsening(max_resolution),
     )
-    return result.decision, np.full(result.decision.shape, float(runs)), result.current
+    return result, np.full(result.decision.shape, float(runs))
 
 
 def run_auto(base, head, test: str, **design_options):
@@ -134,8 +144,7 @@ def run_auto(base, head, test: str, **design_options):
             break
     assert result is not None
     looks = np.asarray(design.looks, dtype=float)
-    samples = looks[stopped_after[:, FILE_OF_ROW]]
-    return result.decisions.decision, samples, result.decisions.current
+    return result.decisions, looks[stopped_after[:, FILE_OF_ROW]]
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
@@ -168,17 +177,21 @@ def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
 
 def simulate_node_chunk(task) -> Counter:
     """One chunk of a suite at Node's published noise (tests/perf/node_noise.py), at every unchanged confidence."""
-    suite, reports, seed, fixed, auto, design_options, confidences = task
-    base, head, effect = node_noise.generate(np.random.default_rng(seed), suite, reports, ROWS, MAX_RUNS)
+    suite, reports, seed, fixed, auto, design_options, confidences, ceilings = task
+    base, head, truth = node_noise.generate(np.random.default_rng(seed), suite, reports, ROWS, MAX_RUNS)
     out: Counter = Counter()
     for confidence in confidences:
-        for runs in fixed:
-            decision, samples, current = run_fixed(base, head, decisions.GATE_TEST, runs, confidence)
-            node_noise.tally((suite, f"fixed-{runs}", confidence), decision, samples, effect, current, out)
-        if auto:
-            options = {**design_options, "unchanged_confidence": confidence}
-            decision, samples, current = run_auto(base, head, decisions.GATE_TEST, **options)
-            node_noise.tally((suite, "auto", confidence), decision, samples, effect, current, out)
+        for ceiling in ceilings:
+            for runs in fixed:
+                result, samples = run_fixed(base, head, decisions.GATE_TEST, runs, confidence, ceiling)
+                node_noise.tally((suite, f"fixed-{runs}", confidence, ceiling), result, samples, truth, out)
+            if auto:
+                options = {**design_options, "unchanged_confidence": confidence, "max_resolution": ceiling}
+                # --jobs per-configuration, the default: each comparison stops on its own
+                result, samples = simulate_perrow.run_auto_per_row(base, head, decisions.GATE_TEST, **options)
+                node_noise.tally((suite, "auto", confidence, ceiling), result, samples, truth, out)
+    if suite == "node":
+        node_noise.check_projection(np.random.default_rng(seed.spawn(1)[0]), base, head, truth, out)
     return out
 
 
@@ -193,13 +206,13 @@ def simulate_chunk(task) -> Counter:
     for test in [test for test in tests if test not in paired.PAIRED_TESTS]:
         for runs in fixed:
             confidence = design_options.get("unchanged_confidence", decisions.DEFAULT_UNCHANGED_CONFIDENCE)
-            decision, samples, _ = run_fixed(base, head, test, runs, confidence)
-            _tally((suite, test, f"fixed-{runs}"), decision, samples, kind, effect, out)
+            result, samples = run_fixed(base, head, test, runs, confidence, design_options.get("max_resolution"))
+            _tally((suite, test, f"fixed-{runs}"), result.decision, samples, kind, effect, out)
         if test in auto_tests and test not in paired.PAIRED_TESTS:
-            decision, samples, _ = run_auto(base, head, test, **design_options)
-            _tally((suite, test, "auto"), decision, samples, kind, effect, out)
-            decision, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
-            _tally((suite, test, simulate_perrow.MODE), decision, samples, kind, effect, out)
+            result, samples = run_auto(base, head, test, **design_options)
+            _tally((suite, test, "auto"), result.decision, samples, kind, effect, out)
+            result, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
+            _tally((suite, test, simulate_perrow.MODE), result.decision, samples, kind, effect, out)
     duet_tests = [test for test in tests if test in paired.PAIRED_TESTS]
     if duet_tests:  # --pairing duet: its own samples (tests/perf/duet_model.py)
         rows = draw_rows(rng, model, reports)
@@ -215,7 +228,7 @@ def simulate_chunk(task) -> Counter:
 
 
 def simulate(
-    suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options=None, candidates=0, node=(0, ())
+    suites, tests, fixed, auto_tests, seed: int, jobs: int, design_options=None, candidates=0, node=(0, (), ())
 ) -> Counter:
     """Every suite's reports in chunks; the gate's test sees all of them, the other tests the first ``candidates``.
 
@@ -224,12 +237,13 @@ def simulate(
     """
     tasks = []
     root = np.random.SeedSequence(seed)
-    node_reports, confidences = node
-    for suite, child in zip(node_noise.SUITES, np.random.SeedSequence(seed + 17).spawn(3), strict=True):
+    node_reports, confidences, ceilings = node
+    node_seeds = np.random.SeedSequence(seed + 17).spawn(len(node_noise.SUITES))
+    for suite, child in zip(node_noise.SUITES, node_seeds, strict=True):
         for index, grandchild in enumerate(child.spawn(max(1, -(-node_reports // CHUNK)) if node_reports else 0)):
             size = min(CHUNK, node_reports - index * CHUNK)
             auto = decisions.GATE_TEST in auto_tests
-            tasks.append((suite, size, grandchild, fixed, auto, design_options or {}, confidences))
+            tasks.append((suite, size, grandchild, fixed, auto, design_options or {}, confidences, ceilings))
     for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
         chunks = max(1, -(-reports // CHUNK))
         for index, grandchild in enumerate(child.spawn(chunks)):
@@ -362,6 +376,13 @@ def _confidences(text: str) -> tuple[float | None, ...]:
     return values
 
 
+def _ceilings(text: str) -> tuple[float | None, ...]:
+    values = tuple(None if v.strip() == "strict" else float(v) for v in text.split(",") if v.strip())
+    if not values or any(v is not None and not 0 < v <= 1000 for v in values):
+        raise argparse.ArgumentTypeError(f"percents above 0, or strict, not {text!r}")
+    return values
+
+
 def _confidence_text(confidence: float | None) -> str:
     if confidence is None:
         return "the old rule (the two-sided interval at the row's whole gate level)"
@@ -404,6 +425,13 @@ def main(argv: list[str] | None = None) -> int:
         default=(decisions.DEFAULT_UNCHANGED_CONFIDENCE,),
         help="comma-separated percents ('old': the rule before issue 17); the Node suites run at each, "
         "the other suites at the first (default 95)",
+    )
+    parser.add_argument(
+        "--max-resolution",
+        type=_ceilings,
+        default=(DEFAULT_MAX_RESOLUTION, None),
+        help="comma-separated ceilings (percent) for rows that cannot reach 10 %%, or 'strict' (the rule before "
+        "issue 21); the Node suites run at each, the other suites at the first (default 25,strict)",
     )
     parser.add_argument("--node-reports", type=int, default=None, help="reports per Node-noise suite (2000)")
     parser.add_argument("--node-only", action="store_true", help="only the suites at Node's published noise")
@@ -448,10 +476,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         if value is not None
     }
-    main_options = {**design_options, "unchanged_confidence": args.unchanged_confidence[0]}
+    main_options = {
+        **design_options,
+        "unchanged_confidence": args.unchanged_confidence[0],
+        "max_resolution": args.max_resolution[0],
+    }
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
-    node = (node_reports, args.unchanged_confidence)
+    node = (node_reports, args.unchanged_confidence, args.max_resolution)
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
     modes += [f"duet-{n}" for n in fixed] + ([duet_model.AUTO_MODE] if auto_tests else [])
@@ -475,8 +507,16 @@ def main(argv: list[str] | None = None) -> int:
             f"\n# Node's published noise (tests/perf/data/node_noise_2023.json): {node_reports} reports of {ROWS} rows "
             f"per suite, {decisions.GATE_TEST}, no drift, no outliers"
         )
-        node_modes = [(mode, confidence) for confidence in args.unchanged_confidence for mode in modes]
+        node_modes = [
+            (mode, confidence, ceiling)
+            for confidence in args.unchanged_confidence
+            for ceiling in args.max_resolution
+            for mode in modes
+            if mode in ("auto", *(f"fixed-{n}" for n in fixed))
+        ]
         print(node_noise.table(total, node_modes))
+        for line in node_noise.projection_lines(total):
+            print(line)
     if not args.no_issue:
         print()
         for line in issue_cases(np.random.default_rng(args.seed + 1), tests, issue_reports):

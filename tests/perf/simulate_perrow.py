@@ -22,7 +22,8 @@ MODE = "auto-per-row"
 
 
 def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, strata: np.ndarray | None = None, **design_options):
-    """The live loop of ``--runs auto`` with per-row stops: each row is its own unit; decisions and samples per row.
+    """The live loop of ``--runs auto`` with per-row stops: each row is its own unit; the ``Decisions`` and the
+    samples per row.
 
     ``strata`` (a duet: ``base[..., i]`` and ``head[..., i]`` are one pair, ``strata`` its CPU-set
     assignment) gives every look its pairs, for the paired test (``stopping.look_statistics``).
@@ -45,4 +46,4 @@ def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, strata: np.n
             break
     assert result is not None
     looks = np.asarray(design.looks, dtype=float)
-    return result.decisions.decision, looks[stopped_after]
+    return result.decisions, looks[stopped_after]

@@ -152,7 +152,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "runs",
         int | str,
-        30,
+        values.AUTO_RUNS,
         parse_runs,
         "samples per configuration and side, or auto: each comparison runs until it is decided",
         commands=(*RUN_COMMANDS, "versions"),
@@ -318,11 +318,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "noisy",
-        float | None,
+        float | str | None,
         None,
         sections.parse_noisy,
-        "noisy: {max-sigma: 8%}: an undecided row noisier than this does not hold the verdict inconclusive",
-        attr="noisy_max_sigma",
+        "noisy: strict gates every row at its target however noisy; noisy: {max-sigma: 8%}: an undecided row "
+        "noisier than this does not hold the verdict inconclusive",
         input="",
     ),
     Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL", input=""),

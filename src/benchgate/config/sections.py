@@ -81,8 +81,16 @@ def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]
     return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in value.items())
 
 
-def parse_noisy(value: Any, where: str, key: str) -> float:
+NOISY_STRICT = "strict"  # noisy: strict: every row gated at its target, however noisy (before issue 21)
+
+
+def parse_noisy(value: Any, where: str, key: str) -> float | str:
+    """``noisy: strict``, or the noise budget ``noisy: {max-sigma: 8%}`` (its sigma in percent)."""
+    if value == NOISY_STRICT:
+        return NOISY_STRICT
     # A mapping: room for what such rows do besides the budget.
     if not isinstance(value, dict) or set(map(str, value)) != {"max-sigma"}:
-        raise fail(where, key, f"must be a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}")
+        raise fail(
+            where, key, f"must be strict or a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}"
+        )
     return parse_sigma(value["max-sigma"], where, f"{key}.max-sigma")

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from benchgate.config import sections
 from benchgate.config.schema import BY_KEY, FILE_KEYS, SETTINGS, parse_setting
 from benchgate.config.values import AUTO_RUNS, fail
 from benchgate.errors import InputError
@@ -37,7 +38,9 @@ class _SettingsMethods:
         """The gate policy these settings describe."""
         names = ("threshold", "correction", "min_effect", "rules", "inconclusive_above", "unchanged_confidence")
         values = {name: getattr(self, name) for name in names}
-        return GatePolicy(**values, noisy_max_sigma=self.noisy_max_sigma, max_resolution=self.max_resolution)
+        if self.noisy == sections.NOISY_STRICT:  # every row at its target: no coarser gate, no noise budget
+            return GatePolicy(**values, max_resolution=None)
+        return GatePolicy(**values, noisy_max_sigma=self.noisy, max_resolution=self.max_resolution)
 
     def adaptive_runs(self) -> tuple[int, int] | None:
         """``runs: auto``'s fewest and most runs per side: 5 to 60, never more than ``max-runs``; None when fixed."""

@@ -30,6 +30,9 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
         title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
+    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    if coarse and outcome.verdict != FAIL:
+        title += f" ({plural(len(coarse), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
     gating = ctx.gated[ctx.gated["gating"]]
     for row in gating.head(30).itertuples(index=False):
@@ -51,7 +54,18 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
                 f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
                 f", or sets a min-effect for a benchmark known to be noisy.",
             ]
-    return lines + noisy_lines(noisy)
+    return lines + noisy_lines(noisy) + coarse_lines(coarse)
+
+
+def coarse_lines(coarse: list[gatelines.Coarse]) -> list[str]:
+    """The rows gated coarser than their target, each with its noise and the resolution it was gated at."""
+    if not coarse:
+        return []
+    lines = ["", f"Gated coarser than their target ({len(coarse)}), their noise could not reach it:", ""]
+    lines += [f"- 🔍 {code(item.name)}: {plain(item.sentence())}" for item in coarse[:30]]
+    if len(coarse) > 30:
+        lines.append(f"- … and {len(coarse) - 30} more, in the table below")
+    return lines
 
 
 def noisy_lines(noisy: list[gatelines.Noisy]) -> list[str]:
@@ -74,8 +88,8 @@ def power_lines(ctx: CommentContext) -> list[str]:
     # The file name is untrusted: in a code span; the rest of the sentence is ours.
     lines = [f"- {spot.sentence(code(spot.filename))}" for spot in blind]
     summary = (
-        f"What this run could not have seen: regressions under the size shown "
-        f"(found with {gatelines.MDE_POWER:.0%} probability), per file"
+        "What this run could not have seen: regressions under each file's resolution "
+        "(the smallest regression its evidence rules out)"
     )
     return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>"]
 

@@ -32,6 +32,15 @@ def change_cell(row: Any) -> str:
     return format_change(float(row.change), float(row.ci_low), float(row.ci_high))
 
 
+def decision_cell(row: Any) -> str:
+    """The decision with the resolution it promises: ``unchanged (≤ 10 %)`` (a regression of that size or more
+    passes at most 1 - unchanged-confidence of the time); other decisions as they are."""
+    gated = float(getattr(row, "gated_at", math.nan))
+    if str(row.decision) != "unchanged" or not math.isfinite(gated):
+        return str(row.decision)
+    return f"unchanged (≤ {gated:.3g} %)"
+
+
 def _floor(row: Any, min_effect: float, inconclusive_above: float) -> float:
     """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
     effect = float(row.min_effect)
@@ -117,8 +126,46 @@ def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float
 
 
 @dataclass(frozen=True)
+class Coarse:
+    """One row gated coarser than its target: its (base side's) noise could not reach the target by max-runs."""
+
+    name: str
+    sigma: float  # percent, per sample, from the base's samples
+    gated_at: float  # percent: the regression it had to rule out
+    resolution: float  # percent: the regression it ruled out
+    floor: float  # its target
+
+    def sentence(self) -> str:
+        return (
+            f"σ {self.sigma:.1f} % cannot reach {self.floor:g} % by max-runs: gated at {self.gated_at:.1f} %, "
+            f"it rules out a regression of {max(self.resolution, 0.0):.1f} %"
+        )
+
+
+def coarse_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Coarse]:
+    """The judged unchanged rows gated coarser than their target (``gate``'s ``coarse``), coarsest first."""
+    rows = gated[gated["coarse"] & (gated["decision"] == "unchanged")]
+    rows = rows.sort_values("gated_at", ascending=False, kind="mergesort")
+    return [
+        Coarse(
+            f"{row.filename} {row.configuration}",
+            float(row.sigma),
+            float(row.gated_at),
+            float(row.resolution),
+            _floor(row, min_effect, inconclusive_above),
+        )
+        for row in rows.itertuples(index=False)
+    ]
+
+
+def coarse_count(gated: pd.DataFrame) -> int:
+    """How many judged unchanged rows were gated coarser than their target."""
+    return int((gated["coarse"] & (gated["decision"] == "unchanged")).sum())
+
+
+@dataclass(frozen=True)
 class Blind:
-    """What one file's run could not have seen: regressions under ``mde`` percent with ``runs`` runs."""
+    """What one file's run could not have seen: regressions under ``mde`` percent (its resolution) with ``runs``."""
 
     filename: str
     mde: float
@@ -131,15 +178,17 @@ class Blind:
 
 
 def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest mde among its unchanged judged rows (the regression found with 80 % probability).
+    """Per file, the largest resolution among its unchanged judged rows: the regression its evidence rules out,
+    under which one could hide (the same bound that made the rows unchanged).
 
     Largest first. A file with no unchanged row (all decided otherwise, or undecided) has none.
     """
-    rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated["mde"].notna()]
+    column = "resolution" if gated["resolution"].notna().any() else "mde"
+    rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
     spots = []
     for filename, group in rows.groupby("filename", sort=False):
-        worst = group.loc[group["mde"].idxmax()]
-        spots.append(Blind(str(filename), float(worst["mde"]), int(min(worst["n_base"], worst["n_head"]))))
+        worst = group.loc[group[column].idxmax()]
+        spots.append(Blind(str(filename), max(float(worst[column]), 0.0), int(min(worst["n_base"], worst["n_head"]))))
     return sorted(spots, key=lambda spot: -spot.mde)
 
 
@@ -173,9 +222,11 @@ def gate_finding(gated: pd.DataFrame, policy: GatePolicy, undecided: Sequence) -
     if failing:
         return f"FAIL: {failing} of {count} comparisons regress {where}", False
     held = int(gated["undecided"].sum())
+    coarse = coarse_count(gated)
+    coarser = f"; {coarse} gated coarser than their target, at most {policy.max_resolution:g} %" if coarse else ""
     if held:
-        return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses", False
-    return f"no regression {where} ({count} comparisons)", True
+        return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses{coarser}", False
+    return f"no regression {where} ({count} comparisons{coarser})", True
 
 
 def gate_headline(

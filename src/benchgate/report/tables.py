@@ -97,7 +97,7 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
         accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
         cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
-        cells += [gatelines.change_cell(row), str(row.decision)] if decided else []
+        cells += [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
         rows.append(cells + (["FAIL" if row.gating else ""] if failing else []))
     text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
     return "\n".join(line.rstrip() for line in text.split("\n"))
@@ -154,6 +154,8 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
         f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
         for item in noisy[:MAX_SUMMARY_LINES]
     ]
+    coarse = gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above)
+    lines += [f"  COARSE {item.name}: {item.sentence()}".translate(_CONTROL) for item in coarse[:MAX_SUMMARY_LINES]]
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
         names = ", ".join(_names(incomplete))
@@ -167,7 +169,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
         )
     blind = gatelines.blind_spots(gated)
     if blind:
-        lines.append(f"power (a regression found with {gatelines.MDE_POWER:.0%} probability, per file, largest first):")
+        lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
         lines += [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind[:MAX_SUMMARY_LINES]]
         if len(blind) > MAX_SUMMARY_LINES:
             lines.append(f"  ... and {len(blind) - MAX_SUMMARY_LINES} more files (--format json: mde per row)")
@@ -238,7 +240,7 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
         confidence = str(row.confidence).replace("*", "\\*")
         accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
         cells = [_code(row_name(row.filename, row.configuration)), confidence, format_improvement(row.improvement)]
-        decision = [gatelines.change_cell(row), str(row.decision)] if decided else []
+        decision = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
         rows.append([*cells, *accuracy, *decision, gate])
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
@@ -259,11 +261,13 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
         parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
     for item in gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above):
         parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
+    for item in gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above):
+        parts.append(f"- 🔍 {_code(item.name)}: {item.sentence()}")
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated)
     if blind:
-        parts.append(f"Power (a regression found with {gatelines.MDE_POWER:.0%} probability):")
+        parts.append("Resolution (the smallest regression the evidence rules out):")
         parts += [f"- {spot.sentence(_code(spot.filename))}" for spot in blind]
         parts.append("")
     if len(gated):
@@ -319,6 +323,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
             "runs_needed": _count(row.runs_needed),
             "noisy": bool(row.noisy),
+            "coarse": bool(row.coarse),
         }
         rows.append(record)
     document: dict[str, Any] = {

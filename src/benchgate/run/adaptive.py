@@ -24,7 +24,14 @@ from benchgate.errors import InputError
 from benchgate.results.csvfile import read_samples_prefix, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION, adaptive_record
 from benchgate.results.rundirs import AdaptiveShard
-from benchgate.stats.gate import DEFAULT_INCONCLUSIVE_ABOVE, DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
+from benchgate.stats.gate import (
+    DEFAULT_INCONCLUSIVE_ABOVE,
+    DEFAULT_MAX_RESOLUTION,
+    DISPLAY_LEVEL,
+    MAX_RUNS,
+    MIN_RUNS,
+    THRESHOLDS,
+)
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
     from benchgate.stats.sequential import Design
@@ -42,6 +49,7 @@ def design_for(
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     pairing: str = "sequential",
     unchanged_confidence: float | None = None,
+    max_resolution: float | None = DEFAULT_MAX_RESOLUTION,
 ) -> Design | None:
     """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
     if runs != AUTO:
@@ -71,6 +79,7 @@ def design_for(
         correction=correction,
         min_effect=min_effect,
         inconclusive_above=inconclusive_above,
+        max_resolution=max_resolution,
         **paired_test,
         **({} if unchanged_confidence is None else {"unchanged_confidence": unchanged_confidence}),
     )

@@ -64,6 +64,7 @@ class RunOptions:
     min_effect: float = 0.0
     inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
     unchanged_confidence: float = gate.DEFAULT_UNCHANGED_CONFIDENCE
+    max_resolution: float | None = gate.DEFAULT_MAX_RESOLUTION  # None: noisy: strict
     progress: bool = True
     progress_interval: float = 30.0
     jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
@@ -321,6 +322,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         inconclusive_above=options.inconclusive_above,
         pairing=options.pairing,
         unchanged_confidence=options.unchanged_confidence,
+        max_resolution=options.max_resolution,
     )
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
@@ -355,14 +357,13 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
     environment = topology.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
-    if selection is None:
-        empty = suite.Selection(benchmark_dir=benchmark_dir, categories=())
-        record = _new_record(options, empty, binaries, seed, environment, [], placement)
-        return None, record
-    skipped = suite.http_skips(selection)
-    record = _new_record(options, selection, binaries, seed, environment, skipped, placement)
-    if design is not None:
+    chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
+    skipped = suite.http_skips(selection) if selection is not None else []
+    record = _new_record(options, chosen, binaries, seed, environment, skipped, placement)
+    if design is not None:  # with nothing to run too: report reads the design of --runs auto, the default
         record.update(adaptive.new_record_fields(design))
+    if selection is None:
+        return None, record
     skipped_files = {item["filename"] for item in skipped}
     plan = RunPlan(
         benchmark_dir=selection.benchmark_dir,

@@ -7,6 +7,8 @@
 - ``outcome``: the verdict over the gated table and the run (head failures, incomplete runs, builds).
 - ``yuenwelch``: the gate's own test per comparison (Yuen's trimmed Welch test on log rates), its interval, mde.
 - ``decisions``: regression, improvement, unchanged or inconclusive per row, Holm-consistent levels, verdict.
+- ``resolution``: each row's resolution, the one it is gated at (coarser where its base's noise cannot reach
+  its target), the runs-to-decide projection, main's history as a prior.
 - ``gatetable``: the decision table of a report's samples (fixed runs), as a DataFrame.
 - ``sequential``: the group-sequential design of adaptive runs: looks, alpha spending, its run.json record.
 - ``stopping``: the looks of an adaptive run: settled rows, files that stop, the replay of a recorded run.

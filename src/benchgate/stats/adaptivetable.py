@@ -24,6 +24,7 @@ import numpy as np
 from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
+from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
 from benchgate.stats.yuenwelch import STAT_FIELDS, Stats, subset
@@ -151,12 +152,14 @@ def decide_shards(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE,
     unchanged_confidence: float = decisions.DEFAULT_UNCHANGED_CONFIDENCE,
+    max_resolution: float | None = None,
 ) -> pd.DataFrame:
     """The decision table (``gatetable.decide_samples``' columns) of ``keys`` from the adaptive runs ``shards``.
 
     ``alpha``/``min_effect`` per key (the report's policy and rules: the run stopped by its own
     design, which any stopping rule may; the decisions follow the report's, ``unchanged_confidence``
-    too, its risk spent over the looks by the design's unchanged spending). InputError when a
+    too, its risk spent over the looks by the design's unchanged spending; ``max_resolution``, the report's
+    ceiling for rows that cannot reach their target by the design's max-runs, None: strict). InputError when a
     shard's design is malformed, the shards' designs differ, or a replay contradicts the record.
     """
     wanted = [(str(f), str(c)) for f, c in keys]
@@ -202,6 +205,7 @@ def decide_shards(
         power=design.power,
         unchanged_confidence=unchanged_confidence,
         unchanged_weights=shares[:count],
+        coarsening=None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1]),
     )
     table = decision_table(
         keys,

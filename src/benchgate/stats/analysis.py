@@ -45,7 +45,7 @@ class Method(StrEnum):
 
 ANALYSIS_COLUMNS = (
     *COMPARISON_COLUMNS,
-    *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "undecided", "min_effect", "gate_test"),
+    *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "coarse", "undecided", "min_effect", "gate_test"),
 )
 
 
@@ -134,7 +134,7 @@ def decisions_table(
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
-        result[column] = decided[column].to_numpy()
+        result[column] = decided[column].to_numpy() if column in decided else np.nan
     rules = row_rules(result["filename"], policy)
     judged = np.asarray(rules.judged, dtype=bool)
     decision = result["decision"].to_numpy(dtype=object)
@@ -150,6 +150,8 @@ def decisions_table(
             + (f", |effect| >= {effect:g} %" if effect > 0 else "")
         )
     floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
+    with np.errstate(invalid="ignore"):  # gated at more than its target: its trusted noise could not reach it
+        result["coarse"] = judged & (result["gated_at"].to_numpy(dtype=float) > floor)
     noisy, beyond = noisy_rows(result, floor, np.asarray(rules.max_sigma, dtype=float))
     inconclusive = judged & (decision == "inconclusive")
     return _finish(result, rules, gating, reasons, inconclusive & noisy, inconclusive & ~beyond, gate_test)
@@ -215,7 +217,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
     gating = np.asarray(rules.judged, dtype=bool) & (decision == "regression") & (np.abs(improvement) >= effect)
     nan = np.full(len(result), np.nan)
     columns = dict(change=improvement, ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
-    columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, runs_needed=nan)
+    columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, resolution=nan, gated_at=nan, runs_needed=nan)
     for column, values in {"decision": decision, **columns}.items():
         result[column] = values
     p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
@@ -227,6 +229,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
             f"{THRESHOLDS[threshold]:g} ({threshold})" + (f", |effect| >= {min_effect:g} %" if min_effect > 0 else "")
         )
     none = np.zeros(len(result), dtype=bool)
+    result["coarse"] = none
     return _finish(result, rules, gating, reasons, none, none, COMPARE_R_TEST)
 
 

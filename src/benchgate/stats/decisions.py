@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchgate.stats.resolution import Coarsening, gated_at
 from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisions' public API
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
@@ -111,6 +112,15 @@ class Decisions:
     last_look: np.ndarray  # index of the last look the row took part in (-1: none)
     current: Stats  # the statistics of each row's last look
     unchanged_low: np.ndarray | None = None  # percent: the one-sided bound ``unchanged`` is judged by
+    gated_at: np.ndarray | None = None  # percent: the regression each row must rule out to be unchanged
+    coarse: np.ndarray | None = None  # rows gated coarser than their target (benchgate.stats.resolution)
+    reach: np.ndarray | None = None  # percent: the best resolution each row can reach by its planned runs
+
+    @property
+    def resolution(self) -> np.ndarray:
+        """Each row's resolution (percent): the smallest regression its evidence rules out (``-unchanged_low``)."""
+        low = self.fixed_low if self.unchanged_low is None else self.unchanged_low
+        return -np.asarray(low, dtype=float)
 
     @property
     def names(self) -> np.ndarray:
@@ -215,6 +225,7 @@ def decide_looks(
     with_mde: bool = True,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
     unchanged_weights: np.ndarray | list[float] | None = None,
+    coarsening: Coarsening | None = None,
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
 
@@ -244,6 +255,10 @@ def decide_looks(
     unchanged (the bound rules out a regression of min_effect, or of
     ``inconclusive_above`` when min_effect is 0); otherwise inconclusive.
 
+    ``coarsening`` (``benchgate.stats.resolution``): a row whose trusted noise cannot reach its floor by its
+    planned runs is judged unchanged against the best resolution it can reach, up to the ceiling (None:
+    every row at its floor, strict).
+
     ``cache`` (a dict kept by the caller across the looks of one run) only saves work.
     ``with_mde=False`` leaves ``mde`` NaN (cheaper, for intermediate looks).
     """
@@ -268,9 +283,13 @@ def decide_looks(
             mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
-    floor = regression_floor(min_effect, inconclusive_above)
+    target = regression_floor(min_effect, inconclusive_above)
     shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
     bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
+    share_at_end = 1.0 if coarsening is None else coarsening.share
+    floor, coarse, reach = gated_at(
+        current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening
+    )
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
         decision[bound > -floor] = UNCHANGED
@@ -294,6 +313,9 @@ def decide_looks(
         last,
         current,
         bound,
+        floor,
+        coarse,
+        reach,
     )
 
 
@@ -321,6 +343,7 @@ def decide(
     power: float = DEFAULT_POWER,
     with_mde: bool = True,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+    coarsening: Coarsening | None = None,
 ) -> Decisions:
     """A fixed-runs analysis: one look with all the samples, the whole level (and unchanged risk) spent on it."""
     st = gate_statistics(base, head, test)
@@ -334,6 +357,7 @@ def decide(
         power=power,
         with_mde=with_mde,
         unchanged_confidence=unchanged_confidence,
+        coarsening=coarsening,
     )
 
 

@@ -9,6 +9,6 @@ DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval rea
 # (the convention of equivalence testing, TOST); it bounds a missed regression per row (tests/perf/simulate_gate.py)
 DEFAULT_UNCHANGED_CONFIDENCE = 95.0
 AUTO_MIN_RUNS, AUTO_MAX_RUNS = 5, 60  # --runs auto: the first look and the most runs (benchgate.stats.sequential)
-# percent: the coarsest resolution a comparison whose noise cannot reach the target may be gated at
-# (issue 21's ceiling; GatePolicy.max_resolution, the max-resolution setting)
+# percent: a row whose trusted noise cannot reach the target resolution by max-runs is gated at the best one it
+# can reach, up to this ceiling (benchgate.stats.resolution); a row that cannot reach even this is gated strictly
 DEFAULT_MAX_RESOLUTION = 25.0

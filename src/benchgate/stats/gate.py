@@ -38,6 +38,8 @@ DECISION_COLUMNS = (
     "mde",
     "sigma",
     "noisy_mde",
+    "resolution",  # percent: the smallest regression the row's evidence rules out (benchgate.stats.resolution)
+    "gated_at",  # percent: the regression it must rule out to be unchanged (coarser than its target: "coarse")
     "runs_needed",
 )
 UNCHANGED_CONFIDENCES = MIN_UNCHANGED_CONFIDENCE, MAX_UNCHANGED_CONFIDENCE = 50.0, 99.999  # percent, the range
@@ -67,8 +69,9 @@ class GatePolicy:
     # percent: an undecided row noisier than this (per-sample sigma) is too noisy to gate and does not hold
     # the verdict inconclusive; None (the default) keeps every undecided row holding it
     noisy_max_sigma: float | None = None
-    # percent: the coarsest resolution a row too noisy for its target may still be gated at (issue 21)
-    max_resolution: float = DEFAULT_MAX_RESOLUTION
+    # percent: a row whose base-side noise cannot reach its target (inconclusive-above or min-effect) by max-runs
+    # is gated at the best resolution it can reach, up to this (benchgate.stats.resolution); None: noisy: strict
+    max_resolution: float | None = DEFAULT_MAX_RESOLUTION
     rule: str = "gate"  # one of RULES
 
     def __post_init__(self) -> None:
@@ -93,6 +96,16 @@ class GatePolicy:
             )
         if self.noisy_max_sigma is not None and not (0 < self.noisy_max_sigma <= MAX_MIN_EFFECT):
             raise ValueError(f"noisy max-sigma must be a percentage above 0, not {self.noisy_max_sigma!r}")
+        if self.max_resolution is not None and not (0 < self.max_resolution <= MAX_MIN_EFFECT):
+            raise ValueError(
+                f"max-resolution must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {self.max_resolution!r}"
+            )
+
+    def coarsening(self, runs: float | None = None, share: float = 1.0):
+        """How rows that cannot reach their target are gated (None: strict); ``runs``: a side at the plan's end."""
+        from benchgate.stats.resolution import Coarsening
+
+        return None if self.max_resolution is None else Coarsening(self.max_resolution, runs, share)
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -152,6 +165,7 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        coarsening=policy.coarsening(),
     )
 
 
@@ -173,6 +187,7 @@ def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePo
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        max_resolution=policy.max_resolution,
     )
 
 

@@ -7,12 +7,11 @@ reports show (decision, change, interval, p, level, mde, runs needed).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide
 from benchgate.stats.defaults import AUTO_MAX_RUNS
+from benchgate.stats.resolution import Coarsening, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.yuenwelch import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_POWER,
@@ -20,8 +19,9 @@ from benchgate.stats.yuenwelch import (
     GATE_TEST,
     Stats,
     gate_statistics,
-    projected_interval,
+    regression_floor,
     runs_needed,
+    subset,
     unchanged_level,
 )
 
@@ -91,18 +91,11 @@ def undecided_decisions(rows: int) -> Decisions:
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
-    """Each row's per-sample noise in percent: the root mean of its sides' robust variances (log scale: a ratio)."""
+    """Each row's per-sample noise in percent from trusted data only: the base side's robust variance (log scale:
+    a ratio), so that a head cannot make a row look noisier (a duet row: its pairs' spread)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        sigma = np.sqrt((np.asarray(st.var_base) + np.asarray(st.var_head)) / 2)
+        sigma = np.sqrt(np.asarray(st.var_base, dtype=float))
         return 100 * (sigma if st.log else sigma / st.scale_base)
-
-
-def ruled_out_at(st: Stats, runs: float, level: np.ndarray) -> np.ndarray:
-    """The smallest regression (percent) each row could rule out with ``runs`` a side at its noise, its estimate 0,
-    by the bound at the two-sided ``level`` (``unchanged_level``): its MDE for ``unchanged``."""
-    centred = replace(st, delta=np.zeros_like(np.asarray(st.delta, dtype=float)), companion=None)
-    low, _ = projected_interval(centred, np.asarray(float(runs)), level)
-    return -low
 
 
 def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | None = None):
@@ -111,6 +104,8 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | N
 
     nan = np.full(len(keys), np.nan)
     sigma, noisy_mde = noise if noise is not None else (nan, nan)
+    gated = nan if result.gated_at is None else result.gated_at
+    coarse = np.zeros(len(keys), dtype=bool) if result.coarse is None else result.coarse
 
     return pd.DataFrame(
         {
@@ -126,8 +121,45 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | N
             "sigma": sigma,
             "noisy_mde": noisy_mde,
             "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+            "resolution": result.resolution,
+            "gated_at": gated,
+            "coarse": coarse,
         }
     )
+
+
+def undecided_runs(
+    result: Decisions,
+    min_effect: np.ndarray | float,
+    inconclusive_above: float,
+    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+) -> np.ndarray:
+    """Per inconclusive row, the runs a side after which it would be decided (NaN: none up to 10,000; elsewhere).
+
+    Said in the terms of its resolution: the count at which its bound would rule out its target
+    (``resolution.runs_to_reach``: a conservative sigma, t quantiles); a row whose estimate is beyond
+    its target can only be decided by a rejection, projected from its estimate (``runs_needed``).
+    Only more runs than the row has count.
+    """
+    current = result.current
+    rows = result.decision == INCONCLUSIVE
+    runs = np.fmin(current.n_base, current.n_head)
+    target = np.broadcast_to(regression_floor(min_effect, inconclusive_above), rows.shape)
+    reach = np.full(rows.shape, np.nan)
+    if rows.any():
+        picked = subset(current, rows)
+        level = unchanged_level(unchanged_confidence, result.level, 1.0)[rows]
+        reach[rows] = runs_to_reach(picked, target[rows], level, runs[rows])
+    rejection = runs_needed(
+        current,
+        result.level,
+        min_effect,
+        inconclusive_above,
+        rows=rows & np.isnan(reach),
+        above=runs,
+        unchanged_confidence=unchanged_confidence,
+    )
+    return np.where(np.isnan(reach), rejection, reach)
 
 
 def decision_table(
@@ -142,24 +174,14 @@ def decision_table(
 ):
     """``decision_frame`` of ``result``, with the runs each undecided row would need and its noise.
 
-    ``sigma``: the row's per-sample noise (percent); ``noisy_mde``: the smallest regression it could rule
-    out with ``max_runs`` runs a side at that noise (``last_share``: the unchanged risk's share there).
+    ``sigma``: the row's per-sample noise (percent, the base's); ``noisy_mde``: the resolution it would
+    reach with ``max_runs`` runs a side at that noise and an estimate of 0 (``last_share``: the unchanged
+    risk's share there).
     """
+    needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
     current = result.current
-    # Only more runs than the row has: the projection with a robust variance would otherwise "decide"
-    # some rows at fewer runs than they already failed to be decided with.
-    runs = np.fmin(current.n_base, current.n_head)
-    needed = runs_needed(
-        current,
-        result.level,
-        min_effect,
-        inconclusive_above,
-        rows=result.decision == INCONCLUSIVE,
-        above=runs,
-        unchanged_confidence=unchanged_confidence,
-    )
-    with np.errstate(invalid="ignore"):
-        noisy_mde = ruled_out_at(current, max_runs, unchanged_level(unchanged_confidence, result.level, last_share))
+    level = unchanged_level(unchanged_confidence, result.level, last_share)
+    noisy_mde = reachable(current, trusted_variance(current), float(max_runs), level, 0.5)
     return decision_frame(keys, result, needed, (noise_sigma(current), noisy_mde))
 
 
@@ -174,6 +196,7 @@ def decide_samples(
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
     unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
+    coarsening: Coarsening | None = None,
 ):
     """The fixed-runs decision table: one row per key with the JSON's new fields.
 
@@ -181,7 +204,9 @@ def decide_samples(
     ci_high (percent), ci_level (the Holm-consistent level of the interval), gate_p (the
     test's p-value), mde (percent, the regression found with probability ``power``), sigma
     and noisy_mde (``decision_table``) and runs_needed (runs a side to decide an inconclusive
-    row, NaN otherwise or when 10,000 would not do). ``alpha`` and ``min_effect`` may be given per key.
+    row, NaN otherwise or when 10,000 would not do), resolution (the smallest regression its evidence rules
+    out), gated_at (the one it must rule out to be unchanged) and coarse (gated at more than its target,
+    ``coarsening``). ``alpha`` and ``min_effect`` may be given per key.
     """
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
@@ -198,5 +223,6 @@ def decide_samples(
         inconclusive_above=inconclusive_above,
         power=power,
         unchanged_confidence=unchanged_confidence,
+        coarsening=coarsening,
     )
     return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)

@@ -41,7 +41,12 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.defaults import (
+    AUTO_MAX_RUNS,
+    AUTO_MIN_RUNS,
+    DEFAULT_MAX_RESOLUTION,
+    DEFAULT_UNCHANGED_CONFIDENCE,
+)
 from benchgate.stats.paired import PAIRED_TEST
 
 METHOD = "alpha-spending-bonferroni-looks"
@@ -127,6 +132,9 @@ class Design:
     version: int = 2
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE  # percent; None: recorded before it
     unchanged_spending: str = DEFAULT_UNCHANGED_SPENDING
+    # percent: the coarsest resolution a row that cannot reach its target is gated at (None: strict, and
+    # designs recorded before it; benchgate.stats.resolution)
+    max_resolution: float | None = None
 
     def unchanged_weights(self, confidence: float | None = None) -> tuple[float, ...]:
         """The share of the unchanged risk spent at each look, for ``confidence`` (default the design's)."""
@@ -171,8 +179,9 @@ class Design:
                 futility_variance=float(data["futility_variance"]),
                 settle_above=float(data["settle_above"]),
                 settle_level=float(data["settle_level"]),
-                unchanged_confidence=_optional_confidence(data.get("unchanged_confidence")),
+                unchanged_confidence=_optional_percent(data.get("unchanged_confidence"), "unchanged_confidence"),
                 unchanged_spending=str(data.get("unchanged_spending", DEFAULT_UNCHANGED_SPENDING)),
+                max_resolution=_optional_percent(data.get("max_resolution"), "max_resolution"),
             )
             recorded = [float(w) for w in data["weights"]]
         except (KeyError, TypeError, ValueError) as error:
@@ -184,12 +193,12 @@ class Design:
         return design
 
 
-def _optional_confidence(value) -> float | None:
-    """A recorded ``unchanged_confidence``: absent (None) in designs recorded before it, else a number."""
+def _optional_percent(value, name: str) -> float | None:
+    """A recorded percent that designs recorded before it lack (None), else a number."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"unchanged_confidence must be a number, not {value!r}")
+        raise TypeError(f"{name} must be a number, not {value!r}")
     return float(value)
 
 
@@ -210,8 +219,10 @@ def make_design(
     settle_level: float = DEFAULT_SETTLE_LEVEL,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
     unchanged_spending: str = DEFAULT_UNCHANGED_SPENDING,
+    max_resolution: float | None = DEFAULT_MAX_RESOLUTION,
 ) -> Design:
-    """The design for ``--runs auto`` (``looks`` overrides the geometric default from min to max runs)."""
+    """The design for ``--runs auto`` (``looks`` overrides the geometric default from min to max runs;
+    ``max_resolution`` None: every row gated at its target, ``noisy: strict``)."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")
@@ -225,6 +236,8 @@ def make_design(
         raise ValueError(f"unchanged_confidence must be a percentage from 50 to under 100, not {unchanged_confidence}")
     if unchanged_spending not in SPENDING:
         raise ValueError(f"unchanged_spending must be one of {', '.join(SPENDING)}, not {unchanged_spending!r}")
+    if max_resolution is not None and not (0 < max_resolution <= 1000):
+        raise ValueError(f"max_resolution must be a percentage above 0, not {max_resolution!r}")
     weights = spending_weights(looks, spending, alpha)
     return Design(
         looks=looks,
@@ -241,6 +254,7 @@ def make_design(
         settle_level=settle_level,
         unchanged_confidence=unchanged_confidence,
         unchanged_spending=unchanged_spending,
+        max_resolution=max_resolution,
     )
 
 

@@ -36,12 +36,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from benchgate.stats import decisions, paired
+from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
 from benchgate.stats.yuenwelch import (
     Stats,
     change_interval,
     projected_interval,
-    regression_floor,
     subset,
     unchanged_level,
 )
@@ -121,7 +121,9 @@ def _settle_effect(design: Design) -> float:
 
 
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
-    """Unchanged rows that may stop: all of them with a min-effect, else only the guarded-safe ones."""
+    """Unchanged rows that may stop: all of them with a min-effect or gated coarser than their target (their
+    question is answered once they reach that resolution), else only the guarded-safe ones."""
+    guarded = guarded & ~result.coarse
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
     if candidates.any():
@@ -161,6 +163,13 @@ def _reachable(
     return out
 
 
+def coarsening(design: Design, prior_var: np.ndarray | None = None) -> Coarsening | None:
+    """How the design gates rows that cannot reach their target: by what they reach at max-runs (None: strict)."""
+    if design.max_resolution is None:
+        return None
+    return Coarsening(design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var)
+
+
 def decide_at_look(
     design: Design,
     history: list[Stats],
@@ -169,11 +178,13 @@ def decide_at_look(
     min_effect: np.ndarray | float | None = None,
     cache: dict | None = None,
     with_mde: bool = True,
+    prior_var: np.ndarray | None = None,
 ) -> LookResult:
     """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
 
     ``alpha``/``min_effect`` override the design's per row (per-benchmark rules). ``cache``
-    (one dict per run, kept across its looks) saves recomputing earlier looks.
+    (one dict per run, kept across its looks) saves recomputing earlier looks. ``prior_var``: per row,
+    the per-sample variance main's history gives (NaN: unknown, the base's samples decide how coarse).
     """
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
@@ -192,13 +203,14 @@ def decide_at_look(
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
         unchanged_weights=design.unchanged_weights()[: k + 1],
+        coarsening=coarsening(design, prior_var),
     )
     dec = result.decision
     undecided = dec == decisions.INCONCLUSIVE
     if k == len(design.looks) - 1:
         return LookResult(k, result, undecided, np.ones(dec.shape, dtype=bool))
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), dec.shape)
-    floor = regression_floor(min_effect, design.inconclusive_above)
+    floor = result.gated_at  # a coarse row's, else its target
     settled = np.isin(dec, _FIRM) | _calm(design, result, dec == decisions.UNCHANGED, min_effect == 0)
     futile = ~settled & ~_reachable(design, result, ~settled, min_effect, floor)
     return LookResult(k, result, futile & undecided, settled | futile)
@@ -296,12 +308,13 @@ def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     found = np.full(int(rows.sum()), np.nan)
     st = subset(result.decisions.current, rows)
     level = result.decisions.level[rows]
+    floor = result.decisions.gated_at[rows]
     shares = design.unchanged_weights()[k + 1 :]
     for look, weight, share in zip(design.looks[k + 1 :], design.weights[k + 1 :], shares, strict=True):
         low, high = projected_interval(st, float(look), level * weight)
         bound, _ = projected_interval(st, float(look), unchanged_level(design.unchanged_confidence, level, share))
         with np.errstate(invalid="ignore"):
-            done = (high < 0) | (low > 0) | (bound > -design.inconclusive_above)
+            done = (high < 0) | (low > 0) | (bound > -floor)
         found = np.where(np.isnan(found) & done, float(look), found)
     out[rows] = np.where(np.isnan(found), float(design.max_runs), found)
     return out
