@@ -251,11 +251,11 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
         ([], "configurations: must be an object"),
         (
             {"other.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-            "must be a selected file's rows",
+            "configurations\\['other.js'\\]: must name a selected file",
         ),
         (
             {"a.js": {"rows": [{"args": [1], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-            "must be a selected file's rows",
+            "rows\\[0\\].args: must be a list of strings",
         ),
         ({"a.js": {"rows": [], "flags": {"base": [], "head": []}}}, "must be a selected file's rows"),
         (
@@ -264,10 +264,16 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
         ),
     ],
 )
-def test_a_forged_configurations_record_is_refused_on_resume(configurations_field, message):
-    record = {"selection": {"files": ["a.js"]}, "configurations": configurations_field}
+def test_a_forged_configurations_record_is_refused_on_resume(tmp_path, configurations_field, message):
+    path = tmp_path / "run.json"
+
+    def load(configurations_record):
+        record = json.loads((Path(__file__).parent / "fixtures" / "run-records" / "fixed" / "run.json").read_text())
+        record["selection"]["files"] = ["a.js"]
+        path.write_text(json.dumps({**record, "complete": False, "configurations": configurations_record}))
+        return results.load_run_record(path, resume=True)
+
     with pytest.raises(InputError, match=message):
-        configurations.from_record(record, "run.json")
+        load(configurations_field)
     good = {"a.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": ["--x"], "head": []}}}
-    found = configurations.from_record({"selection": {"files": ["a.js"]}, "configurations": good}, "run.json")
-    assert found["a.js"].record() == good["a.js"]
+    assert configurations.from_record(load(good))["a.js"].record() == good["a.js"]

@@ -229,17 +229,12 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
     return BuildSettings.from_mapping(values)
 
 
-def _failure_lines(failures: list[dict]) -> list[str]:
-    """One line per distinct failure; the same failure in several runs is one line with a count."""
+def _failure_lines(failures) -> list[str]:
+    """One line per distinct failure (run.json's, ``FailureEntry``); the same failure in several runs is one line
+    with a count."""
     grouped: dict[tuple, int] = {}
     for failure in failures:
-        key = (
-            failure["side"],
-            failure["filename"],
-            failure["configuration"] or "",
-            failure["reason"],
-            bool(failure.get("gating")),
-        )
+        key = (failure.side, failure.filename, failure.configuration or "", failure.reason, bool(failure.gating))
         grouped[key] = grouped.get(key, 0) + 1
     lines = []
     for (side, filename, configuration, reason, gating), count in grouped.items():
@@ -272,9 +267,9 @@ def print_analysis(output: Path, options: RunOptions) -> int:
         inconclusive_above=options.inconclusive_above,
         unchanged_confidence=options.unchanged_confidence,
     )
-    record = results.read_run_record(output / "run.json")
-    if record.get("samples", 0) == 0:
-        summary = results.validate_record(record, str(output / "run.json"))
+    record = results.load_run_record(output / "run.json")
+    if record.samples == 0:
+        summary = record.summary()
         for failure in summary.failures:
             name = f"{failure.filename} {failure.configuration}".strip()
             print(f"failed: {name} on the {failure.side}: {failure.reason}")
@@ -301,9 +296,9 @@ def print_analysis(output: Path, options: RunOptions) -> int:
         return decision.exit_status
     lines = [
         report.render_text(gated, settings.policy(), problems=decision.problems),
-        system.render(record["environment"]),
-        *_failure_lines(record["failures"]),
-        *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),
+        system.render(record.environment),
+        *_failure_lines(record.failures),
+        *(f"skipped: {item.filename}: {item.reason}" for item in record.skipped),
     ]
     problems = "; ".join(decision.problems)
     lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))

@@ -178,7 +178,7 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     record_path = directory / "run.json"
     resume = False
     if record_path.is_file():
-        record = results.read_run_record(record_path)
+        record = results.load_run_record(record_path).to_json()
         _check_same_request(record, run, directory)
         if record.get("complete") is True:
             print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)

@@ -16,7 +16,6 @@ _MODULES = {
     "adaptive": (
         "design_for",
         "new_record_fields",
-        "check_record",
         "Adaptive",
     ),
     "changedfiles": (
@@ -75,7 +74,6 @@ _MODULES = {
         "SessionState",
         "Session",
         "mark_gating",
-        "check_resumable",
         "plan_from_record",
     ),
     "suite": (

@@ -126,7 +126,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             progress=progress,
             already_written=already_written,
         )
-        if results.is_adaptive(record):
+        if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive
 
             session.adaptive = Adaptive(session.schedule, record, csv_path, state, progress, where=str(record_path))

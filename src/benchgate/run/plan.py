@@ -292,10 +292,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
-        record = results.read_run_record(record_path)
-        if record.get("complete"):
+        record = results.load_run_record(record_path, resume=True)
+        if record.complete:
             raise InputError("--resume: this run is already complete", where=str(output))
-        return _resume(options, record), record
+        return _resume(options, record)
     if csv_path.exists() or record_path.exists():
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
@@ -383,14 +383,24 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     return plan, record
 
 
-def _resume(options: RunOptions, record: dict) -> RunPlan:
-    """The plan of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
-    previous = record.get("sandbox") if isinstance(record.get("sandbox"), dict) else None
+def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
+    """The plan of an interrupted run and its record to go on with; a head that was untrusted is confined again
+    (or --no-sandbox)."""
+    where = str(options.output / "run.json")
+    if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
+        from benchgate.stats.sequential import Design
+
+        try:
+            Design.from_json(record.design, where=f"{where} design")
+        except InputError as error:
+            raise InputError(f"--resume: {error.message}", where=error.where) from None
+    draft = record.to_json()
+    previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
     found = trust.find_sandbox(untrusted, options.use_sandbox)
     confined = None
     if untrusted:
-        binaries, benchmark_dir, caches = trust.recorded_paths(record)
+        binaries, benchmark_dir, caches = trust.recorded_paths(draft)
         confined = trust.confinement(
             found,
             binaries=binaries,
@@ -399,5 +409,5 @@ def _resume(options: RunOptions, record: dict) -> RunPlan:
             caches=(*caches, options.build_cache),
             repo_paths=trust.repository_paths(options.repo) if found is not None else [],
         )
-        record["sandbox"] = trust.record(True, found, previous)
-    return plan_from_record(record, options.output, confined)
+        draft["sandbox"] = trust.record(True, found, previous)
+    return plan_from_record(record, options.output, confined), draft

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import is_adaptive
+from benchgate.results.runrecord import RunRecord
 from benchgate.run import configurations, protocol
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
@@ -281,122 +281,37 @@ def mark_gating(failures: list[dict]) -> list[dict]:
     return failures
 
 
-def _resume_error(where: str, path: str, reason: str) -> InputError:
-    return InputError(f"--resume: run record field {path}: {reason}", where=where)
-
-
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
-
-
-def _json_name(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
-
-
-def _field(data: dict, key: str, kinds: tuple[type, ...], where: str, path: str):
-    value = data.get(key)
-    wanted = " or ".join(_JSON_NAMES.get(kind, "null") for kind in kinds)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        reason = f"is missing ({wanted} expected)" if key not in data else f"must be {wanted}, not {_json_name(value)}"
-        raise _resume_error(where, f"{path}.{key}".lstrip("."), reason)
-    return value
-
-
-def _strings(data: dict, key: str, where: str, path: str) -> list[str]:
-    values = _field(data, key, (list,), where, path)
-    if not all(isinstance(value, str) for value in values):
-        raise _resume_error(where, f"{path}.{key}", "must be a list of strings")
-    return values
-
-
-def check_resumable(record: dict, where: str) -> None:
-    """Check that a run.json holds everything ``--resume`` rebuilds the run from; InputError naming the field.
-
-    The report's validation (benchgate.results.runrecord) covers the shared fields (schema, failures,
-    skipped, environment); the rest is what only a resumed run reads.
-    """
-    from benchgate.results.runrecord import validate_record
-
-    if record.get("build_failure") is not None:
-        raise InputError("--resume: this run stopped because a build failed; nothing was run to continue", where=where)
-    try:
-        validate_record(record, where)
-    except InputError as error:
-        raise InputError(f"--resume: {error.message}", where=error.where) from None
-    for side in ("base", "head"):
-        stored = _field(_field(record, "binaries", (dict,), where, ""), side, (dict,), where, "binaries")
-        _field(stored, "path", (str,), where, f"binaries.{side}")
-        _field(stored, "sha256", (str,), where, f"binaries.{side}")
-        _strings(stored, "node_args", where, f"binaries.{side}")
-    selection = _field(record, "selection", (dict,), where, "")
-    _field(selection, "benchmark_dir", (str,), where, "selection")
-    for key in ("files", "set"):
-        _strings(selection, key, where, "selection")
-    if is_adaptive(record):  # an adaptive run: its design and looks rebuild the plan
-        from benchgate.run.adaptive import check_record
-
-        check_record(record, where)
-    elif _field(record, "runs", (int,), where, "") < 1:
-        raise _resume_error(where, "runs", "must be at least 1")
-    _field(record, "seed", (int,), where, "")
-    options = _field(record, "options", (dict,), where, "")
-    _field(options, "timeout", (int, float, type(None)), where, "options")
-    _field(options, "cpuset", (str, type(None)), where, "options")
-    if "pairing" in options or "slots" in options:  # a duet or slots run (benchgate.run.duet)
-        from benchgate.run.duet import PAIRINGS
-
-        if _field(options, "pairing", (str,), where, "options") not in PAIRINGS:
-            raise _resume_error(where, "options.pairing", f"must be one of {', '.join(PAIRINGS)}")
-        if _field(options, "slots", (int,), where, "options") < 1:
-            raise _resume_error(where, "options.slots", "must be at least 1")
-    progress = _field(record, "progress", (dict,), where, "")
-    for key in ("completed_jobs", "csv_bytes"):
-        if _field(progress, key, (int,), where, "progress") < 0:
-            raise _resume_error(where, f"progress.{key}", "must not be negative")
-    for index, failure in enumerate(_field(record, "failures", (list,), where, "")):
-        _field(failure, "configuration", (str, type(None)), where, f"failures[{index}]")
-    _field(record, "skipped", (list,), where, "")
-    durations = _field(record, "durations", (dict,), where, "")
-    if not all(isinstance(value, int | float) and not isinstance(value, bool) for value in durations.values()):
-        raise _resume_error(where, "durations", "must map file names to seconds")
-
-
-def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = None) -> RunPlan:
-    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged.
+def plan_from_record(record: RunRecord, output: Path, sandbox: Confinement | None = None) -> RunPlan:
+    """Rebuild the plan of an interrupted run from its run.json (loaded for resume); the binaries must be unchanged.
 
     ``sandbox`` confines the jobs (and the head's ``--version``) of a run whose head is untrusted.
     """
-    check_resumable(record, str(output / "run.json"))
     binaries = {}
     for side in ("base", "head"):
-        stored = record["binaries"][side]
+        stored = getattr(record.binaries, side)
         binary = releases.inspect_binary(
-            stored["path"], side=side, node_args=tuple(stored["node_args"]), sandbox=sandbox if side == HEAD else None
+            stored.path, side=side, node_args=stored.node_args, sandbox=sandbox if side == HEAD else None
         )
-        if binary.sha256 != stored["sha256"]:
+        if binary.sha256 != stored.sha256:
             raise InputError(
-                f"--resume: the {side} binary {stored['path']} changed since the run started", where=str(output)
+                f"--resume: the {side} binary {stored.path} changed since the run started", where=str(output)
             )
         binaries[side] = binary
-    selection = record["selection"]
-    if not Path(selection["benchmark_dir"]).is_dir():
-        raise InputError(f"--resume: the benchmark directory {selection['benchmark_dir']} is gone", where=str(output))
-    skipped_files = {item["filename"] for item in record["skipped"] if "side" not in item}
-    plan = RunPlan(
-        benchmark_dir=Path(selection["benchmark_dir"]),
-        files=tuple(name for name in selection["files"] if name not in skipped_files),
+    selection = record.selection
+    if not Path(selection.benchmark_dir).is_dir():
+        raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
+    skipped_files = {item.filename for item in record.skipped if item.side is None}
+    return RunPlan(
+        benchmark_dir=Path(selection.benchmark_dir),
+        files=tuple(name for name in selection.files if name not in skipped_files),
         binaries=binaries,
-        runs=int(record["design"]["looks"][-1]) if is_adaptive(record) else int(record["runs"]),
-        seed=int(record["seed"]),
-        set_args=tuple(selection["set"]),
-        timeout=record["options"]["timeout"],
-        cpuset=record["options"]["cpuset"],
+        runs=int(record.design["looks"][-1]) if record.adaptive_run else int(record.runs),
+        seed=record.seed,
+        set_args=selection.set,
+        timeout=record.options.timeout,
+        cpuset=record.options.cpuset,
         sandbox=sandbox,
-        configurations=configurations.from_record(record, str(output / "run.json")),
-        pairing=record["options"].get("pairing", "sequential"),
-        slots=record["options"].get("slots", 1),
+        configurations=configurations.from_record(record),
+        pairing=record.options.pairing or "sequential",
+        slots=record.options.slots or 1,
     )
-    return plan

@@ -98,7 +98,7 @@ def confinement(
 def recorded_paths(record: dict) -> tuple[list[str], Path | None, list[Path]]:
     """From a run.json being resumed: the binaries' paths, the benchmark directory and the build caches.
 
-    Read leniently: the record is fully checked afterwards (``session.check_resumable``).
+    From the record ``load_run_record`` checked for ``--resume``.
     """
     binaries = record.get("binaries") if isinstance(record.get("binaries"), dict) else {}
     paths = [item["path"] for item in binaries.values() if isinstance(item, dict) and isinstance(item.get("path"), str)]
