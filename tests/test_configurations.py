@@ -22,7 +22,8 @@ from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.run import configurations
 from benchgate.run.process import BASE, HEAD, build_schedule
-from benchgate.run.session import RunPlan, Session, SessionState
+from benchgate.run.recorder import Recorder, SessionState
+from benchgate.run.session import RunPlan, Session
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -58,7 +59,7 @@ def _session(tmp_path, plan, name="results.csv"):
     writer = results.ResultsWriter(tmp_path / name)
     state = SessionState()
     with writer:
-        session = Session(plan, writer, state, on_checkpoint=lambda: None)
+        session = Session(plan, Recorder(writer, state))
         session.run()
     return session, state
 

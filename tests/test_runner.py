@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
-from benchgate.run.session import RunPlan, Session, SessionState
+from benchgate.run.recorder import Recorder, SessionState
+from benchgate.run.session import RunPlan, Session
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -135,7 +136,7 @@ def _session(tmp_path, plan, **kwargs):
     writer = results.ResultsWriter(tmp_path / "results.csv")
     state = SessionState()
     with writer:
-        session = Session(plan, writer, state, on_checkpoint=lambda: None, **kwargs)
+        session = Session(plan, Recorder(writer, state), **kwargs)
         session.run()
     return session, state
 

@@ -13,7 +13,6 @@ import random
 import shutil
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from benchgate import results
@@ -21,6 +20,7 @@ from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
 from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, trust
+from benchgate.run.recorder import now
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
@@ -81,11 +81,6 @@ class RunOptions:
     sandbox_record: dict = field(default_factory=dict)  # run.json's "sandbox", decided by prepare
     pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
     slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
-
-
-def now() -> str:
-    """The current UTC time as run.json records it."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,9 +20,10 @@ from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.results.runrecord import RunRecord
 from benchgate.run import configurations, protocol
-from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+from benchgate.run.process import CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 if TYPE_CHECKING:
+    from benchgate.run.recorder import Recorder
     from benchgate.sandbox import Confinement
 
 
@@ -45,89 +46,129 @@ class RunPlan:
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
     slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
 
+    def schedule(self) -> list[Job]:
+        """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
+        units = {
+            name: [(item.args, item.row) for item in found.configurations]
+            for name, found in self.configurations.items()
+        }
+        return build_schedule(self.files, self.runs, self.seed, units)
 
-@dataclass
-class SessionState:
-    """What run.json's "progress" keeps so ``--resume`` can continue: a prefix of the schedule is done."""
 
-    completed_jobs: int = 0
-    csv_bytes: int = 0
-    failures: list[dict] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
-    durations: dict[str, float] = field(default_factory=dict)
-    samples: int = 0
-    protocol_warnings: list[dict] = field(default_factory=list)
+class FixedStopping:
+    """The stopping strategy of a run with a fixed number of runs: every job runs (``Adaptive`` is the other)."""
+
+    def skips(self, job: Job) -> bool:
+        return False
+
+    def after_job(self, job: Job) -> bool:
+        return False
+
+    def summary(self) -> str | None:
+        return None
+
+
+class RunningProcesses:
+    """The benchmark processes running now: a signal stops them all."""
+
+    def __init__(self) -> None:
+        self._processes: list[BenchmarkProcess] = []
+
+    def add(self, process: BenchmarkProcess) -> BenchmarkProcess:
+        self._processes.append(process)
+        return process
+
+    def remove(self, process: BenchmarkProcess) -> None:
+        self._processes.remove(process)
+
+    def stop(self) -> None:
+        for process in list(self._processes):
+            process.stop()
 
 
 class Session:
-    """Carries out a schedule: writes each sample as it arrives, records failures, stops cleanly on a signal."""
+    """Carries out a schedule one job at a time, or through an executor that runs several (``slots.SlotRunner``):
+    the samples, failures and skips of each job go to the recorder; stops cleanly on a signal."""
 
     def __init__(
         self,
         plan: RunPlan,
-        writer,
-        state: SessionState,
+        recorder: Recorder,
         *,
-        on_checkpoint: Callable[[], None],
         progress=None,
         already_written: Sequence[tuple[str, str, str]] = (),
-        adaptive=None,
+        stopping=None,
     ) -> None:
         self.plan = plan
-        # An adaptive run's looks (benchgate.run.adaptive.Adaptive): skips the jobs of files that stopped.
-        self.adaptive = adaptive
-        self.writer = writer
-        self.state = state
-        self.on_checkpoint = on_checkpoint
+        self.recorder = recorder
+        self.state = recorder.state
+        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped.
+        self.stopping = stopping if stopping is not None else FixedStopping()
         self.progress = progress
-        self.process = BenchmarkProcess()
+        self.running = RunningProcesses()
+        self._process = self.running.add(BenchmarkProcess())
         self.interrupted = False
-        units = {
-            name: [(item.args, item.row) for item in found.configurations]
-            for name, found in plan.configurations.items()
-        }
-        self.schedule = build_schedule(plan.files, plan.runs, plan.seed, units)
+        self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
         self._already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
-        # Duets and slots (benchgate.run.slots.SlotRunner): several processes at once, replayed through _run_job.
-        self.runner = None
 
     def _handle_signal(self, signum, frame) -> None:
         self.interrupted = True
-        self.process.stop()
+        self.running.stop()
 
-    def run(self) -> None:
-        """Run the jobs not done yet; returns when the schedule is done or a signal stopped it."""
+    def mark_interrupted(self) -> None:
+        """An executor saw a job cut short by a signal: the run stops after it."""
+        self.interrupted = True
+
+    def run(self, executor=None) -> None:
+        """Run the jobs not done yet (one at a time, or by ``executor.run()``); returns when the schedule is done or a
+        signal stopped it."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            if self.runner is not None:
-                self.runner.run()
-            for job in self.schedule[self.state.completed_jobs :] if self.runner is None else ():
+            if executor is not None:
+                executor.run()
+            for job in self.schedule[self.state.completed_jobs :] if executor is None else ():
                 if self.interrupted:
                     break
-                skipped = self.adaptive is not None and self.adaptive.skips(job)
+                skipped = self.stopping.skips(job)
                 if not skipped:
-                    self._run_job(job)
+                    if self.runs(job):  # else: failed too often, the note was added when the limit was reached
+                        self.run_job(job)
                     if self.interrupted:
                         break
                 elif self.progress:
                     self.progress.job_skipped(job)
-                self.state.completed_jobs = job.index + 1
-                self.state.csv_bytes = self.writer.path.stat().st_size
-                self._already_written = []
-                looked = self.adaptive is not None and self.adaptive.after_job(job)
-                if not skipped or looked or self.state.completed_jobs == len(self.schedule):
-                    self.on_checkpoint()
+                self.job_done(job)
+                self.checkpoint_after(job, always=not skipped)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self.progress:
                 self.progress.finish(interrupted=self.interrupted)
+
+    def runs(self, job: Job) -> bool:
+        """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
+        return not self.stopping.skips(job) and not (
+            self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
+        )
+
+    def job_done(self, job: Job) -> None:
+        """``job`` ended or was skipped: the schedule is done up to it, results.csv as long as it is now."""
+        self.state.completed_jobs = job.index + 1
+        self.state.csv_bytes = self.recorder.csv_bytes
+        self._already_written = []
+
+    def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
+        """The look ``job`` may end (an adaptive run), then run.json's checkpoint (skipped jobs: only at a look or
+        at the end)."""
+        looked = self.stopping.after_job(job)
+        if always or looked or self.state.completed_jobs == len(self.schedule):
+            self.recorder.checkpoint(len(self.schedule))
 
     def _failures_of(self, job: Job) -> int:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
@@ -167,10 +208,11 @@ class Session:
         argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
         return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
 
-    def _run_job(self, job: Job, replay=None) -> None:
-        if self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures:
-            return  # skipped; the note was added when the limit was reached
+    def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
+        """Run ``job`` (or replay what an executor recorded of it); the configuration and results.csv line of each
+        sample it wrote."""
         label = CSV_LABELS[job.side]
+        lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
 
         def on_message(message: dict) -> None:
@@ -189,15 +231,15 @@ class Session:
             if key in self._already_written:
                 self._already_written.remove(key)
             else:
-                self.writer.append(label, job.filename, sample.configuration, sample.rate, sample.time)
-                self.state.samples += 1
+                line = self.recorder.sample(label, job.filename, sample.configuration, sample.rate, sample.time)
+                lines.append((sample.configuration, line))
             if self.progress:
                 self.progress.sample()
 
         if self.progress:
             self.progress.job_started(job)
         argv, env = self.job_command(job, self.plan.cpuset)
-        result = (replay or self.process.run)(
+        result = (replay or self._process.run)(
             argv,
             cwd=self.plan.benchmark_dir.parent,
             env=env,
@@ -210,7 +252,7 @@ class Session:
             protocol.add_warning(self.state.protocol_warnings, error, filename=job.filename, side=job.side)
         if result.interrupted:
             self.interrupted = True
-            return
+            return lines
         if self.progress:
             self.progress.job_finished(job, result.duration)
         reported = messages.reported
@@ -230,7 +272,7 @@ class Session:
         if reason is None:
             if messages.had_nothing_to_run(result.exit_status, result.stdout_tail):
                 self._note_nothing_to_run(job)
-            return
+            return lines
         self.state.failures.append(
             {
                 "filename": job.filename,
@@ -253,6 +295,7 @@ class Session:
                     "side": job.side,
                 }
             )
+        return lines
 
 
 def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeout: float | None) -> str | None:
@@ -266,19 +309,6 @@ def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeo
         )
         return f"crashed ({how})"
     return messages.failure_reason(result.exit_status, result.stdout_tail)
-
-
-def mark_gating(failures: list[dict]) -> list[dict]:
-    """A head failure is gating when the base never failed on the same file and configuration."""
-    base_failed = {(item["filename"], item["configuration"]) for item in failures if item["side"] == BASE}
-    base_failed_files = {item["filename"] for item in failures if item["side"] == BASE}
-    for item in failures:
-        item["gating"] = (
-            item["side"] == HEAD
-            and (item["filename"], item["configuration"]) not in base_failed
-            and (item["configuration"] is not None or item["filename"] not in base_failed_files)
-        )
-    return failures
 
 
 def plan_from_record(record: RunRecord, output: Path, sandbox: Confinement | None = None) -> RunPlan:
