@@ -256,7 +256,7 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
         ),
         (
             {"a.js": {"rows": [{"args": [1], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-            "rows\\[0\\].args: must be a list of strings",
+            "rows\\[0\\].args\\[0\\]: must be a string, not a whole number",
         ),
         ({"a.js": {"rows": [], "flags": {"base": [], "head": []}}}, "must be a selected file's rows"),
         (

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Integer, Model, RequiredText, Text, invalid
+from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Integer, Model, Text, invalid
 
 AUTO = "auto"
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
@@ -76,8 +76,8 @@ class AdaptiveRecord:
 class LookEntry(Model):
     """One of run.json's ``looks``."""
 
-    runs: Integer(1, MAX_RUNS, optional=False)
-    csv_bytes: Integer(0, 2**62, optional=False)
+    runs: Integer(1, MAX_RUNS)
+    csv_bytes: Integer(0, 2**62)
 
 
 def _short(value: Any) -> Any:
@@ -89,10 +89,10 @@ def _short(value: Any) -> Any:
 class StopEntry(Model):
     """One of run.json's ``stopped``."""
 
-    filename: RequiredText(MAX_NAME)
-    configuration: Text(MAX_NAME) = None
-    after_runs: Integer(1, MAX_RUNS, optional=False)
-    look: Integer(0, MAX_LOOKS - 1, optional=False)
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None
+    after_runs: Integer(1, MAX_RUNS)
+    look: Integer(0, MAX_LOOKS - 1)
     reason: Annotated[str, BeforeValidator(_short)]
 
 

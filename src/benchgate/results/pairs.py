@@ -24,12 +24,12 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import model_validator
 
 from benchgate.errors import InputError
-from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, OneOf, invalid
+from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,8 +59,8 @@ class Pair:
 class Pairing(Model):
     """run.json's ``pairing``: how the samples were taken, and what pairs.csv must add up to (absent: sequential)."""
 
-    mode: OneOf(*PAIRINGS) = SEQUENTIAL
-    file: OneOf(PAIRS_FILE, optional=True) = None
+    mode: Literal["sequential", "duet"] = SEQUENTIAL
+    file: Literal["pairs.csv"] | None = None
     pairs: Integer(0, MAX_COUNT) = 0
     unpaired_samples: Integer(0, MAX_COUNT) = 0
     dropped: Integer(0, MAX_COUNT) = 0

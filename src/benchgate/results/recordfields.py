@@ -8,12 +8,10 @@ PATH: WHY" for the file, wherever the field is.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from benchgate.errors import InputError
@@ -28,7 +26,6 @@ MAX_STOPS = 100_000
 MAX_RUNS = 100_000
 MAX_COUNT = 10**9  # samples, pairs
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
-_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
 
 
@@ -53,107 +50,27 @@ def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
     return PydanticCustomError("run_record", "{reason}", {"reason": reason, "field": field})
 
 
-def _text(limit: int, optional: bool):
-    def check(value: Any) -> Any:
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise invalid(f"must be a string, not {json_name(value)}")
-        if len(value) > limit:
-            raise invalid(f"is {len(value)} characters long, more than {limit}")
-        return value
-
-    return BeforeValidator(check)
-
-
-def _integer(low: int, high: int, optional: bool):
-    def check(value: Any) -> Any:
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise invalid(f"must be a whole number, not {json_name(value)}")
-        if not low <= value <= high:
-            raise invalid(f"must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
-        return value
-
-    return BeforeValidator(check)
-
-
-def _commit(value: Any) -> Any:
-    if value is not None and not (isinstance(value, str) and _SHA.match(value)):
-        raise invalid("must be a hexadecimal commit SHA")
-    return value
-
-
-def _flag(optional: bool):
-    def check(value: Any) -> Any:
-        if not (isinstance(value, bool) or (value is None and optional)):
-            raise invalid("must be true or false")
-        return value
-
-    return BeforeValidator(check)
-
-
-def _number(value: Any) -> Any:
-    if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
-    ):
-        raise invalid(f"must be a number, not {json_name(value)}")
-    return value
-
-
-def _one_of(choices: Sequence[Any], optional: bool, say: str | None):
-    def check(value: Any) -> Any:
-        if (value is None and optional) or (value in choices and not isinstance(value, bool)):
-            return value
-        raise invalid(f"{say or 'must be one of ' + ', '.join(map(str, choices))}, not {str(value)[:20]!r}")
-
-    return BeforeValidator(check)
-
-
-def _strings(items: int, length: int):
-    def check(value: Any) -> Any:
-        if not isinstance(value, list | tuple):
-            raise invalid(f"must be a list of strings, not {json_name(value)}")
-        if len(value) > items:
-            raise invalid(f"has {len(value)} entries, more than {items}")
-        for item in value:
-            if not isinstance(item, str) or len(item) > length:
-                raise invalid(f"must be a list of strings of at most {length} characters")
-        return tuple(value)
-
-    return BeforeValidator(check)
-
-
 def Text(limit: int = MAX_TEXT) -> Any:  # noqa: N802 - a type
-    """An optional string of at most ``limit`` characters."""
-    return Annotated[str | None, _text(limit, True)]
+    """A string of at most ``limit`` characters."""
+    return Annotated[str, Field(max_length=limit, strict=True)]
 
 
-def RequiredText(limit: int = MAX_TEXT) -> Any:  # noqa: N802
-    return Annotated[str, _text(limit, False)]
-
-
-def Integer(low: int, high: int, *, optional: bool = True) -> Any:  # noqa: N802
+def Integer(low: int, high: int) -> Any:  # noqa: N802
     """A whole number from ``low`` to ``high`` (never true or false)."""
-    return (
-        Annotated[int | None, _integer(low, high, optional)] if optional else Annotated[int, _integer(low, high, False)]
-    )
-
-
-def OneOf(*choices: Any, optional: bool = False, say: str | None = None) -> Any:  # noqa: N802
-    """One of ``choices`` (``say``: how the error says so)."""
-    return Annotated[Any, _one_of(choices, optional, say)]
+    return Annotated[int, Field(ge=low, le=high, strict=True)]
 
 
 def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
-    return Annotated[tuple[str, ...], _strings(items, length)]
+    """A list of at most ``items`` strings of at most ``length`` characters."""
+    return Annotated[tuple[Text(length), ...], Field(max_length=items)]
 
 
-Commit = Annotated[str | None, _text(64, True), BeforeValidator(_commit)]
-Flag = Annotated[bool, _flag(False)]
-OptionalFlag = Annotated[bool | None, _flag(True)]
-Number = Annotated[float | int | None, BeforeValidator(_number)]
+SHA = r"^[0-9a-f]{7,64}$"
+SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
+Commit = Annotated[str, Field(pattern=SHA, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_PATTERNS = {SHA: "must be a hexadecimal commit SHA", SHARD: "must look like I/N"}
 
 
 def _location(parts: Sequence[int | str]) -> str:
@@ -175,24 +92,43 @@ _REASONS = {
     "list_type": "must be a list, not {kind}",
     "tuple_type": "must be a list, not {kind}",
     "string_type": "must be a string, not {kind}",
+    "string_too_long": "is {length} characters long, more than {max_length}",
+    "too_long": "has {actual_length} entries, more than {max_length}",
     "bool_type": "must be true or false",
     "int_type": "must be a whole number, not {kind}",
+    "greater_than_equal": "must be a whole number of at least {ge}, not {value}",
+    "less_than_equal": "must be a whole number of at most {le}, not {value}",
+    "float_type": "must be a number, not {kind}",
+    "finite_number": "must be a finite number",
     "missing": "is missing",
+    "run_record": "{reason}",
 }
+
+
+def _reason(error: dict) -> str:
+    context, value = error.get("ctx") or {}, error.get("input")
+    if error["type"] == "literal_error":
+        expected = context["expected"]
+        # 'a', 'b' or 'c': "one of a, b, c"; numbers as they are ("1 or 2")
+        return (
+            f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
+            if "'" in expected
+            else (f"must be {expected}")
+        )
+    if error["type"] == "string_pattern_mismatch":
+        return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
+    template = _REASONS.get(error["type"])
+    if template is None:
+        return error["msg"]
+    length = len(value) if isinstance(value, str | list | tuple | dict) else 0
+    return template.format(kind=json_name(value), value=repr(str(value)[:40]), length=length, **context)
 
 
 def describe(error: ValidationError, where: str, prefix: str = "") -> InputError:
     """The first error of a record's validation in one line: the file, the field's JSON path and why."""
     first = error.errors(include_url=False)[0]
-    template = _REASONS.get(first["type"])
-    if template is not None:
-        reason = template.format(kind=json_name(first.get("input")))
-    elif first["type"] == "too_long":
-        context = first.get("ctx") or {}
-        reason = f"has {context.get('actual_length')} entries, more than {context.get('max_length')}"
-    else:
-        reason = first["msg"].removeprefix("Value error, ")
     path = (first.get("ctx") or {}).get("field") or _location(first["loc"])
+    reason = _reason(first)
     return InputError(
         f"{prefix}run record field {path}: {reason}" if path else f"{prefix}run record: {reason}", where=where
     )

@@ -10,10 +10,9 @@ samples) is ``benchgate.results.rundirs``.
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
@@ -41,14 +40,12 @@ from benchgate.results.recordfields import (
     MAX_RUNS,
     MAX_STOPS,
     MAX_TEXT,
+    SHARD,
     Commit,
     Flag,
     Integer,
     Model,
     Number,
-    OneOf,
-    OptionalFlag,
-    RequiredText,
     Strings,
     Text,
     describe,
@@ -57,7 +54,6 @@ from benchgate.results.recordfields import (
 )
 
 SCHEMA = 1
-_SHARD = re.compile(r"^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$")
 
 
 @dataclass(frozen=True)
@@ -81,13 +77,13 @@ class Skipped:
 class Binary(Model):
     """One side's node: run.json's ``binaries.base`` or ``binaries.head``."""
 
-    path: Text() = None
-    version: Text(64) = None
-    sha256: Text(64) = None
+    path: Text() | None = None
+    version: Text(64) | None = None
+    sha256: Text(64) | None = None
     node_args: Strings(32, 256) = ()
-    source: Text(256) = None
-    ref: Text(256) = None
-    sha: Commit = None
+    source: Text(256) | None = None
+    ref: Text(256) | None = None
+    sha: Commit | None = None
 
 
 class Binaries(Model):
@@ -95,62 +91,56 @@ class Binaries(Model):
     head: Binary = Binary()
 
 
-def _shard(value: Any) -> Any:
-    if value is not None and not (isinstance(value, str) and _SHARD.match(value)):
-        raise invalid("must look like I/N")
-    return value
-
-
 class Selection(Model):
-    benchmark_dir: Text() = None
+    benchmark_dir: Text() | None = None
     categories: Strings(MAX_FILES, MAX_NAME) = ()
     filter: Strings(MAX_FILES, MAX_TEXT) = ()
     exclude: Strings(MAX_FILES, MAX_TEXT) = ()
     set: Strings(MAX_FILES, MAX_TEXT) = ()
     files: Strings(MAX_FILES, MAX_NAME) | None = None
-    shard: Annotated[str | None, BeforeValidator(_shard)] = None
+    shard: Annotated[str, Field(pattern=SHARD, strict=True)] | None = None
     changed: dict[str, Any] | None = None  # --changed-from's placement (benchgate.run.changedfiles)
 
 
 class Options(Model):
-    timeout: Number = None
-    cpuset: Text(256) = None
-    pairing: OneOf("sequential", "duet", optional=True) = None
-    slots: Integer(1, 256) = None
+    timeout: Number | None = None
+    cpuset: Text(256) | None = None
+    pairing: Literal["sequential", "duet"] | None = None
+    slots: Integer(1, 256) | None = None
 
 
 class Progress(Model):
-    completed_jobs: Integer(0, MAX_COUNT, optional=False) = 0
-    csv_bytes: Integer(0, 2**62, optional=False) = 0
-    jobs: Integer(0, MAX_COUNT, optional=False) = 0
+    completed_jobs: Integer(0, MAX_COUNT) = 0
+    csv_bytes: Integer(0, 2**62) = 0
+    jobs: Integer(0, MAX_COUNT) = 0
 
 
 class FailureEntry(Model):
-    filename: RequiredText(MAX_NAME)
-    configuration: Text(MAX_NAME) = None
-    side: OneOf("base", "head", "both")
-    exit_status: Integer(-255, 255) = None
-    reason: Text(1024) = None
-    stderr_tail: Text(16384) = None
-    iteration: Integer(0, MAX_RUNS) = None
-    configurations_done: Integer(0, MAX_COUNT) = None
-    gating: OptionalFlag = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None
+    side: Literal["base", "head", "both"]
+    exit_status: Integer(-255, 255) | None = None
+    reason: Text(1024) | None = None
+    stderr_tail: Text(16384) | None = None
+    iteration: Integer(0, MAX_RUNS) | None = None
+    configurations_done: Integer(0, MAX_COUNT) | None = None
+    gating: Flag | None = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
 
 
 class SkipEntry(Model):
-    filename: RequiredText(MAX_NAME)
-    reason: Text(1024) = None
-    side: OneOf("base", "head", optional=True) = None
+    filename: Text(MAX_NAME)
+    reason: Text(1024) | None = None
+    side: Literal["base", "head"] | None = None
 
 
 class SandboxUse(Model):
     """How the head's code ran (run.json's ``sandbox``): confined by bwrap, or not, and why."""
 
     used: Flag
-    untrusted_head: OptionalFlag = None  # None: an older record that does not say
-    tool: Text(64) = None
-    version: Text(64) = None
-    reason: Text(512) = None
+    untrusted_head: Flag | None = None  # None: an older record that does not say
+    tool: Text(64) | None = None
+    version: Text(64) | None = None
+    reason: Text(512) | None = None
 
     @model_validator(mode="after")
     def _names_the_sandbox(self) -> "SandboxUse":
@@ -174,9 +164,9 @@ class BuildFailure(Model):
     """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
 
     side: Annotated[str, BeforeValidator(_side)]
-    ref: Text(256) = None
-    sha: Commit = None
-    log_tail: Text(MAX_TEXT) = ""
+    ref: Text(256) | None = None
+    sha: Commit | None = None
+    log_tail: Text(MAX_TEXT) | None = ""
     infrastructure: Flag  # True for the base: the machine or the base branch, not the PR
 
     @model_validator(mode="after")
@@ -190,7 +180,7 @@ class BuildFailure(Model):
 
 class ConfigurationRow(Model):
     args: Strings(64, MAX_TEXT)
-    configuration: RequiredText(MAX_NAME)
+    configuration: Text(MAX_NAME)
 
 
 class FileConfigurations(Model):
@@ -246,19 +236,19 @@ class RunRecord(Model):
     """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
     schema_version: int = Field(alias="schema")
-    tool: Text(64) = None
+    tool: Text(64) | None = None
     binaries: Binaries = Binaries()
     selection: Selection = Selection()
-    seed: Integer(0, 2**64) = None
+    seed: Integer(0, 2**64) | None = None
     runs: Annotated[int | str | None, BeforeValidator(_runs)] = None  # "auto": an adaptive run
-    started_at: Text(64) = None
-    ended_at: Text(64) = None
+    started_at: Text(64) | None = None
+    ended_at: Text(64) | None = None
     complete: Flag = True
     interrupted: Flag = False
-    schedule: Text(64) = None
+    schedule: Text(64) | None = None
     options: Options = Options()
     durations: Annotated[dict[str, float], BeforeValidator(_durations)] = {}
-    samples: Integer(0, MAX_COUNT, optional=False) = 0
+    samples: Integer(0, MAX_COUNT) = 0
     environment: Annotated[dict[str, Any], BeforeValidator(_environment)] = {}
     pairing: Pairing = Pairing()
     failures: Annotated[tuple[FailureEntry, ...], Field(max_length=MAX_LIST)] = ()
@@ -268,12 +258,12 @@ class RunRecord(Model):
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
     build_failure: BuildFailure | None = None
-    jobs: OneOf("per-configuration", "per-file", optional=True) = None
+    jobs: Literal["per-configuration", "per-file"] | None = None
     configurations: Annotated[dict[str, FileConfigurations], Field(max_length=MAX_FILES)] = {}
     whole_files: dict[str, Text(MAX_TEXT)] = {}
     design: Annotated[dict[str, Any] | None, BeforeValidator(_design)] = None
     looks: Annotated[tuple[LookEntry, ...], Field(max_length=MAX_LOOKS)] = ()
-    stops: OneOf(1, STOPS_VERSION, optional=True, say=f"must be 1 or {STOPS_VERSION}") = None
+    stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
     stopped: Annotated[tuple[StopEntry, ...], Field(max_length=MAX_STOPS)] = ()
 
     @model_validator(mode="before")
