@@ -16,7 +16,8 @@ from pathlib import Path
 from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
-from benchgate.errors import EXIT_GATE_FAILED, RunError
+from benchgate.config import Settings
+from benchgate.errors import EXIT_GATE_FAILED, InputError, RunError
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import FORMATS, RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
@@ -202,15 +203,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_handler)
 
 
+GATE_OPTIONS = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence")  # Settings'
+
+
 def _handler(args: argparse.Namespace) -> int:
     # Each option's dest is the name of its RunOptions field; lists from action="append" become tuples.
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
+    settings = Settings(**{name: given[name] for name in GATE_OPTIONS})
+    try:
+        policy = settings.policy()
+    except ValueError as error:
+        raise InputError(str(error)) from None
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
+        policy=policy,
         build_settings=build_settings(args.config, build_overrides(args)),
     )
     status = run_benchmarks(options)
-    return print_analysis(options.output, options) if status is None else status
+    return print_analysis(options.output, options, settings) if status is None else status
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
@@ -246,7 +256,7 @@ def _failure_lines(failures) -> list[str]:
     return lines
 
 
-def print_analysis(output: Path, options: RunOptions) -> int:
+def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the exit status of the verdict.
 
     The verdict is the report's (benchgate.stats.outcome): a head failure where the base succeeded,
@@ -255,18 +265,10 @@ def print_analysis(output: Path, options: RunOptions) -> int:
     nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
     """
     from benchgate import report, results, stats
-    from benchgate.config import Settings
     from benchgate.report import comment
     from benchgate.run import system
     from benchgate.stats import gate, outcome
 
-    settings = Settings(
-        threshold=options.threshold,
-        correction=options.correction,
-        min_effect=options.min_effect,
-        inconclusive_above=options.inconclusive_above,
-        unchanged_confidence=options.unchanged_confidence,
-    )
     record = results.load_run_record(output / "run.json")
     if record.samples == 0:
         summary = record.summary()

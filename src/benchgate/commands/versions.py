@@ -174,6 +174,7 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     from benchgate import results
     from benchgate.run.local import run_benchmarks
     from benchgate.run.plan import RunOptions
+    from benchgate.stats.gate import GatePolicy
 
     record_path = directory / "run.json"
     resume = False
@@ -194,7 +195,8 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
         head_node_args=node_args,
         resume=resume,
         analyze=False,
-        **{name: value for name, value in run.items() if name != "node_args"},
+        policy=GatePolicy(min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"]),
+        **{name: value for name, value in run.items() if name not in ("node_args", "min_effect", "inconclusive_above")},
     )
     status = run_benchmarks(options)
     return None if status == EXIT_OK and record_path.is_file() else status

@@ -6,6 +6,7 @@
 - ``runrecord``: run.json, one versioned model (``RunRecord``): one writer (atomic), one loader (untrusted data).
 - ``lookrecord``: an adaptive run's looks and stops in run.json, and the view the replay reads.
 - ``recordfields``: run.json's limits and field types, and the one-line error of a bad field.
+- ``recordparts``: the parts of run.json (binaries, selection, failures, sandbox, build failure, ...).
 - ``pairs``: a duet run's pairing (pairs.csv and run.json's ``pairing``), written and checked when read.
 - ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
 
@@ -69,13 +70,15 @@ _MODULES = {
         "read_pairs",
         "pair_indices",
     ),
+    "recordparts": (
+        "Binary",
+        "BuildFailure",
+        "SandboxUse",
+    ),
     "runrecord": (
         "RunRecord",
         "Failure",
         "Skipped",
-        "Binary",
-        "BuildFailure",
-        "SandboxUse",
         "RunSummary",
         "parse_run_record",
         "load_run_record",

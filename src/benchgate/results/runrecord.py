@@ -30,27 +30,36 @@ from benchgate.results.lookrecord import (
 )
 from benchgate.results.pairs import Pairing
 from benchgate.results.recordfields import (
-    MAX_CONFIGURATIONS,
     MAX_COUNT,
     MAX_FILES,
     MAX_LIST,
     MAX_LOOKS,
-    MAX_NAME,
     MAX_RECORD_BYTES,
     MAX_RUNS,
     MAX_STOPS,
     MAX_TEXT,
-    SHARD,
-    Commit,
     Flag,
     Integer,
     Model,
-    Number,
-    Strings,
     Text,
     describe,
     invalid,
-    json_name,
+)
+from benchgate.results.recordparts import (
+    Binaries,
+    Binary,
+    BuildFailure,
+    FailureEntry,
+    FileConfigurations,
+    Options,
+    Progress,
+    SandboxUse,
+    Selection,
+    SkipEntry,
+    check_design,
+    check_durations,
+    check_environment,
+    check_runs,
 )
 
 SCHEMA = 1
@@ -74,164 +83,6 @@ class Skipped:
     reason: str
 
 
-class Binary(Model):
-    """One side's node: run.json's ``binaries.base`` or ``binaries.head``."""
-
-    path: Text() | None = None
-    version: Text(64) | None = None
-    sha256: Text(64) | None = None
-    node_args: Strings(32, 256) = ()
-    source: Text(256) | None = None
-    ref: Text(256) | None = None
-    sha: Commit | None = None
-
-
-class Binaries(Model):
-    base: Binary = Binary()
-    head: Binary = Binary()
-
-
-class Selection(Model):
-    benchmark_dir: Text() | None = None
-    categories: Strings(MAX_FILES, MAX_NAME) = ()
-    filter: Strings(MAX_FILES, MAX_TEXT) = ()
-    exclude: Strings(MAX_FILES, MAX_TEXT) = ()
-    set: Strings(MAX_FILES, MAX_TEXT) = ()
-    files: Strings(MAX_FILES, MAX_NAME) | None = None
-    shard: Annotated[str, Field(pattern=SHARD, strict=True)] | None = None
-    changed: dict[str, Any] | None = None  # --changed-from's placement (benchgate.run.changedfiles)
-
-
-class Options(Model):
-    timeout: Number | None = None
-    cpuset: Text(256) | None = None
-    pairing: Literal["sequential", "duet"] | None = None
-    slots: Integer(1, 256) | None = None
-
-
-class Progress(Model):
-    completed_jobs: Integer(0, MAX_COUNT) = 0
-    csv_bytes: Integer(0, 2**62) = 0
-    jobs: Integer(0, MAX_COUNT) = 0
-
-
-class FailureEntry(Model):
-    filename: Text(MAX_NAME)
-    configuration: Text(MAX_NAME) | None = None
-    side: Literal["base", "head", "both"]
-    exit_status: Integer(-255, 255) | None = None
-    reason: Text(1024) | None = None
-    stderr_tail: Text(16384) | None = None
-    iteration: Integer(0, MAX_RUNS) | None = None
-    configurations_done: Integer(0, MAX_COUNT) | None = None
-    gating: Flag | None = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
-
-
-class SkipEntry(Model):
-    filename: Text(MAX_NAME)
-    reason: Text(1024) | None = None
-    side: Literal["base", "head"] | None = None
-
-
-class SandboxUse(Model):
-    """How the head's code ran (run.json's ``sandbox``): confined by bwrap, or not, and why."""
-
-    used: Flag
-    untrusted_head: Flag | None = None  # None: an older record that does not say
-    tool: Text(64) | None = None
-    version: Text(64) | None = None
-    reason: Text(512) | None = None
-
-    @model_validator(mode="after")
-    def _names_the_sandbox(self) -> "SandboxUse":
-        if self.used and self.tool is None:
-            raise invalid("must name the sandbox when it was used", "sandbox.tool")
-        return self
-
-    @property
-    def unconfined_untrusted(self) -> bool:
-        """A pull request's code ran without the sandbox (--no-sandbox): the comment warns."""
-        return not self.used and self.untrusted_head is not False
-
-
-def _side(value: Any) -> Any:
-    if value not in ("base", "head"):
-        raise invalid("must be base or head")
-    return value
-
-
-class BuildFailure(Model):
-    """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
-
-    side: Annotated[str, BeforeValidator(_side)]
-    ref: Text(256) | None = None
-    sha: Commit | None = None
-    log_tail: Text(MAX_TEXT) | None = ""
-    infrastructure: Flag  # True for the base: the machine or the base branch, not the PR
-
-    @model_validator(mode="after")
-    def _only_the_base_is_infrastructure(self) -> "BuildFailure":
-        # Only the base's failure is the infrastructure's: a head that does not build must never pass as one.
-        if self.infrastructure != (self.side == "base"):
-            expected = str(self.side == "base").lower()
-            raise invalid(f"must be {expected} for the {self.side}", "build_failure.infrastructure")
-        return self
-
-
-class ConfigurationRow(Model):
-    args: Strings(64, MAX_TEXT)
-    configuration: Text(MAX_NAME)
-
-
-class FileConfigurations(Model):
-    """One file's configuration children (benchgate.run.configurations.Expansion)."""
-
-    rows: Annotated[tuple[ConfigurationRow, ...], Field(max_length=MAX_CONFIGURATIONS)] = ()
-    flags: dict[str, Strings(64, MAX_TEXT)] = {}
-
-
-def _environment(value: Any) -> Any:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid(f"must be an object, not {json_name(value)}")
-    if len(value) > 64:
-        raise invalid(f"has {len(value)} fields, more than 64")
-    for key, item in value.items():
-        if len(key) > 64:
-            raise invalid("has a key longer than 64 characters")
-        if key == "warnings":
-            if not isinstance(item, list) or len(item) > 64:
-                raise invalid("must be a list of at most 64 warnings", "environment.warnings")
-            if not all(isinstance(text, str) and len(text) <= 512 for text in item):
-                raise invalid("must be strings of at most 512 characters", "environment.warnings")
-        elif isinstance(item, bool | int | float | str) and len(str(item)) > 512:
-            raise invalid("is longer than 512 characters", f"environment.{key}")
-    return value
-
-
-def _runs(value: Any) -> Any:
-    if value is None or value == AUTO:
-        return value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
-        raise invalid(f"must be a whole number from 1 to {MAX_RUNS}, or auto, not {str(value)[:20]!r}")
-    return value
-
-
-def _durations(value: Any) -> Any:
-    if not isinstance(value, dict) or len(value) > MAX_FILES:
-        raise invalid("must map file names to seconds")
-    if not all(isinstance(seconds, int | float) and not isinstance(seconds, bool) for seconds in value.values()):
-        raise invalid("must map file names to seconds")
-    return value
-
-
-def _design(value: Any) -> Any:
-    if value is not None and (not isinstance(value, dict) or len(value) > 64):
-        raise invalid("must be an object (the adaptive run's design)")
-    return value
-
-
 class RunRecord(Model):
     """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
@@ -240,16 +91,16 @@ class RunRecord(Model):
     binaries: Binaries = Binaries()
     selection: Selection = Selection()
     seed: Integer(0, 2**64) | None = None
-    runs: Annotated[int | str | None, BeforeValidator(_runs)] = None  # "auto": an adaptive run
+    runs: Annotated[int | str | None, BeforeValidator(check_runs)] = None  # "auto": an adaptive run
     started_at: Text(64) | None = None
     ended_at: Text(64) | None = None
     complete: Flag = True
     interrupted: Flag = False
     schedule: Text(64) | None = None
     options: Options = Options()
-    durations: Annotated[dict[str, float], BeforeValidator(_durations)] = {}
+    durations: Annotated[dict[str, float], BeforeValidator(check_durations)] = {}
     samples: Integer(0, MAX_COUNT) = 0
-    environment: Annotated[dict[str, Any], BeforeValidator(_environment)] = {}
+    environment: Annotated[dict[str, Any], BeforeValidator(check_environment)] = {}
     pairing: Pairing = Pairing()
     failures: Annotated[tuple[FailureEntry, ...], Field(max_length=MAX_LIST)] = ()
     skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=MAX_LIST)] = ()
@@ -261,7 +112,7 @@ class RunRecord(Model):
     jobs: Literal["per-configuration", "per-file"] | None = None
     configurations: Annotated[dict[str, FileConfigurations], Field(max_length=MAX_FILES)] = {}
     whole_files: dict[str, Text(MAX_TEXT)] = {}
-    design: Annotated[dict[str, Any] | None, BeforeValidator(_design)] = None
+    design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
     looks: Annotated[tuple[LookEntry, ...], Field(max_length=MAX_LOOKS)] = ()
     stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
     stopped: Annotated[tuple[StopEntry, ...], Field(max_length=MAX_STOPS)] = ()

@@ -39,7 +39,6 @@ _MODULES = {
         "BUILD_LOG_TAIL_LINES",
         "BUILD_LOG_TAIL_CHARS",
         "RunOptions",
-        "now",
         "build_failure_record",
         "prepare",
     ),

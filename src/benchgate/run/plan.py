@@ -60,11 +60,7 @@ class RunOptions:
     resume: bool = False
     analyze: bool = True
     output_format: str = "text"
-    threshold: str = "***"
-    correction: str = "holm"
-    min_effect: float = 0.0
-    inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
-    unchanged_confidence: float = gate.DEFAULT_UNCHANGED_CONFIDENCE
+    policy: gate.GatePolicy = field(default_factory=gate.GatePolicy)  # the gate's settings: an adaptive run's design
     progress: bool = True
     progress_interval: float = 30.0
     jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
@@ -297,26 +293,17 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
-    try:
-        gate.GatePolicy(
-            options.threshold,
-            options.correction,
-            options.min_effect,
-            inconclusive_above=options.inconclusive_above,
-            unchanged_confidence=options.unchanged_confidence,
-        )
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    settings = options.policy
     design = adaptive.design_for(
         options.runs,
         options.min_runs,
         options.max_runs,
-        threshold=options.threshold,
-        correction=options.correction,
-        min_effect=options.min_effect,
-        inconclusive_above=options.inconclusive_above,
+        threshold=settings.threshold,
+        correction=settings.correction,
+        min_effect=settings.min_effect,
+        inconclusive_above=settings.inconclusive_above,
         pairing=options.pairing,
-        unchanged_confidence=options.unchanged_confidence,
+        unchanged_confidence=settings.unchanged_confidence,
     )
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
