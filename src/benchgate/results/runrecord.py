@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
+from benchgate.results import recordfields as fields
 from benchgate.results.lookrecord import (
     AUTO,
     STOPS_VERSION,
@@ -29,22 +30,6 @@ from benchgate.results.lookrecord import (
     legacy_stops,
 )
 from benchgate.results.pairs import Pairing
-from benchgate.results.recordfields import (
-    MAX_COUNT,
-    MAX_FILES,
-    MAX_LIST,
-    MAX_LOOKS,
-    MAX_RECORD_BYTES,
-    MAX_RUNS,
-    MAX_STOPS,
-    MAX_TEXT,
-    Flag,
-    Integer,
-    Model,
-    Text,
-    describe,
-    invalid,
-)
 from benchgate.results.recordparts import (
     Binaries,
     Binary,
@@ -83,46 +68,46 @@ class Skipped:
     reason: str
 
 
-class RunRecord(Model):
+class RunRecord(fields.Model):
     """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
     schema_version: int = Field(alias="schema")
-    tool: Text(64) | None = None
+    tool: fields.Text(64) | None = None
     binaries: Binaries = Binaries()
     selection: Selection = Selection()
-    seed: Integer(0, 2**64) | None = None
+    seed: fields.Integer(0, 2**64) | None = None
     runs: Annotated[int | str | None, BeforeValidator(check_runs)] = None  # "auto": an adaptive run
-    started_at: Text(64) | None = None
-    ended_at: Text(64) | None = None
-    complete: Flag = True
-    interrupted: Flag = False
-    schedule: Text(64) | None = None
+    started_at: fields.Text(64) | None = None
+    ended_at: fields.Text(64) | None = None
+    complete: fields.Flag = True
+    interrupted: fields.Flag = False
+    schedule: fields.Text(64) | None = None
     options: Options = Options()
     durations: Annotated[dict[str, float], BeforeValidator(check_durations)] = {}
-    samples: Integer(0, MAX_COUNT) = 0
+    samples: fields.Integer(0, fields.MAX_COUNT) = 0
     environment: Annotated[dict[str, Any], BeforeValidator(check_environment)] = {}
     pairing: Pairing = Pairing()
-    failures: Annotated[tuple[FailureEntry, ...], Field(max_length=MAX_LIST)] = ()
-    skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=MAX_LIST)] = ()
-    protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=MAX_LIST)] = ()
+    failures: Annotated[tuple[FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=fields.MAX_LIST)] = ()
     progress: Progress = Progress()
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
     build_failure: BuildFailure | None = None
     jobs: Literal["per-configuration", "per-file"] | None = None
-    configurations: Annotated[dict[str, FileConfigurations], Field(max_length=MAX_FILES)] = {}
-    whole_files: dict[str, Text(MAX_TEXT)] = {}
+    configurations: Annotated[dict[str, FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
+    whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
     design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
-    looks: Annotated[tuple[LookEntry, ...], Field(max_length=MAX_LOOKS)] = ()
+    looks: Annotated[tuple[LookEntry, ...], Field(max_length=fields.MAX_LOOKS)] = ()
     stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
-    stopped: Annotated[tuple[StopEntry, ...], Field(max_length=MAX_STOPS)] = ()
+    stopped: Annotated[tuple[StopEntry, ...], Field(max_length=fields.MAX_STOPS)] = ()
 
     @model_validator(mode="before")
     @classmethod
     def _this_version(cls, data: Any) -> Any:
         value = data.get("schema") if isinstance(data, dict) else None
         if value != SCHEMA or isinstance(value, bool):
-            raise invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
+            raise fields.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
         return legacy_stops(data)  # an older adaptive record's stops, as the list they mean
 
     @model_validator(mode="before")
@@ -136,7 +121,7 @@ class RunRecord(Model):
             files = files if isinstance(files, list) else []
             unknown = [name for name in configurations if name not in files]
             if unknown:
-                raise invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
+                raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
         return data
 
     @model_validator(mode="after")
@@ -144,9 +129,14 @@ class RunRecord(Model):
         files = self.selection.files
         if self.adaptive_run:
             if self.design is None:
-                raise invalid("must be an object (the adaptive run's design)", "design")
+                raise fields.invalid("must be an object (the adaptive run's design)", "design")
             if files is None:
-                raise invalid("must be a list of file names", "selection.files")
+                raise fields.invalid("must be a list of file names", "selection.files")
+            looks = self.design.get("looks")  # the design's first and last look: its fewest and most runs
+            if not (isinstance(looks, list) and 0 < len(looks) <= fields.MAX_LOOKS) or not all(
+                type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
+            ):
+                raise fields.invalid("must be a list of run counts", "design.looks")
             check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
         return self
 
@@ -186,14 +176,7 @@ class RunRecord(Model):
 
     def summary(self) -> "RunSummary":
         """What the report shows about this one record."""
-        looks = (self.design or {}).get("looks") if self.adaptive_run else None
-        if looks is not None and (
-            not isinstance(looks, list)
-            or not looks
-            or len(looks) > MAX_LOOKS
-            or not all(isinstance(runs, int) and not isinstance(runs, bool) and 1 <= runs <= MAX_RUNS for runs in looks)
-        ):
-            raise ValueError("design.looks: must be a list of run counts")
+        looks = self.design["looks"] if self.adaptive_run else None
         warnings = tuple(self.environment.get("warnings", ()))
         return RunSummary(
             base=self.binaries.base,
@@ -306,13 +289,9 @@ def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:
     if not isinstance(data, dict):
         raise InputError("run record is not a JSON object", where=where)
     try:
-        record = RunRecord.model_validate(data)
-        record.summary()  # what only the report reads (the design's looks) is checked now, not at the report
-        return record
+        return RunRecord.model_validate(data)
     except ValidationError as error:
-        raise describe(error, where, prefix) from None
-    except ValueError as error:
-        raise InputError(f"{prefix}run record field {error}", where=where) from None
+        raise fields.describe(error, where, prefix) from None
 
 
 def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
@@ -324,8 +303,8 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
     where = str(path)
     try:
         size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise InputError(f"file is too large ({size} bytes, limit {MAX_RECORD_BYTES})", where=where)
+        if size > fields.MAX_RECORD_BYTES:
+            raise InputError(f"file is too large ({size} bytes, limit {fields.MAX_RECORD_BYTES})", where=where)
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise InputError("no run record (run.json) here", where=where) from None

@@ -382,7 +382,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     found = trust.find_sandbox(untrusted, options.use_sandbox)
     confined = None
     if untrusted:
-        binaries, benchmark_dir, caches = trust.recorded_paths(draft)
+        binaries, benchmark_dir, caches = trust.recorded_paths(record)
         confined = trust.confinement(
             found,
             binaries=binaries,
