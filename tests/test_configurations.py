@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,9 @@ NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True):
+def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True, whole=None):
+    """The plan of a run of ``files``, with each file's configurations listed (``whole``: gets the files that run
+    whole, and why)."""
     base = releases.inspect_binary(NODE, side="base")
     head = releases.inspect_binary(NODE, side="head", node_args=tuple(head_args))
     plan = RunPlan(
@@ -48,10 +51,11 @@ def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True):
                 plan.binaries[which], BENCH, filename, plan.set_args, env={"PATH": "/usr/bin:/bin"}, timeout=60
             )
 
-        plan.configurations, whole = configurations.expand_files(
+        expanded, whole_files = configurations.expand_files(
             plan.files, side, is_http=lambda name: name.startswith("net/")
         )
-        plan.whole = whole
+        plan = replace(plan, configurations=expanded)
+        (whole if whole is not None else {}).update(whole_files)
     return plan
 
 
@@ -192,9 +196,10 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv("BENCHGATE_TEST_TRACE", str(trace))
     files = ["calc/add.js", "calc/flags.js", "text/quote.js", "net/http-simple.js"]
-    plan = _plan(files, runs=2, head_args=["--max-old-space-size=300"], set_args=["n=64"])
-    assert list(plan.whole) == ["net/http-simple.js"] and "an HTTP benchmark" in plan.whole["net/http-simple.js"]
-    plan.files = tuple(files[:3])  # no load generator here: the listing is what is tested for it
+    whole = {}
+    plan = _plan(files, runs=2, head_args=["--max-old-space-size=300"], set_args=["n=64"], whole=whole)
+    assert list(whole) == ["net/http-simple.js"] and "an HTTP benchmark" in whole["net/http-simple.js"]
+    plan = replace(plan, files=tuple(files[:3]))  # no load generator here: the listing is what is tested for it
     add = plan.configurations["calc/add.js"]
     assert [(item.args, item.row) for item in add.configurations] == [
         (("n=64", "type=int"), "n=64 type='int'"),
@@ -226,8 +231,7 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
 
 @needs_node
 def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_path):
-    plan = _plan(["fault/crash.js"], runs=4, head_args=["--expose-gc"])
-    plan.max_failures = 2
+    plan = replace(_plan(["fault/crash.js"], runs=4, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
     assert [(f["side"], f["configuration"], f["exit_status"]) for f in state.failures] == [
         ("head", "n=10 size=2", 3)

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -186,8 +187,7 @@ def test_a_hung_process_times_out_with_its_children(tmp_path):
 
 
 def test_repeated_failures_stop_that_side_of_the_file(tmp_path):
-    plan = _plan(["fault/crash.js"], runs=5, head_args=["--expose-gc"])
-    plan.max_failures = 2
+    plan = replace(_plan(["fault/crash.js"], runs=5, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
     assert len(state.failures) == 2
     assert state.skipped == [

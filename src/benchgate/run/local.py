@@ -11,6 +11,7 @@ import contextlib
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from benchgate import results
@@ -20,7 +21,7 @@ from benchgate.run import protocol, slots
 from benchgate.run.plan import RunOptions, build_failure_record, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.recorder import Recorder, SessionState, now
-from benchgate.run.session import Session
+from benchgate.run.session import RunPlan, Session
 
 
 def check_output_dir(output: Path) -> None:
@@ -80,7 +81,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     for item in record["skipped"]:
         print(f"benchgate: skipped {item['filename']}: {item['reason']}", file=sys.stderr)
     if not options.resume:
-        _expand_configurations(plan, record, options.jobs)
+        plan = _expand_configurations(plan, record, options.jobs)
     for warning in record["environment"].get("warnings", []):
         print(f"benchgate: warning: {warning}", file=sys.stderr)
     state = SessionState.from_record(record)
@@ -129,13 +130,14 @@ def run_benchmarks(options: RunOptions) -> int | None:
     return None
 
 
-def _expand_configurations(plan, record: dict, jobs: str) -> None:
-    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole."""
+def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
+    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole;
+    the plan with them."""
     from benchgate.run import configurations, suite
 
     record["jobs"] = jobs
     if jobs != configurations.PER_CONFIGURATION:
-        return
+        return plan
     env = protocol.benchmark_environment(os.environ)
 
     def expand(filename: str, side: str) -> configurations.SideExpansion:
@@ -152,11 +154,12 @@ def _expand_configurations(plan, record: dict, jobs: str) -> None:
     def is_http(filename: str) -> bool:
         return suite.is_http_benchmark(plan.benchmark_dir / filename)
 
-    plan.configurations, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
-    record["configurations"] = {name: found.record() for name, found in plan.configurations.items()}
+    expanded, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
+    record["configurations"] = {name: found.record() for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
         print(f"benchgate: {name} runs whole (one job per run and side): {reason}", file=sys.stderr)
+    return replace(plan, configurations=expanded)
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:

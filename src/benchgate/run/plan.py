@@ -147,27 +147,13 @@ def build_failure_record(options: RunOptions, error) -> dict:
         except BenchgateError:
             head_sha = None
         binaries["head"] = {"ref": options.head_ref, "sha": head_sha, "source": "build"}
-    stamp = now()
+    record = _first_record(options, binaries, {"categories": list(options.categories), "shard": options.shard})
     return {
-        "schema": 1,
-        "tool": "benchgate",
-        "binaries": binaries,
-        "selection": {"categories": list(options.categories), "shard": options.shard},
-        "seed": None,
-        "runs": options.runs,
-        "started_at": stamp,
-        "ended_at": stamp,
-        "complete": False,  # nothing was measured: a reader that ignores build_failure must not see a pass
-        "interrupted": False,
-        "options": {"timeout": options.timeout, "cpuset": options.cpuset},
-        "durations": {},
-        "samples": 0,
+        **record,
+        "ended_at": record["started_at"],
         "environment": {},
-        "failures": [],
         "skipped": [],
-        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "build": options.build_records,
-        "sandbox": options.sandbox_record,
         "build_failure": {
             "side": error.side,
             "ref": error.ref,
@@ -241,30 +227,39 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     return selection, placement
 
 
-def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
-    record = {
+def _first_record(options: RunOptions, binaries: dict, selection: dict, **fields) -> dict:
+    """run.json as a run starts it (a build failure's ends there): nothing measured yet."""
+    return {
         "schema": 1,
         "tool": "benchgate",
-        "binaries": {side: binary.record() for side, binary in binaries.items()},
-        "selection": selection.record(),
-        "seed": seed,
+        "binaries": binaries,
+        "selection": selection,
+        "seed": None,
         "runs": options.runs,
         "started_at": now(),
         "ended_at": None,
-        "complete": False,
+        "complete": False,  # a build failure measured nothing: a reader that ignores build_failure sees no pass
         "interrupted": False,
-        "schedule": "interleaved-rotated-v1",
+        **fields,
         "options": {"timeout": options.timeout, "cpuset": options.cpuset},
         "durations": {},
         "samples": 0,
-        "environment": environment,
-        "pairing": results.pairing_record(options.pairing),
         "failures": [],
-        "skipped": skipped,
-        "protocol_warnings": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "sandbox": options.sandbox_record,
     }
+
+
+def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
+    binaries = {side: binary.record() for side, binary in binaries.items()}
+    record = _first_record(options, binaries, selection.record(), schedule="interleaved-rotated-v1")
+    record.update(
+        seed=seed,
+        environment=environment,
+        pairing=results.pairing_record(options.pairing),
+        skipped=skipped,
+        protocol_warnings=[],
+    )
     if options.pairing != duet.SEQUENTIAL or options.slots != 1:
         record["options"].update(pairing=options.pairing, slots=options.slots)
     for note in protocol.environment_notes(os.environ):

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from benchgate.sandbox import Confinement
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunPlan:
-    """Everything one run needs, fixed before the first process starts."""
+    """Everything one run needs, fixed before the first process starts (``benchgate.run.plan.prepare``)."""
 
     benchmark_dir: Path
     files: tuple[str, ...]
