@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchgate import cli, results
+from benchgate.commands.run import GATE_OPTIONS
 from benchgate.errors import EXIT_INCONCLUSIVE
 from benchgate.run.plan import RunOptions
 
@@ -157,8 +158,10 @@ def test_every_run_option_has_a_command_line_option():
     # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
     # build_settings is resolved from --config and the build options (--configure-flag, ...) by build_settings().
-    computed = {"build_records", "build_settings", "sandbox_record"}  # filled in, not given
+    # policy is the gate's options (threshold, ...) as one GatePolicy.
+    computed = {"build_records", "build_settings", "sandbox_record", "policy"}  # filled in, not given
     assert {field.name for field in fields(RunOptions)} - set(parsed) == computed
+    assert set(GATE_OPTIONS) <= set(parsed)
 
 
 def test_existing_output_is_refused(capsys, tmp_path):
