@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import AdaptiveRecord, Look, Stop, adaptive_record
+from benchgate.results.lookrecord import AdaptiveRecord, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
+from benchgate.results.runrecord import parse_run_record
 from benchgate.stats import adaptivetable, gatetable, sequential
 
 DESIGN = sequential.make_design(min_runs=5, max_runs=12)
@@ -160,10 +161,10 @@ def test_no_look_yet_decides_nothing():
     ],
 )
 def test_the_record_is_checked_as_untrusted_data(change, message):
-    record = {"runs": "auto", "design": DESIGN.to_json(), "selection": {"files": ["a.js"]}, "looks": [], "stopped": {}}
+    record = {"schema": 1, "runs": "auto", "design": DESIGN.to_json(), "selection": {"files": ["a.js"]}, "stopped": {}}
     record.update(change)
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        adaptive_record(record, "run.json")
+        parse_run_record(record, "run.json")
 
 
 def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one(monkeypatch):

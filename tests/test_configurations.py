@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,17 @@ from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.run import configurations
 from benchgate.run.process import BASE, HEAD, build_schedule
-from benchgate.run.session import RunPlan, Session, SessionState
+from benchgate.run.recorder import Recorder, SessionState
+from benchgate.run.session import RunPlan, Session
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
-def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True):
+def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True, whole=None):
+    """The plan of a run of ``files``, with each file's configurations listed (``whole``: gets the files that run
+    whole, and why)."""
     base = releases.inspect_binary(NODE, side="base")
     head = releases.inspect_binary(NODE, side="head", node_args=tuple(head_args))
     plan = RunPlan(
@@ -47,10 +51,11 @@ def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True):
                 plan.binaries[which], BENCH, filename, plan.set_args, env={"PATH": "/usr/bin:/bin"}, timeout=60
             )
 
-        plan.configurations, whole = configurations.expand_files(
+        expanded, whole_files = configurations.expand_files(
             plan.files, side, is_http=lambda name: name.startswith("net/")
         )
-        plan.whole = whole
+        plan = replace(plan, configurations=expanded)
+        (whole if whole is not None else {}).update(whole_files)
     return plan
 
 
@@ -58,7 +63,7 @@ def _session(tmp_path, plan, name="results.csv"):
     writer = results.ResultsWriter(tmp_path / name)
     state = SessionState()
     with writer:
-        session = Session(plan, writer, state, on_checkpoint=lambda: None)
+        session = Session(plan, Recorder(writer, state))
         session.run()
     return session, state
 
@@ -191,9 +196,10 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv("BENCHGATE_TEST_TRACE", str(trace))
     files = ["calc/add.js", "calc/flags.js", "text/quote.js", "net/http-simple.js"]
-    plan = _plan(files, runs=2, head_args=["--max-old-space-size=300"], set_args=["n=64"])
-    assert list(plan.whole) == ["net/http-simple.js"] and "an HTTP benchmark" in plan.whole["net/http-simple.js"]
-    plan.files = tuple(files[:3])  # no load generator here: the listing is what is tested for it
+    whole = {}
+    plan = _plan(files, runs=2, head_args=["--max-old-space-size=300"], set_args=["n=64"], whole=whole)
+    assert list(whole) == ["net/http-simple.js"] and "an HTTP benchmark" in whole["net/http-simple.js"]
+    plan = replace(plan, files=tuple(files[:3]))  # no load generator here: the listing is what is tested for it
     add = plan.configurations["calc/add.js"]
     assert [(item.args, item.row) for item in add.configurations] == [
         (("n=64", "type=int"), "n=64 type='int'"),
@@ -225,8 +231,7 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
 
 @needs_node
 def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_path):
-    plan = _plan(["fault/crash.js"], runs=4, head_args=["--expose-gc"])
-    plan.max_failures = 2
+    plan = replace(_plan(["fault/crash.js"], runs=4, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
     assert [(f["side"], f["configuration"], f["exit_status"]) for f in state.failures] == [
         ("head", "n=10 size=2", 3)
@@ -251,11 +256,11 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
         ([], "configurations: must be an object"),
         (
             {"other.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-            "must be a selected file's rows",
+            "configurations\\['other.js'\\]: must name a selected file",
         ),
         (
             {"a.js": {"rows": [{"args": [1], "configuration": "n=1"}], "flags": {"base": [], "head": []}}},
-            "must be a selected file's rows",
+            "rows\\[0\\].args\\[0\\]: must be a string, not a whole number",
         ),
         ({"a.js": {"rows": [], "flags": {"base": [], "head": []}}}, "must be a selected file's rows"),
         (
@@ -264,10 +269,16 @@ def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_pa
         ),
     ],
 )
-def test_a_forged_configurations_record_is_refused_on_resume(configurations_field, message):
-    record = {"selection": {"files": ["a.js"]}, "configurations": configurations_field}
+def test_a_forged_configurations_record_is_refused_on_resume(tmp_path, configurations_field, message):
+    path = tmp_path / "run.json"
+
+    def load(configurations_record):
+        record = json.loads((Path(__file__).parent / "fixtures" / "run-records" / "fixed" / "run.json").read_text())
+        record["selection"]["files"] = ["a.js"]
+        path.write_text(json.dumps({**record, "complete": False, "configurations": configurations_record}))
+        return results.load_run_record(path, resume=True)
+
     with pytest.raises(InputError, match=message):
-        configurations.from_record(record, "run.json")
+        load(configurations_field)
     good = {"a.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": ["--x"], "head": []}}}
-    found = configurations.from_record({"selection": {"files": ["a.js"]}, "configurations": good}, "run.json")
-    assert found["a.js"].record() == good["a.js"]
+    assert configurations.from_record(load(good))["a.js"].record() == good["a.js"]

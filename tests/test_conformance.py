@@ -148,7 +148,7 @@ def _run_both(filename: str, set_args: list[str], scratch: Path) -> Outcome:
         benchgate_status=status,
         benchgate_stderr=stderr.getvalue(),
         benchgate_csv=(out / "results.csv").read_text(encoding="utf-8"),
-        record=results.read_run_record(out / "run.json"),
+        record=results.load_run_record(out / "run.json").to_json(),
         csv_path=out / "results.csv",
     )
 

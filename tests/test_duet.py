@@ -350,9 +350,13 @@ def test_read_pairs_refuses_a_pairing_that_counts_more_pairs_than_written(tmp_pa
     with pairsfile.PairsWriter(path):
         pass
     with pytest.raises(InputError, match="0 pairs, but run.json's pairing.pairs says 1"):
-        pairsfile.read_pairs(path, pairsfile.Pairing("duet", 1, 0, 0), results.empty_samples())
+        pairsfile.read_pairs(
+            path,
+            pairsfile.Pairing(mode="duet", file="pairs.csv", pairs=1, unpaired_samples=0, dropped=0),
+            results.empty_samples(),
+        )
     with pytest.raises(InputError, match="pairing.mode: must be one of sequential, duet"):
-        pairsfile.validate_pairing({"mode": "trio"}, "run.json")
+        results.parse_run_record({"schema": 1, "pairing": {"mode": "trio"}}, "run.json")
 
 
 def _wait_for_pairs(path: Path, count: int, deadline: float) -> None:
@@ -405,7 +409,7 @@ def test_an_interrupted_duet_resumes_to_whole_pairs_and_shards_merge(tmp_path):
     # calc/add.js 2 rows, calc/flags.js 1, text/quote.js 4: 7 rows x 3 runs, every one in a pair
     assert record["complete"] and record["pairing"]["pairs"] == 21 and len(samples) == 42
     assert (
-        len(pairsfile.read_pairs(out / "pairs.csv", pairsfile.validate_pairing(record["pairing"], ""), samples)) == 21
+        len(pairsfile.read_pairs(out / "pairs.csv", pairsfile.Pairing.model_validate(record["pairing"]), samples)) == 21
     )
     shards = [tmp_path / "shard1", tmp_path / "shard2"]
     for index, shard in enumerate(shards, start=1):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -250,3 +252,65 @@ def test_generated_files_parse_exactly_and_errors_name_the_right_line(rows, crlf
     with pytest.raises(InputError, match=rf"^t: line {starts[bad]}: rate '-1.0' is not a finite positive number$"):
         csvfile._parse_exact("t", broken_text, columns, "old", "new")
     assert csvfile._parse_fast(broken_text.encode(), columns, "old", "new") is None
+
+
+# -- run.json: records written by the version before the model still read ---------------------------------
+
+RECORDS = Path(__file__).parent / "fixtures" / "run-records"  # written by c9bc7a0 (see tests/fixtures/run-records)
+KINDS = ("fixed", "adaptive", "per-file", "duet", "sharded", "build-failure")
+
+
+def _run_dirs(kind: str) -> list[Path]:
+    return [RECORDS / kind / "1", RECORDS / kind / "2"] if kind == "sharded" else [RECORDS / kind]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_record_of_each_kind_from_the_previous_version_reads(kind, tmp_path):
+    for directory in _run_dirs(kind):
+        text = (directory / "run.json").read_text()
+        record = results.load_run_record(directory / "run.json")
+        assert record.to_json() == json.loads(text)  # read and written back, field for field
+        written = results.write_run_record(tmp_path / "run.json", record)
+        assert json.loads((tmp_path / "run.json").read_text()) == json.loads(text) and written == record
+    samples, summary, shards = results.load([str(directory) for directory in _run_dirs(kind)])
+    assert summary.has_record and summary.head.sha == record.binaries.head.sha
+    checks = {
+        "fixed": lambda: summary.runs == 2 and summary.pairing == "sequential" and len(samples) == 8 and not shards,
+        "per-file": lambda: record.jobs == "per-file" and not record.configurations and len(samples) == 8,
+        "duet": lambda: summary.pairing == "duet" and len(summary.pairs[0]) == record.pairing.pairs == 4,
+        "adaptive": lambda: summary.adaptive_runs == (5, 6) and len(shards) == 1 and shards[0].record.stops,
+        "sharded": lambda: (
+            summary.shards == 2
+            and summary.complete
+            and set(samples["filename"])
+            == {
+                "strings/split.js",
+                "json/parse.js",
+            }
+        ),
+        "build-failure": lambda: (
+            summary.build_failure.side == "head" and not summary.build_failure.infrastructure and len(samples) == 0
+        ),
+    }
+    assert checks[kind]()
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda text: text[: len(text) // 2], "not valid JSON"),  # cut short: a killed writer
+        (lambda text: text.replace('"samples": 8', '"samples": "8"'), "run record field samples: must be a whole"),
+        (
+            lambda text: text.replace('"failures": []', '"failures": [{"filename": "a.js", "side": "evil"}]'),
+            "failures[0].side: must be one of base, head, both",
+        ),
+        (lambda text: text.replace('"mode": "duet"', '"mode": "trio"'), "pairing.mode: must be one of"),
+    ],
+)
+def test_a_forged_or_truncated_record_fails_in_one_line(tmp_path, capsys, damage, says):
+    copy = tmp_path / "duet"
+    shutil.copytree(RECORDS / "duet", copy)
+    (copy / "run.json").write_text(damage((copy / "run.json").read_text()))
+    status = main(["report", str(copy), "--dry-run"])
+    err = capsys.readouterr().err
+    assert status == 2 and says in err and str(copy / "run.json") in err and err.count("\n") == 1, err

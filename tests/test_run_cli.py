@@ -160,8 +160,10 @@ def test_every_run_option_has_a_command_line_option():
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
     # build_settings is resolved from --config and the build options (--configure-flag, ...) by build_settings().
     computed = {"build_records", "build_settings", "sandbox_record"}  # filled in, not given
-    # The settings' flags come from the schema, and reach RunOptions through run_option_values.
+    # The settings' flags come from the schema and reach RunOptions through run_option_values (the gate's as
+    # one GatePolicy, policy).
     from_settings = set(run_option_values(Settings(), "run"))
+    assert "policy" in from_settings
     assert {field.name for field in fields(RunOptions)} - set(parsed) - from_settings == computed
 
 

@@ -157,7 +157,7 @@ def _record(build_failure) -> dict:
 )
 def test_untrusted_build_failure_is_validated(build_failure, why):
     with pytest.raises(InputError, match=why) as raised:
-        runrecord.validate_record(_record(build_failure), "run.json")
+        runrecord.parse_run_record(_record(build_failure), "run.json")
     assert "build_failure" in str(raised.value)
 
 

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
-from benchgate.run.session import RunPlan, Session, SessionState
+from benchgate.run.recorder import Recorder, SessionState
+from benchgate.run.session import RunPlan, Session
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -135,7 +137,7 @@ def _session(tmp_path, plan, **kwargs):
     writer = results.ResultsWriter(tmp_path / "results.csv")
     state = SessionState()
     with writer:
-        session = Session(plan, writer, state, on_checkpoint=lambda: None, **kwargs)
+        session = Session(plan, Recorder(writer, state), **kwargs)
         session.run()
     return session, state
 
@@ -185,8 +187,7 @@ def test_a_hung_process_times_out_with_its_children(tmp_path):
 
 
 def test_repeated_failures_stop_that_side_of_the_file(tmp_path):
-    plan = _plan(["fault/crash.js"], runs=5, head_args=["--expose-gc"])
-    plan.max_failures = 2
+    plan = replace(_plan(["fault/crash.js"], runs=5, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
     assert len(state.failures) == 2
     assert state.skipped == [

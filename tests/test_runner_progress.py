@@ -13,7 +13,8 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, Job, build_schedule
 from benchgate.run.progress import Progress, format_seconds
-from benchgate.run.session import RunPlan, Session, SessionState
+from benchgate.run.recorder import Recorder, SessionState
+from benchgate.run.session import RunPlan, Session
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -137,7 +138,7 @@ def test_resume_after_an_interrupt_inside_a_process_reaches_exact_counts(tmp_pat
     state = SessionState()
     holder: list = []
     with results.ResultsWriter(csv) as writer:
-        session = Session(plan, writer, state, on_checkpoint=lambda: None, progress=_StopAfter(holder, 6))
+        session = Session(plan, Recorder(writer, state), progress=_StopAfter(holder, 6))
         holder.append(session)
         session.run()
     assert session.interrupted and state.completed_jobs == 1  # 4 samples of job 1, 2 of job 2
@@ -146,7 +147,7 @@ def test_resume_after_an_interrupt_inside_a_process_reaches_exact_counts(tmp_pat
     assert len(already) == 2
     resumed_state = SessionState(completed_jobs=state.completed_jobs, csv_bytes=state.csv_bytes)
     with results.ResultsWriter(csv) as writer:
-        Session(plan, writer, resumed_state, on_checkpoint=lambda: None, already_written=already).run()
+        Session(plan, Recorder(writer, resumed_state), already_written=already).run()
     samples = results.read_samples([csv])
     counts = Counter(zip(samples["side"], samples["configuration"], strict=True))
     assert len(counts) == 8 and set(counts.values()) == {2}

@@ -105,7 +105,7 @@ def test_no_sandbox_runs_and_the_record_and_comment_say_so(capsys, tmp_path, mon
     assert "the untrusted head runs WITHOUT the sandbox (--no-sandbox)" in err
     record = json.loads((out / "run.json").read_text())
     assert record["sandbox"] == {"used": False, "untrusted_head": True, "reason": "--no-sandbox"}
-    assert runrecord.validate_record(record, "run.json").sandbox.unconfined_untrusted
+    assert runrecord.parse_run_record(record, "run.json").sandbox.unconfined_untrusted
     # two runs a side decide nothing: inconclusive (exit 6), never a pass
     assert cli.main(["report", "--dry-run", "--config", str(tmp_path / "absent.yml"), str(out)]) == 6
     assert "The pull request's code ran without the sandbox** (`--no-sandbox`)" in capsys.readouterr().out
@@ -177,7 +177,7 @@ def test_a_resumed_untrusted_run_is_sandboxed_again_or_refused(capsys, tmp_path,
 )
 def test_the_records_sandbox_is_checked_as_untrusted_data(sandbox, why):
     with pytest.raises(InputError, match=why):
-        runrecord.validate_record({"schema": 1, "sandbox": sandbox}, "run.json")
+        runrecord.parse_run_record({"schema": 1, "sandbox": sandbox}, "run.json")
 
 
 def test_one_unsandboxed_shard_marks_the_merged_run():

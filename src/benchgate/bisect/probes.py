@@ -217,11 +217,11 @@ class Prober:
                 status, crash = None, f"crashed: {error.one_line()}"
         if status == EXIT_INTERRUPTED:
             raise KeyboardInterrupt
-        record = results.read_run_record(output / "run.json")
-        if record["failures"]:
-            failure = record["failures"][0]
-            where = f"{failure['filename']} {failure.get('configuration') or ''}".strip()
-            return {}, f"crashed: {where}: {failure['reason']}"[:300]
+        record = results.load_run_record(output / "run.json")
+        if record.failures:
+            failure = record.failures[0]
+            where = f"{failure.filename} {failure.configuration or ''}".strip()
+            return {}, f"crashed: {where}: {failure.reason}"[:300]
         if crash is not None:
             return {}, crash[:300]
         frame = results.read_samples([output / "results.csv"])

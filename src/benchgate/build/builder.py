@@ -14,6 +14,7 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TextIO
@@ -160,148 +161,147 @@ def build_ref(
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
-        result = _build_and_store(
-            cache,
-            repo,
-            ref,
-            sha,
-            key,
-            side,
-            settings,
-            env,
-            worktree,
-            trusted,
-            started,
-            echo,
-            untrusted.Sandboxing(use_sandbox, tuple(hide)),
+        sandboxing = untrusted.Sandboxing(use_sandbox, tuple(hide))
+        job = BuildJob(
+            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, sandboxing=sandboxing
         )
+        result = _build_and_store(job)
         result = replace(result, in_use=cache.hold(key))
     housekeeping.tidy(cache, repo, keep=key)
     return result
 
 
-def _build_and_store(
-    cache: BinaryCache,
-    repo: Path,
-    ref: str,
-    sha: str,
-    key: str,
-    side: str,
-    settings: BuildSettings,
-    env: dict[str, str],
-    worktree: Path,
-    trusted: bool,
-    started: float,
-    echo: TextIO | None,
-    sandboxing: untrusted.Sandboxing,
-) -> BuildResult:
-    if not trusted and sandboxing.use:
+@dataclass(frozen=True)
+class BuildJob:
+    """One side's build, resolved: what to check out where, how to build it and where to store it."""
+
+    cache: BinaryCache
+    repo: Path
+    ref: str
+    sha: str
+    key: str  # the binary cache's key (commit, settings, trust)
+    side: str
+    settings: BuildSettings
+    env: Mapping[str, str]
+    worktree: Path
+    trusted: bool  # the base: built unconfined, and may write the compiler cache
+    started: float  # time.monotonic() when the build was asked for
+    echo: TextIO | None  # where the build's output is echoed as well as logged
+    sandboxing: untrusted.Sandboxing
+
+
+def _build_and_store(job: BuildJob) -> BuildResult:
+    """Check out, configure and build one side into the binary cache (its log beside it)."""
+    env = dict(job.env)
+    if not job.trusted and job.sandboxing.use:
         sandbox.probe()  # no sandbox, no untrusted build: refused before anything is checked out
-    logs = cache.root / "logs"
+    logs = job.cache.root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    log_path = logs / f"{side}-{sha[:12]}-{key[:12]}-{stamp}-{os.getpid()}.log"
+    log_path = logs / f"{job.side}-{job.sha[:12]}-{job.key[:12]}-{stamp}-{os.getpid()}.log"
     try:
-        with cache.lock(f"git-{worktrees.repo_id(repo)}"):
-            worktrees.ensure_worktree(repo, worktree, sha)
-        worktrees.clean_worktree(worktree)
-    except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
-        message = f"{side} checkout of {ref} ({sha[:12]}) in {worktree} failed: {error.message}"
-        raise _side_error(message, side=side, ref=ref, sha=sha, log=None) from None
+        with job.cache.lock(f"git-{worktrees.repo_id(job.repo)}"):
+            worktrees.ensure_worktree(job.repo, job.worktree, job.sha)
+        worktrees.clean_worktree(job.worktree)
+    except InputError as error:  # the job.ref resolved, so this is the machine (disk, permissions), not the input
+        message = f"{job.side} checkout of {job.ref} ({job.sha[:12]}) in {job.worktree} failed: {error.message}"
+        raise _side_error(message, side=job.side, ref=job.ref, sha=job.sha, log=None) from None
 
-    ccache = compilercache.find_ccache() if settings.use_ccache is not False else None
-    if settings.use_ccache and ccache is None:
+    ccache = compilercache.find_ccache() if job.settings.use_ccache is not False else None
+    if job.settings.use_ccache and ccache is None:
         raise InputError("ccache was requested but is not installed")
-    # Only trusted builds (the base branch) may write the compiler cache.
-    access = "read-write" if trusted else "read-only"
+    # Only job.trusted builds (the base branch) may write the compiler job.cache.
+    access = "read-write" if job.trusted else "read-only"
     confined = None
-    if not trusted:
-        ccache_dir = cache.root / "ccache" if ccache else None
-        confined = untrusted.confinement(sandboxing, cache=cache, worktree=worktree, repo=repo, ccache_dir=ccache_dir)
+    if not job.trusted:
+        ccache_dir = job.cache.root / "ccache" if ccache else None
+        confined = untrusted.confinement(
+            job.sandboxing, cache=job.cache, worktree=job.worktree, repo=job.repo, ccache_dir=ccache_dir
+        )
     sandbox_record = confined.record() if confined else None
-    stats_log = untrusted.stats_log_path(confined, worktree, log_path.with_suffix(".ccache-stats"))
+    stats_log = untrusted.stats_log_path(confined, job.worktree, log_path.with_suffix(".ccache-stats"))
     if ccache:
         env = compilercache.ccache_env(
             env,
             ccache=ccache,
-            ccache_dir=cache.root / "ccache",
-            base_dir=worktree,
+            ccache_dir=job.cache.root / "ccache",
+            base_dir=job.worktree,
             stats_log=stats_log,
-            read_only=not trusted,
-            max_size=settings.ccache_max_size,
+            read_only=not job.trusted,
+            max_size=job.settings.ccache_max_size,
         )
-    steps = [argv for argv in (settings.configure_argv(), settings.build_argv()) if argv]
+    steps = [argv for argv in (job.settings.configure_argv(), job.settings.build_argv()) if argv]
     stats = None
     # The timeout bounds the whole build (configure and build command together).
-    deadline = time.monotonic() + settings.timeout if settings.timeout else None
+    deadline = time.monotonic() + job.settings.timeout if job.settings.timeout else None
     try:
         with open(log_path, "wb") as log:
             how = untrusted.log_note(sandbox_record)
             log.write(
-                f"# benchgate build: side={side} ref={ref} sha={sha} key={key}\n"
-                f"# worktree={worktree} trusted={trusted} ccache={access}"
+                f"# benchgate build: side={job.side} ref={job.ref} sha={job.sha} key={job.key}\n"
+                f"# worktree={job.worktree} trusted={job.trusted} ccache={access}"
                 f"{'' if ccache else ' (not used)'} {how}\n".encode()
             )
             failure = None
-            with untrusted.git_link_kept(worktree) if confined else contextlib.nullcontext():
+            with untrusted.git_link_kept(job.worktree) if confined else contextlib.nullcontext():
                 for argv in steps:
                     log.write(f"$ {shlex.join(argv)}\n".encode())
                     log.flush()
-                    command, step_env = confined.wrap(argv, cwd=worktree, env=env) if confined else (argv, env)
+                    command, step_env = confined.wrap(argv, cwd=job.worktree, env=env) if confined else (argv, env)
                     remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
-                    status = run_step(command, worktree, step_env, log, echo, remaining)
+                    status = run_step(command, job.worktree, step_env, log, job.echo, remaining)
                     if status != 0:
                         outcome = "timed out" if status is None else f"exited with status {status}"
                         failure = f"`{shlex.join(argv)}` {outcome}"
                         break
             if ccache:
-                stats = untrusted.read_stats(confined, stats_log, read_only=not trusted)
+                stats = untrusted.read_stats(confined, stats_log, read_only=not job.trusted)
                 log.write(f"# {stats.summary()}\n".encode())
-        built = worktree / settings.binary_path
+        built = job.worktree / job.settings.binary_path
         if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
-            failure = f"the build produced no executable {settings.binary_path}"
+            failure = f"the build produced no executable {job.settings.binary_path}"
         if failure is not None:
-            _fail(side, ref, sha, log_path, failure, repo, worktree, settings)
+            _fail(job.side, job.ref, job.sha, log_path, failure, job.repo, job.worktree, job.settings)
         metadata = {
-            "sha": sha,
-            "ref": ref,
-            "side": side,
-            "trusted": trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
-            "worktree": str(worktree),
-            "git_common_dir": str(worktrees.git_common_dir(repo)),
+            "sha": job.sha,
+            "ref": job.ref,
+            "side": job.side,
+            "trusted": job.trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
+            "worktree": str(job.worktree),
+            "git_common_dir": str(worktrees.git_common_dir(job.repo)),
             "original_log": str(log_path),
-            "configure": settings.configure_argv(),
-            "build": settings.build_argv(),
-            "binary_path": settings.binary_path,
+            "configure": job.settings.configure_argv(),
+            "build": job.settings.build_argv(),
+            "binary_path": job.settings.binary_path,
             "ccache": stats.as_dict() if stats else None,
             "sandbox": sandbox_record,
         }
         if confined:
-            # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
+            # The job.worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
             try:
-                with untrusted.copied_binary(cache, worktree, settings.binary_path) as copy:
-                    entry = cache.store(key, copy, metadata, log_path)
+                with untrusted.copied_binary(job.cache, job.worktree, job.settings.binary_path) as copy:
+                    entry = job.cache.store(job.key, copy, metadata, log_path)
             except sandbox.UnsafePath as error:
-                what = f"the build produced no executable {settings.binary_path} ({error})"
-                _fail(side, ref, sha, log_path, what, repo, worktree, settings)
+                what = f"the build produced no executable {job.settings.binary_path} ({error})"
+                _fail(job.side, job.ref, job.sha, log_path, what, job.repo, job.worktree, job.settings)
         else:
-            entry = cache.store(key, built, metadata, log_path)
+            entry = job.cache.store(job.key, built, metadata, log_path)
     finally:
-        with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
+        with contextlib.suppress(OSError):  # in a sandboxed build's job.worktree it may be anything
             stats_log.unlink()
-    # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
-    worktrees.clean_worktree(worktree)
+    # Build outputs are in the job.cache now; the job.worktree keeps only the sources (benchmark/ for the runner).
+    worktrees.clean_worktree(job.worktree)
     return BuildResult(
         binary=entry.binary,
-        sha=sha,
-        ref=ref,
-        side=side,
-        key=key,
+        sha=job.sha,
+        ref=job.ref,
+        side=job.side,
+        key=job.key,
         cached=False,
         log=log_path,
-        worktree=worktree,
-        duration=time.monotonic() - started,
-        trusted=trusted,
+        worktree=job.worktree,
+        duration=time.monotonic() - job.started,
+        trusted=job.trusted,
         binary_sha256=entry.sha256,
         ccache=stats,
         ccache_mode=access if ccache else "disabled",

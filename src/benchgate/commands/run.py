@@ -149,9 +149,14 @@ _RUN_OPTION_NAMES = {"filter": "filters", "exclude": "excludes", "set": "set_arg
 
 
 def run_option_values(settings: Settings, command: str) -> dict:
-    """RunOptions' values of ``command``'s setting flags, from ``settings`` ("" is None, as RunOptions has it)."""
-    values = {}
+    """RunOptions' values of ``command``'s setting flags, from ``settings`` ("" is None, as RunOptions has it).
+
+    The gate's settings (those ``analyze`` takes too) reach the run as one ``policy``, ``settings.policy()``.
+    """
+    values: dict = {"policy": settings.policy()}
     for setting in flags.for_command(command):
+        if "analyze" in setting.commands:
+            continue
         value = getattr(settings, setting.attr)
         if setting.key == "max-runs" and settings.source_of("max_runs") == "default":
             value = None  # the run's own maximum for auto (60), not the labels' cap
@@ -175,17 +180,12 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
     return BuildSettings.from_mapping(values)
 
 
-def _failure_lines(failures: list[dict]) -> list[str]:
-    """One line per distinct failure; the same failure in several runs is one line with a count."""
+def _failure_lines(failures) -> list[str]:
+    """One line per distinct failure (run.json's, ``FailureEntry``); the same failure in several runs is one line
+    with a count."""
     grouped: dict[tuple, int] = {}
     for failure in failures:
-        key = (
-            failure["side"],
-            failure["filename"],
-            failure["configuration"] or "",
-            failure["reason"],
-            bool(failure.get("gating")),
-        )
+        key = (failure.side, failure.filename, failure.configuration or "", failure.reason, bool(failure.gating))
         grouped[key] = grouped.get(key, 0) + 1
     lines = []
     for (side, filename, configuration, reason, gating), count in grouped.items():
@@ -211,9 +211,9 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     from benchgate.stats import outcome
     from benchgate.stats.analysis import RunData, analyze
 
-    record = results.read_run_record(output / "run.json")
-    if record.get("samples", 0) == 0:
-        summary = results.validate_record(record, str(output / "run.json"))
+    record = results.load_run_record(output / "run.json")
+    if record.samples == 0:
+        summary = record.summary()
         for failure in summary.failures:
             name = f"{failure.filename} {failure.configuration}".strip()
             print(f"failed: {name} on the {failure.side}: {failure.reason}")
@@ -239,9 +239,9 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
         return decision.exit_status
     lines = [
         tables.render(analysis, "text", problems=decision.problems),
-        system.render(record["environment"]),
-        *_failure_lines(record["failures"]),
-        *(f"skipped: {item['filename']}: {item['reason']}" for item in record["skipped"]),
+        system.render(record.environment),
+        *_failure_lines(record.failures),
+        *(f"skipped: {item.filename}: {item.reason}" for item in record.skipped),
     ]
     problems = "; ".join(decision.problems)
     lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))

@@ -146,11 +146,12 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     from benchgate import results
     from benchgate.run.local import run_benchmarks
     from benchgate.run.plan import RunOptions
+    from benchgate.stats.gate import GatePolicy
 
     record_path = directory / "run.json"
     resume = False
     if record_path.is_file():
-        record = results.read_run_record(record_path)
+        record = results.load_run_record(record_path).to_json()
         _check_same_request(record, run, directory)
         if record.get("complete") is True:
             print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)
@@ -166,7 +167,8 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
         head_node_args=node_args,
         resume=resume,
         analyze=False,
-        **{name: value for name, value in run.items() if name != "node_args"},
+        policy=GatePolicy(min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"]),
+        **{name: value for name, value in run.items() if name not in ("node_args", "min_effect", "inconclusive_above")},
     )
     status = run_benchmarks(options)
     return None if status == EXIT_OK and record_path.is_file() else status

@@ -152,7 +152,7 @@ def read_entry(
     if not record_path.is_file():
         raise InputError("no run.json here: only a run directory of `benchgate run` can be recorded", where=where)
     samples, summary, _ = rundirs.load([where])
-    record = runrecord.read_run_record(record_path)
+    record = runrecord.load_run_record(record_path).to_json()
     if summary.build_failure is not None:
         raise InputError(f"nothing was measured: the {summary.build_failure.side} did not build", where=where)
     if not summary.complete:

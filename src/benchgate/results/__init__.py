@@ -3,9 +3,10 @@
 - ``csvfile``: results.csv, written sample by sample like compare.js and read back exactly.
 - ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
 - ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
-- ``runrecord``: run.json, written atomically, validated field by field when read (untrusted data).
-- ``lookrecord``: an adaptive run's design, looks and stops in run.json, type-checked.
-- ``recordfields``: the field-by-field checks both of them make, with the field's path in every error.
+- ``runrecord``: run.json, one versioned model (``RunRecord``): one writer (atomic), one loader (untrusted data).
+- ``lookrecord``: an adaptive run's looks and stops in run.json, and the view the replay reads.
+- ``recordfields``: run.json's limits and field types, and the one-line error of a bad field.
+- ``recordparts``: the parts of run.json (binaries, selection, failures, sandbox, build failure, ...).
 - ``pairs``: a duet run's pairing (pairs.csv and run.json's ``pairing``), written and checked when read.
 - ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
 
@@ -39,22 +40,20 @@ _MODULES = {
     ),
     "lookrecord": (
         "AUTO",
-        "MAX_LOOKS",
-        "MAX_FILES",
         "Look",
         "Stop",
         "AdaptiveRecord",
-        "is_adaptive",
-        "adaptive_record",
     ),
     "recordfields": (
+        "MAX_NAME",
         "MAX_LIST",
         "MAX_TEXT",
-        "FieldChecker",
+        "MAX_LOOKS",
+        "MAX_FILES",
+        "MAX_RECORD_BYTES",
     ),
     "rundirs": (
         "MAX_CSV_BYTES",
-        "MAX_RECORD_BYTES",
         "MAX_SHARDS",
         "merge",
         "locate",
@@ -68,21 +67,22 @@ _MODULES = {
         "Pairing",
         "PairsWriter",
         "pairing_record",
-        "validate_pairing",
         "read_pairs",
         "pair_indices",
     ),
-    "runrecord": (
-        "MAX_NAME",
-        "Failure",
-        "Skipped",
+    "recordparts": (
         "Binary",
         "BuildFailure",
         "SandboxUse",
+    ),
+    "runrecord": (
+        "RunRecord",
+        "Failure",
+        "Skipped",
         "RunSummary",
-        "validate_record",
+        "parse_run_record",
+        "load_run_record",
         "write_run_record",
-        "read_run_record",
     ),
     "timefield": (
         "nanoseconds",

@@ -1,4 +1,4 @@
-"""An adaptive run's record (``runs: "auto"`` in run.json): its design, the looks it took and why files stopped.
+"""An adaptive run's record (``runs: "auto"`` in run.json): its design, the looks it took and why units stopped.
 
 ``benchgate run --runs auto`` writes, beside the usual fields::
 
@@ -17,22 +17,20 @@ null) whose jobs run it all. Records before ``stops: 2`` (every job a whole file
 ``"stopped": {filename: {"after_runs", "look", "reason"}}``: they are read as whole-file stops,
 which is what they were; ``--resume`` refuses them (``STOPS_VERSION``).
 
-Like all of run.json this is untrusted: ``adaptive_record`` checks types and sizes only
-(the design's meaning is ``Design.from_json``'s to check, and the stops are checked
-against a replay of the samples by whoever decides from them).
+The entries are part of the run record's model (``benchgate.results.runrecord``), which checks
+types, sizes and how the stops fit the selection; the design's meaning is ``Design.from_json``'s
+to check, and the stops are checked against a replay of the samples by whoever decides from them.
+``Look``, ``Stop`` and ``AdaptiveRecord`` are the plain view the replay reads.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from benchgate.results.recordfields import FieldChecker
+from pydantic import BeforeValidator
+
+from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Integer, Model, Text, invalid
 
 AUTO = "auto"
-MAX_LOOKS = 1000
-MAX_FILES = 5000
-MAX_STOPS = 100_000
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
 
 
@@ -65,7 +63,7 @@ class Stop:
 
 @dataclass(frozen=True)
 class AdaptiveRecord:
-    """The adaptive part of one run.json, type-checked."""
+    """The adaptive part of one run.json, as the replay reads it."""
 
     design: dict[str, Any]
     files: tuple[str, ...]  # the selection's files, in the order the run knew them
@@ -75,93 +73,59 @@ class AdaptiveRecord:
     version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
 
 
-def is_adaptive(record: dict[str, Any]) -> bool:
-    """True for a ``--runs auto`` run's record."""
-    return record.get("runs") == AUTO
+class LookEntry(Model):
+    """One of run.json's ``looks``."""
+
+    runs: Integer(1, MAX_RUNS)
+    csv_bytes: Integer(0, 2**62)
 
 
-def adaptive_record(record: dict[str, Any], where: str) -> AdaptiveRecord:
-    """The design, looks and stops of an adaptive run's record; InputError naming the field when malformed."""
-    check = FieldChecker(where)
-    design = record.get("design")
-    if not isinstance(design, dict) or len(design) > 64:
-        raise check.fail("design", "must be an object (the adaptive run's design)")
-    selection = record.get("selection")
-    files = selection.get("files") if isinstance(selection, dict) else None
-    if not isinstance(files, list) or len(files) > MAX_FILES or not all(isinstance(f, str) for f in files):
-        raise check.fail("selection.files", "must be a list of file names")
-    looks_data = record.get("looks")
-    if not isinstance(looks_data, list) or len(looks_data) > MAX_LOOKS:
-        raise check.fail("looks", f"must be a list of at most {MAX_LOOKS} looks")
-    looks = []
-    for index, item in enumerate(looks_data):
-        path = f"looks[{index}]"
-        if not isinstance(item, dict):
-            raise check.fail(path, "must be an object")
-        look = Look(
-            check.integer(item.get("runs"), f"{path}.runs", 1, 100_000, optional=False),
-            check.integer(item.get("csv_bytes"), f"{path}.csv_bytes", 0, 2**62, optional=False),
-        )
-        if looks and (look.runs <= looks[-1].runs or look.csv_bytes < looks[-1].csv_bytes):
-            raise check.fail(path, "looks must follow each other: more runs, results.csv no shorter")
-        looks.append(look)
-    version = record.get("stops", 1)
-    if version not in (1, STOPS_VERSION) or isinstance(version, bool):
-        raise check.fail("stops", f"must be 1 or {STOPS_VERSION}, not {str(version)[:20]!r}")
-    row_files = _row_files(record, files, check) if version == STOPS_VERSION else frozenset()
-    stops = _stops(record.get("stopped"), version, files, row_files, check)
-    return AdaptiveRecord(dict(design), tuple(files), tuple(looks), tuple(stops), row_files, version)
+def _short(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 32:
+        raise invalid("must be a short string")
+    return value
 
 
-def _row_files(record: dict[str, Any], files: list[str], check: FieldChecker) -> frozenset[str]:
-    configurations = record.get("configurations", {})
-    if not isinstance(configurations, dict) or len(configurations) > MAX_FILES:
-        raise check.fail("configurations", "must be an object: file name -> its configurations")
-    unknown = [name for name in configurations if name not in files]
-    if unknown:
-        raise check.fail(f"configurations[{str(unknown[0])[:80]!r}]", "must name a selected file")
-    return frozenset(configurations)
+class StopEntry(Model):
+    """One of run.json's ``stopped``."""
+
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None
+    after_runs: Integer(1, MAX_RUNS)
+    look: Integer(0, MAX_LOOKS - 1)
+    reason: Annotated[str, BeforeValidator(_short)]
 
 
-def _stops(stopped: Any, version: int, files: list[str], row_files: frozenset[str], check: FieldChecker) -> list[Stop]:
-    """The recorded stops: a list of units (version 2), or an older record's object of whole files."""
-    if version == 1:
-        if not isinstance(stopped, dict) or len(stopped) > MAX_FILES:
-            raise check.fail("stopped", "must be an object: file name -> why it stopped")
-        entries = [
-            (f"stopped[{str(name)[:80]!r}]", {**item, "filename": name, "configuration": None})
-            if isinstance(item, dict)
-            else (f"stopped[{str(name)[:80]!r}]", item)
-            for name, item in stopped.items()
-        ]
-    else:
-        if not isinstance(stopped, list) or len(stopped) > MAX_STOPS:
-            raise check.fail("stopped", f"must be a list of at most {MAX_STOPS} stops")
-        entries = [(f"stopped[{index}]", item) for index, item in enumerate(stopped)]
-    stops: list[Stop] = []
+def legacy_stops(data: dict) -> dict:
+    """A record before ``stops: 2``: its object of whole-file stops, as the list of stops it means."""
+    stopped = data.get("stopped")
+    if data.get("stops", 1) == 1 and isinstance(stopped, dict):
+        data = {
+            **data,
+            "stopped": [
+                {**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()
+            ],
+        }
+    return data
+
+
+def check_stops(files: tuple[str, ...], looks, stopped, row_files: frozenset[str], version: int) -> None:
+    """Looks follow each other; each stop names a selected file, once, as a comparison exactly when its file ran
+    one configuration a job (a version 1 record's stops are all whole files)."""
+    for index in range(1, len(looks)):
+        if looks[index].runs <= looks[index - 1].runs or looks[index].csv_bytes < looks[index - 1].csv_bytes:
+            raise invalid("looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]")
     seen: set[tuple[str, str | None]] = set()
-    for path, item in entries:
-        if not isinstance(item, dict) or item.get("filename") not in files:
-            raise check.fail(path, "must name a selected file and say why it stopped")
-        filename = item["filename"]
-        configuration = check.text(item.get("configuration"), f"{path}.configuration", 2048)
-        if (configuration is not None) != (filename in row_files):
-            raise check.fail(
-                f"{path}.configuration",
+    for index, stop in enumerate(stopped):
+        path = f"stopped[{index}]"
+        if stop.filename not in files:
+            raise invalid("must name a selected file and say why it stopped", path)
+        if version == STOPS_VERSION and (stop.configuration is not None) != (stop.filename in row_files):
+            raise invalid(
                 "must be a comparison of a file run one configuration a job, null for a file run whole",
+                f"{path}.configuration",
             )
-        reason = item.get("reason")
-        if not isinstance(reason, str) or len(reason) > 32:
-            raise check.fail(f"{path}.reason", "must be a short string")
-        stop = Stop(
-            filename,
-            configuration,
-            check.integer(item.get("after_runs"), f"{path}.after_runs", 1, 100_000, optional=False),
-            check.integer(item.get("look"), f"{path}.look", 0, MAX_LOOKS - 1, optional=False),
-            reason,
-        )
-        if stop.unit in seen:
-            raise check.fail(path, "stops a unit that already stopped")
-        seen.add(stop.unit)
-        stops.append(stop)
-    return stops
+        unit = (stop.filename, stop.configuration if version == STOPS_VERSION else None)
+        if unit in seen:
+            raise invalid("stops a unit that already stopped", path)
+        seen.add(unit)

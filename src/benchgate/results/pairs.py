@@ -24,10 +24,12 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from pydantic import model_validator
 
 from benchgate.errors import InputError
-from benchgate.results.recordfields import FieldChecker
+from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,8 +41,6 @@ SEQUENTIAL, DUET = "sequential", "duet"
 PAIRINGS = (SEQUENTIAL, DUET)
 MAX_PAIRS_BYTES = 64 * 1024 * 1024
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
-_MAX_NAME = 4096  # runrecord.MAX_NAME (not imported: runrecord imports this module)
-_MAX_COUNT = 10**9
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,22 @@ class Pair:
     head_cpus: str
 
 
-@dataclass(frozen=True)
-class Pairing:
-    """run.json's ``pairing``: how the samples were taken, and what pairs.csv must add up to."""
+class Pairing(Model):
+    """run.json's ``pairing``: how the samples were taken, and what pairs.csv must add up to (absent: sequential)."""
 
-    mode: str = SEQUENTIAL
-    pairs: int = 0
-    unpaired_samples: int = 0
-    dropped: int = 0
+    mode: Literal["sequential", "duet"] = SEQUENTIAL
+    file: Literal["pairs.csv"] | None = None
+    pairs: Integer(0, MAX_COUNT) = 0
+    unpaired_samples: Integer(0, MAX_COUNT) = 0
+    dropped: Integer(0, MAX_COUNT) = 0
+
+    @model_validator(mode="after")
+    def _duet_counts(self) -> Pairing:
+        if self.duet:
+            for key in ("file", "pairs", "unpaired_samples", "dropped"):
+                if key not in self.model_fields_set:
+                    raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{key}")
+        return self
 
     @property
     def duet(self) -> bool:
@@ -76,26 +84,6 @@ def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped
     if mode == DUET:
         record.update(file=PAIRS_FILE, pairs=pairs, unpaired_samples=unpaired_samples, dropped=dropped)
     return record
-
-
-def validate_pairing(value: Any, where: str) -> Pairing:
-    """run.json's ``pairing`` type-checked (absent: a sequential run, as every run before duets)."""
-    check = FieldChecker(where)
-    if value is None:
-        return Pairing()
-    data = check.mapping(value, "pairing", optional=False)
-    mode = check.text(data.get("mode"), "pairing.mode", 16, optional=False)
-    if mode not in PAIRINGS:
-        raise check.fail("pairing.mode", f"must be one of {', '.join(PAIRINGS)}, not {str(mode)[:20]!r}")
-    if mode == SEQUENTIAL:
-        return Pairing()
-    if data.get("file") != PAIRS_FILE:
-        raise check.fail("pairing.file", f"must be {PAIRS_FILE!r}")
-    counts = [
-        check.integer(data.get(key), f"pairing.{key}", 0, _MAX_COUNT, optional=False) or 0
-        for key in ("pairs", "unpaired_samples", "dropped")
-    ]
-    return Pairing(DUET, *counts)
 
 
 class PairsWriter:
@@ -190,11 +178,11 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
         if len(fields) != len(PAIRS_HEADER):
             raise _fail(where, number, f"{len(fields)} fields, expected {len(PAIRS_HEADER)}")
         filename, configuration, iteration, base_line, head_line, base_cpus, head_cpus = fields
-        if len(filename) > _MAX_NAME or len(configuration) > _MAX_NAME:
-            raise _fail(where, number, f"a name longer than {_MAX_NAME} characters")
+        if len(filename) > MAX_NAME or len(configuration) > MAX_NAME:
+            raise _fail(where, number, f"a name longer than {MAX_NAME} characters")
         lines = {}
         for side, text in (("base", base_line), ("head", head_line)):
-            line = _number(text, where, number, f"{side}_line", 2, _MAX_COUNT)
+            line = _number(text, where, number, f"{side}_line", 2, MAX_COUNT)
             if line > last_line:
                 raise _fail(where, number, f"{side}_line {line} is past results.csv's last sample (line {last_line})")
             if line in used:
@@ -217,7 +205,7 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             Pair(
                 filename,
                 configuration,
-                _number(iteration, where, number, "iteration", 0, _MAX_COUNT),
+                _number(iteration, where, number, "iteration", 0, MAX_COUNT),
                 lines["base"],
                 lines["head"],
                 base_cpus,
@@ -235,13 +223,12 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     return pairs
 
 
-def run_pairs(record: dict, record_path: Path, samples: pd.DataFrame) -> tuple | None:
+def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
     """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None.
 
     Read and checked against ``samples`` and run.json's ``pairing`` (``read_pairs``): what an adaptive
     duet run's looks are replayed with (``benchgate.stats.adaptivetable``).
     """
-    pairing = validate_pairing(record.get("pairing"), str(record_path))
     if not pairing.duet:
         return None
     return pair_indices(read_pairs(record_path.parent / PAIRS_FILE, pairing, samples))

@@ -1,66 +1,134 @@
-"""Checks of one run.json field at a time: type, size and range, failing with the file and the field's JSON path.
+"""run.json's limits, its field types, and the one-line error a bad field gets.
 
-run.json is untrusted input (it comes back from the benchmark job); ``runrecord`` and
-``lookrecord`` check every field they read with one ``FieldChecker``, so a bad record is
-refused with the same one-line message wherever the field is.
+run.json is untrusted input (it comes back from the benchmark job). Every limit of the
+record is here, once; the field types below check type, size and range and say what is
+wrong in words, and ``describe`` turns pydantic's first error into "run record field
+PATH: WHY" for the file, wherever the field is.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from benchgate.errors import InputError
 
-MAX_LIST = 5000
-MAX_TEXT = 4096
-_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+MAX_NAME = 512  # a benchmark file or configuration name (results.csv, pairs.csv, failures, skips)
+MAX_TEXT = 4096  # a free text field (a log tail, a reason)
+MAX_LIST = 5000  # failures, skips, configurations of a file
+MAX_CONFIGURATIONS = 5000  # of one file (benchgate.run.configurations)
+MAX_LOOKS = 1000
+MAX_FILES = 5000
+MAX_STOPS = 100_000
+MAX_RUNS = 100_000
+MAX_COUNT = 10**9  # samples, pairs
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
 
 
-class FieldChecker:
-    """Type and size checks that name the file and the JSON path of a bad field."""
+class Model(BaseModel):
+    """A part of run.json: frozen; fields this version does not know are kept as they are (never shown)."""
 
-    def __init__(self, where: str) -> None:
-        self.where = where
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
 
-    def fail(self, path: str, reason: str) -> InputError:
-        return InputError(f"run record field {path}: {reason}", where=self.where)
 
-    def text(self, value: Any, path: str, limit: int = MAX_TEXT, *, optional: bool = True) -> str | None:
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise self.fail(path, f"must be a string, not {type(value).__name__}")
-        if len(value) > limit:
-            raise self.fail(path, f"is {len(value)} characters long, more than {limit}")
-        return value
+def json_name(value: Any) -> str:
+    """How a JSON value's type is named in an error."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
 
-    def commit(self, value: Any, path: str) -> str | None:
-        """An optional commit SHA (7 to 64 hexadecimal digits)."""
-        sha = self.text(value, path, 64)
-        if sha is not None and not _SHA.match(sha):
-            raise self.fail(path, "must be a hexadecimal commit SHA")
-        return sha
 
-    def integer(self, value: Any, path: str, low: int, high: int, *, optional: bool = True) -> int | None:
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(path, f"must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
-        return value
+def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
+    """A field's error, in words (through pydantic's context: braces in it are kept); ``field`` names the field
+    when the check is the whole record's."""
+    return PydanticCustomError("run_record", "{reason}", {"reason": reason, "field": field})
 
-    def mapping(self, value: Any, path: str, *, optional: bool = True) -> dict[str, Any]:
-        if value is None and optional:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(path, f"must be an object, not {type(value).__name__}")
-        return value
 
-    def items(self, value: Any, path: str, limit: int = MAX_LIST) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list, not {type(value).__name__}")
-        if len(value) > limit:
-            raise self.fail(path, f"has {len(value)} entries, more than {limit}")
-        return value
+def Text(limit: int = MAX_TEXT) -> Any:  # noqa: N802 - a type
+    """A string of at most ``limit`` characters."""
+    return Annotated[str, Field(max_length=limit, strict=True)]
+
+
+def Integer(low: int, high: int) -> Any:  # noqa: N802
+    """A whole number from ``low`` to ``high`` (never true or false)."""
+    return Annotated[int, Field(ge=low, le=high, strict=True)]
+
+
+def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
+    """A list of at most ``items`` strings of at most ``length`` characters."""
+    return Annotated[tuple[Text(length), ...], Field(max_length=items)]
+
+
+SHA = r"^[0-9a-f]{7,64}$"
+SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
+Commit = Annotated[str, Field(pattern=SHA, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_PATTERNS = {SHA: "must be a hexadecimal commit SHA", SHARD: "must look like I/N"}
+
+
+def _location(parts: Sequence[int | str]) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part.startswith(("function-", "union[", "tagged-union")) or "[" in part and part.endswith("]"):
+            continue  # pydantic's name of a validator or a union member, not a field
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+_REASONS = {
+    "model_type": "must be an object, not {kind}",
+    "model_attributes_type": "must be an object, not {kind}",
+    "dict_type": "must be an object, not {kind}",
+    "list_type": "must be a list, not {kind}",
+    "tuple_type": "must be a list, not {kind}",
+    "string_type": "must be a string, not {kind}",
+    "string_too_long": "is {length} characters long, more than {max_length}",
+    "too_long": "has {actual_length} entries, more than {max_length}",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number, not {kind}",
+    "greater_than_equal": "must be a whole number of at least {ge}, not {value}",
+    "less_than_equal": "must be a whole number of at most {le}, not {value}",
+    "float_type": "must be a number, not {kind}",
+    "finite_number": "must be a finite number",
+    "missing": "is missing",
+    "run_record": "{reason}",
+}
+
+
+def _reason(error: dict) -> str:
+    context, value = error.get("ctx") or {}, error.get("input")
+    if error["type"] == "literal_error":
+        expected = context["expected"]
+        # 'a', 'b' or 'c': "one of a, b, c"; numbers as they are ("1 or 2")
+        return (
+            f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
+            if "'" in expected
+            else (f"must be {expected}")
+        )
+    if error["type"] == "string_pattern_mismatch":
+        return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
+    template = _REASONS.get(error["type"])
+    if template is None:
+        return error["msg"]
+    length = len(value) if isinstance(value, str | list | tuple | dict) else 0
+    return template.format(kind=json_name(value), value=repr(str(value)[:40]), length=length, **context)
+
+
+def describe(error: ValidationError, where: str, prefix: str = "") -> InputError:
+    """The first error of a record's validation in one line: the file, the field's JSON path and why."""
+    first = error.errors(include_url=False)[0]
+    path = (first.get("ctx") or {}).get("field") or _location(first["loc"])
+    reason = _reason(first)
+    return InputError(
+        f"{prefix}run record field {path}: {reason}" if path else f"{prefix}run record: {reason}", where=where
+    )

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefixes
-from benchgate.results.lookrecord import AdaptiveRecord, adaptive_record, is_adaptive
-from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, run_pairs, validate_pairing
-from benchgate.results.runrecord import MAX_NAME, RunSummary, read_run_record, validate_record
+from benchgate.results.lookrecord import AdaptiveRecord
+from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, run_pairs
+from benchgate.results.recordfields import MAX_NAME
+from benchgate.results.runrecord import RunRecord, RunSummary, load_run_record
 
 if TYPE_CHECKING:
     import pandas as pd
 
 MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
 MAX_SHARDS = 64
 
 
@@ -131,8 +131,8 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
             summaries.append(RunSummary(shards=1))
             records.append(None)
             continue
-        record = read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
-        summaries.append(validate_record(record, str(record_path)))
+        record = load_run_record(record_path)
+        summaries.append(record.summary())
         records.append(record)
     run = merge(summaries)
     if run.build_failure is not None:
@@ -160,8 +160,7 @@ def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunS
         if record is None:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         frame = read_samples([csv_path])
-        pairing = validate_pairing(record.get("pairing"), str(record_path))
-        pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, frame)  # size-capped there
+        pairs = read_pairs(record_path.parent / PAIRS_FILE, record.pairing, frame)  # size-capped there
         base, head, head_cpus = pair_indices(pairs, offset)
         bases.append(base)
         heads.append(head)
@@ -192,12 +191,10 @@ def nothing_selected(arguments: list[str]) -> RunSummary | None:
             record_path = path / "run.json"
             if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
                 return None
-            record = read_run_record(_size_checked(record_path, MAX_RECORD_BYTES))
-            summary = validate_record(record, str(record_path))
-            selection = record.get("selection")
-            files = selection.get("files") if isinstance(selection, dict) else None
-            measured = record.get("samples", 0) != 0 or record.get("build_failure") is not None
-            if not summary.complete or files != [] or summary.failures or measured:
+            record = load_run_record(record_path)
+            summary = record.summary()
+            measured = record.samples != 0 or record.build_failure is not None
+            if not summary.complete or record.selection.files != () or summary.failures or measured:
                 return None
             summaries.append(summary)
     return merge(summaries) if summaries else None
@@ -213,7 +210,7 @@ class AdaptiveShard:
     pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
 
 
-def _shards(located: list[tuple[Path, Path | None]], records: list[dict[str, Any] | None]) -> list[AdaptiveShard]:
+def _shards(located: list[tuple[Path, Path | None]], records: list[RunRecord | None]) -> list[AdaptiveShard]:
     """The adaptive runs among ``load``'s run directories (records read), with the samples of each recorded look.
 
     Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
@@ -221,11 +218,10 @@ def _shards(located: list[tuple[Path, Path | None]], records: list[dict[str, Any
     """
     shards = []
     for (csv_path, record_path), record in zip(located, records, strict=True):
-        if record is None or not is_adaptive(record):
+        if record is None or not record.adaptive_run:
             continue
-        adaptive = adaptive_record(record, str(record_path))
+        adaptive = record.adaptive()
         samples = read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks])
-        duet = validate_pairing(record.get("pairing"), str(record_path)).duet
-        duet_pairs = run_pairs(record, record_path, read_samples([csv_path])) if duet else None
+        duet_pairs = run_pairs(record.pairing, record_path, read_samples([csv_path])) if record.pairing.duet else None
         shards.append(AdaptiveShard(str(record_path), adaptive, samples, duet_pairs))
     return shards

@@ -1,35 +1,58 @@
-"""run.json: written atomically by the run, read back as untrusted data by everyone else.
+"""run.json, one versioned model: written atomically by the run, read back as untrusted data by everyone else.
 
-A PR's code ran on the machine that wrote these files, so ``benchgate report``
-trusts nothing in them: every field of run.json is type- and length-checked
-(unknown fields are ignored, never echoed), and the result is reduced to the
-plain values the report shows (``RunSummary``). Reading whole run directories
-(size caps, shards) is ``benchgate.results.rundirs``.
+A PR's code ran on the machine that wrote these files, so every field of run.json is type-
+and length-checked when it is read (``load_run_record``: one loader for resume, report, history,
+versions and analyze), with the limits of ``benchgate.results.recordfields``. Fields this
+version does not know are kept, never shown. ``RunRecord.summary`` reduces a record to the
+plain values the report shows (``RunSummary``); reading whole run directories (shards,
+samples) is ``benchgate.results.rundirs``.
 """
 
-from __future__ import annotations
-
 import json
-import math
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import AUTO, is_adaptive
-from benchgate.results.pairs import validate_pairing
-from benchgate.results.recordfields import MAX_LIST, MAX_TEXT, FieldChecker
+from benchgate.results import recordfields as fields
+from benchgate.results.lookrecord import (
+    AUTO,
+    STOPS_VERSION,
+    AdaptiveRecord,
+    Look,
+    LookEntry,
+    Stop,
+    StopEntry,
+    check_stops,
+    legacy_stops,
+)
+from benchgate.results.pairs import Pairing
+from benchgate.results.recordparts import (
+    Binaries,
+    Binary,
+    BuildFailure,
+    FailureEntry,
+    FileConfigurations,
+    Options,
+    Progress,
+    SandboxUse,
+    Selection,
+    SkipEntry,
+    check_design,
+    check_durations,
+    check_environment,
+    check_runs,
+)
 
-MAX_NAME = 512
-_SIDES = ("base", "head", "both")
-_SHARD = re.compile(r"^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$")
+SCHEMA = 1
 
 
 @dataclass(frozen=True)
 class Failure:
-    """A benchmark process that crashed or timed out."""
+    """A benchmark process that crashed or timed out, as the report shows it."""
 
     filename: str
     configuration: str
@@ -45,40 +68,198 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
-class Binary:
-    sha: str | None = None
-    ref: str | None = None
-    version: str | None = None
-    node_args: tuple[str, ...] = ()
-    source: str | None = None
+class RunRecord(fields.Model):
+    """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
+    schema_version: int = Field(alias="schema")
+    tool: fields.Text(64) | None = None
+    binaries: Binaries = Binaries()
+    selection: Selection = Selection()
+    seed: fields.Integer(0, 2**64) | None = None
+    runs: Annotated[int | str | None, BeforeValidator(check_runs)] = None  # "auto": an adaptive run
+    started_at: fields.Text(64) | None = None
+    ended_at: fields.Text(64) | None = None
+    complete: fields.Flag = True
+    interrupted: fields.Flag = False
+    schedule: fields.Text(64) | None = None
+    options: Options = Options()
+    durations: Annotated[dict[str, float], BeforeValidator(check_durations)] = {}
+    samples: fields.Integer(0, fields.MAX_COUNT) = 0
+    environment: Annotated[dict[str, Any], BeforeValidator(check_environment)] = {}
+    pairing: Pairing = Pairing()
+    failures: Annotated[tuple[FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=fields.MAX_LIST)] = ()
+    progress: Progress = Progress()
+    sandbox: SandboxUse | None = None  # None: a record from before the sandbox
+    build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
+    build_failure: BuildFailure | None = None
+    jobs: Literal["per-configuration", "per-file"] | None = None
+    configurations: Annotated[dict[str, FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
+    whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
+    design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
+    looks: Annotated[tuple[LookEntry, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
+    stopped: Annotated[tuple[StopEntry, ...], Field(max_length=fields.MAX_STOPS)] = ()
 
-@dataclass(frozen=True)
-class BuildFailure:
-    """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
+    @model_validator(mode="before")
+    @classmethod
+    def _this_version(cls, data: Any) -> Any:
+        value = data.get("schema") if isinstance(data, dict) else None
+        if value != SCHEMA or isinstance(value, bool):
+            raise fields.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
+        return legacy_stops(data)  # an older adaptive record's stops, as the list they mean
 
-    side: str
-    ref: str | None
-    sha: str | None
-    log_tail: str
-    infrastructure: bool  # True for the base: the machine or the base branch, not the PR
+    @model_validator(mode="before")
+    @classmethod
+    def _configurations_of_selected_files(cls, data: Any) -> Any:
+        # Checked first: a file's configurations say how its stops are read.
+        configurations = data.get("configurations") if isinstance(data, dict) else None
+        if isinstance(configurations, dict) and configurations:
+            selection = data.get("selection")
+            files = selection.get("files") if isinstance(selection, dict) else None
+            files = files if isinstance(files, list) else []
+            unknown = [name for name in configurations if name not in files]
+            if unknown:
+                raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
+        return data
 
+    @model_validator(mode="after")
+    def _fits_the_selection(self) -> "RunRecord":
+        files = self.selection.files
+        if self.adaptive_run:
+            if self.design is None:
+                raise fields.invalid("must be an object (the adaptive run's design)", "design")
+            if files is None:
+                raise fields.invalid("must be a list of file names", "selection.files")
+            looks = self.design.get("looks")  # the design's first and last look: its fewest and most runs
+            if not (isinstance(looks, list) and 0 < len(looks) <= fields.MAX_LOOKS) or not all(
+                type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
+            ):
+                raise fields.invalid("must be a list of run counts", "design.looks")
+            check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
+        return self
 
-@dataclass(frozen=True)
-class SandboxUse:
-    """How the head's code ran (run.json's ``sandbox``): confined by bwrap, or not, and why."""
-
-    used: bool
-    untrusted_head: bool | None  # None: an older record that does not say
-    tool: str | None = None
-    version: str | None = None
-    reason: str | None = None
+    def to_json(self) -> dict[str, Any]:
+        """The record as run.json holds it: exactly the fields it was given."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
     @property
-    def unconfined_untrusted(self) -> bool:
-        """A pull request's code ran without the sandbox (--no-sandbox): the comment warns."""
-        return not self.used and self.untrusted_head is not False
+    def adaptive_run(self) -> bool:
+        """A ``--runs auto`` run."""
+        return self.runs == AUTO
+
+    @property
+    def stops_version(self) -> int:
+        return 1 if self.stops is None else self.stops
+
+    def adaptive(self) -> AdaptiveRecord:
+        """The design, looks and stops of an adaptive run, as the replay reads them."""
+        version = self.stops_version
+        return AdaptiveRecord(
+            dict(self.design or {}),
+            tuple(self.selection.files or ()),
+            tuple(Look(look.runs, look.csv_bytes) for look in self.looks),
+            tuple(
+                Stop(
+                    stop.filename,
+                    stop.configuration if version == STOPS_VERSION else None,
+                    stop.after_runs,
+                    stop.look,
+                    stop.reason,
+                )
+                for stop in self.stopped
+            ),
+            frozenset(self.configurations) if version == STOPS_VERSION else frozenset(),
+            version,
+        )
+
+    def summary(self) -> "RunSummary":
+        """What the report shows about this one record."""
+        looks = self.design["looks"] if self.adaptive_run else None
+        warnings = tuple(self.environment.get("warnings", ()))
+        return RunSummary(
+            base=self.binaries.base,
+            head=self.binaries.head,
+            runs=self.runs,
+            adaptive_runs=(looks[0], looks[-1]) if looks else None,
+            complete=self.complete,
+            environment=_shown_environment(self.environment),
+            warnings=warnings,
+            failures=tuple(
+                Failure(
+                    item.filename,
+                    item.configuration or "",
+                    item.side,
+                    item.exit_status,
+                    item.reason or "",
+                    item.stderr_tail or "",
+                )
+                for item in self.failures
+            ),
+            skipped=tuple(Skipped(item.filename, item.reason or "") for item in self.skipped),
+            shards=1,
+            has_record=True,
+            shard=self.selection.shard,
+            build_failure=self.build_failure,
+            sandbox=self.sandbox,
+            pairing=self.pairing.mode,
+        )
+
+    def check_resumable(self, where: str) -> None:
+        """What ``--resume`` rebuilds the run from is all there; InputError naming the first missing field."""
+        required = [
+            ("binaries", "an object"),
+            *(
+                (f"binaries.{side}.{key}", kind)
+                for side in ("base", "head")
+                for key, kind in (("path", "a string"), ("sha256", "a string"), ("node_args", "a list"))
+            ),
+            ("selection", "an object"),
+            ("selection.benchmark_dir", "a string"),
+            ("selection.files", "a list"),
+            ("selection.set", "a list"),
+            ("runs", "a whole number"),
+            ("seed", "a whole number"),
+            ("options", "an object"),
+            ("progress", "an object"),
+            ("progress.completed_jobs", "a whole number"),
+            ("progress.csv_bytes", "a whole number"),
+        ]
+        for path, kind in required:
+            part: Any = self
+            for name in path.split("."):
+                if name not in part.model_fields_set:
+                    raise InputError(f"--resume: run record field {path}: is missing ({kind} expected)", where=where)
+                part = getattr(part, name)
+        if self.adaptive_run and self.stops_version != STOPS_VERSION:
+            raise InputError(
+                "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
+                "`benchgate report` reads it, but it cannot be continued: start a new run",
+                where=where,
+            )
+        for name, found in self.configurations.items():
+            if not found.rows or set(found.flags) < {"base", "head"}:
+                raise InputError(
+                    f"--resume: run record field configurations[{name[:80]!r}]: must be a selected file's rows "
+                    "(args, configuration) and flags",
+                    where=where,
+                )
+
+
+def _shown_environment(environment: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for key, item in environment.items():
+        if key == "warnings":
+            continue
+        if isinstance(item, bool | int | str) or (
+            isinstance(item, float) and item == item and abs(item) != float("inf")
+        ):
+            pairs.append((key, str(item)))
+        elif isinstance(item, list) and len(item) <= 64 and all(isinstance(x, int | str) for x in item):
+            pairs.append((key, ", ".join(str(x) for x in item)[:512]))
+        # Nested values are not shown: the comment lists the machine, not every detail.
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)
@@ -103,187 +284,52 @@ class RunSummary:
     pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
 
 
-def _binary(check: FieldChecker, value: Any, path: str) -> Binary:
-    data = check.mapping(value, path)
-    sha = check.commit(data.get("sha"), f"{path}.sha")
-    args = tuple(
-        check.text(arg, f"{path}.node_args[{i}]", 256, optional=False)
-        for i, arg in enumerate(check.items(data.get("node_args"), f"{path}.node_args", 32))
-    )
-    return Binary(
-        sha=sha,
-        ref=check.text(data.get("ref"), f"{path}.ref", 256),
-        version=check.text(data.get("version"), f"{path}.version", 64),
-        node_args=args,  # type: ignore[arg-type]
-        source=check.text(data.get("source"), f"{path}.source", 256),
-    )
+def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:
+    """A run record from parsed JSON; InputError (one line: the file, the field's path and why) when malformed."""
+    if not isinstance(data, dict):
+        raise InputError("run record is not a JSON object", where=where)
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as error:
+        raise fields.describe(error, where, prefix) from None
 
 
-def _environment(check: FieldChecker, value: Any) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    data = check.mapping(value, "environment")
-    if len(data) > 64:
-        raise check.fail("environment", f"has {len(data)} fields, more than 64")
-    pairs = []
-    for key, item in data.items():
-        check.text(key, "environment key", 64, optional=False)
-        if key == "warnings":
-            continue
-        if isinstance(item, bool | int | str) or (isinstance(item, float) and math.isfinite(item)):
-            text = str(item)
-            if len(text) > 512:
-                raise check.fail(f"environment.{key}", "is longer than 512 characters")
-            pairs.append((key, text))
-        elif isinstance(item, list) and len(item) <= 64 and all(isinstance(x, int | str) for x in item):
-            pairs.append((key, ", ".join(str(x) for x in item)[:512]))
-        # Nested values are not shown: the comment lists the machine, not every detail.
-    warnings = tuple(
-        check.text(item, f"environment.warnings[{i}]", 512, optional=False)
-        for i, item in enumerate(check.items(data.get("warnings"), "environment.warnings", 64))
-    )
-    return tuple(pairs), warnings  # type: ignore[return-value]
+def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
+    """Read and check run.json (size-capped, then every field); InputError naming the file, the field and why.
+
+    ``resume``: for ``--resume``, which also needs every field the run is rebuilt from
+    (``RunRecord.check_resumable``) and refuses a run that stopped at its build.
+    """
+    where = str(path)
+    try:
+        size = path.stat().st_size
+        if size > fields.MAX_RECORD_BYTES:
+            raise InputError(f"file is too large ({size} bytes, limit {fields.MAX_RECORD_BYTES})", where=where)
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise InputError("no run record (run.json) here", where=where) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", where=where) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"line {error.lineno}: not valid JSON: {error.msg}", where=where) from None
+    if resume and isinstance(data, dict) and data.get("build_failure") is not None:
+        raise InputError("--resume: this run stopped because a build failed; nothing was run to continue", where=where)
+    record = parse_run_record(data, where, prefix="--resume: " if resume else "")
+    if resume:
+        record.check_resumable(where)
+    return record
 
 
-def _build_failure(check: FieldChecker, value: Any) -> BuildFailure | None:
-    if value is None:
-        return None
-    data = check.mapping(value, "build_failure", optional=False)
-    side = check.text(data.get("side"), "build_failure.side", 8, optional=False)
-    if side not in ("base", "head"):
-        raise check.fail("build_failure.side", "must be base or head")
-    sha = check.commit(data.get("sha"), "build_failure.sha")
-    infrastructure = data.get("infrastructure")
-    if not isinstance(infrastructure, bool):
-        raise check.fail("build_failure.infrastructure", "must be true or false")
-    # Only the base's failure is the infrastructure's: a head that does not build must never pass as one.
-    if infrastructure != (side == "base"):
-        raise check.fail("build_failure.infrastructure", f"must be {str(side == 'base').lower()} for the {side}")
-    return BuildFailure(
-        side=side,
-        ref=check.text(data.get("ref"), "build_failure.ref", 256),
-        sha=sha,
-        log_tail=check.text(data.get("log_tail"), "build_failure.log_tail", MAX_TEXT) or "",
-        infrastructure=infrastructure,
-    )
+def write_run_record(path: Path, record: RunRecord | dict[str, Any]) -> RunRecord:
+    """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed).
 
-
-def _flag(check: FieldChecker, value: Any, path: str, *, optional: bool) -> bool | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, bool):
-        raise check.fail(path, "must be true or false")
-    return value
-
-
-def _sandbox(check: FieldChecker, value: Any) -> SandboxUse | None:
-    if value is None:
-        return None
-    data = check.mapping(value, "sandbox", optional=False)
-    used = _flag(check, data.get("used"), "sandbox.used", optional=False)
-    tool = check.text(data.get("tool"), "sandbox.tool", 64)
-    if used and tool is None:
-        raise check.fail("sandbox.tool", "must name the sandbox when it was used")
-    return SandboxUse(
-        used=bool(used),
-        untrusted_head=_flag(check, data.get("untrusted_head"), "sandbox.untrusted_head", optional=True),
-        tool=tool,
-        version=check.text(data.get("version"), "sandbox.version", 64),
-        reason=check.text(data.get("reason"), "sandbox.reason", 512),
-    )
-
-
-def _runs(check: FieldChecker, record: dict[str, Any]) -> int | str | None:
-    if is_adaptive(record):
-        return AUTO
-    return check.integer(record.get("runs"), "runs", 1, 100000)
-
-
-def _adaptive_runs(check: FieldChecker, record: dict[str, Any]) -> tuple[int, int] | None:
-    """The design's first and last look of an adaptive run (its fewest and most runs per side)."""
-    if not is_adaptive(record):
-        return None
-    looks = check.mapping(record.get("design"), "design", optional=False).get("looks")
-    if not isinstance(looks, list) or not looks or len(looks) > MAX_LIST:
-        raise check.fail("design.looks", "must be a list of run counts")
-    first = check.integer(looks[0], "design.looks[0]", 1, 100000, optional=False)
-    last = check.integer(looks[-1], "design.looks[-1]", 1, 100000, optional=False)
-    assert first is not None and last is not None
-    return first, last
-
-
-def validate_record(record: dict[str, Any], where: str) -> RunSummary:
-    """Check an untrusted run.json strictly and reduce it to a RunSummary."""
-    check = FieldChecker(where)
-    if record.get("schema") != 1:
-        raise check.fail("schema", f"must be 1, not {str(record.get('schema'))[:20]!r}")
-    binaries = check.mapping(record.get("binaries"), "binaries")
-    complete = record.get("complete", True)
-    if not isinstance(complete, bool):
-        raise check.fail("complete", "must be true or false")
-    failures = []
-    for i, item in enumerate(check.items(record.get("failures"), "failures")):
-        path = f"failures[{i}]"
-        data = check.mapping(item, path, optional=False)
-        side = check.text(data.get("side"), f"{path}.side", 8, optional=False)
-        if side not in _SIDES:
-            raise check.fail(f"{path}.side", f"must be one of {', '.join(_SIDES)}")
-        failures.append(
-            Failure(
-                filename=check.text(data.get("filename"), f"{path}.filename", MAX_NAME, optional=False) or "",
-                configuration=check.text(data.get("configuration"), f"{path}.configuration", MAX_NAME) or "",
-                side=side,
-                exit_status=check.integer(data.get("exit_status"), f"{path}.exit_status", -255, 255),
-                reason=check.text(data.get("reason"), f"{path}.reason", 1024) or "",
-                stderr_tail=check.text(data.get("stderr_tail"), f"{path}.stderr_tail", 16384) or "",
-            )
-        )
-    skipped = []
-    for i, item in enumerate(check.items(record.get("skipped"), "skipped")):
-        data = check.mapping(item, f"skipped[{i}]", optional=False)
-        skipped.append(
-            Skipped(
-                filename=check.text(data.get("filename"), f"skipped[{i}].filename", MAX_NAME, optional=False) or "",
-                reason=check.text(data.get("reason"), f"skipped[{i}].reason", 1024) or "",
-            )
-        )
-    environment, warnings = _environment(check, record.get("environment"))
-    shard = check.text(check.mapping(record.get("selection"), "selection").get("shard"), "selection.shard", 16)
-    if shard is not None and not _SHARD.match(shard):
-        raise check.fail("selection.shard", "must look like I/N")
-    return RunSummary(
-        base=_binary(check, binaries.get("base"), "binaries.base"),
-        head=_binary(check, binaries.get("head"), "binaries.head"),
-        runs=_runs(check, record),
-        adaptive_runs=_adaptive_runs(check, record),
-        complete=complete,
-        environment=environment,
-        warnings=warnings,
-        failures=tuple(failures),
-        skipped=tuple(skipped),
-        shards=1,
-        has_record=True,
-        shard=shard,
-        build_failure=_build_failure(check, record.get("build_failure")),
-        sandbox=_sandbox(check, record.get("sandbox")),
-        pairing=validate_pairing(record.get("pairing"), where).mode,
-    )
-
-
-def write_run_record(path: Path, record: dict[str, Any]) -> None:
-    """Write run.json atomically (write to a temporary file, then rename)."""
+    A dict is the run's record as it is being filled; what is written is exactly its fields.
+    """
+    if not isinstance(record, RunRecord):
+        record = RunRecord.model_validate(record)
+    data = record.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(record, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, path)
-
-
-def read_run_record(path: Path) -> dict[str, Any]:
-    """Read run.json; InputError naming the file when it is missing or not a JSON object."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("no run record (run.json) here", where=str(path)) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"line {error.lineno}: not valid JSON: {error.msg}", where=str(path)) from None
-    if not isinstance(record, dict):
-        raise InputError("run record is not a JSON object", where=str(path))
     return record

@@ -3,7 +3,8 @@
 - ``suite``: selection as compare.js means it; ``changedfiles``: categories from changed files.
 - ``plan``: options checked and turned into the plan and the first run.json.
 - ``process``: the schedule and one benchmark process speaking Node's IPC protocol.
-- ``session``: carries out the schedule, writes samples, keeps what ``--resume`` needs.
+- ``session``: carries out the schedule one job at a time (``slots``: several at once), stopping fixed or adaptive.
+- ``recorder``: the one writer of results.csv, pairs.csv and the run.json checkpoints ``--resume`` continues from.
 - ``adaptive``: ``--runs auto``: its design, the looks taken during the run, the files that stop.
 - ``trust``: which heads are untrusted, and the sandbox their benchmark processes start in.
 - ``local``: one ``benchgate run`` from plan to results on disk; ``system``: the runner's checks;
@@ -17,7 +18,6 @@ _MODULES = {
     "adaptive": (
         "design_for",
         "new_record_fields",
-        "check_record",
         "Adaptive",
     ),
     "changedfiles": (
@@ -39,7 +39,6 @@ _MODULES = {
         "BUILD_LOG_TAIL_LINES",
         "BUILD_LOG_TAIL_CHARS",
         "RunOptions",
-        "now",
         "build_failure_record",
         "prepare",
     ),
@@ -70,12 +69,17 @@ _MODULES = {
         "describe_warning",
         "unused_set_keys",
     ),
+    "recorder": (
+        "SessionState",
+        "Recorder",
+        "mark_gating",
+        "now",
+    ),
     "session": (
         "RunPlan",
-        "SessionState",
+        "FixedStopping",
+        "RunningProcesses",
         "Session",
-        "mark_gating",
-        "check_resumable",
         "plan_from_record",
     ),
     "suite": (

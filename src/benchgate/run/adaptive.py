@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import read_samples_prefix, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, STOPS_VERSION, adaptive_record
+from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
+from benchgate.results.runrecord import parse_run_record
 from benchgate.stats.gate import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_MAX_RESOLUTION,
@@ -90,23 +91,6 @@ def new_record_fields(design: Design) -> dict:
     return {"runs": AUTO, "design": design.to_json(), "looks": [], "stops": STOPS_VERSION, "stopped": []}
 
 
-def check_record(record: dict, where: str) -> None:
-    """``--resume`` of an adaptive run: its design and looks must be readable (InputError naming the field)."""
-    from benchgate.stats.sequential import Design
-
-    try:
-        Design.from_json(record.get("design"), where=f"{where} design")
-        adaptive = adaptive_record(record, where)
-    except InputError as error:
-        raise InputError(f"--resume: {error.message}", where=error.where) from None
-    if adaptive.version != STOPS_VERSION:
-        raise InputError(
-            "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
-            "`benchgate report` reads it, but it cannot be continued: start a new run",
-            where=where,
-        )
-
-
 def _unit_name(unit: tuple[str, str | None]) -> str:
     return unit[0] if unit[1] is None else f"{unit[0]} {unit[1]}"
 
@@ -123,7 +107,7 @@ class Adaptive:
         self.state = state  # the session's: csv_bytes is results.csv's size after the last finished job
         self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
-        adaptive = adaptive_record(record, where)
+        adaptive = parse_run_record(record, where).adaptive()
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
         self.last_of_iteration: dict[int, int] = {}
@@ -153,10 +137,12 @@ class Adaptive:
     def _read_pairs(self) -> None:
         """A duet run: pairs.csv as far as the last finished job, checked against results.csv and run.json."""
         if self.duet:
-            from benchgate.results.pairs import run_pairs
+            from benchgate.results.pairs import Pairing, run_pairs
 
             samples = read_samples_prefix(self.csv_path, self.state.csv_bytes)
-            self.pairs = run_pairs(self.record, self.csv_path.parent / "run.json", samples)
+            self.pairs = run_pairs(
+                Pairing.model_validate(self.record["pairing"]), self.csv_path.parent / "run.json", samples
+            )
 
     def _keys(self) -> list[tuple[str, str]]:
         last = self.look_samples[-1] if self.look_samples else None

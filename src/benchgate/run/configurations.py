@@ -38,18 +38,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchgate.errors import InputError
 from benchgate.results.jsformat import format_configuration
+from benchgate.results.recordfields import MAX_CONFIGURATIONS
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess
 
 if TYPE_CHECKING:
+    from benchgate.results.runrecord import RunRecord
     from benchgate.sandbox import Confinement
 
 PER_FILE, PER_CONFIGURATION = "per-file", "per-configuration"
 JOB_MODES = (PER_CONFIGURATION, PER_FILE)
 PRELOAD = Path(__file__).resolve().parent.parent / "data" / "expand-configurations.js"
 _MESSAGE = "benchgate-configuration"
-MAX_CONFIGURATIONS = 5000
 MAX_ARGS = 64
 
 
@@ -165,36 +165,12 @@ def expand_files(
     return expansions, whole
 
 
-def from_record(record: dict, where: str) -> dict[str, Expansion]:
-    """run.json's ``configurations`` (untrusted: every field checked), for ``--resume``; InputError naming the field."""
-    data = record.get("configurations", {})
-    files = record.get("selection", {}).get("files", []) if isinstance(record.get("selection"), dict) else []
-    if not isinstance(data, dict):
-        raise InputError("--resume: run record field configurations: must be an object", where=where)
-    expansions = {}
-    for filename, item in data.items():
-        path = f"configurations[{str(filename)[:80]!r}]"
-        rows = item.get("rows") if isinstance(item, dict) else None
-        flags = item.get("flags") if isinstance(item, dict) else None
-        valid = (
-            filename in files
-            and isinstance(rows, list)
-            and 0 < len(rows) <= MAX_CONFIGURATIONS
-            and all(
-                isinstance(row, dict)
-                and _strings(row.get("args"))
-                and len(row["args"]) <= MAX_ARGS
-                and isinstance(row.get("configuration"), str)
-                for row in rows
-            )
-            and isinstance(flags, dict)
-            and all(_strings(flags.get(side)) for side in (BASE, HEAD))
+def from_record(record: RunRecord) -> dict[str, Expansion]:
+    """run.json's ``configurations`` (checked by the run record's model), for ``--resume``."""
+    return {
+        filename: Expansion(
+            tuple(Configuration(row.args, row.configuration) for row in found.rows),
+            {side: tuple(found.flags[side]) for side in (BASE, HEAD)},
         )
-        if not valid:
-            raise InputError(
-                f"--resume: run record field {path}: must be a selected file's rows (args, configuration) and flags",
-                where=where,
-            )
-        configurations = tuple(Configuration(tuple(row["args"]), row["configuration"]) for row in rows)
-        expansions[filename] = Expansion(configurations, {side: tuple(flags[side]) for side in (BASE, HEAD)})
-    return expansions
+        for filename, found in record.configurations.items()
+    }

@@ -7,46 +7,21 @@ finished run is the command's (``benchgate.commands.run``), the same as the repo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from benchgate import results
 from benchgate.build.builder import SideBuildError
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.run import protocol, slots
-from benchgate.run.plan import RunOptions, build_failure_record, now, prepare
+from benchgate.run.plan import RunOptions, build_failure_record, prepare
 from benchgate.run.progress import Progress
-from benchgate.run.session import Session, SessionState, mark_gating
-
-
-def _state_from_record(record: dict) -> SessionState:
-    """The session state run.json holds: empty for a new run, the finished prefix for ``--resume``."""
-    progress_info = record["progress"]
-    return SessionState(
-        completed_jobs=progress_info["completed_jobs"],
-        csv_bytes=progress_info["csv_bytes"],
-        failures=list(record["failures"]),
-        skipped=list(record["skipped"]),
-        durations=dict(record["durations"]),
-        samples=int(record.get("samples", 0)),
-        protocol_warnings=list(record.get("protocol_warnings", [])),
-    )
-
-
-def _save_state(record_path: Path, record: dict, state: SessionState, jobs: int, *, final: bool = False) -> None:
-    record.update(
-        durations=state.durations,
-        failures=mark_gating(state.failures),
-        skipped=state.skipped,
-        samples=state.samples,
-        protocol_warnings=state.protocol_warnings,
-        progress={"completed_jobs": state.completed_jobs, "csv_bytes": state.csv_bytes, "jobs": jobs},
-    )
-    if final:
-        record["ended_at"] = now()
-    results.write_run_record(record_path, record)
+from benchgate.run.recorder import Recorder, SessionState, now
+from benchgate.run.session import RunPlan, Session
 
 
 def check_output_dir(output: Path) -> None:
@@ -106,34 +81,28 @@ def run_benchmarks(options: RunOptions) -> int | None:
     for item in record["skipped"]:
         print(f"benchgate: skipped {item['filename']}: {item['reason']}", file=sys.stderr)
     if not options.resume:
-        _expand_configurations(plan, record, options.jobs)
+        plan = _expand_configurations(plan, record, options.jobs)
     for warning in record["environment"].get("warnings", []):
         print(f"benchgate: warning: {warning}", file=sys.stderr)
-    state = _state_from_record(record)
+    state = SessionState.from_record(record)
     already_written = []
     concurrent = plan.pairing != "sequential" or plan.slots > 1
     if options.resume and plan.pairing == "duet":
         slots.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
     elif options.resume and csv_path.exists():
         already_written = results.sample_keys_after(csv_path, state.csv_bytes)
-    with results.ResultsWriter(csv_path) as writer:
+    pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
+    with results.ResultsWriter(csv_path) as writer, pairs as pairs_writer:
+        recorder = Recorder(writer, state, record=record, record_path=record_path, pairs=pairs_writer)
         progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
-        session = Session(
-            plan,
-            writer,
-            state,
-            on_checkpoint=lambda: _save_state(record_path, record, state, len(session.schedule)),
-            progress=progress,
-            already_written=already_written,
-        )
-        if results.is_adaptive(record):
+        stopping = None
+        if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive
 
-            session.adaptive = Adaptive(session.schedule, record, csv_path, state, progress, where=str(record_path))
-        if concurrent:
-            session.runner = slots.SlotRunner(session, record, output)
-        session.on_checkpoint()
-        session.run()
+            stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
+        session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
+        recorder.checkpoint(len(session.schedule))
+        session.run(slots.SlotRunner(session) if concurrent else None)
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     if state.samples and not session.interrupted:
@@ -143,11 +112,11 @@ def run_benchmarks(options: RunOptions) -> int | None:
                 f"--set {key}=...: no benchmark that reported has a configuration {key!r}; common.js passed it on "
                 "as an extra option, which changes nothing unless a file reads it (a typo?)",
             )
-    _save_state(record_path, record, state, len(session.schedule), final=True)
+    recorder.checkpoint(len(session.schedule), final=True)
     for item in state.protocol_warnings:
         print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
-    if session.adaptive is not None:
-        print(f"benchgate: {session.adaptive.summary()}", file=sys.stderr)
+    if session.stopping.summary():
+        print(f"benchgate: {session.stopping.summary()}", file=sys.stderr)
     print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(
@@ -161,13 +130,14 @@ def run_benchmarks(options: RunOptions) -> int | None:
     return None
 
 
-def _expand_configurations(plan, record: dict, jobs: str) -> None:
-    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole."""
+def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
+    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole;
+    the plan with them."""
     from benchgate.run import configurations, suite
 
     record["jobs"] = jobs
     if jobs != configurations.PER_CONFIGURATION:
-        return
+        return plan
     env = protocol.benchmark_environment(os.environ)
 
     def expand(filename: str, side: str) -> configurations.SideExpansion:
@@ -184,11 +154,12 @@ def _expand_configurations(plan, record: dict, jobs: str) -> None:
     def is_http(filename: str) -> bool:
         return suite.is_http_benchmark(plan.benchmark_dir / filename)
 
-    plan.configurations, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
-    record["configurations"] = {name: found.record() for name, found in plan.configurations.items()}
+    expanded, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
+    record["configurations"] = {name: found.record() for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
         print(f"benchgate: {name} runs whole (one job per run and side): {reason}", file=sys.stderr)
+    return replace(plan, configurations=expanded)
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:

@@ -13,7 +13,6 @@ import random
 import shutil
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from benchgate import results
@@ -21,6 +20,7 @@ from benchgate.build import releases
 from benchgate.build.settings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
 from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, topology, trust
+from benchgate.run.recorder import now
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
 
@@ -59,12 +59,7 @@ class RunOptions:
     resume: bool = False
     analyze: bool = True
     output_format: str = "text"
-    threshold: str = "***"
-    correction: str = "holm"
-    min_effect: float = 0.0
-    inconclusive_above: float = gate.DEFAULT_INCONCLUSIVE_ABOVE
-    unchanged_confidence: float = gate.DEFAULT_UNCHANGED_CONFIDENCE
-    max_resolution: float | None = gate.DEFAULT_MAX_RESOLUTION  # None: noisy: strict
+    policy: gate.GatePolicy = field(default_factory=gate.GatePolicy)  # the gate's settings: an adaptive run's design
     progress: bool = True
     progress_interval: float = 30.0
     jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
@@ -81,11 +76,6 @@ class RunOptions:
     sandbox_record: dict = field(default_factory=dict)  # run.json's "sandbox", decided by prepare
     pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
     slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
-
-
-def now() -> str:
-    """The current UTC time as run.json records it."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:
@@ -156,27 +146,13 @@ def build_failure_record(options: RunOptions, error) -> dict:
         except BenchgateError:
             head_sha = None
         binaries["head"] = {"ref": options.head_ref, "sha": head_sha, "source": "build"}
-    stamp = now()
+    record = _first_record(options, binaries, {"categories": list(options.categories), "shard": options.shard})
     return {
-        "schema": 1,
-        "tool": "benchgate",
-        "binaries": binaries,
-        "selection": {"categories": list(options.categories), "shard": options.shard},
-        "seed": None,
-        "runs": options.runs,
-        "started_at": stamp,
-        "ended_at": stamp,
-        "complete": False,  # nothing was measured: a reader that ignores build_failure must not see a pass
-        "interrupted": False,
-        "options": {"timeout": options.timeout, "cpuset": options.cpuset},
-        "durations": {},
-        "samples": 0,
+        **record,
+        "ended_at": record["started_at"],
         "environment": {},
-        "failures": [],
         "skipped": [],
-        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "build": options.build_records,
-        "sandbox": options.sandbox_record,
         "build_failure": {
             "side": error.side,
             "ref": error.ref,
@@ -250,30 +226,39 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     return selection, placement
 
 
-def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
-    record = {
+def _first_record(options: RunOptions, binaries: dict, selection: dict, **fields) -> dict:
+    """run.json as a run starts it (a build failure's ends there): nothing measured yet."""
+    return {
         "schema": 1,
         "tool": "benchgate",
-        "binaries": {side: binary.record() for side, binary in binaries.items()},
-        "selection": selection.record(),
-        "seed": seed,
+        "binaries": binaries,
+        "selection": selection,
+        "seed": None,
         "runs": options.runs,
         "started_at": now(),
         "ended_at": None,
-        "complete": False,
+        "complete": False,  # a build failure measured nothing: a reader that ignores build_failure sees no pass
         "interrupted": False,
-        "schedule": "interleaved-rotated-v1",
+        **fields,
         "options": {"timeout": options.timeout, "cpuset": options.cpuset},
         "durations": {},
         "samples": 0,
-        "environment": environment,
-        "pairing": results.pairing_record(options.pairing),
         "failures": [],
-        "skipped": skipped,
-        "protocol_warnings": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "sandbox": options.sandbox_record,
     }
+
+
+def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
+    binaries = {side: binary.record() for side, binary in binaries.items()}
+    record = _first_record(options, binaries, selection.record(), schedule="interleaved-rotated-v1")
+    record.update(
+        seed=seed,
+        environment=environment,
+        pairing=results.pairing_record(options.pairing),
+        skipped=skipped,
+        protocol_warnings=[],
+    )
     if options.pairing != duet.SEQUENTIAL or options.slots != 1:
         record["options"].update(pairing=options.pairing, slots=options.slots)
     for note in protocol.environment_notes(os.environ):
@@ -292,37 +277,28 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
-        record = results.read_run_record(record_path)
-        if record.get("complete"):
+        record = results.load_run_record(record_path, resume=True)
+        if record.complete:
             raise InputError("--resume: this run is already complete", where=str(output))
-        return _resume(options, record), record
+        return _resume(options, record)
     if csv_path.exists() or record_path.exists():
         raise InputError(
             "already holds a run (results.csv/run.json); use --resume or another --output", where=str(output)
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
-    try:
-        gate.GatePolicy(
-            options.threshold,
-            options.correction,
-            options.min_effect,
-            inconclusive_above=options.inconclusive_above,
-            unchanged_confidence=options.unchanged_confidence,
-        )
-    except ValueError as error:
-        raise InputError(str(error)) from None
+    settings = options.policy
     design = adaptive.design_for(
         options.runs,
         options.min_runs,
         options.max_runs,
-        threshold=options.threshold,
-        correction=options.correction,
-        min_effect=options.min_effect,
-        inconclusive_above=options.inconclusive_above,
+        threshold=settings.threshold,
+        correction=settings.correction,
+        min_effect=settings.min_effect,
+        inconclusive_above=settings.inconclusive_above,
         pairing=options.pairing,
-        unchanged_confidence=options.unchanged_confidence,
-        max_resolution=options.max_resolution,
+        unchanged_confidence=settings.unchanged_confidence,
+        max_resolution=settings.max_resolution,
     )
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
@@ -381,9 +357,19 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     return plan, record
 
 
-def _resume(options: RunOptions, record: dict) -> RunPlan:
-    """The plan of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
-    previous = record.get("sandbox") if isinstance(record.get("sandbox"), dict) else None
+def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
+    """The plan of an interrupted run and its record to go on with; a head that was untrusted is confined again
+    (or --no-sandbox)."""
+    where = str(options.output / "run.json")
+    if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
+        from benchgate.stats.sequential import Design
+
+        try:
+            Design.from_json(record.design, where=f"{where} design")
+        except InputError as error:
+            raise InputError(f"--resume: {error.message}", where=error.where) from None
+    draft = record.to_json()
+    previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
     found = trust.find_sandbox(untrusted, options.use_sandbox)
     confined = None
@@ -397,5 +383,5 @@ def _resume(options: RunOptions, record: dict) -> RunPlan:
             caches=(*caches, options.build_cache),
             repo_paths=trust.repository_paths(options.repo) if found is not None else [],
         )
-        record["sandbox"] = trust.record(True, found, previous)
-    return plan_from_record(record, options.output, confined)
+        draft["sandbox"] = trust.record(True, found, previous)
+    return plan_from_record(record, options.output, confined), draft

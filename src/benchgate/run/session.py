@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import is_adaptive
+from benchgate.results.runrecord import RunRecord
 from benchgate.run import configurations, protocol
-from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+from benchgate.run.process import CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 if TYPE_CHECKING:
+    from benchgate.run.recorder import Recorder
     from benchgate.sandbox import Confinement
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunPlan:
-    """Everything one run needs, fixed before the first process starts."""
+    """Everything one run needs, fixed before the first process starts (``benchgate.run.plan.prepare``)."""
 
     benchmark_dir: Path
     files: tuple[str, ...]
@@ -45,89 +46,129 @@ class RunPlan:
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
     slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
 
+    def schedule(self) -> list[Job]:
+        """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
+        units = {
+            name: [(item.args, item.row) for item in found.configurations]
+            for name, found in self.configurations.items()
+        }
+        return build_schedule(self.files, self.runs, self.seed, units)
 
-@dataclass
-class SessionState:
-    """What run.json's "progress" keeps so ``--resume`` can continue: a prefix of the schedule is done."""
 
-    completed_jobs: int = 0
-    csv_bytes: int = 0
-    failures: list[dict] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
-    durations: dict[str, float] = field(default_factory=dict)
-    samples: int = 0
-    protocol_warnings: list[dict] = field(default_factory=list)
+class FixedStopping:
+    """The stopping strategy of a run with a fixed number of runs: every job runs (``Adaptive`` is the other)."""
+
+    def skips(self, job: Job) -> bool:
+        return False
+
+    def after_job(self, job: Job) -> bool:
+        return False
+
+    def summary(self) -> str | None:
+        return None
+
+
+class RunningProcesses:
+    """The benchmark processes running now: a signal stops them all."""
+
+    def __init__(self) -> None:
+        self._processes: list[BenchmarkProcess] = []
+
+    def add(self, process: BenchmarkProcess) -> BenchmarkProcess:
+        self._processes.append(process)
+        return process
+
+    def remove(self, process: BenchmarkProcess) -> None:
+        self._processes.remove(process)
+
+    def stop(self) -> None:
+        for process in list(self._processes):
+            process.stop()
 
 
 class Session:
-    """Carries out a schedule: writes each sample as it arrives, records failures, stops cleanly on a signal."""
+    """Carries out a schedule one job at a time, or through an executor that runs several (``slots.SlotRunner``):
+    the samples, failures and skips of each job go to the recorder; stops cleanly on a signal."""
 
     def __init__(
         self,
         plan: RunPlan,
-        writer,
-        state: SessionState,
+        recorder: Recorder,
         *,
-        on_checkpoint: Callable[[], None],
         progress=None,
         already_written: Sequence[tuple[str, str, str]] = (),
-        adaptive=None,
+        stopping=None,
     ) -> None:
         self.plan = plan
-        # An adaptive run's looks (benchgate.run.adaptive.Adaptive): skips the jobs of files that stopped.
-        self.adaptive = adaptive
-        self.writer = writer
-        self.state = state
-        self.on_checkpoint = on_checkpoint
+        self.recorder = recorder
+        self.state = recorder.state
+        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped.
+        self.stopping = stopping if stopping is not None else FixedStopping()
         self.progress = progress
-        self.process = BenchmarkProcess()
+        self.running = RunningProcesses()
+        self._process = self.running.add(BenchmarkProcess())
         self.interrupted = False
-        units = {
-            name: [(item.args, item.row) for item in found.configurations]
-            for name, found in plan.configurations.items()
-        }
-        self.schedule = build_schedule(plan.files, plan.runs, plan.seed, units)
+        self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
         self._already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
-        # Duets and slots (benchgate.run.slots.SlotRunner): several processes at once, replayed through _run_job.
-        self.runner = None
 
     def _handle_signal(self, signum, frame) -> None:
         self.interrupted = True
-        self.process.stop()
+        self.running.stop()
 
-    def run(self) -> None:
-        """Run the jobs not done yet; returns when the schedule is done or a signal stopped it."""
+    def mark_interrupted(self) -> None:
+        """An executor saw a job cut short by a signal: the run stops after it."""
+        self.interrupted = True
+
+    def run(self, executor=None) -> None:
+        """Run the jobs not done yet (one at a time, or by ``executor.run()``); returns when the schedule is done or a
+        signal stopped it."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            if self.runner is not None:
-                self.runner.run()
-            for job in self.schedule[self.state.completed_jobs :] if self.runner is None else ():
+            if executor is not None:
+                executor.run()
+            for job in self.schedule[self.state.completed_jobs :] if executor is None else ():
                 if self.interrupted:
                     break
-                skipped = self.adaptive is not None and self.adaptive.skips(job)
+                skipped = self.stopping.skips(job)
                 if not skipped:
-                    self._run_job(job)
+                    if self.runs(job):  # else: failed too often, the note was added when the limit was reached
+                        self.run_job(job)
                     if self.interrupted:
                         break
                 elif self.progress:
                     self.progress.job_skipped(job)
-                self.state.completed_jobs = job.index + 1
-                self.state.csv_bytes = self.writer.path.stat().st_size
-                self._already_written = []
-                looked = self.adaptive is not None and self.adaptive.after_job(job)
-                if not skipped or looked or self.state.completed_jobs == len(self.schedule):
-                    self.on_checkpoint()
+                self.job_done(job)
+                self.checkpoint_after(job, always=not skipped)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self.progress:
                 self.progress.finish(interrupted=self.interrupted)
+
+    def runs(self, job: Job) -> bool:
+        """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
+        return not self.stopping.skips(job) and not (
+            self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
+        )
+
+    def job_done(self, job: Job) -> None:
+        """``job`` ended or was skipped: the schedule is done up to it, results.csv as long as it is now."""
+        self.state.completed_jobs = job.index + 1
+        self.state.csv_bytes = self.recorder.csv_bytes
+        self._already_written = []
+
+    def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
+        """The look ``job`` may end (an adaptive run), then run.json's checkpoint (skipped jobs: only at a look or
+        at the end)."""
+        looked = self.stopping.after_job(job)
+        if always or looked or self.state.completed_jobs == len(self.schedule):
+            self.recorder.checkpoint(len(self.schedule))
 
     def _failures_of(self, job: Job) -> int:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
@@ -167,10 +208,11 @@ class Session:
         argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
         return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
 
-    def _run_job(self, job: Job, replay=None) -> None:
-        if self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures:
-            return  # skipped; the note was added when the limit was reached
+    def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
+        """Run ``job`` (or replay what an executor recorded of it); the configuration and results.csv line of each
+        sample it wrote."""
         label = CSV_LABELS[job.side]
+        lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
 
         def on_message(message: dict) -> None:
@@ -189,15 +231,15 @@ class Session:
             if key in self._already_written:
                 self._already_written.remove(key)
             else:
-                self.writer.append(label, job.filename, sample.configuration, sample.rate, sample.time)
-                self.state.samples += 1
+                line = self.recorder.sample(label, job.filename, sample.configuration, sample.rate, sample.time)
+                lines.append((sample.configuration, line))
             if self.progress:
                 self.progress.sample()
 
         if self.progress:
             self.progress.job_started(job)
         argv, env = self.job_command(job, self.plan.cpuset)
-        result = (replay or self.process.run)(
+        result = (replay or self._process.run)(
             argv,
             cwd=self.plan.benchmark_dir.parent,
             env=env,
@@ -210,7 +252,7 @@ class Session:
             protocol.add_warning(self.state.protocol_warnings, error, filename=job.filename, side=job.side)
         if result.interrupted:
             self.interrupted = True
-            return
+            return lines
         if self.progress:
             self.progress.job_finished(job, result.duration)
         reported = messages.reported
@@ -230,7 +272,7 @@ class Session:
         if reason is None:
             if messages.had_nothing_to_run(result.exit_status, result.stdout_tail):
                 self._note_nothing_to_run(job)
-            return
+            return lines
         self.state.failures.append(
             {
                 "filename": job.filename,
@@ -253,6 +295,7 @@ class Session:
                     "side": job.side,
                 }
             )
+        return lines
 
 
 def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeout: float | None) -> str | None:
@@ -268,135 +311,37 @@ def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeo
     return messages.failure_reason(result.exit_status, result.stdout_tail)
 
 
-def mark_gating(failures: list[dict]) -> list[dict]:
-    """A head failure is gating when the base never failed on the same file and configuration."""
-    base_failed = {(item["filename"], item["configuration"]) for item in failures if item["side"] == BASE}
-    base_failed_files = {item["filename"] for item in failures if item["side"] == BASE}
-    for item in failures:
-        item["gating"] = (
-            item["side"] == HEAD
-            and (item["filename"], item["configuration"]) not in base_failed
-            and (item["configuration"] is not None or item["filename"] not in base_failed_files)
-        )
-    return failures
-
-
-def _resume_error(where: str, path: str, reason: str) -> InputError:
-    return InputError(f"--resume: run record field {path}: {reason}", where=where)
-
-
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
-
-
-def _json_name(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
-
-
-def _field(data: dict, key: str, kinds: tuple[type, ...], where: str, path: str):
-    value = data.get(key)
-    wanted = " or ".join(_JSON_NAMES.get(kind, "null") for kind in kinds)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        reason = f"is missing ({wanted} expected)" if key not in data else f"must be {wanted}, not {_json_name(value)}"
-        raise _resume_error(where, f"{path}.{key}".lstrip("."), reason)
-    return value
-
-
-def _strings(data: dict, key: str, where: str, path: str) -> list[str]:
-    values = _field(data, key, (list,), where, path)
-    if not all(isinstance(value, str) for value in values):
-        raise _resume_error(where, f"{path}.{key}", "must be a list of strings")
-    return values
-
-
-def check_resumable(record: dict, where: str) -> None:
-    """Check that a run.json holds everything ``--resume`` rebuilds the run from; InputError naming the field.
-
-    The report's validation (benchgate.results.runrecord) covers the shared fields (schema, failures,
-    skipped, environment); the rest is what only a resumed run reads.
-    """
-    from benchgate.results.runrecord import validate_record
-
-    if record.get("build_failure") is not None:
-        raise InputError("--resume: this run stopped because a build failed; nothing was run to continue", where=where)
-    try:
-        validate_record(record, where)
-    except InputError as error:
-        raise InputError(f"--resume: {error.message}", where=error.where) from None
-    for side in ("base", "head"):
-        stored = _field(_field(record, "binaries", (dict,), where, ""), side, (dict,), where, "binaries")
-        _field(stored, "path", (str,), where, f"binaries.{side}")
-        _field(stored, "sha256", (str,), where, f"binaries.{side}")
-        _strings(stored, "node_args", where, f"binaries.{side}")
-    selection = _field(record, "selection", (dict,), where, "")
-    _field(selection, "benchmark_dir", (str,), where, "selection")
-    for key in ("files", "set"):
-        _strings(selection, key, where, "selection")
-    if is_adaptive(record):  # an adaptive run: its design and looks rebuild the plan
-        from benchgate.run.adaptive import check_record
-
-        check_record(record, where)
-    elif _field(record, "runs", (int,), where, "") < 1:
-        raise _resume_error(where, "runs", "must be at least 1")
-    _field(record, "seed", (int,), where, "")
-    options = _field(record, "options", (dict,), where, "")
-    _field(options, "timeout", (int, float, type(None)), where, "options")
-    _field(options, "cpuset", (str, type(None)), where, "options")
-    if "pairing" in options or "slots" in options:  # a duet or slots run (benchgate.run.duet)
-        from benchgate.run.duet import PAIRINGS
-
-        if _field(options, "pairing", (str,), where, "options") not in PAIRINGS:
-            raise _resume_error(where, "options.pairing", f"must be one of {', '.join(PAIRINGS)}")
-        if _field(options, "slots", (int,), where, "options") < 1:
-            raise _resume_error(where, "options.slots", "must be at least 1")
-    progress = _field(record, "progress", (dict,), where, "")
-    for key in ("completed_jobs", "csv_bytes"):
-        if _field(progress, key, (int,), where, "progress") < 0:
-            raise _resume_error(where, f"progress.{key}", "must not be negative")
-    for index, failure in enumerate(_field(record, "failures", (list,), where, "")):
-        _field(failure, "configuration", (str, type(None)), where, f"failures[{index}]")
-    _field(record, "skipped", (list,), where, "")
-    durations = _field(record, "durations", (dict,), where, "")
-    if not all(isinstance(value, int | float) and not isinstance(value, bool) for value in durations.values()):
-        raise _resume_error(where, "durations", "must map file names to seconds")
-
-
-def plan_from_record(record: dict, output: Path, sandbox: Confinement | None = None) -> RunPlan:
-    """Rebuild the plan of an interrupted run from its run.json; the binaries must be unchanged.
+def plan_from_record(record: RunRecord, output: Path, sandbox: Confinement | None = None) -> RunPlan:
+    """Rebuild the plan of an interrupted run from its run.json (loaded for resume); the binaries must be unchanged.
 
     ``sandbox`` confines the jobs (and the head's ``--version``) of a run whose head is untrusted.
     """
-    check_resumable(record, str(output / "run.json"))
     binaries = {}
     for side in ("base", "head"):
-        stored = record["binaries"][side]
+        stored = getattr(record.binaries, side)
         binary = releases.inspect_binary(
-            stored["path"], side=side, node_args=tuple(stored["node_args"]), sandbox=sandbox if side == HEAD else None
+            stored.path, side=side, node_args=stored.node_args, sandbox=sandbox if side == HEAD else None
         )
-        if binary.sha256 != stored["sha256"]:
+        if binary.sha256 != stored.sha256:
             raise InputError(
-                f"--resume: the {side} binary {stored['path']} changed since the run started", where=str(output)
+                f"--resume: the {side} binary {stored.path} changed since the run started", where=str(output)
             )
         binaries[side] = binary
-    selection = record["selection"]
-    if not Path(selection["benchmark_dir"]).is_dir():
-        raise InputError(f"--resume: the benchmark directory {selection['benchmark_dir']} is gone", where=str(output))
-    skipped_files = {item["filename"] for item in record["skipped"] if "side" not in item}
-    plan = RunPlan(
-        benchmark_dir=Path(selection["benchmark_dir"]),
-        files=tuple(name for name in selection["files"] if name not in skipped_files),
+    selection = record.selection
+    if not Path(selection.benchmark_dir).is_dir():
+        raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
+    skipped_files = {item.filename for item in record.skipped if item.side is None}
+    return RunPlan(
+        benchmark_dir=Path(selection.benchmark_dir),
+        files=tuple(name for name in selection.files if name not in skipped_files),
         binaries=binaries,
-        runs=int(record["design"]["looks"][-1]) if is_adaptive(record) else int(record["runs"]),
-        seed=int(record["seed"]),
-        set_args=tuple(selection["set"]),
-        timeout=record["options"]["timeout"],
-        cpuset=record["options"]["cpuset"],
+        runs=int(record.design["looks"][-1]) if record.adaptive_run else int(record.runs),
+        seed=record.seed,
+        set_args=selection.set,
+        timeout=record.options.timeout,
+        cpuset=record.options.cpuset,
         sandbox=sandbox,
-        configurations=configurations.from_record(record, str(output / "run.json")),
-        pairing=record["options"].get("pairing", "sequential"),
-        slots=record["options"].get("slots", 1),
+        configurations=configurations.from_record(record),
+        pairing=record.options.pairing or "sequential",
+        slots=record.options.slots or 1,
     )
-    return plan

@@ -4,8 +4,8 @@ The session (``benchgate.run.session``) runs one job at a time. Here the jobs of
 (``duet.batches``) start together, each in its own thread with its own ``BenchmarkProcess``
 (and, for an untrusted head, its own sandbox), pinned to its CPU set with taskset. Their IPC
 messages are recorded; when all have ended, each job is handed to the session in schedule
-order with its recorded messages and result, so writing samples, failures, skips and
-checkpoints stay the session's, sample for sample the same as a run one job at a time.
+order with its recorded messages and result (``Session.run_job``), so samples, failures, skips
+and checkpoints go through the session's recorder, sample for sample the same as a run one job at a time.
 
 A duet is atomic: if either half was interrupted, neither is written, and ``--resume`` runs the
 pair again. After a duet, the rows both halves reported go to pairs.csv (``results.pairs``) with
@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchgate.results.pairs import PAIRS_FILE, Pair, PairsWriter, pairing_record, truncate_pairs
+from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
 from benchgate.run import duet
 from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
@@ -31,32 +31,6 @@ class _Recorded:
     messages: list[dict] = field(default_factory=list)
     result: ProcessResult | None = None
     error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
-
-
-class _Stopper:
-    """Stands in for the session's one process: a signal stops every process of the batch."""
-
-    def __init__(self) -> None:
-        self.running: list[BenchmarkProcess] = []
-
-    def stop(self) -> None:
-        for process in list(self.running):
-            process.stop()
-
-
-class _LineWriter:
-    """The session's ResultsWriter, noting the results.csv line of each sample it writes."""
-
-    def __init__(self, writer, first_line: int) -> None:
-        self._writer = writer
-        self.path = writer.path
-        self.next_line = first_line
-        self.written: list[tuple[str, str, str, int]] = []
-
-    def append(self, binary, filename, configuration, rate, time) -> None:
-        self._writer.append(binary, filename, configuration, rate, time)
-        self.written.append((binary, filename, configuration, self.next_line))
-        self.next_line += 1
 
 
 def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
@@ -75,20 +49,14 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
 class SlotRunner:
     """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets."""
 
-    def __init__(self, session, record: dict, output: Path) -> None:
+    def __init__(self, session) -> None:
         plan = session.plan
         self.session = session
-        self.record = record
-        self.output = output
         self.sets = duet.cpu_sets(plan.cpuset, plan.pairing, plan.slots)
         exclusive = frozenset(name for name in plan.files if duet.is_exclusive(plan.benchmark_dir, name))
         self.units = duet.units(session.schedule, plan.pairing, exclusive)
-        pairing = record.get("pairing") if isinstance(record.get("pairing"), dict) else {}
-        self.counts = {key: int(pairing.get(key, 0)) for key in ("pairs", "unpaired_samples", "dropped")}
         self._recorded: dict[int, _Recorded] = {}
         self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
-        self._pairs: PairsWriter | None = None
-        self._warned: set[tuple] = set()
 
     def _cpus_of(self, unit: duet.Unit, job, slot: int) -> str | None:
         """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
@@ -102,13 +70,12 @@ class SlotRunner:
         head_first = duet.head_on_first_set(self.session.plan.seed, duet.unit_key(job))
         return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
 
-    def _start(self, job, cpus: str | None, stopper: _Stopper) -> threading.Thread:
+    def _start(self, job, cpus: str | None) -> threading.Thread:
         session, plan = self.session, self.session.plan
         recorded = self._recorded[job.index] = _Recorded()
         self._cpus[job.index] = cpus or ""
         argv, env = session.job_command(job, cpus)  # a whole file, or a configuration child
-        process = BenchmarkProcess()
-        stopper.running.append(process)
+        process = session.running.add(BenchmarkProcess())  # a signal stops it with the others
 
         def work() -> None:
             try:
@@ -122,6 +89,8 @@ class SlotRunner:
                 )
             except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
                 recorded.error = error
+            finally:
+                session.running.remove(process)
 
         thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
         thread.start()
@@ -139,35 +108,25 @@ class SlotRunner:
 
         return run
 
-    def _runs(self, job) -> bool:
-        session, plan = self.session, self.session.plan
-        if session.adaptive is not None and session.adaptive.skips(job):
-            return False
-        return not (plan.max_failures and session._failures_of(job) >= plan.max_failures)
-
     def run(self) -> None:
         """Every batch from the first job not done yet; returns at the end or when a signal stopped it."""
         session = self.session
         done = session.state.completed_jobs
         pending = [unit for unit in self.units if unit.jobs[-1].index >= done]
-        with PairsWriter(self.output / PAIRS_FILE) as pairs:
-            self._pairs = pairs
-            for batch in duet.batches(pending, session.plan.slots):
-                if session.interrupted:
-                    break
-                self._run_batch(batch)
-                if session.interrupted:
-                    break
+        for batch in duet.batches(pending, session.plan.slots):
+            if session.interrupted:
+                break
+            self._run_batch(batch)
+            if session.interrupted:
+                break
 
     def _run_batch(self, batch: list[duet.Unit]) -> None:
         session = self.session
-        stopper = _Stopper()
-        session.process = stopper
         threads = []
         for slot, unit in enumerate(batch):
             for job in unit.jobs:
-                if job.index >= session.state.completed_jobs and self._runs(job):
-                    threads.append(self._start(job, self._cpus_of(unit, job, slot), stopper))
+                if job.index >= session.state.completed_jobs and session.runs(job):
+                    threads.append(self._start(job, self._cpus_of(unit, job, slot)))
         for thread in threads:
             thread.join()
         for recorded in self._recorded.values():
@@ -177,11 +136,11 @@ class SlotRunner:
         for unit in batch:
             interrupted = any(self._interrupted(job) for job in unit.jobs)
             if interrupted and unit.duet:  # a duet is kept whole or not at all: --resume runs it again
-                session.interrupted = True
+                session.mark_interrupted()
                 return
             self._replay_unit(unit)
             if interrupted:  # a single job: the session kept its samples, as a run one job at a time does
-                session.interrupted = True
+                session.mark_interrupted()
                 return
 
     def _interrupted(self, job) -> bool:
@@ -190,38 +149,25 @@ class SlotRunner:
 
     def _replay_unit(self, unit: duet.Unit) -> None:
         session = self.session
-        writer = session.writer
-        lines = _LineWriter(writer, session.state.samples + 2)
-        session.writer = lines
         rows: dict[str, list[tuple[str, int]]] = {}
-        try:
-            for job in unit.jobs:
-                before = len(lines.written)
-                if job.index < session.state.completed_jobs:
-                    continue
-                if job.index in self._recorded:
-                    cut_short = self._interrupted(job)
-                    session._run_job(job, replay=self.replay(job))
-                    if cut_short:
-                        return  # not counted as done, as in Session.run
-                elif session.progress:
-                    session.progress.job_skipped(job)
-                rows[job.side] = [(configuration, line) for _, _, configuration, line in lines.written[before:]]
-                session.state.completed_jobs = job.index + 1
-                session.state.csv_bytes = writer.path.stat().st_size
-                session._already_written = []
-                if job is not unit.jobs[-1] and unit.duet:
-                    continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
-                if unit.duet:
-                    self._record_pairs(unit, rows)
-                else:  # a file run alone: its samples are in no pair
-                    self.counts["unpaired_samples"] += len(rows.get(job.side, []))
-                self.record["pairing"] = pairing_record(session.plan.pairing, **self.counts)
-                if session.adaptive is not None:  # a look sees the pairs written so far (pairs.csv, run.json)
-                    session.adaptive.after_job(job)
-                session.on_checkpoint()
-        finally:
-            session.writer = writer
+        for job in unit.jobs:
+            if job.index < session.state.completed_jobs:
+                continue
+            if job.index in self._recorded:
+                cut_short = self._interrupted(job)
+                rows[job.side] = session.run_job(job, replay=self.replay(job))
+                if cut_short:
+                    return  # not counted as done, as in Session.run
+            elif session.progress:
+                session.progress.job_skipped(job)
+            session.job_done(job)
+            if job is not unit.jobs[-1] and unit.duet:
+                continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
+            if unit.duet:
+                self._record_pairs(unit, rows)
+            else:  # a file run alone: its samples are in no pair
+                session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
+            session.checkpoint_after(job)  # a look sees the pairs written so far (pairs.csv, run.json)
 
     def _record_pairs(self, unit: duet.Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
         base_job = next(job for job in unit.jobs if job.side != HEAD)
@@ -229,15 +175,12 @@ class SlotRunner:
         base_rows, head_rows = rows.get(base_job.side, []), rows.get(HEAD, [])
         paired, unpaired = duet.pair_rows(base_rows, head_rows)
         base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
-        assert self._pairs is not None
-        for configuration, base_line, head_line in paired:
-            self._pairs.append(
-                Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
-            )
-        self.counts["pairs"] += len(paired)
-        self.counts["unpaired_samples"] += unpaired
+        pairs = [
+            Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
+            for configuration, base_line, head_line in paired
+        ]
+        self.session.recorder.pairs(self.session.plan.pairing, pairs, unpaired, dropped=unpaired)
         if unpaired:
-            self.counts["dropped"] += unpaired
             print(
                 f"benchgate: warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} "
                 f"iteration {base_job.iteration}: {unpaired} sample(s) "

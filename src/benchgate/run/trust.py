@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchgate import sandbox
 from benchgate.build import worktrees
@@ -27,6 +27,9 @@ from benchgate.errors import BenchgateError, InputError
 DEFAULT_PROCESS_TIMEOUT = 1800.0
 # Node's test/common/tmpdir (used by fs benchmarks) writes under $NODE_TEST_DIR instead of the read-only checkout.
 BENCHMARK_ENV = {"NODE_TEST_DIR": "/tmp"}
+
+if TYPE_CHECKING:
+    from benchgate.results.runrecord import RunRecord
 
 
 def untrusted_head(options: Any) -> bool:
@@ -95,19 +98,13 @@ def confinement(
     return sandbox.Confinement(found, mounts, extra_env=BENCHMARK_ENV)
 
 
-def recorded_paths(record: dict) -> tuple[list[str], Path | None, list[Path]]:
-    """From a run.json being resumed: the binaries' paths, the benchmark directory and the build caches.
-
-    Read leniently: the record is fully checked afterwards (``session.check_resumable``).
-    """
-    binaries = record.get("binaries") if isinstance(record.get("binaries"), dict) else {}
-    paths = [item["path"] for item in binaries.values() if isinstance(item, dict) and isinstance(item.get("path"), str)]
-    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
-    directory = selection.get("benchmark_dir")
-    builds = record.get("build") if isinstance(record.get("build"), dict) else {}
+def recorded_paths(record: RunRecord) -> tuple[list[str], Path | None, list[Path]]:
+    """From a run.json being resumed: the binaries' paths, the benchmark directory and the build caches."""
+    paths = [binary.path for binary in (record.binaries.base, record.binaries.head) if binary.path is not None]
+    directory = record.selection.benchmark_dir
     caches = [
         Path(item["worktree"]).parent.parent  # <cache>/worktrees/<sha>-<key>
-        for item in builds.values()
+        for item in (record.build or {}).values()
         if isinstance(item, dict) and isinstance(item.get("worktree"), str) and os.path.isabs(item["worktree"])
     ]
-    return paths, Path(directory) if isinstance(directory, str) else None, caches
+    return paths, Path(directory) if directory is not None else None, caches
