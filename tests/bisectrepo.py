@@ -11,9 +11,13 @@ seeded stub benchmark ``benchmark/bisect/stub.js`` reports ``rate Ã— exp(noise Ã
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 from nodelike import BROKEN_NODE_MAIN, CONFIGURE, EXAMPLE_HARNESS, MAKEFILE, NODE_MAIN, NodeLikeRepo, _commit, git
+
+from benchgate import results
 
 LAUNCHER = NODE_MAIN.replace(
     "  argv[0] = NODE_PATH;", '  setenv("NODELIKE_PLANS", NODELIKE_PLANS, 1);\n  argv[0] = NODE_PATH;'
@@ -82,3 +86,32 @@ def make_bisect_repo(
 
 
 assert NODE_MAIN != LAUNCHER and BROKEN_NODE_MAIN  # the launcher is nodelike's, plus the plans
+
+ROW = ("bisect/stub.js", "n=1000")
+
+
+def write_main_run(run: Path, sha: str, parent: str, rate: float, when: datetime, seed: int) -> None:
+    """A run directory of main as `benchgate run` writes it: 10 runs a side of ROW, 2 % noise."""
+    rng = np.random.default_rng(seed)
+    with results.ResultsWriter(run / "results.csv") as writer:
+        for _ in range(10):
+            for side in ("old", "new"):
+                value = float(rate * np.exp(rng.normal(0, 0.02)))
+                writer.append(side, *ROW, value, 1000 / value)
+    binary = {"version": "v0.1.0", "node_args": [], "source": "build"}
+    results.write_run_record(
+        run / "run.json",
+        {
+            "schema": 1,
+            "tool": "benchgate",
+            "binaries": {"base": {**binary, "sha": parent}, "head": {**binary, "sha": sha}},
+            "selection": {"files": [ROW[0]]},
+            "runs": 10,
+            "started_at": when.isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "complete": True,
+            "environment": {"cpu_model": "Nightly CPU", "cpu_count": 2, "governor": "performance", "warnings": []},
+            "failures": [],
+            "skipped": [],
+            "sandbox": {"used": False, "untrusted_head": False, "reason": "the head is trusted"},
+        },
+    )

@@ -2,9 +2,11 @@
 that spans more than one commit, and the issue job opens one issue naming the culprit on the fake GitHub.
 
 The jobs' steps run as the runner would run them (``run:`` scripts with bash, ``if:`` and ``${{ }}`` through
-tests/actionsim.py's evaluator); checkout is a clone of the fixture repository (tests/bisectrepo.py), the
-artifact actions copy directories. The store already holds eleven nights of main, every second commit, with
-a 30 % step from commit 14 on (the one before is 12): the change point whose bisection names commit 13.
+tests/actionsim.py's evaluator, benchgate's own action, mode bisect, through actionsim's composite runner);
+checkout is a clone of the fixture repository (tests/bisectrepo.py), the artifact actions copy directories.
+The store already holds eleven nights of main, every second commit, with a 30 % step from commit 14 on (the
+one before is 12): the change point whose bisection names commit 13. A second night finds the same change
+point and bisects it no more: the kept site holds its report.
 """
 
 from __future__ import annotations
@@ -12,55 +14,28 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
-from actionsim import evaluate, parse_outputs, substitute
-from bisectrepo import make_bisect_repo
+from actionsim import evaluate, parse_outputs, run_action, substitute
+from bisectrepo import make_bisect_repo, write_main_run
 
-from benchgate import cli, results
+from benchgate import cli
 
-WORKFLOW = Path(__file__).resolve().parent.parent / "examples" / "workflows" / "benchmark-bisect.yml"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = REPO_ROOT / "examples" / "workflows" / "benchmark-bisect.yml"
 REPO = "nodejs/node"
-ROW = ("bisect/stub.js", "n=1000")
 
 pytestmark = pytest.mark.skipif(
-    any(shutil.which(tool) is None for tool in ("cc", "make", "node", "jq")), reason="needs cc, make, node and jq"
+    any(shutil.which(tool) is None for tool in ("cc", "make", "node")), reason="needs cc, make and node"
 )
 
 
 def plans(index: int) -> list[str]:
     return ["1000:0.02" if index < 13 else "700:0.02"]
-
-
-def write_night(run: Path, sha: str, parent: str, rate: float, when: datetime, seed: int) -> None:
-    """A run directory of main as `benchgate run` writes it: 10 runs a side of ROW, 2 % noise."""
-    rng = np.random.default_rng(seed)
-    with results.ResultsWriter(run / "results.csv") as writer:
-        for _ in range(10):
-            for side in ("old", "new"):
-                value = float(rate * np.exp(rng.normal(0, 0.02)))
-                writer.append(side, *ROW, value, 1000 / value)
-    binary = {"version": "v0.1.0", "node_args": [], "source": "build"}
-    results.write_run_record(
-        run / "run.json",
-        {
-            "schema": 1,
-            "tool": "benchgate",
-            "binaries": {"base": {**binary, "sha": parent}, "head": {**binary, "sha": sha}},
-            "selection": {"files": [ROW[0]]},
-            "runs": 10,
-            "started_at": when.isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "complete": True,
-            "environment": {"cpu_model": "Nightly CPU", "cpu_count": 2, "governor": "performance", "warnings": []},
-            "failures": [],
-            "skipped": [],
-            "sandbox": {"used": False, "untrusted_head": False, "reason": "the head is trusted"},
-        },
-    )
 
 
 def run_job(name: str, job: dict, context: dict, workspace: Path, artifacts: Path, env: dict) -> dict:
@@ -82,6 +57,25 @@ def run_job(name: str, job: dict, context: dict, workspace: Path, artifacts: Pat
             shutil.copytree(workspace / given["path"], artifacts / given["name"])
         elif uses.startswith("actions/download-artifact@"):
             shutil.copytree(artifacts / given["name"], Path(given["path"]))
+        elif uses.startswith("benchgate/benchgate@"):
+            # The action from this checkout, with this interpreter's packages (no PyPI in tests).
+            runner_env = {
+                **env,
+                **job_env,
+                "GITHUB_EVENT_NAME": context["github"]["event_name"],
+                "GITHUB_WORKSPACE": str(workspace),
+                "BENCHGATE_SYSTEM_PACKAGES": "1",
+            }
+            result = run_action(
+                REPO_ROOT,
+                with_inputs={"python": sys.executable, **given},
+                github=context["github"],
+                runner_env=runner_env,
+                workdir=workspace.parent / f"{name}-{index}",
+                timeout=900,
+            )
+            assert result.failed is None, f"{name} step {index}: {result.failed.stdout}\n{result.failed.stderr}"
+            context["steps"][step.get("id", f"_{index}")] = {"outputs": result.outputs}
         else:
             outputs_file = workspace.parent / f"{name}-{index}.out"
             step_env = {key: substitute(value, context) for key, value in (step.get("env") or {}).items()}
@@ -106,7 +100,7 @@ def test_the_nightly_workflow_bisects_the_new_change_point_and_opens_one_issue(t
         run = tmp_path / "nights" / f"{night:02d}"
         parent = repo.commits[f"c{max(index - 1, 0)}"]
         rate = 1000.0 if index < 13 else 700.0
-        write_night(run, repo.commits[f"c{index}"], parent, rate, now - timedelta(hours=30 - night), night)
+        write_main_run(run, repo.commits[f"c{index}"], parent, rate, now - timedelta(hours=30 - night), night)
         assert cli.main(["history", "record", str(run), "--store", store]) == 0
     capsys.readouterr()
     fake_github.state.repo(REPO)
@@ -119,7 +113,13 @@ def test_the_nightly_workflow_bisects_the_new_change_point_and_opens_one_issue(t
         "BISECT_COUNTER": str(tmp_path / "counter"),
         "BISECT_PLAN": "0",
     }
-    variables = {"BENCHGATE_HISTORY": store, "BENCHMARK_CATEGORIES": "bisect", "BENCHMARK_RUNS": "4"}
+    site = tmp_path / "kept-site"  # the runner's kept history site
+    variables = {
+        "BENCHGATE_HISTORY": store,
+        "BENCHGATE_SITE": str(site),
+        "BENCHMARK_CATEGORIES": "bisect",
+        "BENCHMARK_RUNS": "4",
+    }
     context = {
         "github": {"event_name": "schedule", "repository": REPO, "token": "t"},
         "vars": {**variables, "BENCHGATE_INSTALLED": "true"},
@@ -141,3 +141,11 @@ def test_the_nightly_workflow_bisects_the_new_change_point_and_opens_one_issue(t
     ((title, body),) = fake_github.issues(REPO)
     assert title == "benchgate bisect: change 13"
     assert repo.commits["c13"][:12] in body and "`change 13`" in body
+
+    # The next night: the same change point is found again, and not bisected again (the kept site has its report).
+    again = tmp_path / "artifacts-2"
+    outputs = run_job("record", workflow["jobs"]["record"], context, tmp_path / "record-2" / "ws", again, env)
+    assert outputs == {"reports": "0"} and not (again / "bisect-reports").exists()
+    assert f'href="bisect/{report_dir.name}.md"' in (again / "history-site" / "index.html").read_text()
+    context["needs"] = {"record": {"outputs": outputs}}
+    assert not evaluate(issue["if"], context)

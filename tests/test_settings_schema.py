@@ -46,6 +46,9 @@ NON_SETTING_INPUTS = {
     "python",
     "history",
     "history-store",
+    "bisect-since",
+    "bisect-output",
+    "history-site",
 }
 
 

@@ -1,4 +1,4 @@
-"""`benchgate action authorize|run|record|report`: action.yml's steps, each one command.
+"""`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command.
 
 Each reads its step's environment: the inputs as ``BENCHGATE_<INPUT>`` (the ``env:`` list each step
 of action.yml declares, the security boundary: a step sees only what it names) and the runner's
@@ -24,12 +24,12 @@ from benchgate.config import flags, schema
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.github import actions_env, events
 
-STEPS = ("authorize", "run", "record", "report")
+STEPS = ("authorize", "run", "record", "report", "bisect")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("action", help="one step of action.yml, from the step's environment")
-    parser.add_argument("step", choices=STEPS, help="the step: authorize, run, record or report")
+    parser.add_argument("step", choices=STEPS, help="the step: authorize, run, record, report or bisect")
     parser.set_defaults(handler=lambda args: STEP_HANDLERS[args.step](os.environ))
 
 
@@ -188,4 +188,17 @@ def report_step(environ: Mapping[str, str]) -> int:
     return _benchgate([*argv, "--", *results])
 
 
-STEP_HANDLERS = {"authorize": authorize_step, "run": run_step, "record": record_step, "report": report_step}
+def bisect_step(environ: Mapping[str, str]) -> int:
+    """Bisect the store's new change points that span more than one commit (benchgate.commands.bisectstep)."""
+    from benchgate.commands.bisectstep import bisect_step as bisect_new_changes
+
+    return bisect_new_changes(environ)
+
+
+STEP_HANDLERS = {
+    "authorize": authorize_step,
+    "run": run_step,
+    "record": record_step,
+    "report": report_step,
+    "bisect": bisect_step,
+}

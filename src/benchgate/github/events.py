@@ -6,12 +6,13 @@ Standard library only: the guard runs (``python3 -m benchgate.github.events`` wi
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_OK
 
-MODES = ("authorize", "run", "report", "all")
+MODES = ("authorize", "run", "report", "all", "bisect")
 # The repository's own commits: approved as they are.
 OWN_COMMIT_EVENTS = ("push", "schedule")
 # A run of a pull request's code, or a maintainer's dispatch of one: approved only through the API
@@ -20,14 +21,49 @@ PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target", "workflow_dispatch
 # Events that run with a write token on a pull request's behalf: mode all (the token and the PR's code
 # in one job) is refused for them.
 TOKEN_FOR_PULL_REQUEST_EVENTS = ("pull_request_target", "workflow_run", "issue_comment")
+# Modes that build and run the repository's own commits with the store and the build cache, for no pull request:
+# only the repository's own events on its default branch start them (a dispatch there is a maintainer's).
+DEFAULT_BRANCH_MODES = ("bisect",)
+DEFAULT_BRANCH_EVENTS = ("push", "schedule", "workflow_dispatch")
 
 
-def mode_refusal(mode: str, event_name: str) -> str | None:
-    """Why ``mode`` may not run for ``event_name``; None when it may."""
+def default_branch_refusal(mode: str, event_name: str, ref: str, default_branch: str) -> str | None:
+    """Why ``mode`` (one of DEFAULT_BRANCH_MODES) may not run for this event on ``ref``; None when it may."""
+    if event_name not in DEFAULT_BRANCH_EVENTS:
+        return (
+            f"mode {mode} is refused for a {event_name or 'unnamed'} event: it runs only for push, schedule or "
+            "workflow_dispatch on the default branch (the repository's own commits)"
+        )
+    if event_name == "schedule":
+        return None  # GitHub runs scheduled workflows on the default branch only
+    if not default_branch or ref != f"refs/heads/{default_branch}":
+        return (
+            f"mode {mode} is refused for {event_name} on {ref or 'no ref'}: it runs only on the default branch "
+            f"({default_branch or 'not in the event payload'})"
+        )
+    return None
+
+
+def event_default_branch(event_path: str) -> str:
+    """The repository's default branch from the event payload (``$GITHUB_EVENT_PATH``); '' when it says none."""
+    try:
+        with open(event_path, encoding="utf-8") as handle:
+            payload = json.load(handle)
+    except (OSError, ValueError):
+        return ""
+    repository = payload.get("repository") if isinstance(payload, dict) else None
+    branch = repository.get("default_branch") if isinstance(repository, dict) else None
+    return branch if isinstance(branch, str) else ""
+
+
+def mode_refusal(mode: str, event_name: str, ref: str = "", default_branch: str = "") -> str | None:
+    """Why ``mode`` may not run for ``event_name`` (on ``ref``, the default branch being ``default_branch``)."""
     if not mode:
-        return "input mode is required: authorize, run, report or all"
+        return "input mode is required: authorize, run, report, all or bisect"
     if mode not in MODES:
-        return "input mode must be authorize, run, report or all"
+        return "input mode must be authorize, run, report, all or bisect"
+    if mode in DEFAULT_BRANCH_MODES:
+        return default_branch_refusal(mode, event_name, ref, default_branch)
     if mode == "all" and event_name in TOKEN_FOR_PULL_REQUEST_EVENTS:
         return (
             f"mode all is refused for a {event_name} event: it would run the pull request's code in the job that "
@@ -38,7 +74,12 @@ def mode_refusal(mode: str, event_name: str) -> str | None:
 
 def main() -> int:
     """action.yml's mode step: ``$BENCHGATE_MODE`` against ``$GITHUB_EVENT_NAME``; one ``::error`` line, exit 2."""
-    refusal = mode_refusal(os.environ.get("BENCHGATE_MODE", ""), os.environ.get("GITHUB_EVENT_NAME", ""))
+    refusal = mode_refusal(
+        os.environ.get("BENCHGATE_MODE", ""),
+        os.environ.get("GITHUB_EVENT_NAME", ""),
+        os.environ.get("GITHUB_REF", ""),
+        event_default_branch(os.environ.get("GITHUB_EVENT_PATH", "")),
+    )
     if refusal is None:
         return EXIT_OK
     print(f"::error title=benchgate::{refusal}")
