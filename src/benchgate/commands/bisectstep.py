@@ -54,7 +54,7 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
-    from benchgate.config.history import history_settings, resolve_store
+    from benchgate.config.historysettings import history_settings, resolve_store
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from benchgate.build import releases
@@ -146,7 +147,6 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     from benchgate import results
     from benchgate.run.local import run_benchmarks
     from benchgate.run.plan import RunOptions
-    from benchgate.stats.gate import GatePolicy
 
     record_path = directory / "run.json"
     resume = False
@@ -167,8 +167,7 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
         head_node_args=node_args,
         resume=resume,
         analyze=False,
-        policy=GatePolicy(min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"]),
-        **{name: value for name, value in run.items() if name not in ("node_args", "min_effect", "inconclusive_above")},
+        **{name: value for name, value in run.items() if name != "node_args"},
     )
     status = run_benchmarks(options)
     return None if status == EXIT_OK and record_path.is_file() else status
@@ -212,10 +211,8 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
     from benchgate.report.versionsreport import VersionStep, failure_lines
     from benchgate.stats.analysis import RunData, analyze
-    from benchgate.stats.gate import GatePolicy
-
     # A report of releases gates nothing: no row is drawn as failing a gate.
-    policy = GatePolicy("off", min_effect=run["min_effect"], inconclusive_above=run["inconclusive_above"])
+    policy = replace(run["policy"], threshold="off")
     run_data, summary = RunData.load([str(output / directory)])
     analysis = analyze(run_data, policy)
     chart = None

@@ -124,6 +124,23 @@ def _build_both(options: RunOptions) -> Path:
     return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
 
 
+def _design(options: RunOptions):
+    """The adaptive design of ``--runs auto`` from the run's gate policy (None for fixed runs)."""
+    policy = options.policy
+    return adaptive.design_for(
+        options.runs,
+        options.min_runs,
+        options.max_runs,
+        threshold=policy.threshold,
+        correction=policy.correction,
+        min_effect=policy.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+        pairing=options.pairing,
+        unchanged_confidence=policy.unchanged_confidence,
+        max_resolution=policy.max_resolution,
+    )
+
+
 def build_failure_record(options: RunOptions, error) -> dict:
     """run.json of a ``--repo`` run whose build failed: the report posts "does not build" from it.
 
@@ -146,7 +163,13 @@ def build_failure_record(options: RunOptions, error) -> dict:
         except BenchgateError:
             head_sha = None
         binaries["head"] = {"ref": options.head_ref, "sha": head_sha, "source": "build"}
-    record = _first_record(options, binaries, {"categories": list(options.categories), "shard": options.shard})
+    selection = {"categories": list(options.categories), "shard": options.shard}
+    design = _design(options)
+    if design is not None:
+        selection["files"] = []  # nothing ran: an adaptive record names its (here no) files
+    record = _first_record(options, binaries, selection)
+    if design is not None:  # --runs auto, the default: report reads the design even of a run that never ran
+        record.update(adaptive.new_record_fields(design))
     return {
         **record,
         "ended_at": record["started_at"],
@@ -287,19 +310,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
-    settings = options.policy
-    design = adaptive.design_for(
-        options.runs,
-        options.min_runs,
-        options.max_runs,
-        threshold=settings.threshold,
-        correction=settings.correction,
-        min_effect=settings.min_effect,
-        inconclusive_above=settings.inconclusive_above,
-        pairing=options.pairing,
-        unchanged_confidence=settings.unchanged_confidence,
-        max_resolution=settings.max_resolution,
-    )
+    design = _design(options)
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     _take_cpuset_from_set(options)
