@@ -211,6 +211,7 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
     from benchgate.report.versionsreport import VersionStep, failure_lines
     from benchgate.stats.analysis import RunData, analyze
+
     # A report of releases gates nothing: no row is drawn as failing a gate.
     policy = replace(run["policy"], threshold="off")
     run_data, summary = RunData.load([str(output / directory)])
