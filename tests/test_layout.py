@@ -92,15 +92,10 @@ def test_src_stays_within_its_line_budget():
     assert total <= MAX_SRC_LINES, f"src has {total} lines"
 
 
-# Names still shared (config/settings.py and build/settings.py): this set only shrinks, and any new shared name
-# fails here.
-SHARED_NAMES_TO_RENAME = {"settings.py"}
-
-
 def test_no_two_modules_share_a_file_name():
     names = Counter(path.name for path in (SRC / "benchgate").rglob("*.py") if path.name != "__init__.py")
     shared = {name for name, count in names.items() if count > 1}
-    assert shared - SHARED_NAMES_TO_RENAME == set(), "two modules with one name: name each for what it holds"
+    assert shared == set(), "two modules with one name: name each for what it holds"
 
 
 def test_no_formatter_is_switched_off():

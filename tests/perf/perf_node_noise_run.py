@@ -15,9 +15,10 @@ repository):
 - one ``benchgate run`` per mode (``--modes``, default ``auto,fixed``): the installed ``node`` against
   itself, ``--runs auto`` (the adaptive design, per-row stops) and ``--runs 30`` (compare.js's default).
 
-It prints, per mode: the exit status and verdict, the samples a side summed over the rows and their ratio
-to fixed 30, the rows per decision, and the rows gated coarser than 10 % with their resolution. The
-issue-21 targets: the A/A run passes, and auto takes at most 40 % of fixed 30's samples.
+It prints, per mode: the exit status and verdict, the samples per row and side and their ratio to fixed
+30, the rows per decision, and the rows gated coarser than 10 % with their sigma and resolution (from
+``run --format json``). The issue-21 targets: the A/A run passes, and auto takes at most 40 % of fixed
+30's samples.
 
     BENCHGATE_NODE_BENCHMARK=../shared/node-benchmark/benchmark python tests/perf/perf_node_noise_run.py
     ... --rows 20 --files 4 --modes auto          # a quick look
@@ -91,25 +92,24 @@ def run_mode(benchmark: Path, output: Path, mode: str, *, max_runs: int, seed: i
     runs = ["--runs", "30"] if mode == "fixed" else ["--runs", "auto", "--max-runs", str(max_runs)]
     command = [sys.executable, "-m", "benchgate", "run", "noise", "--benchmark-dir", str(benchmark)]
     command += ["--base-binary", node, "--head-binary", node, *runs, "--seed", str(seed), "--no-progress"]
-    command += ["--output", str(output), "--format", "markdown"]
+    command += ["--output", str(output), "--format", "json"]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode not in VERDICTS:
         sys.exit(f"perf_node_noise_run: {mode} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
     lines = (output / "results.csv").read_text(encoding="utf-8").splitlines()[1:]
-    analysis = subprocess.run(
-        [sys.executable, "-m", "benchgate", "analyze", str(output / "results.csv"), "--format", "json"],
-        capture_output=True,
-        text=True,
-    )
-    rows = json.loads(analysis.stdout)["rows"] if analysis.returncode in VERDICTS and analysis.stdout else []
+    rows = json.loads(done.stdout)["rows"] if done.stdout.startswith("{") else []
     return {
         "status": done.returncode,
         "wall": wall,
         "samples": len(lines) / 2 / max(len(rows), 1),
         "decisions": Counter(str(row.get("decision")) for row in rows),
-        "comment": done.stdout,
+        "coarse": [
+            (f"{row['filename']} {row['configuration']}", row.get("sigma"), row.get("gated_at"), row.get("resolution"))
+            for row in rows
+            if row.get("coarse")
+        ],
     }
 
 
@@ -153,9 +153,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{found['wall']:.0f} | {', '.join(f'{k} {v}' for k, v in sorted(found['decisions'].items()))} |"
         )
     for mode, found in figures.items():
-        coarse = [line for line in found["comment"].splitlines() if "resolution" in line.lower()]
-        if coarse:
-            print(f"\n{mode}: the comment's lines on resolution:\n" + "\n".join(coarse[:20]))
+        if found["coarse"]:
+            print(f"\n{mode}: {len(found['coarse'])} rows gated coarser than 10 % (row, sigma, gated at, resolution):")
+            for name, sigma, gated_at, resolution in found["coarse"]:
+                print(f"- {name}: sigma {sigma:.1f} %, gated at {gated_at:.1f} %, resolution {resolution:.1f} %")
     if args.keep is None:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

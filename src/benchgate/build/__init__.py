@@ -1,7 +1,7 @@
 """Node binaries: built from git refs in worktrees, cached, or fetched as official releases.
 
 - ``builder``: ``build_ref`` (resolve, look up the cache, configure and build, store).
-- ``cache``: the binary cache, its key, locks and eviction; ``settings``: how to build.
+- ``cache``: the binary cache, its key, locks and eviction; ``buildsettings``: how to build.
 - ``steps``: one build command, killed with its process tree; ``compilercache``: ccache wiring.
 - ``worktrees``: git plumbing; ``releases``: official binaries and checks of local ones.
 - ``housekeeping``: eviction with worktrees, orphans and old logs after a build.
@@ -66,7 +66,7 @@ _MODULES = {
         "fetch_release",
         "release_binary",
     ),
-    "settings": (
+    "buildsettings": (
         "DEFAULT_BUILD_COMMAND",
         "DEFAULT_BUILD_TIMEOUT",
         "BuildSettings",

@@ -21,8 +21,8 @@ from typing import IO, TextIO
 
 from benchgate import sandbox
 from benchgate.build import compilercache, housekeeping, untrusted, worktrees
+from benchgate.build.buildsettings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
-from benchgate.build.settings import DEFAULT_BUILD_COMMAND, BuildSettings
 from benchgate.build.steps import run_step
 from benchgate.build.worktrees import merge_base, resolve_commit
 from benchgate.errors import BuildError, InputError

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO
 
 from benchgate.build.builder import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
+from benchgate.build.buildsettings import DEFAULT_BUILD_TIMEOUT
 from benchgate.build.cache import CacheLimit
-from benchgate.build.settings import DEFAULT_BUILD_TIMEOUT
 from benchgate.errors import EXIT_OK, InputError
 
 

@@ -14,7 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from benchgate.build import releases
-from benchgate.build.settings import BuildSettings
+from benchgate.build.buildsettings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.config import Settings, flags
 from benchgate.errors import EXIT_GATE_FAILED, RunError

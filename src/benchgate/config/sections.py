@@ -68,7 +68,7 @@ def parse_changed_files(value: Any, where: str, key: str) -> str:
 
 def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
     # The build module owns the meaning of its settings; validating through it keeps one set of rules.
-    from benchgate.build.settings import BuildSettings
+    from benchgate.build.buildsettings import BuildSettings
 
     if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
         raise fail(where, key, "must be a mapping of build settings (configure-flags, jobs, ccache, ...)")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchgate import results
 from benchgate.build import releases
-from benchgate.build.settings import BuildSettings
+from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
 from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, topology, trust
 from benchgate.run.recorder import now
