@@ -23,6 +23,7 @@ from benchgate import config
 from benchgate.config import flags, schema
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.github import actions_env, events
+from benchgate.github.actions_env import env_name, given
 
 STEPS = ("authorize", "run", "record", "report", "bisect")
 
@@ -31,15 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("action", help="one step of action.yml, from the step's environment")
     parser.add_argument("step", choices=STEPS, help="the step: authorize, run, record, report or bisect")
     parser.set_defaults(handler=lambda args: STEP_HANDLERS[args.step](os.environ))
-
-
-def env_name(name: str) -> str:
-    """The variable a step's ``env:`` gives the input ``name``: BENCHGATE_MIN_EFFECT for min-effect."""
-    return "BENCHGATE_" + name.upper().replace("-", "_")
-
-
-def given(environ: Mapping[str, str], name: str) -> str:
-    return environ.get(env_name(name), "").strip()
 
 
 def input_values(environ: Mapping[str, str], settings: tuple[schema.Setting, ...]) -> dict[str, str]:

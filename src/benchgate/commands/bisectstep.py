@@ -24,9 +24,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from benchgate import config
-from benchgate.commands.action import given
 from benchgate.errors import EXIT_OK, BenchgateError, InputError
 from benchgate.github import actions_env, events
+from benchgate.github.actions_env import given
 
 DEFAULT_SINCE_DAYS = 2
 

@@ -179,3 +179,13 @@ def workflow_run_url() -> str | None:
         return None
     attempt = os.environ.get("GITHUB_RUN_ATTEMPT")
     return f"{server}/{repository}/actions/runs/{run_id}" + (f"/attempts/{attempt}" if attempt else "")
+
+
+def env_name(name: str) -> str:
+    """The variable a step's ``env:`` gives the action input ``name``: BENCHGATE_MIN_EFFECT for min-effect."""
+    return "BENCHGATE_" + name.upper().replace("-", "_")
+
+
+def given(environ: Mapping[str, str], name: str) -> str:
+    """The action input ``name`` as the step's environment gives it, stripped ("" when not given)."""
+    return environ.get(env_name(name), "").strip()
