@@ -160,5 +160,5 @@ def test_a_row_gated_coarser_is_counted_in_the_heading_and_named_with_its_sigma_
     body = comment.render_comment(replaced(ctx, gated=gated))
     assert body.splitlines()[1].endswith("(1 comparison gated coarser than their target)")
     assert "Gated coarser than their target (1), their noise could not reach it:" in body
-    assert "σ 12.3 % cannot reach 10 % by max-runs: gated at 18.0 %, it rules out a regression of 1.4 %" in body
+    assert "σ 12.3 % cannot reach 10 % in the planned runs: gated at 18.0 %, it rules out a regression of 1.4 %" in body
     assert "| unchanged (≤ 18 %) |" in body

@@ -106,8 +106,9 @@ def test_no_sandbox_runs_and_the_record_and_comment_say_so(capsys, tmp_path, mon
     record = json.loads((out / "run.json").read_text())
     assert record["sandbox"] == {"used": False, "untrusted_head": True, "reason": "--no-sandbox"}
     assert runrecord.parse_run_record(record, "run.json").sandbox.unconfined_untrusted
-    # two runs a side decide nothing: inconclusive (exit 6), never a pass
-    assert cli.main(["report", "--dry-run", "--config", str(tmp_path / "absent.yml"), str(out)]) == 6
+    # the same binary on both sides never fails; whether two runs a side already rule out the ceiling's
+    # regression (pass) or not (inconclusive, 6) depends on the measured noise, so either may come
+    assert cli.main(["report", "--dry-run", "--config", str(tmp_path / "absent.yml"), str(out)]) in (0, 6)
     assert "The pull request's code ran without the sandbox** (`--no-sandbox`)" in capsys.readouterr().out
 
 
@@ -120,7 +121,7 @@ def test_given_binaries_are_trusted_and_run_as_before(capsys, tmp_path, monkeypa
     record = json.loads((out / "run.json").read_text())
     assert record["sandbox"] == {"used": False, "untrusted_head": False, "reason": "the head is trusted"}
     assert record["options"]["timeout"] == 1800  # every benchmark process has a time limit by default
-    assert cli.main(["report", "--dry-run", "--config", str(tmp_path / "absent.yml"), str(out)]) == 6  # 2 runs
+    assert cli.main(["report", "--dry-run", "--config", str(tmp_path / "absent.yml"), str(out)]) in (0, 6)
     assert "without the sandbox" not in capsys.readouterr().out
 
 

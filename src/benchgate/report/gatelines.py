@@ -137,7 +137,7 @@ class Coarse:
 
     def sentence(self) -> str:
         return (
-            f"σ {self.sigma:.1f} % cannot reach {self.floor:g} % by max-runs: gated at {self.gated_at:.1f} %, "
+            f"σ {self.sigma:.1f} % cannot reach {self.floor:g} % in the planned runs: gated at {self.gated_at:.1f} %, "
             f"it rules out a regression of {max(self.resolution, 0.0):.1f} %"
         )
 
