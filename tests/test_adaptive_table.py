@@ -123,6 +123,7 @@ def test_no_look_yet_decides_nothing():
         ({"looks": {}}, "looks: must be a list"),
         ({"looks": [{"runs": 5, "csv_bytes": 10}, {"runs": 5, "csv_bytes": 20}]}, "looks must follow each other"),
         ({"looks": [{"runs": 5, "csv_bytes": -1}]}, "looks[0].csv_bytes: must be a whole number"),
+        ({"looks": [{"runs": 5, "csv_bytes": 1, "csv_sha256": "AB" * 32}]}, "looks[0].csv_sha256: must be a sha256"),
         ({"stopped": {"other.js": {"after_runs": 5, "look": 0, "reason": "decided"}}}, "must name a selected file"),
         ({"stopped": {"a.js": {"after_runs": 5, "look": 0, "reason": 7}}}, "reason: must be a short string"),
         ({"stops": 3}, "stops: must be 1 or 2"),

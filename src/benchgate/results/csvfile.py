@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import math
 import os
@@ -278,10 +279,34 @@ def read_samples_prefix(path: Path, size: int) -> pd.DataFrame:
     return read_samples_prefixes(path, [size])[0]
 
 
-def read_samples_prefixes(path: Path, sizes: Sequence[int]) -> tuple[pd.DataFrame, ...]:
-    """``read_samples_prefix`` for each of ``sizes``, reading the file once (every look of a run)."""
+def read_samples_prefixes(
+    path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
+) -> tuple[pd.DataFrame, ...]:
+    """``read_samples_prefix`` for each of ``sizes``, reading the file once (every look of a run).
+
+    ``digests[k]`` (when given and not None): the sha256 that look k recorded of the first ``sizes[k]``
+    bytes; a prefix that no longer has it changed after the look, and the looks do not follow from it.
+    """
     name, data = _read_bytes(path)
+    for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
+        if digest is not None and 0 <= size <= len(data) and prefix_sha256(data[:size]) != digest:
+            raise InputError(
+                f"the recorded looks do not follow from results.csv: its first {size} bytes changed after "
+                f"look {look} (their sha256 is not the one run.json holds)",
+                where=name,
+            )
     return tuple(_prefix_samples(name, data, size) for size in sizes)
+
+
+def prefix_sha256(data: bytes) -> str:
+    """The digest a look records of the results.csv it saw (its first ``csv_bytes`` bytes)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_prefix_sha256(path: Path, size: int) -> str:
+    """``prefix_sha256`` of a file's first ``size`` bytes."""
+    with open(path, "rb") as handle:
+        return prefix_sha256(handle.read(size))
 
 
 def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:

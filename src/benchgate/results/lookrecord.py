@@ -4,7 +4,7 @@
 
     "runs": "auto",
     "design": {...},                 # benchgate.stats.sequential.Design.to_json()
-    "looks": [{"runs": 5, "csv_bytes": 123456, "at": "...", "running_files": 40,
+    "looks": [{"runs": 5, "csv_bytes": 123456, "csv_sha256": "...", "at": "...", "running_files": 40,
                "stopped": ["buffers/buffer-tojson.js"], "undecided_rows": 37}, ...],
     "stops": 2,                      # STOPS_VERSION: what "stopped" holds
     "stopped": [{"filename": "buffers/buffer-tojson.js", "configuration": "n=1000 len=256",
@@ -40,6 +40,7 @@ class Look:
 
     runs: int
     csv_bytes: int
+    csv_sha256: str | None = None  # of those bytes (None: a record from before the digest)
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,18 @@ class AdaptiveRecord:
     version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
 
 
+def _sha256(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise invalid("must be a sha256 in hex (64 lowercase hex digits)")
+    return value
+
+
 class LookEntry(Model):
     """One of run.json's ``looks``."""
 
     runs: Integer(1, MAX_RUNS)
     csv_bytes: Integer(0, 2**62)
+    csv_sha256: Annotated[str, BeforeValidator(_sha256)] | None = None
 
 
 def _short(value: Any) -> Any:

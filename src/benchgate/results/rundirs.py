@@ -221,7 +221,9 @@ def _shards(located: list[tuple[Path, Path | None]], records: list[RunRecord | N
         if record is None or not record.adaptive_run:
             continue
         adaptive = record.adaptive()
-        samples = read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks])
+        samples = read_samples_prefixes(
+            csv_path, [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
+        )
         duet_pairs = run_pairs(record.pairing, record_path, read_samples([csv_path])) if record.pairing.duet else None
         shards.append(AdaptiveShard(str(record_path), adaptive, samples, duet_pairs))
     return shards

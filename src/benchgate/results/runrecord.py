@@ -159,7 +159,7 @@ class RunRecord(fields.Model):
         return AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
-            tuple(Look(look.runs, look.csv_bytes) for look in self.looks),
+            tuple(Look(look.runs, look.csv_bytes, look.csv_sha256) for look in self.looks),
             tuple(
                 Stop(
                     stop.filename,

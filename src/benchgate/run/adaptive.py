@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import read_samples_prefix, read_samples_prefixes
+from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefix, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
@@ -123,7 +123,8 @@ class Adaptive:
         self.pairs = None  # a duet run's pairs so far (results.pairs.run_pairs), read back at each look
         self.stopped: set[tuple[str, str | None]] = {stop.unit for stop in adaptive.stops}
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
-            self.look_samples = list(read_samples_prefixes(csv_path, [look.csv_bytes for look in adaptive.looks]))
+            sizes, digests = [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
+            self.look_samples = list(read_samples_prefixes(csv_path, sizes, digests))
             self._read_pairs()
             shard = AdaptiveShard(where, adaptive, tuple(self.look_samples), self.pairs)
             adaptivetable.check_shard(shard, self.design, self._keys())
@@ -225,6 +226,7 @@ class Adaptive:
         return {
             "runs": runs,
             "csv_bytes": self.state.csv_bytes,
+            "csv_sha256": file_prefix_sha256(self.csv_path, self.state.csv_bytes),
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
             "running_files": running,
             "stopped": stopped,
