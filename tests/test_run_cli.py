@@ -159,7 +159,7 @@ def test_every_run_option_has_a_command_line_option():
     # The handler fills RunOptions by name from the parsed arguments: a renamed dest would go unnoticed.
     parsed = vars(cli.build_parser("run").parse_args(["run", "--output", "out"]))
     # build_settings is resolved from --config and the build options (--configure-flag, ...) by build_settings().
-    computed = {"build_records", "build_settings", "sandbox_record"}  # filled in, not given
+    computed = {"build_settings"}  # resolved, not given (RunOptions is frozen: no field is filled in by planning)
     # The settings' flags come from the schema and reach RunOptions through run_option_values (the gate's as
     # one GatePolicy, policy).
     from_settings = set(run_option_values(Settings(), "run"))

@@ -38,6 +38,7 @@ _MODULES = {
     "plan": (
         "BUILD_LOG_TAIL_LINES",
         "BUILD_LOG_TAIL_CHARS",
+        "BuildFailure",
         "RunOptions",
         "build_failure_record",
         "prepare",

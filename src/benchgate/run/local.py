@@ -15,10 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchgate import results
-from benchgate.build.builder import SideBuildError
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.run import protocol, slots
-from benchgate.run.plan import RunOptions, build_failure_record, prepare
+from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.recorder import Recorder, SessionState, now
 from benchgate.run.session import RunPlan, Session
@@ -64,13 +63,13 @@ def run_benchmarks(options: RunOptions) -> int | None:
     check_output_dir(output)
     try:
         plan, record = prepare(options)
-    except SideBuildError as error:
+    except BuildFailure as failure:
         # The report job must still learn that (and which side) did not build: a record, no samples.
-        results.write_run_record(output / "run.json", build_failure_record(options, error))
+        results.write_run_record(output / "run.json", failure.record)
         with results.ResultsWriter(output / "results.csv"):
             pass
         print(f"benchgate: build failure recorded in {output} (run.json, empty results.csv)", file=sys.stderr)
-        raise
+        raise failure.error from None
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
     if plan is None:

@@ -12,7 +12,7 @@ import os
 import random
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchgate import results
@@ -28,9 +28,9 @@ BUILD_LOG_TAIL_LINES = 20
 BUILD_LOG_TAIL_CHARS = 4000  # under runrecord's limit for one text field
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
-    """The options of one `benchgate run`, as a test would pass them."""
+    """The options of one `benchgate run`, as a test would pass them; planning never changes them."""
 
     output: Path
     categories: tuple[str, ...] = ()
@@ -69,11 +69,9 @@ class RunOptions:
     base_branch: str = "main"
     build_cache: Path | None = None
     build_settings: BuildSettings | None = None  # how --repo builds (the command merges --config and options)
-    build_records: dict = field(default_factory=dict)  # side -> BuildResult.record(), filled by the builds
     trusted: bool = False  # with --repo: the head is trusted code (built and run without the sandbox)
     untrusted_head: bool = False  # given binaries, but the head (or its benchmark/) is a pull request's
     use_sandbox: bool = True  # False: --no-sandbox, untrusted code runs unconfined (recorded)
-    sandbox_record: dict = field(default_factory=dict)  # run.json's "sandbox", decided by prepare
     pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
     slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
 
@@ -91,8 +89,17 @@ def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
 
 
-def _build_both(options: RunOptions) -> Path:
-    """Build (or reuse) base and head from ``--repo``; the binaries and, by default, the head's benchmark/."""
+class BuildFailure(Exception):
+    """A side of a ``--repo`` run did not build: the ``build.SideBuildError`` and the run.json that records it."""
+
+    def __init__(self, error, record: dict) -> None:
+        super().__init__(str(error))
+        self.error, self.record = error, record
+
+
+def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, dict]:
+    """Build (or reuse) base and head from ``--repo``: the options with both binaries, the benchmark/ to run (by
+    default the head's) and the build records (side -> ``BuildResult.record()``)."""
     from benchgate import build
 
     given = [name for name in ("base_binary", "head_binary", "base_version", "head_version") if getattr(options, name)]
@@ -103,25 +110,29 @@ def _build_both(options: RunOptions) -> Path:
     settings = options.build_settings or BuildSettings()
     repo = options.repo.resolve()
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
-    results_by_side = {}
+    results_by_side, records, binaries = {}, {}, {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
-        result = build.build_ref(
-            repo,
-            ref,
-            side=side,
-            settings=settings,
-            cache_dir=options.build_cache,
-            trusted=trusted,
-            use_sandbox=options.use_sandbox,
-            hide=(options.output,),
-        )
+        try:
+            result = build.build_ref(
+                repo,
+                ref,
+                side=side,
+                settings=settings,
+                cache_dir=options.build_cache,
+                trusted=trusted,
+                use_sandbox=options.use_sandbox,
+                hide=(options.output,),
+            )
+        except build.SideBuildError as error:
+            # when the head fails to build, the failure record still names the base built before it
+            raise BuildFailure(error, build_failure_record(options, error, records, sandbox)) from error
         results_by_side[side] = result
-        # Recorded at once: when the head then fails to build, the failure record still names the base.
-        setattr(options, f"{side}_binary", str(result.binary))
-        options.build_records[side] = result.record()
-    return (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+        records[side] = result.record()
+        binaries[f"{side}_binary"] = str(result.binary)
+    benchmark_dir = (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+    return replace(options, **binaries), benchmark_dir, records
 
 
 def _design(options: RunOptions):
@@ -141,10 +152,11 @@ def _design(options: RunOptions):
     )
 
 
-def build_failure_record(options: RunOptions, error) -> dict:
+def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict) -> dict:
     """run.json of a ``--repo`` run whose build failed: the report posts "does not build" from it.
 
-    ``error`` is a ``build.SideBuildError``. The log tail is bounded (runrecord refuses longer text);
+    ``error`` is a ``build.SideBuildError``, ``built`` the records of the sides built before it. The log
+    tail is bounded (runrecord refuses longer text);
     ``infrastructure`` is true only for the base, whose failure is not the pull request's fault.
     """
     from benchgate import build
@@ -152,8 +164,7 @@ def build_failure_record(options: RunOptions, error) -> dict:
     tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message
     tail = tail[-BUILD_LOG_TAIL_CHARS:]
     binaries = {
-        side: {"ref": record.get("ref"), "sha": record.get("sha"), "source": "build"}
-        for side, record in options.build_records.items()
+        side: {"ref": record.get("ref"), "sha": record.get("sha"), "source": "build"} for side, record in built.items()
     }
     binaries[error.side] = {"ref": error.ref, "sha": error.sha, "source": "build"}
     if "head" not in binaries and options.head_ref:
@@ -167,7 +178,7 @@ def build_failure_record(options: RunOptions, error) -> dict:
     design = _design(options)
     if design is not None:
         selection["files"] = []  # nothing ran: an adaptive record names its (here no) files
-    record = _first_record(options, binaries, selection)
+    record = _first_record(options, binaries, selection, sandbox)
     if design is not None:  # --runs auto, the default: report reads the design even of a run that never ran
         record.update(adaptive.new_record_fields(design))
     return {
@@ -175,7 +186,7 @@ def build_failure_record(options: RunOptions, error) -> dict:
         "ended_at": record["started_at"],
         "environment": {},
         "skipped": [],
-        "build": options.build_records,
+        "build": built,
         "build_failure": {
             "side": error.side,
             "ref": error.ref,
@@ -209,7 +220,7 @@ def _check_cpuset(cpuset: str | None) -> None:
         raise InputError("--cpuset needs taskset (util-linux), which is not installed")
 
 
-def _take_cpuset_from_set(options: RunOptions) -> None:
+def _cpuset_of(options: RunOptions) -> str | None:
     """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too.
 
     As in compare.js the first ``CPUSET=`` counts, and the argument still reaches every file with the
@@ -217,11 +228,11 @@ def _take_cpuset_from_set(options: RunOptions) -> None:
     """
     cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
     if not cpusets:
-        return
+        return options.cpuset
     value = cpusets[0].partition("=")[2]
     if options.cpuset not in (None, value):
         raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
-    options.cpuset = value
+    return value
 
 
 def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
@@ -249,7 +260,7 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     return selection, placement
 
 
-def _first_record(options: RunOptions, binaries: dict, selection: dict, **fields) -> dict:
+def _first_record(options: RunOptions, binaries: dict, selection: dict, sandbox: dict, **fields) -> dict:
     """run.json as a run starts it (a build failure's ends there): nothing measured yet."""
     return {
         "schema": 1,
@@ -268,13 +279,15 @@ def _first_record(options: RunOptions, binaries: dict, selection: dict, **fields
         "samples": 0,
         "failures": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
-        "sandbox": options.sandbox_record,
+        "sandbox": sandbox,
     }
 
 
-def _new_record(options: RunOptions, selection, binaries, seed, environment, skipped, placement) -> dict:
+def _new_record(
+    options: RunOptions, selection, binaries, seed, environment, skipped, placement, built, sandbox
+) -> dict:
     binaries = {side: binary.record() for side, binary in binaries.items()}
-    record = _first_record(options, binaries, selection.record(), schedule="interleaved-rotated-v1")
+    record = _first_record(options, binaries, selection.record(), sandbox, schedule="interleaved-rotated-v1")
     record.update(
         seed=seed,
         environment=environment,
@@ -288,15 +301,18 @@ def _new_record(options: RunOptions, selection, binaries, seed, environment, ski
         protocol.add_warning(record["protocol_warnings"], note)
     if placement is not None:
         record["selection"]["changed"] = placement
-    if options.build_records:
-        record["build"] = options.build_records
-        for side, build in options.build_records.items():
+    if built:
+        record["build"] = built
+        for side, build in built.items():
             record["binaries"][side].update({"ref": build.get("ref"), "sha": build.get("sha"), "source": "build"})
     return record
 
 
 def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
-    """The plan and the run.json record of a new or resumed run; the plan is None when nothing is selected."""
+    """The plan and the run.json record of a new or resumed run; the plan is None when nothing is selected.
+
+    A ``--repo`` side that does not build raises ``BuildFailure``, which holds the run.json to write.
+    """
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
@@ -313,20 +329,22 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     design = _design(options)
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
-    _take_cpuset_from_set(options)
-    _check_cpuset(options.cpuset)
-    options.cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, options.cpuset)
+    cpuset = _cpuset_of(options)
+    _check_cpuset(cpuset)
+    cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)
+    options = replace(options, cpuset=cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     untrusted = trust.untrusted_head(options)
     found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
-    options.sandbox_record = trust.record(untrusted, found)
+    sandbox = trust.record(untrusted, found)
     if untrusted and found is None:
         print("benchgate: warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
+    built: dict = {}
     if options.repo is not None:
-        benchmark_dir = _build_both(options)
+        options, benchmark_dir, built = _build_both(options, sandbox)
     else:
         benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
     selection, placement = _select(options, benchmark_dir)
@@ -346,7 +364,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     environment = topology.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
     skipped = suite.http_skips(selection) if selection is not None else []
-    record = _new_record(options, chosen, binaries, seed, environment, skipped, placement)
+    record = _new_record(options, chosen, binaries, seed, environment, skipped, placement, built, sandbox)
     if design is not None:  # with nothing to run too: report reads the design of --runs auto, the default
         record.update(adaptive.new_record_fields(design))
     if selection is None:
