@@ -137,9 +137,11 @@ def test_run_writes_results_and_record_and_prints_markdown(capsys, tmp_path):
         "--cpuset",
         "0-1",
     )
-    # Two runs a side cannot rule out a 10 % regression at the gate's level: inconclusive, never a pass.
-    assert status == EXIT_INCONCLUSIVE, stdout
-    assert "### ❓ benchgate: inconclusive: " in stdout and "| " in stdout and "Runner" in stdout
+    # The same binary never fails. Two runs a side may rule out the resolution a row is gated at (pass) or not
+    # (inconclusive): the measured noise decides, so either may come, and the heading says which.
+    heading = {0: "### ✅ benchgate: ", EXIT_INCONCLUSIVE: "### ❓ benchgate: inconclusive: "}
+    assert status in heading, stdout
+    assert heading[status] in stdout and "| " in stdout and "Runner" in stdout
     record = json.loads((out / "run.json").read_text())
     assert record["schema"] == 1 and record["tool"] == "benchgate" and record["complete"] is True
     assert record["seed"] == 11 and record["runs"] == 2
@@ -221,7 +223,7 @@ def test_http_benchmarks_without_a_load_generator_are_skipped_not_reported(capsy
         "--output",
         str(out),
     )
-    assert status == EXIT_INCONCLUSIVE  # two runs decide nothing
+    assert status in (0, EXIT_INCONCLUSIVE)  # the same binary: never a fail (the measured noise decides which)
     assert "skipped net/http-simple.js: HTTP benchmark needs autocannon or wrk" in err
     assert "skipped: net/http-simple.js" in stdout
     record = json.loads((out / "run.json").read_text())
