@@ -120,6 +120,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="what one benchmark process runs: one configuration of a file, as its common.js forks it (default; "
         "with --runs auto each comparison stops on its own), or the whole file, as compare.js runs it",
     )
+    parser.add_argument(
+        "--store",
+        dest="history_store",
+        metavar="URL",
+        help="the history store whose runs of main give each row's noise before the run (default $BENCHGATE_HISTORY, "
+        "else --config's history.store; none: the base's samples)",
+    )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
         "--progress-interval",
@@ -136,6 +143,7 @@ def _handler(args: argparse.Namespace) -> int:
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
     settings = flags.settings_from_flags(args, "run")
     given.update(run_option_values(settings, "run"))
+    given["history_store"] = history_store(args.history_store, args.config)
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
         build_settings=build_settings(args.config, build_overrides(args)),
@@ -162,6 +170,15 @@ def run_option_values(settings: Settings, command: str) -> dict:
             value = None  # the run's own maximum for auto (60), not the labels' cap
         values[_RUN_OPTION_NAMES.get(setting.attr, setting.attr)] = None if value == "" else value
     return values
+
+
+def history_store(option: str | None, config_path: Path | None) -> str | None:
+    """The run's history store: ``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``; None."""
+    from benchgate import config
+    from benchgate.config.historysettings import configured_store, history_settings
+
+    configured = history_settings(config.read_config_file(config_path).get("history", ()) if config_path else ())
+    return configured_store(option, configured)
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:

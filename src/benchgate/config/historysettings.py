@@ -69,8 +69,15 @@ def history_settings(items: tuple[tuple[str, Any], ...]) -> HistorySettings:
 
 def resolve_store(option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None) -> str:
     """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else the default."""
+    return configured_store(option, configured, environment) or DEFAULT_STORE
+
+
+def configured_store(
+    option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None
+) -> str | None:
+    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
     environment = os.environ if environment is None else environment
     for candidate in (option, environment.get(ENVIRONMENT), configured.store):
         if candidate:
             return candidate
-    return DEFAULT_STORE
+    return None

@@ -76,3 +76,28 @@ def series(
     finally:
         store.engine.dispose()
     return [Series(key, tuple(found)) for key, found in sorted(points.items())]
+
+
+def main_spreads(
+    store_url: str, files, *, runner: str, node_flags: str, branch: str = "main"
+) -> dict[tuple[str, str], list[float]]:
+    """Per row (filename, configuration) of ``files``, the ``log_spread`` of each stored run of ``branch`` on
+    ``runner`` whose head ran with ``node_flags``, oldest first (a prior's input: ``stats.resolution``)."""
+    runs, rows = storeschema.runs, storeschema.rows
+    query = (
+        select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
+        .join(runs, runs.c.id == rows.c.run_id)
+        .where(rows.c.side == "head", runs.c.branch == branch, runs.c.runner == runner)
+        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))))
+        .order_by(runs.c.date, runs.c.id)
+    )
+    found: dict[tuple[str, str], list[float]] = {}
+    store = open_store(store_url, must_exist=True)
+    try:
+        with errors_translated(store), store.engine.connect() as connection:
+            if check_for_reading(connection, store):
+                for row in connection.execute(query):
+                    found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
+    finally:
+        store.engine.dispose()
+    return found

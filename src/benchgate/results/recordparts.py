@@ -1,6 +1,6 @@
 """The parts of run.json (``benchgate.results.runrecord.RunRecord``): binaries, selection, options, progress,
-failures and skips, the sandbox, a build failure, the configurations of each file, and the checks of the free-form
-fields (environment, durations, design).
+failures and skips, the sandbox, a build failure, the configurations of each file, the prior from main's history,
+and the checks of the free-form fields (environment, durations, design).
 """
 
 from typing import Annotated, Any, Literal
@@ -125,6 +125,35 @@ class FileConfigurations(fields.Model):
 
     rows: Annotated[tuple[ConfigurationRow, ...], Field(max_length=fields.MAX_CONFIGURATIONS)] = ()
     flags: dict[str, fields.Strings(64, fields.MAX_TEXT)] = {}
+
+
+class PriorRow(fields.Model):
+    """One row's prior: the per-sample variance of its log rates main's history gave, from ``runs`` stored runs."""
+
+    filename: fields.Text(fields.MAX_NAME)
+    configuration: fields.Text(fields.MAX_NAME)
+    variance: Annotated[fields.Number, Field(gt=0)]
+    runs: fields.Integer(1, fields.MAX_RUNS)
+
+
+class Prior(fields.Model):
+    """run.json's ``prior`` (``benchgate.run.prior``): what main's history said of each row's noise before the run.
+
+    ``store``: the store's URL, password hidden; ``runner``: the runner fingerprint whose runs were read;
+    ``node_flags``: the base's node arguments they ran with; ``recent``: at most this many runs per row. A row
+    not in ``rows`` had too few: its base's samples decide how coarsely it is gated.
+    """
+
+    store: fields.Text(1024)
+    runner: fields.Text(64)
+    branch: fields.Text(256) = "main"
+    node_flags: fields.Text(fields.MAX_TEXT) = ""
+    recent: fields.Integer(1, fields.MAX_RUNS)
+    rows: Annotated[tuple[PriorRow, ...], Field(max_length=fields.MAX_STOPS)] = ()
+
+    def variances(self) -> tuple[tuple[str, str, float], ...]:
+        """(filename, configuration, variance) per row, as ``RunSummary.prior`` holds them."""
+        return tuple((row.filename, row.configuration, row.variance) for row in self.rows)
 
 
 def check_environment(value: Any) -> Any:

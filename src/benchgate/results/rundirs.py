@@ -77,6 +77,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         build_failure=build_failures[0] if build_failures else None,
         sandbox=sandboxes[0] if sandboxes else None,
         pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
+        prior=tuple(row for summary in records for row in summary.prior),  # the shards' rows are their own
     )
 
 

@@ -37,6 +37,7 @@ from benchgate.results.recordparts import (
     FailureEntry,
     FileConfigurations,
     Options,
+    Prior,
     Progress,
     SandboxUse,
     Selection,
@@ -101,6 +102,7 @@ class RunRecord(fields.Model):
     looks: Annotated[tuple[LookEntry, ...], Field(max_length=fields.MAX_LOOKS)] = ()
     stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
     stopped: Annotated[tuple[StopEntry, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    prior: Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
     @classmethod
@@ -204,6 +206,7 @@ class RunRecord(fields.Model):
             build_failure=self.build_failure,
             sandbox=self.sandbox,
             pairing=self.pairing.mode,
+            prior=() if self.prior is None else self.prior.variances(),
         )
 
     def check_resumable(self, where: str) -> None:
@@ -282,6 +285,12 @@ class RunSummary:
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
     pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
+    prior: tuple[tuple[str, str, float], ...] = ()  # (filename, configuration, variance): run.json's prior
+
+    @property
+    def prior_variances(self) -> dict[tuple[str, str], float]:
+        """The run's prior per (filename, configuration), as ``stats.analysis.RunData.prior`` takes it."""
+        return {(filename, configuration): variance for filename, configuration, variance in self.prior}
 
 
 def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:

@@ -107,7 +107,10 @@ class Adaptive:
         self.state = state  # the session's: csv_bytes is results.csv's size after the last finished job
         self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
-        adaptive = parse_run_record(record, where).adaptive()
+        parsed = parse_run_record(record, where)
+        adaptive = parsed.adaptive()
+        # main's history's noise per row (benchgate.run.prior), read before the run: every look gates by it
+        self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
         self.last_of_iteration: dict[int, int] = {}
@@ -127,7 +130,7 @@ class Adaptive:
             self.look_samples = list(read_samples_prefixes(csv_path, sizes, digests))
             self._read_pairs()
             shard = AdaptiveShard(where, adaptive, tuple(self.look_samples), self.pairs)
-            adaptivetable.check_shard(shard, self.design, self._keys())
+            adaptivetable.check_shard(shard, self.design, self._keys(), self.prior)
         if progress is not None:  # until the next look, every running file is expected to run to it
             taken = len(record["looks"])
             upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
@@ -194,7 +197,7 @@ class Adaptive:
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return
         replayed, units = adaptivetable.replay_samples(
-            self.design, self.files, self.look_samples, keys, self.row_files, self.pairs
+            self.design, self.files, self.look_samples, keys, self.row_files, self.pairs, self.prior
         )
         for position, look in enumerate(replayed.stopped_after.tolist()):
             if look >= 0 and look < k and units[position] not in self.stopped:

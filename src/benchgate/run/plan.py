@@ -19,7 +19,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, topology, trust
+from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, topology, trust
 from benchgate.run.recorder import now
 from benchgate.run.session import RunPlan, plan_from_record
 from benchgate.stats import gate
@@ -74,6 +74,7 @@ class RunOptions:
     use_sandbox: bool = True  # False: --no-sandbox, untrusted code runs unconfined (recorded)
     pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
     slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
+    history_store: str | None = None  # a configured history store: main's runs give each row's noise (run.prior)
 
 
 def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:
@@ -335,6 +336,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     options = replace(options, cpuset=cpuset)
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
+    if options.history_store:  # a malformed URL is refused now, not after the builds
+        prior.shown_store(options.history_store)
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     untrusted = trust.untrusted_head(options)
@@ -370,6 +373,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if selection is None:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
+    prior.attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
     plan = RunPlan(
         benchmark_dir=selection.benchmark_dir,
         files=tuple(name for name in selection.files if name not in skipped_files),

@@ -24,7 +24,7 @@ import numpy as np
 from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
-from benchgate.stats.resolution import Coarsening
+from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
 from benchgate.stats.yuenwelch import STAT_FIELDS, Stats, subset
@@ -76,15 +76,17 @@ def replay_samples(
     keys,
     row_files: frozenset[str] | set[str] = frozenset(),
     pairs: tuple | None = None,
+    prior=None,
 ) -> tuple[Replay, list[Unit]]:
     """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units.
 
     ``pairs``: a duet run's (base rows, head rows, head CPU sets) in its results.csv
     (``results.pairs.run_pairs``); each look is decided on the pairs both of whose samples it saw.
+    ``prior``: the run's per-row variances from main's history (``resolution.prior_for``'s mapping).
     """
     looks = [_look(samples, keys, pairs) for samples in look_samples]
     units, unit_of_row = stop_units(keys, files, row_files)
-    return replay(design, looks, unit_of_row, len(units)), units
+    return replay(design, looks, unit_of_row, len(units), prior_var=prior_for(keys, prior)), units
 
 
 def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
@@ -101,8 +103,9 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     return base, head, pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
 
 
-def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]]) -> Replay | None:
-    """Replay one adaptive run's recorded looks for the rows ``keys`` and check it against its record.
+def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
+    """Replay one adaptive run's recorded looks for the rows ``keys`` (with its ``prior``) and check it against
+    its record.
 
     None when no look was recorded. InputError when the looks are not the design's or the
     replay does not reach the recorded stops (results.csv or run.json changed).
@@ -110,7 +113,7 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
     replayed, units = None, []
     if shard.look_samples:
         replayed, units = replay_samples(
-            design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs
+            design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs, prior
         )
     _check_record(shard, design, replayed, units)
     return replayed
@@ -153,13 +156,15 @@ def decide_shards(
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE,
     unchanged_confidence: float = decisions.DEFAULT_UNCHANGED_CONFIDENCE,
     max_resolution: float | None = None,
+    prior=None,
 ) -> pd.DataFrame:
     """The decision table (``gatetable.decide_samples``' columns) of ``keys`` from the adaptive runs ``shards``.
 
     ``alpha``/``min_effect`` per key (the report's policy and rules: the run stopped by its own
     design, which any stopping rule may; the decisions follow the report's, ``unchanged_confidence``
     too, its risk spent over the looks by the design's unchanged spending; ``max_resolution``, the report's
-    ceiling for rows that cannot reach their target by the design's max-runs, None: strict). InputError when a
+    ceiling for rows that cannot reach their target by the design's max-runs, None: strict; ``prior``: the run's
+    per-row variances from main's history, ``resolution.prior_for``'s mapping). InputError when a
     shard's design is malformed, the shards' designs differ, or a replay contradicts the record.
     """
     wanted = [(str(f), str(c)) for f, c in keys]
@@ -179,7 +184,7 @@ def decide_shards(
         files = set(shard.record.files)
         shard_rows = [index for index, key in enumerate(keys) if key[0] in files]
         shard_keys = [keys[index] for index in shard_rows]
-        replayed = check_shard(shard, here, shard_keys)
+        replayed = check_shard(shard, here, shard_keys, prior)
         histories.append((len(shard_rows), replayed.history if replayed is not None else []))
         rows += shard_rows
     if design is None or sorted(rows) != list(range(len(keys))):
@@ -205,7 +210,9 @@ def decide_shards(
         power=design.power,
         unchanged_confidence=unchanged_confidence,
         unchanged_weights=shares[:count],
-        coarsening=None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1]),
+        coarsening=None
+        if max_resolution is None
+        else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_for(keys, prior)),
     )
     table = decision_table(
         keys,

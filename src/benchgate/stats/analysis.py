@@ -10,6 +10,7 @@ the verdict is a ``Verdict``. The per-row decisions themselves are ``gate.decide
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -55,19 +56,22 @@ class RunData:
 
     ``shards``: an adaptive run's shards with their looks (``results.rundirs.load``); ``pairs``: a
     duet run's pairs (``results.pairs.pair_indices``). ``method`` says which decides (``of``
-    derives it from them).
+    derives it from them). ``prior``: per (filename, configuration), the per-sample variance of log
+    rates main's history gave the run before it started (run.json's ``prior``; the rows it does not
+    name are gated by their base's samples), so that every analysis gates each row as the run did.
     """
 
     samples: pd.DataFrame
     method: Method = Method.UNPAIRED
     shards: tuple = ()
     pairs: tuple | None = None
+    prior: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None) -> RunData:
+    def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None, prior=None) -> RunData:
         """The run data of a run: adaptive when it has looks, else paired when it has pairs, else unpaired."""
         method = Method.ADAPTIVE if shards else Method.PAIRED if pairs is not None else Method.UNPAIRED
-        return cls(samples, method, tuple(shards or ()), pairs)
+        return cls(samples, method, tuple(shards or ()), pairs, dict(prior or {}))
 
     @classmethod
     def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
@@ -75,7 +79,7 @@ class RunData:
         from benchgate.results import rundirs
 
         samples, run, shards = rundirs.load(list(arguments))
-        return cls.of(samples, shards, run.pairs), run
+        return cls.of(samples, shards, run.pairs, run.prior_variances), run
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,11 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
         return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
     test = None
     if run_data.method == Method.ADAPTIVE:
-        decided = gate.decide_adaptive_rows(comparisons, list(run_data.shards), policy)
+        decided = gate.decide_adaptive_rows(comparisons, list(run_data.shards), policy, run_data.prior)
     elif run_data.method == Method.PAIRED:
         decided = gate.decide_paired_rows(comparisons, run_data.samples, run_data.pairs, policy)
     else:
-        decided = gate.decide_rows(comparisons, run_data.samples, policy)
+        decided = gate.decide_rows(comparisons, run_data.samples, policy, run_data.prior)
     if run_data.pairs is not None:  # a duet run: decided on its pairs (over its looks with --runs auto)
         from benchgate.stats.paired import PAIRED_TEST
 

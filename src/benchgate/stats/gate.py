@@ -101,11 +101,12 @@ class GatePolicy:
                 f"max-resolution must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {self.max_resolution!r}"
             )
 
-    def coarsening(self, runs: float | None = None, share: float = 1.0):
-        """How rows that cannot reach their target are gated (None: strict); ``runs``: a side at the plan's end."""
+    def coarsening(self, runs: float | None = None, share: float = 1.0, trusted_var=None):
+        """How rows that cannot reach their target are gated (None: strict); ``runs``: a side at the plan's end;
+        ``trusted_var``: per row, main's history's variance (``resolution.prior_for``)."""
         from benchgate.stats.resolution import Coarsening
 
-        return None if self.max_resolution is None else Coarsening(self.max_resolution, runs, share)
+        return None if self.max_resolution is None else Coarsening(self.max_resolution, runs, share, trusted_var)
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -151,9 +152,12 @@ def row_rules(filenames, policy: GatePolicy) -> RowRules:
     return RowRules(thresholds, effects, ignored, sigmas)
 
 
-def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons`` from the samples (a fixed-runs analysis), in its order."""
+def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy, prior=None) -> pd.DataFrame:
+    """The gate's decision per row of ``comparisons`` from the samples (a fixed-runs analysis), in its order.
+
+    ``prior``: per (filename, configuration), main's history's per-sample variance (``RunData.prior``)."""
     from benchgate.stats import gatetable
+    from benchgate.stats.resolution import prior_for
 
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
@@ -165,15 +169,15 @@ def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
-        coarsening=policy.coarsening(),
+        coarsening=policy.coarsening(trusted_var=prior_for(keys, prior)),
     )
 
 
-def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePolicy) -> pd.DataFrame:
+def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePolicy, prior=None) -> pd.DataFrame:
     """The gate's decision per row of ``comparisons`` from adaptive runs (``results.rundirs.load``).
 
-    The recorded looks are replayed and checked (``benchgate.stats.adaptivetable``); the levels
-    and minimum effects are this policy's, per row.
+    The recorded looks are replayed and checked (``benchgate.stats.adaptivetable``) with the run's
+    ``prior`` (as ``decide_rows``); the levels and minimum effects are this policy's, per row.
     """
     from benchgate.stats import adaptivetable
 
@@ -188,6 +192,7 @@ def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePo
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
         max_resolution=policy.max_resolution,
+        prior=prior,
     )
 
 

@@ -189,3 +189,11 @@ def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS)
         if len(values) >= PRIOR_MIN_RUNS:
             out[index] = float(np.median(values**2))
     return out
+
+
+def prior_for(keys, known) -> np.ndarray | None:
+    """Per key ``(filename, configuration)``, its prior variance in ``known`` (a mapping; NaN: none, the base's
+    samples decide); None when ``known`` is empty, so that a run without history is decided as before."""
+    if not known:
+        return None
+    return np.array([known.get((str(f), str(c)), np.nan) for f, c in keys], dtype=float)

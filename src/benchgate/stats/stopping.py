@@ -265,6 +265,7 @@ def replay(
     *,
     alpha: np.ndarray | float | None = None,
     min_effect: np.ndarray | float | None = None,
+    prior_var: np.ndarray | None = None,
 ) -> Replay:
     """Recompute a (possibly unfinished) run from the samples each look saw, for one report.
 
@@ -272,7 +273,8 @@ def replay(
     design the look's pairs (``look_statistics``), as they stood when look k was taken (the
     live run records where, e.g. results.csv's size); only the looks taken so far are given.
     A unit's rows (``unit_of_row``: see ``files_to_stop``) take part in a look until the unit
-    stops, so the live run, a resumed run and ``benchgate report`` agree.
+    stops, so the live run, a resumed run and ``benchgate report`` agree. ``prior_var``: the run's prior
+    (``decide_at_look``), as the run recorded it.
     """
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     stopped_after = np.full(units, -1, dtype=np.int64)
@@ -283,7 +285,7 @@ def replay(
     for k, (base, head, *pairs) in enumerate(looks):
         active = stopped_after[unit_of_row] < 0
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
-        result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache)
+        result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache, prior_var=prior_var)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
         for unit, reason in enumerate(stop_reasons(design, result, unit_of_row, stopping)):
             reasons[unit] = reason or reasons[unit]

@@ -1,0 +1,75 @@
+"""Main's history as prior knowledge: each selected row's noise before the run starts (run.json's ``prior``).
+
+When a history store is configured, main's most recent runs (``stats.resolution.PRIOR_RUNS``) on this
+runner's fingerprint (the same CPU model, count and governor the run records; ``history.runentry``), with
+the base's node flags, give each row a per-sample variance of its log rates (``prior_variance``: the
+median of their squared spreads). The run gates by it (which rows cannot reach their target by max-runs,
+from the first look on) and records it, so that every later analysis gates as the run did. A row with
+fewer than ``PRIOR_MIN_RUNS`` stored runs is not in the prior: its base's samples decide, as without a
+store. The head's samples never enter it. A store that cannot be read costs a warning, never the run.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from benchgate.errors import StoreCorrupt, StoreUnavailable
+
+
+def shown_store(store_url: str) -> str:
+    """The store's URL with its password hidden; InputError (exit 2, before anything is built) for one that is not a
+    store URL. Whether the store can be reached is only asked when the prior is read."""
+    from benchgate.history.store import open_store
+
+    try:
+        store = open_store(store_url)
+    except StoreUnavailable as error:  # a SQLite file in a missing directory: the reader says so, as a warning
+        return error.where or store_url
+    store.engine.dispose()
+    return store.shown
+
+
+def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dict | None, str | None]:
+    """run.json's ``prior`` for the rows of ``files`` (None when the store gave none) and a warning, if any.
+
+    ``environment``: the run record's (its runner facts); ``node_args``: the base's node arguments.
+    """
+    from benchgate.history.reading import main_spreads
+    from benchgate.history.runentry import runner_fingerprint
+    from benchgate.stats.resolution import PRIOR_RUNS, prior_variance
+
+    runner = runner_fingerprint({key: value for key, value in environment.items() if key != "warnings"})
+    flags = " ".join(node_args)
+    shown = shown_store(store_url)
+    try:
+        spreads = main_spreads(store_url, files, runner=runner, node_flags=flags)
+    except (StoreUnavailable, StoreCorrupt) as error:  # history being down must not fail a run
+        return None, f"no prior from main's history (the base's samples decide how coarsely rows are gated): {error}"
+    keys = sorted(spreads)
+    variances = prior_variance([spreads[key] for key in keys], PRIOR_RUNS)
+    rows = [
+        {
+            "filename": key[0],
+            "configuration": key[1],
+            "variance": float(variance),
+            "runs": min(len(spreads[key]), PRIOR_RUNS),
+        }
+        for key, variance in zip(keys, variances.tolist(), strict=True)
+        if variance == variance  # NaN: too few runs, the base's samples decide
+    ]
+    prior = {"store": shown, "runner": runner, "branch": "main", "node_flags": flags, "recent": PRIOR_RUNS}
+    return {**prior, "rows": rows}, None
+
+
+def attach_prior(record: dict, store_url: str | None, files) -> None:
+    """Read the prior into ``record`` (a new run's) when a store is configured; a store that is down is a warning."""
+    if not store_url or not files:
+        return
+    node_args = record["binaries"]["base"].get("node_args") or ()
+    prior, warning = read_prior(store_url, files, record["environment"], node_args)
+    if prior is not None:
+        record["prior"] = prior
+        known = len(prior["rows"])
+        print(f"benchgate: main's history ({prior['store']}) gives the noise of {known} row(s)", file=sys.stderr)
+    if warning is not None:
+        record["environment"].setdefault("warnings", []).append(warning[:512])
