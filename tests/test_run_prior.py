@@ -24,15 +24,17 @@ import numpy as np
 import pytest
 
 from benchgate import cli, results
+from benchgate.errors import InputError
 from benchgate.history.runentry import runner_fingerprint
-from benchgate.run import system
+from benchgate.results.runrecord import parse_run_record
+from benchgate.run import prior, system
 from benchgate.stats import analysis
 from benchgate.stats.gate import GatePolicy
 from benchgate.stats.resolution import PRIOR_RUNS
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 FILE = "prior/rows.js"
 HEAD_FLAG = "--stack-trace-limit=7"  # only the head runs with it: the stub's way to tell the sides apart
 HISTORY_SIGMA = {"steady": 0.01, "loud": 0.08, "headnoisy": 0.01}
@@ -90,7 +92,7 @@ def _facts(cpu_model: str | None = None) -> dict:
     return {**found, "cpu_model": cpu_model} if cpu_model else found
 
 
-def _history_run(directory: Path, index: int, rng, *, facts: dict, sigma: dict) -> Path:
+def _history_run(directory: Path, index: int, rng, *, facts: dict, sigma: dict, flags: tuple = ()) -> Path:
     """A run of main (commit ``index``), 10 samples a side per row, as `benchgate run` writes one."""
     with results.ResultsWriter(directory / "results.csv") as writer:
         for row, noise in sigma.items():
@@ -106,7 +108,7 @@ def _history_run(directory: Path, index: int, rng, *, facts: dict, sigma: dict) 
             "tool": "benchgate",
             "binaries": {
                 "base": {"version": "v22.0.0", "sha": f"{index:02x}" * 20, "node_args": [], "source": "build"},
-                "head": {"version": "v22.0.0", "sha": sha, "node_args": [], "source": "build"},
+                "head": {"version": "v22.0.0", "sha": sha, "node_args": list(flags), "source": "build"},
             },
             "selection": {"files": [FILE]},
             "runs": 10,
@@ -158,6 +160,7 @@ def _rows(table) -> dict:
     return {name.split("row=")[1].strip("'"): row for name, row in table.set_index("configuration").iterrows()}
 
 
+@needs_node
 def test_the_prior_is_main_history_on_this_runner_and_recorded(adaptive_run, store):
     out, completed = adaptive_run
     assert completed.returncode in (0, 6), completed.stderr  # headnoisy may stay undecided, nothing fails
@@ -173,6 +176,7 @@ def test_the_prior_is_main_history_on_this_runner_and_recorded(adaptive_run, sto
         assert 0.6 < np.sqrt(by_row[row]["variance"]) / sigma < 1.4
 
 
+@needs_node
 def test_history_decides_which_rows_are_coarse_never_the_head(adaptive_run):
     out, _ = adaptive_run
     run_data, _ = analysis.RunData.load([str(out)])
@@ -191,6 +195,7 @@ def test_history_decides_which_rows_are_coarse_never_the_head(adaptive_run):
     assert table["loud"]["decision"] == "unchanged"
 
 
+@needs_node
 def test_report_reproduces_the_run_and_a_changed_prior_is_refused(adaptive_run, tmp_path, capsys):
     out, completed = adaptive_run
     assert cli.main(["report", str(out), "--dry-run"]) == completed.returncode
@@ -208,6 +213,7 @@ def test_report_reproduces_the_run_and_a_changed_prior_is_refused(adaptive_run, 
     assert "the recorded stops do not follow from results.csv" in err and "row='loud'" in err
 
 
+@needs_node
 def test_a_row_never_seen_falls_back_to_the_base_and_fixed_runs_use_the_prior(tmp_path, store):
     out, completed = _run(tmp_path, "fixed", "--runs", "6", "--store", store)
     assert completed.returncode in (0, 6), completed.stderr
@@ -221,6 +227,7 @@ def test_a_row_never_seen_falls_back_to_the_base_and_fixed_runs_use_the_prior(tm
     assert with_prior["loud"]["coarse"] and not without["loud"]["coarse"]
 
 
+@needs_node
 def test_a_store_that_is_down_warns_and_the_run_goes_on(tmp_path):
     down = "postgresql+psycopg://nobody@127.0.0.1:9/none"
     out, completed = _run(tmp_path, "down", "--runs", "2", "--store", down)
@@ -231,8 +238,56 @@ def test_a_store_that_is_down_warns_and_the_run_goes_on(tmp_path):
     assert "prior" not in record and any("no prior" in text for text in record["environment"]["warnings"])
 
 
+@needs_node
 def test_a_malformed_store_url_is_refused_before_anything_runs(tmp_path, capsys):
     status = cli.main(["run", "all", "--store", "not a url", "--output", str(tmp_path / "o"), "--runs", "2"])
     err = capsys.readouterr().err
     assert status == 2 and "not a database URL" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+def _record(url: str, run: Path, *extra: str) -> None:
+    assert cli.main(["history", "record", str(run), "--store", url, "--config", "", *extra]) == 0
+
+
+def test_the_prior_counts_main_on_this_runner_with_the_base_flags_and_enough_runs(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    rng = np.random.default_rng(3)
+    quiet, noisy = {"steady": 0.01}, {"steady": 0.2}
+    for index in range(3):  # main, no flags: the prior
+        _record(url, _history_run(tmp_path / f"main{index}", index, rng, facts=_facts(), sigma=quiet))
+    for index in range(3, 6):  # another branch, then main with other flags: neither counts for a plain base
+        _record(url, _history_run(tmp_path / f"b{index}", index, rng, facts=_facts(), sigma=noisy), "--branch", "dev")
+    for index in range(6, 8):  # only two runs with --jitless: too few for a prior of their own
+        run = _history_run(tmp_path / f"j{index}", index, rng, facts=_facts(), sigma=noisy, flags=("--jitless",))
+        _record(url, run)
+    environment = {**_facts(), "warnings": ["unrelated"]}
+    found, warning = prior.read_prior(url, [FILE, "other/file.js"], environment, ())
+    assert warning is None and [row["runs"] for row in found["rows"]] == [3]
+    assert found["rows"][0]["configuration"] == _configuration("steady")
+    assert 0.5 < np.sqrt(found["rows"][0]["variance"]) / 0.01 < 1.5
+    jitless, _ = prior.read_prior(url, [FILE], environment, ("--jitless",))
+    assert jitless["rows"] == [] and jitless["node_flags"] == "--jitless"
+    elsewhere, _ = prior.read_prior(url, [FILE], _facts("Another CPU"), ())
+    assert elsewhere["rows"] == [] and elsewhere["runner"] != found["runner"]
+    # nothing recorded yet (no SQLite file): an empty prior, no warning, and no file created
+    empty, warning = prior.read_prior(f"sqlite:///{tmp_path / 'none.db'}", [FILE], environment, ())
+    assert warning is None and empty["rows"] == [] and not (tmp_path / "none.db").exists()
+    corrupt = tmp_path / "bad.db"
+    corrupt.write_bytes(b"\x00garbage" * 512)
+    missing, warning = prior.read_prior(f"sqlite:///{corrupt}", [FILE], environment, ())
+    assert missing is None and "no prior from main's history" in warning and "not a" in warning
+    capsys.readouterr()
+
+
+def test_run_json_prior_is_typed_and_older_records_still_read():
+    base = {"schema": 1, "selection": {"files": [FILE]}}
+    row = {"filename": FILE, "configuration": "n=1", "variance": 0.0004, "runs": 4}
+    entry = {"store": "sqlite:///h.db", "runner": "abc", "recent": PRIOR_RUNS, "rows": [row]}
+    record = parse_run_record({**base, "prior": entry}, "run.json")
+    assert record.summary().prior_variances == {(FILE, "n=1"): 0.0004}
+    assert parse_run_record(base, "run.json").prior is None and parse_run_record(base, "run.json").summary().prior == ()
+    for bad, where in (({**row, "variance": -1.0}, "variance"), ({**row, "variance": "x"}, "variance")):
+        with pytest.raises(InputError, match=where) as caught:
+            parse_run_record({**base, "prior": {**entry, "rows": [bad]}}, "run.json")
+        assert "prior.rows[0]" in str(caught.value)

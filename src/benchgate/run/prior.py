@@ -16,17 +16,18 @@ import sys
 from benchgate.errors import StoreCorrupt, StoreUnavailable
 
 
-def shown_store(store_url: str) -> str:
-    """The store's URL with its password hidden; InputError (exit 2, before anything is built) for one that is not a
-    store URL. Whether the store can be reached is only asked when the prior is read."""
+def shown_store(store_url: str) -> tuple[str, bool]:
+    """The store's URL with its password hidden, and whether it may hold runs (False: a SQLite file not created yet,
+    nothing recorded). InputError (exit 2, before anything is built) for a URL that is not a store's; whether the
+    store can be reached is only asked when the prior is read."""
     from benchgate.history.store import open_store
 
     try:
         store = open_store(store_url)
     except StoreUnavailable as error:  # a SQLite file in a missing directory: the reader says so, as a warning
-        return error.where or store_url
+        return error.where or store_url, True
     store.engine.dispose()
-    return store.shown
+    return store.shown, store.sqlite_path is None or store.sqlite_path.is_file()
 
 
 def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dict | None, str | None]:
@@ -40,9 +41,9 @@ def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dic
 
     runner = runner_fingerprint({key: value for key, value in environment.items() if key != "warnings"})
     flags = " ".join(node_args)
-    shown = shown_store(store_url)
-    try:
-        spreads = main_spreads(store_url, files, runner=runner, node_flags=flags)
+    shown, recorded = shown_store(store_url)
+    try:  # an empty history (nothing recorded yet) is no warning: every row falls back to its base's samples
+        spreads = main_spreads(store_url, files, runner=runner, node_flags=flags) if recorded else {}
     except (StoreUnavailable, StoreCorrupt) as error:  # history being down must not fail a run
         return None, f"no prior from main's history (the base's samples decide how coarsely rows are gated): {error}"
     keys = sorted(spreads)
