@@ -193,13 +193,23 @@ def test_history_decides_which_rows_are_coarse_never_the_head(adaptive_run):
     }
     assert stops["loud"]["reason"] == "decided" and stops["loud"]["look"] == 0 and stops["loud"]["after_runs"] == 5
     assert table["loud"]["decision"] == "unchanged"
+    # The σ the reports show (and a noise budget reads) is the one that gated: history's where known.
+    for row in ("steady", "loud", "headnoisy"):
+        assert table[row]["sigma"] == pytest.approx(100 * np.sqrt(run_data.prior[(FILE, _configuration(row))]))
+    assert table["fresh"]["sigma"] > 4  # the base's own, 8 % noise
 
 
 @needs_node
 def test_report_reproduces_the_run_and_a_changed_prior_is_refused(adaptive_run, tmp_path, capsys):
     out, completed = adaptive_run
     assert cli.main(["report", str(out), "--dry-run"]) == completed.returncode
-    capsys.readouterr()
+    comment = capsys.readouterr().out
+    run_data, _ = analysis.RunData.load([str(out)])
+    loud = _rows(analysis.analyze(run_data, GatePolicy()).table)["loud"]
+    line = next(line for line in comment.splitlines() if line.startswith("- 🔍") and "row='loud'" in line)
+    assert f"σ {loud['sigma']:.1f} % (main's history)" in line and f"gated at {loud['gated_at']:.1f} %" in line
+    fresh = next(line for line in comment.splitlines() if line.startswith("- 🔍") and "row='fresh'" in line)
+    assert "main's history" not in fresh
     # The prior decided the stops: a record whose prior says loud is quiet does not replay to them.
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)

@@ -30,7 +30,8 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
         title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
-    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
+    prior = ctx.run.prior_variances if ctx.run is not None else {}
+    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above, prior)
     if coarse and outcome.verdict != FAIL:
         title += f" ({plural(len(coarse), 'comparison')} gated coarser than their target)"
     lines = [title, ""]

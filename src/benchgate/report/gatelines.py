@@ -134,16 +134,19 @@ class Coarse:
     gated_at: float  # percent: the regression it had to rule out
     resolution: float  # percent: the regression it ruled out
     floor: float  # its target
+    from_history: bool = False  # its σ is main's history's (run.json's prior), not this run's base's
 
     def sentence(self) -> str:
+        source = " (main's history)" if self.from_history else ""
         return (
-            f"σ {self.sigma:.1f} % cannot reach {self.floor:g} % in the planned runs: gated at {self.gated_at:.1f} %, "
-            f"it rules out a regression of {max(self.resolution, 0.0):.1f} %"
+            f"σ {self.sigma:.1f} %{source} cannot reach {self.floor:g} % in the planned runs: "
+            f"gated at {self.gated_at:.1f} %, it rules out a regression of {max(self.resolution, 0.0):.1f} %"
         )
 
 
-def coarse_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Coarse]:
-    """The judged unchanged rows gated coarser than their target (``gate``'s ``coarse``), coarsest first."""
+def coarse_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float, prior=()) -> list[Coarse]:
+    """The judged unchanged rows gated coarser than their target (``gate``'s ``coarse``), coarsest first;
+    ``prior``: the (filename, configuration) keys whose σ came from main's history."""
     rows = gated[gated["coarse"] & (gated["decision"] == "unchanged")]
     rows = rows.sort_values("gated_at", ascending=False, kind="mergesort")
     return [
@@ -153,6 +156,7 @@ def coarse_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: floa
             float(row.gated_at),
             float(row.resolution),
             _floor(row, min_effect, inconclusive_above),
+            (row.filename, row.configuration) in prior,
         )
         for row in rows.itertuples(index=False)
     ]

@@ -222,6 +222,7 @@ def decide_shards(
         unchanged_confidence,
         max_runs=design.max_runs,
         last_share=shares[-1],
+        prior_var=prior_for(keys, prior),
     )
     return table.iloc[back].reset_index(drop=True)
 

@@ -171,18 +171,22 @@ def decision_table(
     *,
     max_runs: int = AUTO_MAX_RUNS,
     last_share: float = 1.0,
+    prior_var: np.ndarray | None = None,
 ):
     """``decision_frame`` of ``result``, with the runs each undecided row would need and its noise.
 
-    ``sigma``: the row's per-sample noise (percent, the base's); ``noisy_mde``: the resolution it would
-    reach with ``max_runs`` runs a side at that noise and an estimate of 0 (``last_share``: the unchanged
-    risk's share there).
+    ``sigma``: the row's per-sample noise (percent, trusted: main's history where ``prior_var`` knows it,
+    else the base's); ``noisy_mde``: the resolution it would reach with ``max_runs`` runs a side at that
+    noise and an estimate of 0 (``last_share``: the unchanged risk's share there).
     """
     needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
-    noisy_mde = reachable(current, trusted_variance(current), float(max_runs), level, 0.5)
-    return decision_frame(keys, result, needed, (noise_sigma(current), noisy_mde))
+    noisy_mde = reachable(current, trusted_variance(current, prior_var), float(max_runs), level, 0.5)
+    sigma = noise_sigma(current)
+    if prior_var is not None and current.log:  # the noise that gated the row is the one the reports show
+        sigma = np.where(np.isfinite(prior_var), 100 * np.sqrt(prior_var), sigma)
+    return decision_frame(keys, result, needed, (sigma, noisy_mde))
 
 
 def decide_samples(
@@ -225,4 +229,5 @@ def decide_samples(
         unchanged_confidence=unchanged_confidence,
         coarsening=coarsening,
     )
-    return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)
+    prior_var = None if coarsening is None else coarsening.trusted_var
+    return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence, prior_var=prior_var)
