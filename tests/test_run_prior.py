@@ -301,3 +301,16 @@ def test_run_json_prior_is_typed_and_older_records_still_read():
         with pytest.raises(InputError, match=where) as caught:
             parse_run_record({**base, "prior": {**entry, "rows": [bad]}}, "run.json")
         assert "prior.rows[0]" in str(caught.value)
+
+
+def test_the_run_store_is_the_option_then_the_environment_then_the_config(tmp_path, monkeypatch):
+    from benchgate.commands.run import history_store
+
+    config = tmp_path / "benchgate.yml"
+    config.write_text("history:\n  store: sqlite:///from-file.db\n")
+    monkeypatch.delenv("BENCHGATE_HISTORY", raising=False)
+    assert history_store(None, None) is None  # nothing configured: no prior (the default file does not count)
+    assert history_store(None, config) == "sqlite:///from-file.db"
+    monkeypatch.setenv("BENCHGATE_HISTORY", "sqlite:///env.db")
+    assert history_store(None, config) == "sqlite:///env.db"
+    assert history_store("sqlite:///option.db", config) == "sqlite:///option.db"

@@ -11,6 +11,7 @@ store. The head's samples never enter it. A store that cannot be read costs a wa
 
 from __future__ import annotations
 
+import math
 import sys
 
 from benchgate.errors import StoreCorrupt, StoreUnavailable
@@ -53,7 +54,7 @@ def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dic
             "filename": key[0],
             "configuration": key[1],
             "variance": float(variance),
-            "runs": min(len(spreads[key]), PRIOR_RUNS),
+            "runs": sum(1 for spread in spreads[key][-PRIOR_RUNS:] if spread > 0 and math.isfinite(spread)),
         }
         for key, variance in zip(keys, variances.tolist(), strict=True)
         if variance == variance  # NaN: too few runs, the base's samples decide
