@@ -200,19 +200,39 @@ def _percent(value: object) -> str:
     return "n/a" if value is None else f"{float(value):.1f} %"
 
 
+DRAWN_BINS = ((0.0, 1.0), (1.0, 3.0), (3.0, 8.3), (8.3, 100.0))  # percent: where the machine's floor shows
+
+
+def noise_lines(truth: dict[str, float], realised: dict[str, float]) -> list[str]:
+    """The realised sigma against the drawn one: ratios overall and by drawn sigma, and what the machine added."""
+    names = [name for name in truth if name in realised]
+    drawn = np.array([truth[name] for name in names])
+    found = np.array([realised[name] for name in names])
+    ratio = found / drawn
+    added = 100 * np.sqrt(np.maximum(found**2 - drawn**2, 0.0))  # what this machine added, in quadrature
+    bins = []
+    for low, high in DRAWN_BINS:
+        picked = (100 * drawn > low) & (100 * drawn <= high)
+        if picked.any():
+            bins.append(f"{low:g}-{high:g} %: {np.median(ratio[picked]):.2f} ({int(picked.sum())} rows)")
+    return [
+        f"realised sigma (pooled within sides, from results.csv) over drawn, {len(names)} rows: median "
+        f"{np.median(ratio):.2f}, 90th percentile {np.percentile(ratio, 90):.2f}, max {ratio.max():.2f}; realised "
+        f"sigma median {100 * np.median(found):.1f} %, 90th percentile {100 * np.percentile(found, 90):.1f} %, "
+        f"max {100 * found.max():.1f} % (drawn: {100 * np.median(drawn):.1f} %, "
+        f"{100 * np.percentile(drawn, 90):.1f} %, {100 * drawn.max():.1f} %)",
+        f"median ratio by drawn sigma: {'; '.join(bins)}",
+        f"noise added by this machine (sqrt(realised^2 - drawn^2)): median {np.median(added):.1f} %, 90th "
+        f"percentile {np.percentile(added, 90):.1f} %; rows realised over twice their drawn sigma: "
+        f"{int((ratio > 2).sum())}",
+    ]
+
+
 def report_mode(mode: str, found: dict, truth: dict[str, float]) -> None:
     """The realised noise against the drawn, the stops, the coarse rows and every row not unchanged."""
-    names = [name for name in truth if name in found["realised"]]
-    drawn = np.array([truth[name] for name in names])
-    realised = np.array([found["realised"][name] for name in names])
-    ratio = realised / drawn
-    print(
-        f"\n{mode}: realised sigma (pooled within sides, from results.csv) over drawn, {len(names)} rows: "
-        f"median {np.median(ratio):.2f}, 90th percentile {np.percentile(ratio, 90):.2f}, max {ratio.max():.2f}; "
-        f"realised sigma median {100 * np.median(realised):.1f} %, 90th percentile "
-        f"{100 * np.percentile(realised, 90):.1f} %, max {100 * realised.max():.1f} % "
-        f"(drawn: {100 * np.median(drawn):.1f} %, {100 * np.percentile(drawn, 90):.1f} %, {100 * drawn.max():.1f} %)"
-    )
+    print()
+    for line in noise_lines(truth, found["realised"]):
+        print(f"{mode}: {line}")
     print(f"{mode}: {found['load']}; samples per row (fewer side) {found['spread']}")
     if found["stops"]:
         stops = sorted(found["stops"].items(), key=lambda item: (item[0].split()[0], int(item[0].split()[-1])))
