@@ -16,8 +16,8 @@ import pytest
 from nodelike import NodeLikeRepo, git, make_node_like_repo, marker_lines
 
 from benchgate import cli
+from benchgate.build import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
 from benchgate.build import cache as buildcache
-from benchgate.build.builder import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
 from benchgate.build.cache import BinaryCache, CacheLimit
 from benchgate.errors import EXIT_BUILD_FAILED, InputError
 

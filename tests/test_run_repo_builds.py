@@ -17,7 +17,7 @@ import pytest
 from nodelike import make_node_like_repo, marker_lines
 
 from benchgate import cli, results
-from benchgate.build.builder import BuildSettings, build_ref
+from benchgate.build import BuildSettings, build_ref
 from benchgate.commands.authorize import authorize
 from benchgate.commands.report import report_results
 from benchgate.commands.run import build_settings

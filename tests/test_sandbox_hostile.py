@@ -30,7 +30,7 @@ from nodelike import example_benchmark_files, make_node_like_repo
 from sandboxing import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
 from benchgate import results
-from benchgate.build.builder import BuildSettings, build_ref
+from benchgate.build import BuildSettings, build_ref
 
 FAKE_TOKEN = "ghs_fakeTokenForTheSandboxTest0123456789"
 SETTINGS = BuildSettings(ninja=False)

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nodelike import make_node_like_repo, marker_lines  # noqa: E402
 
-from benchgate.build.builder import BuildSettings, build_ref  # noqa: E402
+from benchgate.build import BuildSettings, build_ref  # noqa: E402
 
 LIMIT_SECONDS = 2.0
 BUILD_ONLY = """

@@ -17,28 +17,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
 from benchgate import sandbox
 from benchgate.build import compilercache, housekeeping, untrusted, worktrees
-from benchgate.build.buildsettings import DEFAULT_BUILD_COMMAND, BuildSettings
-from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, cache_key, default_cache_dir
+from benchgate.build.buildsettings import BuildSettings
+from benchgate.build.cache import BinaryCache, CacheEntry, cache_key, default_cache_dir
 from benchgate.build.steps import run_step
-from benchgate.build.worktrees import merge_base, resolve_commit
+from benchgate.build.worktrees import resolve_commit
 from benchgate.errors import BuildError, InputError
-
-__all__ = [
-    "DEFAULT_BUILD_COMMAND",
-    "BaseBuildError",
-    "CacheLimit",
-    "BuildResult",
-    "BuildSettings",
-    "HeadBuildError",
-    "SideBuildError",
-    "build_ref",
-    "merge_base",
-    "resolve_commit",
-]
 
 SIDES = ("base", "head")
 LOG_TAIL_LINES = 8
@@ -57,8 +44,6 @@ class SideBuildError(BuildError):
 
 class HeadBuildError(SideBuildError):
     """The PR head does not build: the PR fails the gate."""
-
-    infrastructure = False
 
 
 class BaseBuildError(SideBuildError):
@@ -147,6 +132,8 @@ def build_ref(
     key = cache_key({"sha": sha, "trusted": trusted, **settings.key_inputs(env)})
     # The full key in the name lets cleanup tell which entry (and lock) a worktree belongs to.
     worktree = cache.root / "worktrees" / f"{sha[:12]}-{key}"
+    sandboxing = untrusted.Sandboxing(use_sandbox, tuple(hide))
+    job = BuildJob(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, sandboxing)
 
     def waiting() -> None:
         print(f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})", file=sys.stderr)
@@ -157,16 +144,11 @@ def build_ref(
             cache.touch(entry)
             with cache.lock(f"git-{worktrees.repo_id(repo)}"):
                 worktrees.ensure_worktree(repo, worktree, sha)
-            return replace(_cached_result(entry, ref, side, worktree, started, trusted), in_use=cache.hold(key))
+            return replace(_cached_result(job, entry), in_use=cache.hold(key))
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
-        sandboxing = untrusted.Sandboxing(use_sandbox, tuple(hide))
-        job = BuildJob(
-            cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, sandboxing=sandboxing
-        )
-        result = _build_and_store(job)
-        result = replace(result, in_use=cache.hold(key))
+        result = replace(_build_and_store(job), in_use=cache.hold(key))
     housekeeping.tidy(cache, repo, keep=key)
     return result
 
@@ -189,10 +171,36 @@ class BuildJob:
     echo: TextIO | None  # where the build's output is echoed as well as logged
     sandboxing: untrusted.Sandboxing
 
+    def error(self, message: str, log: Path | None) -> SideBuildError:
+        """The head's failure fails the PR; the base's is an infrastructure error."""
+        error_class = HeadBuildError if self.side == "head" else BaseBuildError
+        return error_class(message, side=self.side, ref=self.ref, sha=self.sha, log=log)
+
+    def fail(self, log: Path, what: str) -> NoReturn:
+        """Raise the failed build's error, its worktree removed unless the settings keep it."""
+        if not self.settings.keep_failed_worktree:
+            worktrees.remove_worktree(self.worktree, worktrees.git_common_dir(self.repo))
+        where = f"{self.side} build of {self.ref} ({self.sha[:12]})"
+        raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
+
+    def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
+        """The result of this job with the binary of ``entry``."""
+        fields.setdefault("sha", self.sha)
+        return BuildResult(
+            binary=entry.binary,
+            ref=self.ref,
+            side=self.side,
+            key=entry.key,
+            worktree=self.worktree,
+            duration=time.monotonic() - self.started,
+            trusted=self.trusted,
+            binary_sha256=entry.sha256,
+            **fields,
+        )
+
 
 def _build_and_store(job: BuildJob) -> BuildResult:
     """Check out, configure and build one side into the binary cache (its log beside it)."""
-    env = dict(job.env)
     if not job.trusted and job.sandboxing.use:
         sandbox.probe()  # no sandbox, no untrusted build: refused before anything is checked out
     logs = job.cache.root / "logs"
@@ -203,14 +211,14 @@ def _build_and_store(job: BuildJob) -> BuildResult:
         with job.cache.lock(f"git-{worktrees.repo_id(job.repo)}"):
             worktrees.ensure_worktree(job.repo, job.worktree, job.sha)
         worktrees.clean_worktree(job.worktree)
-    except InputError as error:  # the job.ref resolved, so this is the machine (disk, permissions), not the input
-        message = f"{job.side} checkout of {job.ref} ({job.sha[:12]}) in {job.worktree} failed: {error.message}"
-        raise _side_error(message, side=job.side, ref=job.ref, sha=job.sha, log=None) from None
+    except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
+        where = f"{job.side} checkout of {job.ref} ({job.sha[:12]}) in {job.worktree}"
+        raise job.error(f"{where} failed: {error.message}", None) from None
 
     ccache = compilercache.find_ccache() if job.settings.use_ccache is not False else None
     if job.settings.use_ccache and ccache is None:
         raise InputError("ccache was requested but is not installed")
-    # Only job.trusted builds (the base branch) may write the compiler job.cache.
+    # Only trusted builds (the base branch) may write the compiler cache.
     access = "read-write" if job.trusted else "read-only"
     confined = None
     if not job.trusted:
@@ -220,6 +228,7 @@ def _build_and_store(job: BuildJob) -> BuildResult:
         )
     sandbox_record = confined.record() if confined else None
     stats_log = untrusted.stats_log_path(confined, job.worktree, log_path.with_suffix(".ccache-stats"))
+    env = dict(job.env)
     if ccache:
         env = compilercache.ccache_env(
             env,
@@ -230,30 +239,16 @@ def _build_and_store(job: BuildJob) -> BuildResult:
             read_only=not job.trusted,
             max_size=job.settings.ccache_max_size,
         )
-    steps = [argv for argv in (job.settings.configure_argv(), job.settings.build_argv()) if argv]
     stats = None
-    # The timeout bounds the whole build (configure and build command together).
-    deadline = time.monotonic() + job.settings.timeout if job.settings.timeout else None
     try:
         with open(log_path, "wb") as log:
-            how = untrusted.log_note(sandbox_record)
             log.write(
                 f"# benchgate build: side={job.side} ref={job.ref} sha={job.sha} key={job.key}\n"
                 f"# worktree={job.worktree} trusted={job.trusted} ccache={access}"
-                f"{'' if ccache else ' (not used)'} {how}\n".encode()
+                f"{'' if ccache else ' (not used)'} {untrusted.log_note(sandbox_record)}\n".encode()
             )
-            failure = None
             with untrusted.git_link_kept(job.worktree) if confined else contextlib.nullcontext():
-                for argv in steps:
-                    log.write(f"$ {shlex.join(argv)}\n".encode())
-                    log.flush()
-                    command, step_env = confined.wrap(argv, cwd=job.worktree, env=env) if confined else (argv, env)
-                    remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
-                    status = run_step(command, job.worktree, step_env, log, job.echo, remaining)
-                    if status != 0:
-                        outcome = "timed out" if status is None else f"exited with status {status}"
-                        failure = f"`{shlex.join(argv)}` {outcome}"
-                        break
+                failure = _run_steps(job, log, env, confined)
             if ccache:
                 stats = untrusted.read_stats(confined, stats_log, read_only=not job.trusted)
                 log.write(f"# {stats.summary()}\n".encode())
@@ -261,7 +256,7 @@ def _build_and_store(job: BuildJob) -> BuildResult:
         if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
             failure = f"the build produced no executable {job.settings.binary_path}"
         if failure is not None:
-            _fail(job.side, job.ref, job.sha, log_path, failure, job.repo, job.worktree, job.settings)
+            job.fail(log_path, failure)
         metadata = {
             "sha": job.sha,
             "ref": job.ref,
@@ -277,55 +272,48 @@ def _build_and_store(job: BuildJob) -> BuildResult:
             "sandbox": sandbox_record,
         }
         if confined:
-            # The job.worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
+            # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
             try:
                 with untrusted.copied_binary(job.cache, job.worktree, job.settings.binary_path) as copy:
                     entry = job.cache.store(job.key, copy, metadata, log_path)
             except sandbox.UnsafePath as error:
-                what = f"the build produced no executable {job.settings.binary_path} ({error})"
-                _fail(job.side, job.ref, job.sha, log_path, what, job.repo, job.worktree, job.settings)
+                job.fail(log_path, f"the build produced no executable {job.settings.binary_path} ({error})")
         else:
             entry = job.cache.store(job.key, built, metadata, log_path)
     finally:
-        with contextlib.suppress(OSError):  # in a sandboxed build's job.worktree it may be anything
+        with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
             stats_log.unlink()
-    # Build outputs are in the job.cache now; the job.worktree keeps only the sources (benchmark/ for the runner).
+    # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
     worktrees.clean_worktree(job.worktree)
-    return BuildResult(
-        binary=entry.binary,
-        sha=job.sha,
-        ref=job.ref,
-        side=job.side,
-        key=job.key,
-        cached=False,
-        log=log_path,
-        worktree=job.worktree,
-        duration=time.monotonic() - job.started,
-        trusted=job.trusted,
-        binary_sha256=entry.sha256,
-        ccache=stats,
-        ccache_mode=access if ccache else "disabled",
-        sandbox=sandbox_record,
-    )
+    mode = access if ccache else "disabled"
+    return job.result(entry, cached=False, log=log_path, ccache=stats, ccache_mode=mode, sandbox=sandbox_record)
 
 
-def _cached_result(
-    entry: CacheEntry, ref: str, side: str, worktree: Path, started: float, trusted: bool
-) -> BuildResult:
+def _run_steps(job: BuildJob, log: BinaryIO, env: dict[str, str], confined: sandbox.Confinement | None) -> str | None:
+    """Configure, then the build command, each logged; what failed, or None."""
+    # The timeout bounds the whole build (configure and build command together).
+    deadline = time.monotonic() + job.settings.timeout if job.settings.timeout else None
+    for argv in (job.settings.configure_argv(), job.settings.build_argv()):
+        if not argv:
+            continue
+        log.write(f"$ {shlex.join(argv)}\n".encode())
+        log.flush()
+        command, step_env = confined.wrap(argv, cwd=job.worktree, env=env) if confined else (argv, env)
+        remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
+        status = run_step(command, job.worktree, step_env, log, job.echo, remaining)
+        if status != 0:
+            return f"`{shlex.join(argv)}` {'timed out' if status is None else f'exited with status {status}'}"
+    return None
+
+
+def _cached_result(job: BuildJob, entry: CacheEntry) -> BuildResult:
     """The result of a binary cache hit."""
     ccache = entry.metadata.get("ccache")
-    return BuildResult(
-        binary=entry.binary,
+    return job.result(
+        entry,
         sha=entry.metadata.get("sha", ""),
-        ref=ref,
-        side=side,
-        key=entry.key,
         cached=True,
         log=entry.log,
-        worktree=worktree,
-        duration=time.monotonic() - started,
-        trusted=trusted,
-        binary_sha256=entry.sha256,
         # The stats of the build that produced the entry; nothing was compiled this time.
         ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
         ccache_mode="not used (binary cache hit)",
@@ -346,18 +334,3 @@ def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
         if line.strip() and not line.startswith("# ") and not _EXCERPT_LINE.match(line)
     ]
     return "\n".join(kept[-lines:])
-
-
-def _fail(
-    side: str, ref: str, sha: str, log: Path, what: str, repo: Path, worktree: Path, settings: BuildSettings
-) -> None:
-    if not settings.keep_failed_worktree:
-        worktrees.remove_worktree(worktree, worktrees.git_common_dir(repo))
-    message = f"{side} build of {ref} ({sha[:12]}) failed: {what}; log {log}; last lines:\n{log_tail(log)}"
-    raise _side_error(message, side=side, ref=ref, sha=sha, log=log)
-
-
-def _side_error(message: str, *, side: str, ref: str, sha: str, log: Path | None) -> SideBuildError:
-    """The head's failure fails the PR; the base's is an infrastructure error."""
-    error_class = HeadBuildError if side == "head" else BaseBuildError
-    return error_class(message, side=side, ref=ref, sha=sha, log=log)

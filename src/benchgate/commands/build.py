@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from benchgate.build.builder import DEFAULT_BUILD_COMMAND, SIDES, BuildResult, BuildSettings, build_ref
-from benchgate.build.buildsettings import DEFAULT_BUILD_TIMEOUT
+from benchgate.build.builder import SIDES, BuildResult, build_ref
+from benchgate.build.buildsettings import DEFAULT_BUILD_COMMAND, DEFAULT_BUILD_TIMEOUT, BuildSettings
 from benchgate.build.cache import CacheLimit
 from benchgate.errors import EXIT_OK, InputError
 

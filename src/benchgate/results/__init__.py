@@ -15,61 +15,14 @@ It imports nothing of benchgate's but ``benchgate.errors``.
 
 from benchgate._lazy import exports
 
+# The package's public API; everything else is imported from its module.
 _MODULES = {
-    "csvfile": (
-        "CSV_HEADER",
-        "REQUIRED_COLUMNS",
-        "BASE",
-        "HEAD",
-        "SAMPLE_COLUMNS",
-        "empty_samples",
-        "read_samples",
-        "read_samples_prefix",
-        "read_samples_prefixes",
-        "ResultsWriter",
-        "sample_keys_after",
-    ),
-    "jsformat": (
-        "DECIMAL",
-        "js_number",
-        "is_decimal_text",
-        "field_text",
-        "format_sample_line",
-        "js_inspect",
-        "format_configuration",
-    ),
-    "lookrecord": (
-        "AUTO",
-        "Look",
-        "Stop",
-        "AdaptiveRecord",
-    ),
-    "recordfields": (
-        "MAX_NAME",
-        "MAX_LIST",
-        "MAX_TEXT",
-        "MAX_LOOKS",
-        "MAX_FILES",
-        "MAX_RECORD_BYTES",
-    ),
-    "rundirs": (
-        "MAX_CSV_BYTES",
-        "MAX_SHARDS",
-        "merge",
-        "locate",
-        "load",
-        "nothing_selected",
-        "AdaptiveShard",
-    ),
-    "pairs": (
-        "PAIRS_FILE",
-        "Pair",
-        "Pairing",
-        "PairsWriter",
-        "pairing_record",
-        "read_pairs",
-        "pair_indices",
-    ),
+    "csvfile": ("CSV_HEADER", "SAMPLE_COLUMNS", "empty_samples", "read_samples", "ResultsWriter", "sample_keys_after"),
+    "jsformat": ("js_number", "field_text", "format_sample_line", "js_inspect", "format_configuration"),
+    "lookrecord": ("AUTO",),
+    "recordfields": ("MAX_RECORD_BYTES",),
+    "rundirs": ("load",),
+    "pairs": ("PAIRS_FILE", "PairsWriter", "pairing_record"),
     "recordparts": (
         "Binary",
         "BuildFailure",
@@ -83,10 +36,6 @@ _MODULES = {
         "parse_run_record",
         "load_run_record",
         "write_run_record",
-    ),
-    "timefield": (
-        "nanoseconds",
-        "parse_times",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

@@ -1,24 +1,14 @@
-"""The compare.js CSV (results.csv): the only module that reads or writes it.
+"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it.
 
-The CSV is the format Node's ``benchmark/compare.js`` prints::
+Samples come back as a DataFrame with ``SAMPLE_COLUMNS``: ``side`` (Categorical: base, head),
+``filename`` and ``configuration`` (their text exactly, never numbers), ``rate``, ``time`` (seconds,
+float64) and ``time_ns`` (exact whole nanoseconds, nullable Int64: a float64 cannot hold Node's
+9-decimal time strings past about 10**7 s). A time is missing (NaN, NA) where the file has no time
+column or the field is empty.
 
-    "binary","filename","configuration","rate","time"
-    "old","buffers/buffer-compare.js","n=1000000 size=16","12345.6","0.08"
-
-Samples come back as a DataFrame with one row per sample and the columns
-``side`` ("base" or "head"), ``filename``, ``configuration``, ``rate``,
-``time`` (seconds, float64) and ``time_ns`` (the time in exact whole
-nanoseconds, nullable Int64: a float64 cannot hold Node's 9-decimal time
-strings past about 10**7 s). ``side`` is a Categorical with categories
-[base, head]; ``filename`` and ``configuration`` hold the fields' text
-exactly (never converted to numbers). A time is missing (NaN, NA) where the
-file has no time column or the field is empty: benchgate writes an empty time
-when a harness sent one that cannot be written (see ``jsformat.field_text``).
-
-Reading takes two paths to the same result: pandas' C parser on the raw bytes
-(fast), and, whenever that parser or a check on its result finds anything off,
-an exact record-by-record parse that knows the physical line of every record
-(quoted newlines and blank lines included) and raises the precise error.
+Reading takes two paths to the same result: pandas' C parser on the raw bytes (fast), and, whenever
+that parser or a check on its result finds anything off, an exact record-by-record parse that knows
+the physical line of every record (quoted newlines and blank lines included) and raises the precise error.
 """
 
 from __future__ import annotations

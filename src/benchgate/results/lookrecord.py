@@ -1,26 +1,10 @@
 """An adaptive run's record (``runs: "auto"`` in run.json): its design, the looks it took and why units stopped.
 
-``benchgate run --runs auto`` writes, beside the usual fields::
-
-    "runs": "auto",
-    "design": {...},                 # benchgate.stats.sequential.Design.to_json()
-    "looks": [{"runs": 5, "csv_bytes": 123456, "csv_sha256": "...", "at": "...", "running_files": 40,
-               "stopped": ["buffers/buffer-tojson.js"], "undecided_rows": 37}, ...],
-    "stops": 2,                      # STOPS_VERSION: what "stopped" holds
-    "stopped": [{"filename": "buffers/buffer-tojson.js", "configuration": "n=1000 len=256",
-                 "after_runs": 5, "look": 0, "reason": "decided"}, ...],
-    "configurations": {"buffers/buffer-tojson.js": {...}, ...}   # benchgate.run.configurations
-
-A stop is a *unit*: one comparison (``configuration`` set) of a file whose jobs run one
-configuration each (the files in ``configurations``), or a whole file (``configuration``
-null) whose jobs run it all. Records before ``stops: 2`` (every job a whole file) kept
-``"stopped": {filename: {"after_runs", "look", "reason"}}``: they are read as whole-file stops,
-which is what they were; ``--resume`` refuses them (``STOPS_VERSION``).
-
-The entries are part of the run record's model (``benchgate.results.runrecord``), which checks
-types, sizes and how the stops fit the selection; the design's meaning is ``Design.from_json``'s
-to check, and the stops are checked against a replay of the samples by whoever decides from them.
-``Look``, ``Stop`` and ``AdaptiveRecord`` are the plain view the replay reads.
+The fields are in docs/formats.md ("run.json": ``design``, ``looks``, ``stops``, ``stopped``). A stop
+is a *unit*: one comparison of a file run one configuration a job, or a whole file (``configuration``
+null). Records before ``stops: 2`` kept an object of whole-file stops: they are read as such, which is
+what they were; ``--resume`` refuses them. The run record's model checks the entries' types and sizes;
+the stops are checked against a replay of the samples by whoever decides from them.
 """
 
 from dataclasses import dataclass

@@ -1,20 +1,7 @@
 """A duet run's pairing (``--pairing duet``): pairs.csv next to results.csv, and run.json's ``pairing``.
 
-results.csv keeps compare.js's five columns, so which base sample ran with which head sample is
-written beside it, one pair a line::
-
-    "filename","configuration","iteration","base_line","head_line","base_cpus","head_cpus"
-    "buffers/buffer-tojson.js","n=10000 len=256","0","2","3","1","0"
-
-``base_line``/``head_line`` are the line numbers of the two samples in results.csv (the header is
-line 1; benchgate writes one sample a line), ``base_cpus``/``head_cpus`` the CPU sets each half
-ran on (drawn per pair from the seed). run.json's ``pairing`` holds the mode, the number of
-pairs, of samples outside any pair (a half whose other half failed, a file that ran alone)
-and of dropped pairs.
-
-Read back, all of it is untrusted: every field is type-checked, and a record that could not
-have come from a run is refused with one line: a line used twice, a line out of range, lines
-of different rows or of the same side, counts that do not match results.csv.
+The format is in docs/formats.md ("pairs.csv"). Read back, all of it is untrusted: every field is
+type-checked, and a record that could not have come from a run is refused with one line.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The ``time`` and ``rate`` fields of a compare.js CSV: what may be written, and reading ``time`` back exactly.
+"""The ``time`` field of a compare.js CSV read back exactly (what may be written: ``jsformat.field_text``).
 
-compare.js writes a report's ``rate`` and ``time`` with a template literal: a JSON number comes out as
-JavaScript's ``Number#toString`` (the harness of Node v8 to v16.0 sent ``time`` as a number of seconds),
-a JSON string verbatim (since Node v16.1.0 ``time`` is a string of decimal seconds with nine
-fraction digits, ``"0.003866894"``; h2load's rate is a string too). benchgate writes the same text,
-but only when it is a finite decimal number: anything else (``"5,.123456789"``, ``null``, text with a
-quote or a newline) would corrupt the CSV or make it unreadable.
-
-Times are read back twice: ``seconds`` (float64, for display) and ``nanoseconds`` (exact whole
-nanoseconds, pandas' nullable Int64), because a float64 cannot hold a 19-digit decimal such as
+Times are read twice: ``seconds`` (float64, for display) and ``nanoseconds`` (exact whole nanoseconds,
+pandas' nullable Int64), because a float64 cannot hold a 19-digit decimal such as
 ``"1234567890.123456789"`` to the nanosecond. An empty field is a missing time (NaN / NA).
 """
 

@@ -11,39 +11,11 @@ Only ``benchgate.errors`` is imported, so both the builds and the benchmark runs
 
 from benchgate._lazy import exports
 
+# The package's public API; everything else is imported from its module.
 _MODULES = {
-    "bwrap": (
-        "BWRAP_ENV",
-        "NAMESPACE_ARGS",
-        "SandboxUnavailable",
-        "Sandbox",
-        "unsandboxed_record",
-        "probe",
-        "Confinement",
-    ),
-    "files": (
-        "UnsafePath",
-        "contained_path",
-        "copy_out",
-        "read_inside",
-    ),
-    "policy": (
-        "ALLOWED_ENV",
-        "ALLOWED_ENV_PREFIXES",
-        "CREDENTIAL_ENV",
-        "HIDDEN_SYSTEM_PATHS",
-        "HIDDEN_SECRET_FILES",
-        "PRIVATE_PATHS",
-        "RUNNER_DIRECTORIES",
-        "HIDE_ENV",
-        "Mounts",
-        "private_home",
-        "standard_hidden",
-        "standard_read_only",
-        "mount_args",
-        "confined_env",
-        "strip_credentials",
-    ),
+    "bwrap": ("SandboxUnavailable", "Sandbox", "unsandboxed_record", "probe", "Confinement"),
+    "files": ("UnsafePath", "copy_out", "read_inside"),
+    "policy": ("Mounts", "private_home", "confined_env"),
 }
 __all__ = [name for names in _MODULES.values() for name in names]
 __getattr__, __dir__ = exports(__name__, _MODULES)
