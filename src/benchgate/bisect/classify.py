@@ -1,15 +1,9 @@
 """Where a probe's rows lie between the two ends of a bisection: like the earlier end, like the later, between.
 
-Pure statistics over rates (``{row: [rate, ...]}``), with the gate's test (``stats.yuenwelch``: Yuen's
-trimmed Welch test on log rates) and its two-sided intervals. Each probe is compared with **both ends**
-(see docs/bisect.md for why not with its neighbours): its change from the earlier end, as a share of the
-step between the ends, is its *position* (0: like the earlier end, 1: like the later end).
-
-A row of a probe is
-- ``between`` when its interval excludes both ends (a step spread over several commits);
-- ``earlier`` / ``later`` when it is not between and its interval against that end lies within
-  ``tolerance`` of the step (its share of the step is ruled out above ``tolerance``);
-- ``undecided`` otherwise: more runs settle it.
+Pure statistics over rates (``{row: [rate, ...]}``) with the gate's test (``stats.yuenwelch``) and its
+two-sided intervals. Each probe is compared with both ends; its change from the earlier end, as a share
+of the step between the ends, is its *position* (0: like the earlier end, 1: like the later end). The
+classes and why not neighbours: docs/bisect.md.
 """
 
 from __future__ import annotations

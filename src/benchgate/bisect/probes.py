@@ -37,21 +37,27 @@ def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") ->
     """``from_ref`` and the first-parent history of ``to_ref`` after it, oldest first, with subject and author."""
     first = _git(repo, "rev-parse", "--verify", f"{from_ref}^{{commit}}").strip()
     last = _git(repo, "rev-parse", "--verify", f"{to_ref}^{{commit}}").strip()
-    if subprocess.run(["git", "merge-base", "--is-ancestor", first, last], cwd=repo, check=False).returncode != 0:
+    if not _is_ancestor(repo, first, last):
         raise InputError(f"--from {from_ref} is not an ancestor of --to {to_ref}", where=str(repo))
-    log = _git(repo, "log", "--first-parent", "--reverse", "--format=%H%x00%an%x00%s", f"{first}..{last}")
-    candidates = [_commit(repo, first, link)]
-    for line in log.splitlines():
-        sha, author, subject = line.split("\x00", 2)
-        candidates.append(Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else ""))
+    candidates = _commits(repo, link, "-1", first)
+    candidates += _commits(repo, link, "--first-parent", "--reverse", f"{first}..{last}")
     if len(candidates) < 2:
         raise InputError(f"--from {from_ref} and --to {to_ref} are the same commit: nothing to bisect")
     return candidates
 
 
-def _commit(repo: Path, sha: str, link: str) -> Candidate:
-    sha, author, subject = _git(repo, "log", "-1", "--format=%H%x00%an%x00%s", sha).strip().split("\x00", 2)
-    return Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else "")
+def _commits(repo: Path, link: str, *log_args: str) -> list[Candidate]:
+    """The commits ``git log`` lists, each with its subject, author and (under ``link``) its page."""
+    text = _git(repo, "log", "--format=%H%x00%an%x00%s", *log_args)
+    lines = (line.split("\x00", 2) for line in text.splitlines())
+    return [
+        Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else "") for sha, author, subject in lines
+    ]
+
+
+def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
+    check = ["git", "merge-base", "--is-ancestor", commit, of]
+    return subprocess.run(check, cwd=repo, capture_output=True, check=False).returncode == 0
 
 
 def semver(version: str) -> tuple[int, int, int]:
@@ -122,8 +128,7 @@ class Prober:
     def _trusted(self, sha: str) -> bool:
         """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
         assert self.repo is not None
-        check = ["git", "merge-base", "--is-ancestor", sha, self.trusted_branch]
-        return subprocess.run(check, cwd=self.repo, capture_output=True, check=False).returncode == 0
+        return _is_ancestor(self.repo, sha, self.trusted_branch)
 
     def binary(self, candidate: Candidate) -> tuple[Path, bool]:
         """The candidate's node and whether it is trusted; BenchgateError when it does not build."""

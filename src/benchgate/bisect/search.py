@@ -1,11 +1,8 @@
-"""The bisection as pure logic: from the probes measured so far, what to measure next, and what was found.
+"""The search: what to measure next, and what was found (pure: decided from the measured probes alone,
+so a resumed bisection picks up where it stopped).
 
 The candidates are ordered (first-parent commits, or releases by semver), index 0 the earlier end and
-the last the later end. ``next_action`` looks only at the measured probes, so a resumed bisection picks
-up where it stopped. Between every two neighbouring probes that are not at the same level the candidate
-nearest the middle is probed next; a probe that failed (does not build, crashes) is skipped to its
-nearest neighbour, as ``git bisect skip`` does. An interval with nothing left to probe names its
-later probe as a culprit, with its share of the step, or a range when skipped candidates lie inside.
+the last the later end. How intervals are narrowed, skipped and reported: docs/bisect.md.
 """
 
 from __future__ import annotations
@@ -210,10 +207,9 @@ def culprits(bisection: Bisection) -> list[Culprit]:
 
 def probes_left(bisection: Bisection) -> int:
     """An estimate of the probes still to come: a binary search of every open interval."""
-    if any(bisection.probes.get(end) is None for end in bisection.ends):
-        return sum(bisection.probes.get(end) is None for end in bisection.ends) + math.ceil(
-            math.log2(max(len(bisection.candidates) - 1, 1))
-        )
+    missing_ends = sum(bisection.probes.get(end) is None for end in bisection.ends)
+    if missing_ends:
+        return missing_ends + math.ceil(math.log2(max(len(bisection.candidates) - 1, 1)))
     step = bisection.step()
     if not step.stepped:
         return 0

@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Mapping
@@ -215,7 +216,7 @@ def _build_and_store(job: BuildJob) -> BuildResult:
         where = f"{job.side} checkout of {job.ref} ({job.sha[:12]}) in {job.worktree}"
         raise job.error(f"{where} failed: {error.message}", None) from None
 
-    ccache = compilercache.find_ccache() if job.settings.use_ccache is not False else None
+    ccache = shutil.which("ccache") if job.settings.use_ccache is not False else None
     if job.settings.use_ccache and ccache is None:
         raise InputError("ccache was requested but is not installed")
     # Only trusted builds (the base branch) may write the compiler cache.

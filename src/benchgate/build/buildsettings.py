@@ -59,8 +59,6 @@ class BuildSettings:
                 isinstance(value, tuple) and not all(isinstance(item, str) for item in value)
             ):
                 raise InputError(f"{name.replace('_', '-')} must be a string or a list of strings, not {value!r}")
-        if isinstance(self.configure_flags, str):
-            raise InputError("configure-flags must be a list of strings")
         if not self.build_command:
             raise InputError("build command is empty")
         for name in ("ninja", "use_ccache"):

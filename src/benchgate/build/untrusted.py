@@ -81,11 +81,12 @@ def stats_log_path(confined: sandbox.Confinement | None, worktree: Path, default
 def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
     """ccache's statistics of the build (``confined`` None: a trusted build); a sandboxed build's file is
     untrusted (no symlink out, bounded)."""
-    if confined is None or confined.sandbox is None:
-        return compilercache.read_stats_log(stats_log, read_only=read_only)
     try:
-        text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
-    except sandbox.UnsafePath:
+        if confined is None or confined.sandbox is None:
+            text = stats_log.read_text(errors="replace")
+        else:
+            text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
+    except (FileNotFoundError, sandbox.UnsafePath):
         text = ""
     return compilercache.parse_stats_log(text, read_only=read_only)
 

@@ -23,15 +23,14 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.results.jsformat import format_sample_line
+from benchgate.results.jsformat import DECIMAL, format_sample_line
 from benchgate.results.timefield import parse_times
 
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
@@ -39,8 +38,6 @@ REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
 SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time", "time_ns"]
 _NOT_BLANK = re.compile(rb"\S")
-# A number as compare.js writes it (JavaScript Number#toString), with optional surrounding blanks.
-_DECIMAL = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*|\s*[+-]?(?:Infinity|NaN)\s*")
 
 
 def _read_bytes(source: str | Path) -> tuple[str, bytes]:
@@ -157,11 +154,6 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
 
 
-def _number(raw: str) -> float:
-    """A decimal number as compare.js prints it, NaN for anything else (no Python-only forms like 1_000)."""
-    return float(raw) if _DECIMAL.fullmatch(raw) else math.nan
-
-
 def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame:
     """Record-by-record parse that tracks physical lines (quoted newlines, blank lines) for its errors."""
     position = {column: columns.index(column) for column in (*REQUIRED_COLUMNS, "time") if column in columns}
@@ -200,7 +192,8 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
             if not filename:
                 raise InputError(f"{where}: empty filename", where=name)
             raw_rate = record[position["rate"]]
-            rate = _number(raw_rate)
+            # A number as compare.js writes it (no Python-only forms like 1_000), blanks around it allowed.
+            rate = float(raw_rate) if DECIMAL.fullmatch(raw_rate.strip()) else math.nan
             if not (math.isfinite(rate) and rate > 0):
                 raise InputError(f"{where}: rate {raw_rate!r} is not a finite positive number", where=name)
             sides.append(0 if label == base_label else 1)
@@ -229,20 +222,20 @@ def read_samples(
 ) -> pd.DataFrame:
     """Read one or more compare.js CSV files (``-`` is stdin) into one sample frame.
 
-    Several files are concatenated, as shards of one run. Accepts both header
-    forms (``","`` and the older ``", "``), RFC 4180 quoting, CRLF and a UTF-8
-    BOM; the time column may be absent and a time field empty. Raises InputError naming the file and
-    the physical line for anything that is not a valid sample; no row is
-    dropped (blank lines are not rows). The returned frame has SAMPLE_COLUMNS.
+    Several files are concatenated, as shards of one run. Accepts both header forms (``","`` and the
+    older ``", "``), RFC 4180 quoting, CRLF and a UTF-8 BOM; the time column may be absent and a time
+    field empty. Raises InputError naming the file and the physical line for anything that is not a
+    valid sample; no row is dropped (blank lines are not rows).
     """
-    import pandas as pd
-
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")
-    frames = []
-    for source in sources:
-        name, data = _read_bytes(source)
-        frames.append(_parse(name, data, base_label, head_label))
+    return concat_samples([_parse(*_read_bytes(source), base_label, head_label) for source in sources])
+
+
+def concat_samples(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The sample frames of several files (shards of one run) as one, in their order."""
+    import pandas as pd
+
     if not frames:
         raise InputError("no CSV files given")
     if len(frames) == 1:
@@ -309,14 +302,18 @@ def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
     return _parse(name, data, "old", "new")
 
 
-@dataclass
-class ResultsWriter:
-    """Appends samples to a results.csv, flushing each one so a crash loses nothing measured."""
+class AppendedCsv:
+    """A CSV file appended line by line, its header first, each line flushed as it is written (a crash loses
+    none); with ``fsync`` each line also reaches the disk before the next is measured."""
 
-    path: Path
-    _handle: IO[str] | None = None
+    header = ""
+    fsync = False
 
-    def __enter__(self) -> ResultsWriter:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def __enter__(self) -> Self:
         self.open()
         return self
 
@@ -324,34 +321,43 @@ class ResultsWriter:
         self.close()
 
     def open(self) -> None:
+        """Open the file for appending; a new or empty one gets the header."""
         new_file = not self.path.exists() or self.path.stat().st_size == 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = self.path.open("a", encoding="utf-8", newline="")
         if new_file:
-            self._handle.write(CSV_HEADER + "\n")
+            self._handle.write(self.header)
             self._handle.flush()
 
-    def append(
-        self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
-    ) -> None:
-        """Write one sample and flush it to the operating system.
-
-        ``rate`` and ``time`` are the report's JSON values, written as compare.js writes them
-        (``jsformat.format_sample_line``); ``time`` None writes an empty field. ValueError, and
-        nothing written, for a value that would corrupt the file.
-        """
-        line = format_sample_line(binary, filename, configuration, rate, time)
+    def write_line(self, line: str) -> None:
+        """Append one line (opening the file first if need be) and flush it."""
         if self._handle is None:
             self.open()
         assert self._handle is not None
         self._handle.write(line)
         self._handle.flush()
-        os.fsync(self._handle.fileno())
+        if self.fsync:
+            os.fsync(self._handle.fileno())
 
     def close(self) -> None:
+        """Close the file (it may be opened again)."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+class ResultsWriter(AppendedCsv):
+    """Appends samples to a results.csv, each one on the disk before the next, so a crash loses nothing measured."""
+
+    header = CSV_HEADER + "\n"
+    fsync = True
+
+    def append(
+        self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
+    ) -> None:
+        """Write one sample as compare.js does (``jsformat.format_sample_line``: ``time`` None writes an empty
+        field); ValueError, and nothing written, for a value that would corrupt the file."""
+        self.write_line(format_sample_line(binary, filename, configuration, rate, time))
 
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:

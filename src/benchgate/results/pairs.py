@@ -9,13 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import model_validator
 
 from benchgate.errors import InputError
+from benchgate.results.csvfile import AppendedCsv
 from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
@@ -65,6 +67,12 @@ class Pairing(Model):
         return self.mode == DUET
 
 
+def _csv_line(fields: Sequence[object]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
+    return buffer.getvalue()
+
+
 def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped: int = 0) -> dict[str, Any]:
     """run.json's ``pairing`` object."""
     record: dict[str, Any] = {"mode": mode}
@@ -73,45 +81,14 @@ def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped
     return record
 
 
-class PairsWriter:
+class PairsWriter(AppendedCsv):
     """Appends pairs to pairs.csv, flushed with each (like results.csv: a crash loses no pair written)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle: IO[str] | None = None
-
-    def __enter__(self) -> PairsWriter:
-        new_file = not self.path.exists() or self.path.stat().st_size == 0
-        self._handle = self.path.open("a", encoding="utf-8", newline="")
-        if new_file:
-            self._write(PAIRS_HEADER)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def _write(self, fields) -> None:
-        assert self._handle is not None
-        buffer = io.StringIO()
-        csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
-        self._handle.write(buffer.getvalue())
-        self._handle.flush()
+    header = _csv_line(PAIRS_HEADER)
 
     def append(self, pair: Pair) -> None:
         """Write one pair."""
-        self._write(
-            [
-                pair.filename,
-                pair.configuration,
-                pair.iteration,
-                pair.base_line,
-                pair.head_line,
-                pair.base_cpus,
-                pair.head_cpus,
-            ]
-        )
+        self.write_line(_csv_line(astuple(pair)))
 
 
 def truncate_pairs(path: Path, pairs: int) -> None:

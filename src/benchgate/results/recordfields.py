@@ -108,13 +108,10 @@ _REASONS = {
 def _reason(error: dict) -> str:
     context, value = error.get("ctx") or {}, error.get("input")
     if error["type"] == "literal_error":
-        expected = context["expected"]
-        # 'a', 'b' or 'c': "one of a, b, c"; numbers as they are ("1 or 2")
-        return (
-            f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
-            if "'" in expected
-            else (f"must be {expected}")
-        )
+        expected = context["expected"]  # 'a', 'b' or 'c': "one of a, b, c"; numbers as they are ("1 or 2")
+        if "'" in expected:
+            return f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
+        return f"must be {expected}"
     if error["type"] == "string_pattern_mismatch":
         return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
     template = _REASONS.get(error["type"])

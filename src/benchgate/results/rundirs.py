@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import empty_samples, read_samples, read_samples_prefixes
+from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.lookrecord import AdaptiveRecord
 from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, run_pairs
 from benchgate.results.recordfields import MAX_NAME
-from benchgate.results.runrecord import RunRecord, RunSummary, load_run_record
+from benchgate.results.runrecord import RunSummary, load_run_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,55 +125,42 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     nothing was measured). Each file is located and each run.json read once.
     """
     located = locate(arguments)
-    csvs = [_size_checked(csv, MAX_CSV_BYTES) for csv, _ in located]
-    summaries, records = [], []
-    for _, record_path in located:
-        if record_path is None:
-            summaries.append(RunSummary(shards=1))
-            records.append(None)
-            continue
-        record = load_run_record(record_path)
-        summaries.append(record.summary())
-        records.append(record)
-    run = merge(summaries)
+    for csv, _ in located:
+        _size_checked(csv, MAX_CSV_BYTES)
+    records = [load_run_record(path) if path is not None else None for _, path in located]
+    run = merge([record.summary() if record is not None else RunSummary(shards=1) for record in records])
     if run.build_failure is not None:
         # Nothing was measured (results.csv holds only its header); the failure is the report.
         return empty_samples(), run, []
+    frames = [read_samples([csv]) for csv, _ in located]
+    samples = concat_samples(frames)
     if run.pairing == DUET:
-        samples, run = _duet_samples(located, records, run)
-    else:
-        samples = read_samples(csvs)
+        run = replace(run, pairs=_duet_pairs(located, records, frames))
     too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
     if too_long.any():
         row = samples[too_long].iloc[0]
         raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
-    return samples, run, _shards(located, records)
+    return samples, run, _shards(located, records, frames)
 
 
-def _duet_samples(located, records, run: RunSummary) -> tuple[pd.DataFrame, RunSummary]:
-    """The samples of a duet run's shards and, in ``run.pairs``, the rows of each pair (pairs.csv checked)."""
+def _duet_pairs(located, records, frames) -> tuple:
+    """The rows of each pair of a duet run's shards (pairs.csv checked), and each pair's CPU stratum."""
     import numpy as np
-    import pandas as pd
 
-    frames, bases, heads, assignments = [], [], [], []
+    bases, heads, assignments = [], [], []
     offset = 0
-    for (csv_path, record_path), record in zip(located, records, strict=True):
+    for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
-        frame = read_samples([csv_path])
         pairs = read_pairs(record_path.parent / PAIRS_FILE, record.pairing, frame)  # size-capped there
         base, head, head_cpus = pair_indices(pairs, offset)
         bases.append(base)
         heads.append(head)
         assignments.extend(head_cpus)
-        frames.append(frame)
         offset += len(frame)
-    samples = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    if len(frames) > 1:
-        samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
     codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
     strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
-    return samples, replace(run, pairs=(np.concatenate(bases), np.concatenate(heads), strata))
+    return np.concatenate(bases), np.concatenate(heads), strata
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
@@ -211,20 +198,18 @@ class AdaptiveShard:
     pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
 
 
-def _shards(located: list[tuple[Path, Path | None]], records: list[RunRecord | None]) -> list[AdaptiveShard]:
-    """The adaptive runs among ``load``'s run directories (records read), with the samples of each recorded look.
+def _shards(located: list[tuple[Path, Path | None]], records: list, frames: list) -> list[AdaptiveShard]:
+    """The adaptive runs among ``load``'s run directories, with the samples of each recorded look.
 
     Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
     first ``csv_bytes`` bytes, as the live run read them (``load`` size-checked the file).
     """
     shards = []
-    for (csv_path, record_path), record in zip(located, records, strict=True):
+    for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None or not record.adaptive_run:
             continue
         adaptive = record.adaptive()
-        samples = read_samples_prefixes(
-            csv_path, [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
-        )
-        duet_pairs = run_pairs(record.pairing, record_path, read_samples([csv_path])) if record.pairing.duet else None
-        shards.append(AdaptiveShard(str(record_path), adaptive, samples, duet_pairs))
+        sizes, digests = [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
+        samples = read_samples_prefixes(csv_path, sizes, digests)
+        shards.append(AdaptiveShard(str(record_path), adaptive, samples, run_pairs(record.pairing, record_path, frame)))
     return shards

@@ -117,21 +117,16 @@ def _probe(name: str) -> Sandbox:
     sandbox = Sandbox(tool=tool, version=version, disable_userns=(major, minor) >= (0, 8))
     true = shutil.which("true") or "/bin/true"
     argv = [tool, *sandbox.namespace_args(), *_BASE_MOUNTS, "--tmpfs", "/tmp", "--", true]
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
     try:
         completed = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", os.defpath)},
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL, env=env
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        completed = None
-        why = str(error)
-    else:
+        failed = completed.returncode != 0
         why = " ".join(completed.stderr.split())[:200] or f"exit status {completed.returncode}"
-    if completed is None or completed.returncode != 0:
+    except (OSError, subprocess.TimeoutExpired) as error:
+        failed, why = True, str(error)
+    if failed:
         raise SandboxUnavailable(
             f"cannot sandbox the untrusted head: bwrap {version} could not create a sandbox ({why}); "
             "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and "
