@@ -122,18 +122,18 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
             verdict, where = "-", ""
         else:
             verdict = probe["cls"] + ("" if probe["settled"] else " (undecided at its runs)")
-            rows = probe.get("rows", {})
-            if probe["index"] in (0, data["candidates"] - 1):
-                table.append(_cells(probe, name(key), verdict, "end"))
-                continue
-            low = min((row["share_low"] for row in rows.values()), default=probe["share"])
-            high = max((row["share_high"] for row in rows.values()), default=probe["share"])
-            change = sum(row["change"] for row in rows.values()) / len(rows) if rows else float("nan")
-            where = f"{100 * probe['share']:.0f} % [{100 * low:.0f}, {100 * high:.0f}]" + (
-                f", {_pct(change)} vs earlier" if rows else ""
-            )
+            where = "end" if probe["index"] in (0, data["candidates"] - 1) else _share_text(probe)
         table.append(_cells(probe, name(key), verdict, where))
     return table
+
+
+def _share_text(probe: dict) -> str:
+    """A probe's share of the step with its interval, and its mean change from the earlier end."""
+    rows = probe.get("rows", {}).values()
+    low = min((row["share_low"] for row in rows), default=probe["share"])
+    high = max((row["share_high"] for row in rows), default=probe["share"])
+    text = f"{100 * probe['share']:.0f} % [{100 * low:.0f}, {100 * high:.0f}]"
+    return f"{text}, {_pct(sum(row['change'] for row in rows) / len(rows))} vs earlier" if rows else text
 
 
 def _cells(probe: dict, candidate: str, verdict: str, where: str) -> list:
