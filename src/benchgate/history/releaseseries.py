@@ -63,22 +63,13 @@ def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[Cha
                 mine.insert(0, _point(step, step.base, row, entry.date, None))
         starred = step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
         for found in starred.itertuples(index=False):
-            name = (str(found.filename), str(found.configuration))
-            key = SeriesKey(*name, entry.head_flags, entry.runner, RELEASES_BRANCH)
+            key = SeriesKey(
+                str(found.filename), str(found.configuration), entry.head_flags, entry.runner, RELEASES_BRANCH
+            )
             index = next((i for i, p in enumerate(points.get(key, [])) if p.commit == f"v{step.head}"), None)
             if index is None or index == 0 or not math.isfinite(found.improvement):
                 continue  # a row whose older release measured nothing (a failure) has no step to mark
-            before, after = points[key][index - 1], points[key][index]
-            changes.append(
-                ChangePoint(
-                    key,
-                    index,
-                    f"v{step.head}",
-                    entry.date,
-                    float(found.improvement),
-                    before.mean_rate,
-                    after.mean_rate,
-                    1.0 - float(found.p_value),
-                )
-            )
+            before, after = points[key][index - 1].mean_rate, points[key][index].mean_rate
+            change, sure = float(found.improvement), 1.0 - float(found.p_value)
+            changes.append(ChangePoint(key, index, f"v{step.head}", entry.date, change, before, after, sure))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())], changes

@@ -1,19 +1,10 @@
 """The history's static site: ``index.html`` and a page per benchmark file, from the model alone.
 
-Pure rendering from ``Series`` and ``ChangePoint`` values (no store access), written as plain
-files that load with no server and no network: inline CSS and SVG, no JavaScript, relative links
-only, so the directory can be opened from disk or published on GitHub Pages as it is.
-
-- ``index.html``: the change points of every series, newest first, in compare.R's monospaced
-  layout; then every series by category (``buffers``, ``streams``, ...) with a sparkline and its
-  latest rate.
-- ``b/<file>.html``: per benchmark file, one trend chart per series (configuration, node flags,
-  runner) with its change points marked and every run's commit linked (``commit_url``).
-
-Everything from the store comes from run.json files and is untrusted: the pages are Jinja2
-templates (``benchgate/data/history-*.html.j2``) with autoescape on, so it is text wherever it is
-written (text, attributes, SVG); file names and anchors are derived from hashes, and commits only
-fill a percent-encoded ``{sha}`` in the link template.
+Plain files that load with no server and no network (inline CSS and SVG, no JavaScript, relative links), so
+the directory can be opened from disk or published on GitHub Pages as it is: the index lists the change points
+newest first and every series by category with a sparkline; ``b/<file>.html`` has a trend chart per series.
+The store's text comes from run.json files (untrusted): the templates (``benchgate/data/history-*.html.j2``)
+autoescape it, file names and anchors are hashes, and commits only fill a percent-encoded ``{sha}``.
 """
 
 from __future__ import annotations
@@ -180,11 +171,10 @@ def write_site(
     site_url: str | None = None,
     commit_url: str | None = None,
 ) -> list[Path]:
-    """Write the site into ``out_dir``: ``index.html`` and ``b/<file>.html`` per benchmark file.
+    """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
 
-    ``commit_url`` is a template with ``{sha}`` (``https://github.com/nodejs/node/commit/{sha}``)
-    that links every run and change point to its commit; ``site_url`` where the site is published
-    (each page names its address there). Returns the files written, index first.
+    ``commit_url`` (``https://github.com/nodejs/node/commit/{sha}``) links every run and change point to its
+    commit; ``site_url`` is where the site is published (each page names its address there).
     """
     if commit_url is not None and "{sha}" not in commit_url:
         raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")

@@ -1,11 +1,8 @@
-"""A series' trend chart as inline SVG: the mean rate per run, the change points marked, commits linked.
+"""A series' trend chart and sparkline as inline SVG (no JavaScript, nothing from a CDN: the site loads offline).
 
-Generated here, with no JavaScript and no library from a CDN, so that the site loads from
-``file://`` or GitHub Pages with no network. This module computes the geometry; the markup is
-``benchgate/data/history-parts.html.j2``, rendered by Jinja2 with autoescape on, so every string
-that comes from the store (commits, versions, dates: run.json's, so untrusted) is text wherever it
-lands. A commit only ever fills the ``{sha}`` of a link template after being percent-encoded, so it
-cannot change the link's scheme.
+This module computes the geometry; the markup is ``benchgate/data/history-parts.html.j2``, autoescaped, so
+the store's strings (run.json's, untrusted) are text wherever they land, and a commit fills a link template's
+``{sha}`` only percent-encoded, so it cannot change the link's scheme.
 """
 
 from __future__ import annotations
