@@ -1,11 +1,8 @@
 """Releases as series: the steps of ``benchgate versions`` turned into the history's model, for the site.
 
-Each step is a run of two consecutive releases. A row's series has a point per release: the first
-step's base, then every step's head (each measured in its own run, so a point is what that step's
-run saw). A step whose compare.R test starred the row is a change point at the newer release, its
-change compare.R's improvement, its confidence 1 - p. Read from the step directories through
-``runentry`` (untrusted run.json checked as for the store), so a series is the same whether it is
-drawn from here or from the store.
+A row's series has a point per release (the first step's base, then every step's head, each as its own run
+saw it); a step whose compare.R test starred the row is a change point at the newer release (compare.R's
+improvement, confidence 1 - p). Read through ``runentry``, so a series is the same as from the store.
 """
 
 from __future__ import annotations

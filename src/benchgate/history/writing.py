@@ -1,9 +1,8 @@
 """Writing one run into the store: one transaction, a no-op for a run already there.
 
-The transaction holds the store's write lock from its first statement (SQLite ``BEGIN IMMEDIATE``,
-PostgreSQL an advisory lock), so two recorders run one after the other: neither sees the other's
-half-written run, both runs end up stored, and the same run recorded twice at once is stored once.
-A recorder killed mid-way leaves an uncommitted transaction, which the engine rolls back.
+The transaction holds the store's write lock from its first statement (SQLite ``BEGIN IMMEDIATE``, PostgreSQL
+an advisory lock), so concurrent recorders run one after the other and the same run recorded twice at once
+is stored once. A recorder killed mid-way leaves an uncommitted transaction, which the engine rolls back.
 """
 
 from __future__ import annotations

@@ -114,15 +114,13 @@ def _context_line(ctx: CommentContext) -> str:
         span = f"{int(taken.min())}–{int(taken.max())}" if taken is not None else "no"
         limits = f", from {run.adaptive_runs[0]} to {run.adaptive_runs[1]}" if run.adaptive_runs else ""
         runs = f"{span} (adaptive{limits})"
+    shards = f" in {run.shards} shards" if run.shards > 1 else ""
+    duet = (
+        " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
+    )
     parts = [
         _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
-        f"{runs} runs per side"
-        + (f" in {run.shards} shards" if run.shards > 1 else "")
-        + (
-            " · **duet**: base and head side by side on two CPU sets, gated on the pairs"
-            if run.pairing == "duet"
-            else ""
-        ),
+        f"{runs} runs per side{shards}{duet}",
         commentgate.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
@@ -227,11 +225,12 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
+def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
+    """The comment; without ``all_rows`` it says it is shortened."""
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
     parts = [MARKER, *commentgate.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
-    if truncated:
+    if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
             "",
@@ -301,21 +300,16 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
         return _render_nothing_selected(ctx)
     if ctx.run.build_failure is not None:
         return _render_build_failure(ctx)  # a few lines: the log tail is bounded by the run record's check
-    body = _render(ctx, all_rows=True, details=True, max_significant=None, truncated=False)
-    if limit is None or len(body) <= limit:
-        return body
-    body = _render(ctx, all_rows=False, details=True, max_significant=None, truncated=True)
-    if len(body) <= limit:
-        return body
-    body = _render(ctx, all_rows=False, details=False, max_significant=None, truncated=True)
-    if len(body) <= limit:
-        return body
+    for all_rows, details in ((True, True), (False, True), (False, False)):
+        body = _render(ctx, all_rows=all_rows, details=details)
+        if limit is None or len(body) <= limit:
+            return body
     # Keep the gating rows above all; find the most significant rows that still fit.
     low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
-    best = _render(ctx, all_rows=False, details=False, max_significant=low, truncated=True)
+    best = _render(ctx, all_rows=False, details=False, max_significant=low)
     while low < high:
         middle = (low + high + 1) // 2
-        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle, truncated=True)
+        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle)
         if len(candidate) <= limit:
             low, best = middle, candidate
         else:

@@ -1,11 +1,9 @@
-"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the
-"State of Node.js performance" posts.
+"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the "State of Node.js
+performance" posts.
 
-Per category (``buffers``, ``streams``, ...), each step's significant changes as compare.R's table
-(stars from Welch's t-test, as the posts show them); before that, a summary of which steps got faster
-or slower and where; the charts (one forest plot per step) are linked when they were drawn. Pure
-rendering: the command runs the steps and writes the files. Benchmark names come from the run
-directories (untrusted): in markdown they only ever appear inside fenced blocks or code spans.
+Per category, each step's significant rows as compare.R's table (stars from Welch's t-test, as the posts show
+them), after a summary of which steps got faster or slower and where. Benchmark names come from the run
+directories (untrusted): in markdown they only appear inside fenced blocks or code spans.
 """
 
 from __future__ import annotations
