@@ -18,11 +18,10 @@ from typing import Any
 
 from benchgate.errors import InputError
 from benchgate.history.model import ChangePoint, Series, SeriesKey
-from benchgate.history.svgchart import FASTER, LINE, SLOWER, TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
+from benchgate.history.svgchart import TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
 
 PAGES = "b"  # the per-benchmark pages' directory
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_COLOURS = {"line": LINE, "slower": SLOWER, "faster": FASTER}
 
 
 def _digest(*parts: str) -> str:
@@ -94,7 +93,7 @@ def _by_key(changes: Sequence[ChangePoint]) -> dict[SeriesKey, list[ChangePoint]
 
 
 def _render(template: str, **context: Any) -> str:
-    return TEMPLATES.get_template(template).render(colours=_COLOURS, **context)
+    return TEMPLATES.get_template(template).render(**context)
 
 
 def _benchmark_page(
