@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +139,11 @@ def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
 def _index_page(
     series: Sequence[Series],
     changes: Sequence[ChangePoint],
+    by_key: dict[SeriesKey, list[ChangePoint]],
     commit_url: str | None,
     site_url: str | None,
-    reports: frozenset = frozenset(),
+    reports: frozenset,
 ) -> str:
-    by_key = _by_key(changes)
     categories: dict[str, list[Series]] = defaultdict(list)
     for one in sorted(series, key=lambda s: s.key):
         categories[_category(one.key.filename)].append(one)
@@ -182,14 +183,11 @@ def write_site(
     out_dir = Path(out_dir)
     (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
     by_key = _by_key(changes)
-    files: dict[str, list[Series]] = defaultdict(list)
-    for one in sorted(series, key=lambda s: s.key):
-        files[one.key.filename].append(one)
     written = [out_dir / "index.html"]
     reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    written[0].write_text(_index_page(series, changes, commit_url, site_url, reports), encoding="utf-8")
-    for filename, mine in sorted(files.items()):
+    written[0].write_text(_index_page(series, changes, by_key, commit_url, site_url, reports), encoding="utf-8")
+    for filename, mine in groupby(sorted(series, key=lambda s: s.key), key=lambda s: s.key.filename):
         path = out_dir / PAGES / page_name(filename)
-        path.write_text(_benchmark_page(filename, mine, by_key, commit_url, site_url), encoding="utf-8")
+        path.write_text(_benchmark_page(filename, list(mine), by_key, commit_url, site_url), encoding="utf-8")
         written.append(path)
     return written

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,6 +137,12 @@ def percent(value: float, digits: int | None = None) -> str:
         return "0"
     number = f"{value:+g}" if digits is None else f"{value:+.{digits}f}"
     return f"{number} %".replace("-", "−")
+
+
+def change_and_stars(row: Any) -> tuple[str, str]:
+    """A row's improvement as the charts print it (``NA`` when unknown) and its compare.R stars ('' for none)."""
+    change = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
+    return change, str(row.confidence) if str(row.confidence) in STARRED else ""
 
 
 def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:

@@ -34,10 +34,9 @@ def change_cell(row: Any) -> str:
 def decision_cell(row: Any) -> str:
     """The decision with the resolution it promises: ``unchanged (≤ 10 %)`` (a regression of that size or more
     passes at most 1 - unchanged-confidence of the time); other decisions as they are."""
-    gated = float(getattr(row, "gated_at", math.nan))
-    if str(row.decision) != "unchanged" or not math.isfinite(gated):
+    if str(row.decision) != "unchanged" or not math.isfinite(row.gated_at):
         return str(row.decision)
-    return f"unchanged (≤ {gated:.3g} %)"
+    return f"unchanged (≤ {row.gated_at:.3g} %)"
 
 
 def _name(row: Any) -> str:

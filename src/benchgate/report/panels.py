@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from benchgate.report.chartdata import COLOURS, DPI, FAIL, STARRED, percent, row_kinds, selection, shorten, text
+from benchgate.report.chartdata import (
+    COLOURS,
+    DPI,
+    FAIL,
+    change_and_stars,
+    percent,
+    row_kinds,
+    selection,
+    shorten,
+    text,
+)
 from benchgate.report.chartdata import title_lines as _title_lines
 from benchgate.stats.gate import GatePolicy
 
@@ -103,18 +113,13 @@ def _panel(
 
     colour = COLOURS[FAIL] if failing else "black"
     weight = "bold" if failing else "normal"
-    improvement = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-    stars = str(row.confidence) if str(row.confidence) in STARRED else ""
+    improvement, stars = change_and_stars(row)
     title = {"va": "bottom", "color": colour}
+    change = f"{improvement} {stars}" + (" FAIL" if failing else "")
     marks.texts += [
         (left, y0 + 0.14, text(shorten(str(row.filename), PANEL_LABEL)), {**title, "fontweight": "bold"}),
         (left, y0 + 0.27, text(shorten(str(row.configuration) or "-", PANEL_LABEL)), {**title, "fontweight": weight}),
-        (
-            right,
-            y0 + 0.14,
-            f"{improvement} {stars}" + (" FAIL" if failing else ""),
-            {**title, "ha": "right", "fontweight": weight},
-        ),
+        (right, y0 + 0.14, change, {**title, "ha": "right", "fontweight": weight}),
     ]
 
 

@@ -8,7 +8,6 @@ canvas (no display, no pyplot state).
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -26,9 +25,9 @@ from benchgate.report.chartdata import (
     KIND_LABELS,
     MARKERS,
     SLOWER,
-    STARRED,
     UNCLEAR,
     Intervals,
+    change_and_stars,
     forest_rows,
     intervals,
     percent,
@@ -131,8 +130,7 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
     style = {"ha": "left", "fontsize": FONT_POINTS, "family": "monospace", "transform": ax.get_yaxis_transform()}
     ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
     for i, row in enumerate(table.itertuples(index=False)):
-        value = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-        stars = str(row.confidence) if str(row.confidence) in STARRED else ""
+        value, stars = change_and_stars(row)
         failing = kinds[i] == FAIL
         flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
