@@ -1,13 +1,10 @@
 """The history of main: every trusted run stored, its series, their change points, and the site.
 
-Runs flow in (``benchgate history record``), reports read from it (the PR comment's context, the
-dashboard). The data model (``model``) is shared by the store, the change-point analysis and the
-renderers; storage adapters stay apart from the analysis, as in Apache Otava.
-
-- ``model``: SeriesKey, Point, Series, ChangePoint (pure data).
-- ``schema``: the store's tables and their version; ``store``: the engine for a URL, schema checks, errors.
-- ``runentry``: a run directory read and summarized for the store; ``writing``: one run in one transaction.
-- ``recording``: ``record_run``; ``reading``: ``series``.
+- ``model``: SeriesKey, Point, Series, ChangePoint (pure data, shared by everything below).
+- ``storeschema``, ``store``: the tables, the engine for a URL; ``runentry``: a run directory checked and
+  summarized; ``writing``, ``recording``: one run in one transaction; ``reading``: ``series``.
+- ``changepoints``, ``context``, ``releaseseries``: change points, a PR row's history, releases as series.
+- ``site``, ``svgchart``: the static site (Jinja2 templates in ``benchgate/data``).
 """
 
 from benchgate._lazy import exports

@@ -1,13 +1,10 @@
 """Change points of stored series: ruptures' PELT proposes the splits, Student's t-test keeps the real ones.
 
-Each point's value is its run's 20 %-trimmed mean of the head's rates, so one slow sample does not
-move it. The series' log values are scaled by their run-to-run noise (a robust estimate from
-neighbouring runs' differences, which a step moves only once), PELT (``ruptures``, exact search with
-an L1 cost, so one slow run is not a segment of its own) splits them at PENALTY per change, and then,
-as Apache Otava merges Hunter's e-divisive candidates, the split whose two sides differ least is
-dropped while Student's t-test between them (pooled variance, as Otava's) has p >= MAX_PVALUE. Why
-this and not Otava is measured in docs/history.md (tests/perf/compare_change_points.py). Pure
-analysis: series in, ChangePoint out.
+A point's value is its run's 20 %-trimmed mean (one slow sample does not move it). The log values, scaled by
+their run-to-run noise (a robust estimate a step moves only once), are split by PELT (exact search, L1 cost,
+so one slow run is not a segment) at PENALTY per change; then, as Apache Otava merges Hunter's candidates, the
+split whose sides differ least is dropped while their t-test (pooled variance) has p >= MAX_PVALUE. Why this
+and not Otava is measured in docs/history.md (tests/perf/compare_change_points.py).
 """
 
 from __future__ import annotations
@@ -47,11 +44,8 @@ def _noise(logs: np.ndarray) -> float:
 
 
 def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
-    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance).
-
-    Written out (scipy's ``stdtr``) rather than ``scipy.stats.ttest_ind``, whose checks cost more than
-    the test on 20 values; the same p.
-    """
+    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance); written out
+    with scipy's ``stdtr``, since ``scipy.stats.ttest_ind``'s checks cost more than the test on 20 values."""
     left, right = logs[start:split], logs[split:end]
     df = len(left) + len(right) - 2
     pooled = (np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)) / df

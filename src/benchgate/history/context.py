@@ -8,6 +8,7 @@ or where main stepped a few commits ago. Pure: series and change points in, RowH
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,20 +41,14 @@ def row_history(
     recent: int = RECENT_COMMITS,
 ) -> RowHistory:
     """The history of the row ``filename configuration`` on ``branch``."""
-    candidates = [
-        one
-        for one in all_series
-        if one.key.filename == filename and one.key.configuration == configuration and one.key.branch == branch
-    ]
+    row = (filename, configuration, branch)
+    candidates = [one for one in all_series if (one.key.filename, one.key.configuration, one.key.branch) == row]
     if not candidates:
-        return RowHistory(filename, configuration, None, 0, float("nan"), None)
+        return RowHistory(filename, configuration, None, 0, math.nan, None)
     series = max(candidates, key=lambda one: (len(one.points), one.key))
     tail = series.points[-last:]
     logs = [math.log(point.trimmed_mean) for point in tail if point.trimmed_mean > 0]
-    spread = float("nan")
-    if len(logs) > 1:
-        mean = sum(logs) / len(logs)
-        spread = math.expm1(math.sqrt(sum((value - mean) ** 2 for value in logs) / (len(logs) - 1))) * 100
+    spread = math.expm1(statistics.stdev(logs)) * 100 if len(logs) > 1 else math.nan
     start = len(series.points) - recent
     moved = [change for change in changes if change.key == series.key and change.index >= start]
     return RowHistory(filename, configuration, series, len(tail), spread, moved[-1] if moved else None)

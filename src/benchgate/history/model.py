@@ -1,8 +1,7 @@
 """The history's data model: a series per benchmark row, its points, and the change points found in it.
 
-Shared by the store (which writes and reads them), the change-point analysis, ``history show``, the
-static site and the PR comment's history context, so that each of those depends on these types
-only and not on each other. Pure data: no I/O, no numpy.
+Shared by the store, the change-point analysis, ``history show``, the site and the PR comment's history
+context, so that each depends on these types and not on each other. Pure data: no I/O, no numpy.
 """
 
 from __future__ import annotations
@@ -13,20 +12,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, order=True)
 class SeriesKey:
-    """What makes one series: a benchmark row, the node flags it ran with, and the runner it ran on.
-
-    ``configuration`` is the row's configuration exactly as results.csv and compare.R print it
-    (``len=256 n=10000``); ``node_flags`` the head side's node arguments joined by spaces ('' for
-    none); ``runner`` the runner fingerprint's short id (same CPU model, count and governor);
-    ``branch`` the branch the runs were of (``main``; ``releases`` for official releases), so that a
-    release series and main's never mix.
-    """
+    """What makes one series: a benchmark row, the node flags it ran with, and the runner it ran on."""
 
     filename: str
-    configuration: str
-    node_flags: str
-    runner: str
-    branch: str = "main"
+    configuration: str  # as results.csv and compare.R print it: ``len=256 n=10000``
+    node_flags: str  # the head side's node arguments joined by spaces ('' for none)
+    runner: str  # the runner fingerprint's short id (same CPU model, count and governor)
+    branch: str = "main"  # ``releases`` for official releases, so that a release series and main's never mix
 
     def label(self) -> str:
         """The row's name as compare.R prints it: ``filename configuration``."""
@@ -35,12 +27,8 @@ class SeriesKey:
 
 @dataclass(frozen=True)
 class Point:
-    """One stored run's summary of one series: the head side of a trusted run of ``commit``.
-
-    ``mean_rate`` is the plain mean of the samples (operations per second, higher is faster),
-    ``trimmed_mean`` the 20 %-trimmed mean of the rates, ``log_spread`` the standard deviation of
-    the log rates (the spread the gate's test works on), ``samples`` how many there were.
-    """
+    """One stored run's summary of one series: the head side of a trusted run of ``commit``; rates in
+    operations per second (higher is faster), ``log_spread`` the standard deviation of the log rates."""
 
     run_id: str
     commit: str
@@ -49,7 +37,7 @@ class Point:
     date: str  # ISO-8601, UTC
     node_version: str
     mean_rate: float
-    trimmed_mean: float
+    trimmed_mean: float  # 20 %-trimmed
     log_spread: float
     samples: int
 
@@ -64,20 +52,16 @@ class Series:
 
 @dataclass(frozen=True)
 class ChangePoint:
-    """A change in a series: ``index`` is the position of the first point after it.
-
-    ``change`` is in percent of the mean before (negative: slower, as compare.R's improvement),
-    ``confidence`` how sure the method is, from 0 to 1 (1 - its p-value).
-    """
+    """A change in a series."""
 
     key: SeriesKey
-    index: int
+    index: int  # the position of the first point after it
     commit: str
     date: str
-    change: float
+    change: float  # percent of the mean before (negative: slower, as compare.R's improvement)
     mean_before: float
     mean_after: float
-    confidence: float
+    confidence: float  # how sure the method is, from 0 to 1 (1 - its p-value)
     before_commit: str = ""  # the last run's commit before the change ('' when unknown)
 
     @property

@@ -1,5 +1,4 @@
-"""``record_run``: one run directory into the store, the entry point ``benchgate history record`` and
-``benchgate versions`` call."""
+"""``record_run``: one run directory into the store, for ``benchgate history record`` and ``benchgate versions``."""
 
 from __future__ import annotations
 
@@ -45,11 +44,9 @@ def record_run(
 ) -> RecordResult:
     """Store the run in ``run_dir`` (results.csv + run.json of `benchgate run`) in one transaction.
 
-    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time;
-    ``branch`` to the head's ref, ``releases`` for an official release, else ``main``. A pull
-    request's head is refused unless ``branch`` is given. Recording a run already stored is a no-op.
-    ``keep`` > 0 keeps the branch's newest ``keep`` runs (the configuration's ``history.keep``).
-    Raises InputError (the run), StoreUnavailable or StoreCorrupt (the store); nothing half-written.
+    ``commit``, ``date`` and ``branch`` default to run.json's (``read_entry``); a pull request's head is refused
+    unless ``branch`` is given. A run already stored is a no-op. ``keep`` > 0 keeps the branch's newest ``keep``
+    runs. Raises InputError (the run), StoreUnavailable or StoreCorrupt (the store); nothing half-written.
     """
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = open_store(store_url, lock_timeout=lock_timeout)

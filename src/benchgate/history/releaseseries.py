@@ -1,11 +1,8 @@
 """Releases as series: the steps of ``benchgate versions`` turned into the history's model, for the site.
 
-Each step is a run of two consecutive releases. A row's series has a point per release: the first
-step's base, then every step's head (each measured in its own run, so a point is what that step's
-run saw). A step whose compare.R test starred the row is a change point at the newer release, its
-change compare.R's improvement, its confidence 1 - p. Read from the step directories through
-``runentry`` (untrusted run.json checked as for the store), so a series is the same whether it is
-drawn from here or from the store.
+A row's series has a point per release (the first step's base, then every step's head, each as its own run
+saw it); a step whose compare.R test starred the row is a change point at the newer release (compare.R's
+improvement, confidence 1 - p). Read through ``runentry``, so a series is the same as from the store.
 """
 
 from __future__ import annotations
@@ -63,22 +60,13 @@ def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[Cha
                 mine.insert(0, _point(step, step.base, row, entry.date, None))
         starred = step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
         for found in starred.itertuples(index=False):
-            name = (str(found.filename), str(found.configuration))
-            key = SeriesKey(*name, entry.head_flags, entry.runner, RELEASES_BRANCH)
+            key = SeriesKey(
+                str(found.filename), str(found.configuration), entry.head_flags, entry.runner, RELEASES_BRANCH
+            )
             index = next((i for i, p in enumerate(points.get(key, [])) if p.commit == f"v{step.head}"), None)
             if index is None or index == 0 or not math.isfinite(found.improvement):
                 continue  # a row whose older release measured nothing (a failure) has no step to mark
-            before, after = points[key][index - 1], points[key][index]
-            changes.append(
-                ChangePoint(
-                    key,
-                    index,
-                    f"v{step.head}",
-                    entry.date,
-                    float(found.improvement),
-                    before.mean_rate,
-                    after.mean_rate,
-                    1.0 - float(found.p_value),
-                )
-            )
+            before, after = points[key][index - 1].mean_rate, points[key][index].mean_rate
+            change, sure = float(found.improvement), 1.0 - float(found.p_value)
+            changes.append(ChangePoint(key, index, f"v{step.head}", entry.date, change, before, after, sure))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())], changes

@@ -144,7 +144,11 @@ def _head_identity(head: runrecord.Binary, commit: str | None, where: str) -> tu
 def read_entry(
     run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
 ) -> RunEntry:
-    """Read and check ``run_dir`` (results.csv + run.json) for the store; InputError for what must not be stored."""
+    """Read and check ``run_dir`` (results.csv + run.json) for the store; InputError for what must not be stored.
+
+    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time; ``branch`` to
+    the head's ref, ``releases`` for an official release, else ``main``.
+    """
     where = str(run_dir)
     if not run_dir.is_dir():
         raise InputError("not a run directory", where=where)

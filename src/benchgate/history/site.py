@@ -1,19 +1,10 @@
 """The history's static site: ``index.html`` and a page per benchmark file, from the model alone.
 
-Pure rendering from ``Series`` and ``ChangePoint`` values (no store access), written as plain
-files that load with no server and no network: inline CSS and SVG, no JavaScript, relative links
-only, so the directory can be opened from disk or published on GitHub Pages as it is.
-
-- ``index.html``: the change points of every series, newest first, in compare.R's monospaced
-  layout; then every series by category (``buffers``, ``streams``, ...) with a sparkline and its
-  latest rate.
-- ``b/<file>.html``: per benchmark file, one trend chart per series (configuration, node flags,
-  runner) with its change points marked and every run's commit linked (``commit_url``).
-
-Everything from the store comes from run.json files and is untrusted: the pages are Jinja2
-templates (``benchgate/data/history-*.html.j2``) with autoescape on, so it is text wherever it is
-written (text, attributes, SVG); file names and anchors are derived from hashes, and commits only
-fill a percent-encoded ``{sha}`` in the link template.
+Plain files that load with no server and no network (inline CSS and SVG, no JavaScript, relative links), so
+the directory can be opened from disk or published on GitHub Pages as it is: the index lists the change points
+newest first and every series by category with a sparkline; ``b/<file>.html`` has a trend chart per series.
+The store's text comes from run.json files (untrusted): the templates (``benchgate/data/history-*.html.j2``)
+autoescape it, file names and anchors are hashes, and commits only fill a percent-encoded ``{sha}``.
 """
 
 from __future__ import annotations
@@ -22,16 +13,16 @@ import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 from benchgate.errors import InputError
 from benchgate.history.model import ChangePoint, Series, SeriesKey
-from benchgate.history.svgchart import FASTER, LINE, SLOWER, TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
+from benchgate.history.svgchart import TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
 
 PAGES = "b"  # the per-benchmark pages' directory
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_COLOURS = {"line": LINE, "slower": SLOWER, "faster": FASTER}
 
 
 def _digest(*parts: str) -> str:
@@ -103,7 +94,7 @@ def _by_key(changes: Sequence[ChangePoint]) -> dict[SeriesKey, list[ChangePoint]
 
 
 def _render(template: str, **context: Any) -> str:
-    return TEMPLATES.get_template(template).render(colours=_COLOURS, **context)
+    return TEMPLATES.get_template(template).render(**context)
 
 
 def _benchmark_page(
@@ -148,11 +139,11 @@ def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
 def _index_page(
     series: Sequence[Series],
     changes: Sequence[ChangePoint],
+    by_key: dict[SeriesKey, list[ChangePoint]],
     commit_url: str | None,
     site_url: str | None,
-    reports: frozenset = frozenset(),
+    reports: frozenset,
 ) -> str:
-    by_key = _by_key(changes)
     categories: dict[str, list[Series]] = defaultdict(list)
     for one in sorted(series, key=lambda s: s.key):
         categories[_category(one.key.filename)].append(one)
@@ -180,11 +171,10 @@ def write_site(
     site_url: str | None = None,
     commit_url: str | None = None,
 ) -> list[Path]:
-    """Write the site into ``out_dir``: ``index.html`` and ``b/<file>.html`` per benchmark file.
+    """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
 
-    ``commit_url`` is a template with ``{sha}`` (``https://github.com/nodejs/node/commit/{sha}``)
-    that links every run and change point to its commit; ``site_url`` where the site is published
-    (each page names its address there). Returns the files written, index first.
+    ``commit_url`` (``https://github.com/nodejs/node/commit/{sha}``) links every run and change point to its
+    commit; ``site_url`` is where the site is published (each page names its address there).
     """
     if commit_url is not None and "{sha}" not in commit_url:
         raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
@@ -193,14 +183,11 @@ def write_site(
     out_dir = Path(out_dir)
     (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
     by_key = _by_key(changes)
-    files: dict[str, list[Series]] = defaultdict(list)
-    for one in sorted(series, key=lambda s: s.key):
-        files[one.key.filename].append(one)
     written = [out_dir / "index.html"]
     reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    written[0].write_text(_index_page(series, changes, commit_url, site_url, reports), encoding="utf-8")
-    for filename, mine in sorted(files.items()):
+    written[0].write_text(_index_page(series, changes, by_key, commit_url, site_url, reports), encoding="utf-8")
+    for filename, mine in groupby(sorted(series, key=lambda s: s.key), key=lambda s: s.key.filename):
         path = out_dir / PAGES / page_name(filename)
-        path.write_text(_benchmark_page(filename, mine, by_key, commit_url, site_url), encoding="utf-8")
+        path.write_text(_benchmark_page(filename, list(mine), by_key, commit_url, site_url), encoding="utf-8")
         written.append(path)
     return written

@@ -1,15 +1,9 @@
 """The store's tables (SQLAlchemy Core), one definition for SQLite and PostgreSQL, and their version.
 
-``SCHEMA_VERSION`` is written in ``meta`` when the store is created. A store of another version is
-upgraded by ``UPGRADES`` (version -> the function taking it one version up, in the same transaction)
-or refused with one line; it is never read with the wrong columns.
-
-- ``runs``: one trusted run: the commit measured (the head side), its parent (the base the run
-  compared against), branch, date, both sides' node versions and flags, the runner's fingerprint and
-  facts, the settings, and ``digest`` (results.csv and run.json hashed) that makes a second record of
-  the same run a no-op.
-- ``rows``: per run, side and benchmark row, the summary the series are read from.
-- ``samples``: every sample (rate and time) of the run, as results.csv held it.
+``SCHEMA_VERSION`` is written in ``meta`` when the store is created; a store of another version is upgraded by
+``UPGRADES`` (in the same transaction) or refused with one line, never read with the wrong columns. ``runs``
+holds one trusted run (``digest``, results.csv and run.json hashed, makes a second record of it a no-op),
+``rows`` its summary per side and benchmark row, ``samples`` every sample as results.csv held it.
 """
 
 from __future__ import annotations

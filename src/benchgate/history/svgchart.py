@@ -1,11 +1,8 @@
-"""A series' trend chart as inline SVG: the mean rate per run, the change points marked, commits linked.
+"""A series' trend chart and sparkline as inline SVG (no JavaScript, nothing from a CDN: the site loads offline).
 
-Generated here, with no JavaScript and no library from a CDN, so that the site loads from
-``file://`` or GitHub Pages with no network. This module computes the geometry; the markup is
-``benchgate/data/history-parts.html.j2``, rendered by Jinja2 with autoescape on, so every string
-that comes from the store (commits, versions, dates: run.json's, so untrusted) is text wherever it
-lands. A commit only ever fills the ``{sha}`` of a link template after being percent-encoded, so it
-cannot change the link's scheme.
+This module computes the geometry; the markup is ``benchgate/data/history-parts.html.j2``, autoescaped, so
+the store's strings (run.json's, untrusted) are text wherever they land, and a commit fills a link template's
+``{sha}`` only percent-encoded, so it cannot change the link's scheme.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ TEMPLATES = jinja2.Environment(
 LINE = "#0072B2"  # Okabe-Ito blue: the series
 SLOWER = "#D55E00"  # Okabe-Ito vermillion: a change point where the rate fell
 FASTER = "#009E73"  # Okabe-Ito bluish green: a change point where it rose
-MEAN = "#555555"  # the mean between change points
+TEMPLATES.globals["colours"] = {"line": LINE, "slower": SLOWER, "faster": FASTER, "mean": "#555555"}
 
 
 def commit_link(commit_url: str | None, sha: str) -> str | None:
@@ -123,7 +120,6 @@ def trend_svg(
         {
             "x": x(change.index - 0.5),
             "kind": "slower" if change.change < 0 else "faster",
-            "colour": SLOWER if change.change < 0 else FASTER,
             "tip": f"{change.change:+.2f} % at {change.commit} ({change.date}), {change.confidence:.0%} sure",
             "label": f"{change.change:+.1f} %",
         }
@@ -151,8 +147,6 @@ def trend_svg(
         "changes": marks,
         "line": " ".join(f"{dot['x']:.1f},{dot['y']:.1f}" for dot in dots),
         "dots": dots,
-        "line_colour": LINE,
-        "mean_colour": MEAN,
     }
     return TEMPLATES.get_template("history-parts.html.j2").module.trend(chart)
 
@@ -173,7 +167,6 @@ def sparkline_svg(series: Series, changes: Sequence[ChangePoint], width: int = 1
         "width": width,
         "height": height,
         "line": " ".join(f"{x(i):.1f},{height - 3 - (height - 6) * (v - low) / span:.1f}" for i, v in drawn),
-        "marks": [(x(c.index - 0.5), SLOWER if c.change < 0 else FASTER) for c in changes if 0 < c.index <= last],
-        "line_colour": LINE,
+        "marks": [(x(c.index - 0.5), "slower" if c.change < 0 else "faster") for c in changes if 0 < c.index <= last],
     }
     return TEMPLATES.get_template("history-parts.html.j2").module.sparkline(spark)

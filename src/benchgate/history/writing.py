@@ -1,14 +1,13 @@
 """Writing one run into the store: one transaction, a no-op for a run already there.
 
-The transaction holds the store's write lock from its first statement (SQLite ``BEGIN IMMEDIATE``,
-PostgreSQL an advisory lock), so two recorders run one after the other: neither sees the other's
-half-written run, both runs end up stored, and the same run recorded twice at once is stored once.
-A recorder killed mid-way leaves an uncommitted transaction, which the engine rolls back.
+The transaction holds the store's write lock from its first statement (SQLite ``BEGIN IMMEDIATE``, PostgreSQL
+an advisory lock), so concurrent recorders run one after the other and the same run recorded twice at once
+is stored once. A recorder killed mid-way leaves an uncommitted transaction, which the engine rolls back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from dataclasses import fields
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, exc, select
@@ -25,59 +24,28 @@ def _existing(connection: Connection, digest: str) -> int | None:
 
 
 def _insert_run(connection: Connection, entry: RunEntry) -> int:
-    values = {
-        "digest": entry.digest,
-        "commit": entry.commit,
-        "parent": entry.parent,
-        "branch": entry.branch,
-        "date": entry.date,
-        "base_version": entry.base_version,
-        "head_version": entry.head_version,
-        "base_flags": entry.base_flags,
-        "head_flags": entry.head_flags,
-        "runner": entry.runner,
-        "runner_facts": entry.runner_facts,
-        "settings": entry.settings,
-        "source": entry.source,
-        "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "sample_count": entry.sample_count,
-    }
+    values = {column.name: getattr(entry, column.name) for column in storeschema.runs.c if hasattr(entry, column.name)}
+    values["recorded_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return int(connection.execute(storeschema.runs.insert().values(**values)).inserted_primary_key[0])
 
 
 def _insert_rows(connection: Connection, run_id: int, rows: tuple[RowSummary, ...]) -> None:
-    connection.execute(
-        storeschema.rows.insert(),
-        [
-            {
-                "run_id": run_id,
-                "row": number,
-                "side": row.side,
-                "filename": row.filename,
-                "configuration": row.configuration,
-                "samples": row.samples,
-                "mean_rate": row.mean_rate,
-                "trimmed_mean": row.trimmed_mean,
-                "log_spread": row.log_spread,
-            }
-            for number, row in enumerate(rows)
-        ],
-    )
-
-
-def _sample_values(run_id: int, rows: tuple[RowSummary, ...]) -> Iterator[dict]:
-    for number, row in enumerate(rows):
-        for seq, (rate, time_ns) in enumerate(zip(row.rates, row.times_ns, strict=True)):
-            yield {"run_id": run_id, "row": number, "seq": seq, "rate": rate, "time_ns": time_ns}
+    columns = [field.name for field in fields(RowSummary) if field.name in storeschema.rows.c]
+    values = [
+        {"run_id": run_id, "row": number, **{name: getattr(row, name) for name in columns}}
+        for number, row in enumerate(rows)
+    ]
+    connection.execute(storeschema.rows.insert(), values)
 
 
 def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary, ...]) -> None:
     batch: list[dict] = []
-    for values in _sample_values(run_id, rows):
-        batch.append(values)
-        if len(batch) == _BATCH:
-            connection.execute(storeschema.samples.insert(), batch)
-            batch = []
+    for number, row in enumerate(rows):
+        for seq, (rate, time_ns) in enumerate(zip(row.rates, row.times_ns, strict=True)):
+            batch.append({"run_id": run_id, "row": number, "seq": seq, "rate": rate, "time_ns": time_ns})
+            if len(batch) == _BATCH:
+                connection.execute(storeschema.samples.insert(), batch)
+                batch = []
     if batch:
         connection.execute(storeschema.samples.insert(), batch)
 

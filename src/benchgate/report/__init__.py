@@ -1,12 +1,11 @@
 """Pure rendering of an analysis: compare.R's text table, markdown, JSON, CSV, bars and the PR comment.
 
-- ``tables``: the comparison table in every format, the gate lines, the JSON record.
-- ``gatelines``: the gate's decisions in words: change cells, undecided rows and the runs they need, power.
-- ``bars``: text bars around a centre line; ``comment``: the sticky PR comment; ``commentgate``: its
-  verdict heading and power section; ``commentcontext``: what both render; ``markup``: untrusted
-  text as code spans, our own text escaped.
-- ``plots`` (forest plot), ``panels`` (distributions) and ``chartdata`` (what they show): the
-  ``--plot`` charts as matplotlib figures and PNG bytes; matplotlib loads only when one is drawn.
+- ``tables``: the comparison table in every format, the gate lines, the JSON record; ``gatelines``: the
+  gate's decisions in words; ``bars``: text bars around a centre line.
+- ``comment``: the sticky PR comment; ``commentgate``: its verdict and power sections and what both render;
+  ``markup``: untrusted text as code spans, our own text escaped.
+- ``plots``, ``panels`` and ``chartdata``: the ``--plot`` charts (matplotlib loads only when one is drawn).
+- ``versionsreport``, ``historytext``, ``historycontext``: ``benchgate versions`` and ``history``.
 
 Nothing here reads or writes files.
 """

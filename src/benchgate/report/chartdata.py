@@ -1,14 +1,15 @@
 """What the charts show, computed without matplotlib: row kinds, intervals, the axis scale, labels.
 
-``plots`` (the forest plot) and ``panels`` (the distributions) draw from these; keeping them
-apart keeps the drawing modules short and lets the choices (which interval, which scale,
-which rows when there are too many) be tested without drawing anything.
+Kept apart from ``plots`` and ``panels`` so that the choices (which interval, which scale, which rows when
+there are too many) are tested without drawing anything.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,13 +43,17 @@ def shorten(value: str, limit: int) -> str:
 def row_kinds(gated: pd.DataFrame) -> list[str]:
     """FAIL, SLOWER, FASTER or UNCLEAR per row: the gate first, then the gate's decision or compare.R's stars."""
     decided = {"regression": SLOWER, "improvement": FASTER}
-    found = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
-    return [FAIL if gating else kind for gating, kind in zip(gated["gating"], found, strict=True)]
+    kinds = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
+    return [FAIL if gating else kind for gating, kind in zip(gated["gating"], kinds, strict=True)]
 
 
 # The legend's words for each kind (the decisions of the gate, or of compare.R's rule).
-KIND_LABELS = {FAIL: "fails the gate", SLOWER: "regression, not failing the gate", FASTER: "improvement"}
-KIND_LABELS[UNCLEAR] = "unchanged or undecided"
+KIND_LABELS = {
+    FAIL: "fails the gate",
+    SLOWER: "regression, not failing the gate",
+    FASTER: "improvement",
+    UNCLEAR: "unchanged or undecided",
+}
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,7 @@ class Intervals:
 
 
 def intervals(gated: pd.DataFrame) -> Intervals:
-    """The decisions' interval (``ci_low``/``ci_high``) around their estimate (``change``), which
-    may not contain the mean's change (compare.R's rule: its interval at the threshold's level)."""
+    """The decisions' interval (``ci_low``/``ci_high``) around their estimate (``change``)."""
     compare_r = len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R"
     return Intervals(
         gated["change"].to_numpy(dtype=float),
@@ -85,9 +89,8 @@ def _nice(value: float) -> float:
 def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
     """The x axis: ``(linthresh, limits)``; linthresh is None for a linear axis.
 
-    A linear axis unless the largest value is over ten times what three rows in four
-    reach (a +700 % row among -3 % ones would squash them into the zero line): then a
-    symmetric log axis, linear within +-linthresh, where most rows and the minimum effect are.
+    Linear unless the largest value is over ten times what three rows in four reach (a +700 % row would squash
+    -3 % ones into the zero line): then symmetric log, linear within +-linthresh, where most rows are.
     """
     finite = values[np.isfinite(values)]
     low = min(float(finite.min(initial=0.0)), -min_effect)
@@ -136,6 +139,12 @@ def percent(value: float, digits: int | None = None) -> str:
     return f"{number} %".replace("-", "−")
 
 
+def change_and_stars(row: Any) -> tuple[str, str]:
+    """A row's improvement as the charts print it (``NA`` when unknown) and its compare.R stars ('' for none)."""
+    change = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
+    return change, str(row.confidence) if str(row.confidence) in STARRED else ""
+
+
 def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
     """Positions of the rows to draw, in table order: all of them, or the ``cap`` that matter most.
 
@@ -167,13 +176,10 @@ class ForestRows:
 
 
 def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
-    """Every row up to ``all_up_to`` rows; past that only the decided and undecided ones.
+    """Every row up to ``all_up_to`` rows; past that only the decided and undecided ones, at most ``cap``.
 
-    Decided: failing, regressions and improvements (the gate's decision, else compare.R's stars);
-    undecided: the gate's inconclusive rows. A 1,000-row report is mostly unchanged rows, and
-    drawing them all made a picture 23,000 pixels tall that nobody reads: they become one line of
-    how many, and the range of their changes. Over ``cap`` rows that matter, ``selection``'s most
-    important ones are drawn and the line counts the others too.
+    A 1,000-row report drawn whole made a picture 23,000 pixels tall that nobody reads: the unchanged rows
+    become one line (how many, the range of their changes), and so do the decided ones past ``cap``.
     """
     total = len(gated)
     if total <= all_up_to:
@@ -193,9 +199,7 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
         spread = f": changes from {percent(change.min(), 2)} to {percent(change.max(), 2)}" if change.size else ""
         parts.append(f"{unchanged.size} unchanged rows not drawn{spread}")
     names = {FAIL: "failing", SLOWER: "slower", FASTER: "faster", UNCLEAR: "undecided"}
-    counts: dict[str, int] = {}
-    for i in left_out[matters[left_out]]:
-        counts[names[kinds[i]]] = counts.get(names[kinds[i]], 0) + 1
+    counts = Counter(names[kinds[i]] for i in left_out[matters[left_out]])
     if counts:
         parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
     rest = "; ".join(parts) + " (every row is in the report's table)"

@@ -1,24 +1,15 @@
 """The PR comment: pure markdown rendering of one report.
 
-Layout, top to bottom: the verdict and why (failing rows, then undecided rows with the runs
-each would need); base and head; the significant rows (regressions first) with compare.R's
-columns and the gate's change, interval and decision; a text bar chart; what the run could
-not have seen (per file, the regression found with 80 % probability); every row in a
-collapsed ``<details>``; compare.R's false-positive note; the runner and its
-warnings; failed and skipped benchmarks; labels applied or ignored and why; how
-to override; a link to the workflow run. A hidden marker lets the poster find
-and edit the same comment on every run.
-
-Everything from the run directory (benchmark names, stderr, environment) is
-untrusted: it is shown inside code spans or code blocks, so it cannot inject
-markdown, HTML or @-mentions. When the body would pass GitHub's 65,536-character
-limit, detail is dropped in a fixed order (all-rows table, stderr and chart,
-then significant rows past the gating ones) and the comment says where the full
-report is.
+Top to bottom: the verdict and why, base and head, the significant rows, text bars, what the run could not
+have seen, every row (collapsed), compare.R's note, the runner, failures, labels, how to override, the run's
+link; a hidden marker lets the poster edit the same comment each run. Untrusted text (benchmark names,
+stderr, environment) is shown only in code spans or blocks. Past GitHub's 65,536 characters, detail is
+dropped in a fixed order and the comment says where the full report is.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from benchgate import __version__
@@ -26,11 +17,9 @@ from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDec
 from benchgate.config.settings import Settings
 from benchgate.report import commentgate, gatelines, tables
 from benchgate.report.bars import Bar, render_bars
-from benchgate.report.commentcontext import CommentContext
-from benchgate.report.markup import CONTROL as _CONTROL
-from benchgate.report.markup import block as _block
-from benchgate.report.markup import code, plain, table
-from benchgate.results.runrecord import RunSummary
+from benchgate.report.commentgate import CommentContext
+from benchgate.report.markup import CONTROL, block, code, plain, table
+from benchgate.results.runrecord import Binary, RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
@@ -41,15 +30,11 @@ MAX_NAME_IN_CHART = 90
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
     """Rows with compare.R stars or a decision other than unchanged: gating first, then undecided, then
     regressions (worst first), then improvements (best first)."""
-    shown = gated["confidence"].isin(["*", "**", "***"])
-    undecided = gated["undecided"]
-    shown |= gated["decision"].isin(["regression", "improvement"]) | undecided
-    rows = gated[shown].copy()
-    rows["_order"] = [
-        (0 if gating else 1 if open_ else 2 if improvement < 0 else 3, improvement if improvement < 0 else -improvement)
-        for gating, open_, improvement in zip(rows["gating"], undecided[shown], rows["improvement"], strict=True)
-    ]
-    return rows.sort_values("_order", kind="mergesort").drop(columns="_order")
+    decided = gated["decision"].isin(["regression", "improvement"])
+    rows = gated[gated["confidence"].isin(["*", "**", "***"]) | decided | gated["undecided"]]
+    improvement = rows["improvement"].to_numpy(dtype=float)
+    group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
+    return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order
 
 
 def _significant_heading(rows: pd.DataFrame, total: int) -> str:
@@ -61,11 +46,6 @@ def _significant_heading(rows: pd.DataFrame, total: int) -> str:
     return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
 
 
-def markdown_table(rows: pd.DataFrame) -> str:
-    """compare.R's columns as a GitHub table with a gate column (``tables.render_markdown_table``)."""
-    return tables.render_markdown_table(rows)
-
-
 def bar_chart(rows: pd.DataFrame) -> str:
     """``report``'s text bars around a centre line, in a code block: ``|██████████░░ +158.99% ***``."""
     rows = rows[rows["improvement"].notna()]
@@ -73,10 +53,10 @@ def bar_chart(rows: pd.DataFrame) -> str:
         return ""
     # Names are untrusted: no backticks (they could close the fence), bounded length.
     bars = [
-        Bar(_CONTROL.sub(" ", bar.label).replace("`", "'")[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence)
+        Bar(CONTROL.sub(" ", bar.label).replace("`", "'")[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence)
         for bar in tables.bars_for(rows)
     ]
-    return _block(render_bars(bars))
+    return block(render_bars(bars))
 
 
 def false_positive_note(count: int, settings: Settings) -> str:
@@ -105,7 +85,11 @@ def _sandbox_warning(run: RunSummary) -> list[str]:
     ]
 
 
-def _side(binary, label: str) -> str:
+def _sides(run: RunSummary) -> str:
+    return f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
+
+
+def _side(binary: Binary, label: str) -> str:
     commit = binary.sha[:12] if binary.sha else binary.ref
     parts = [f"{label} {code(commit)}" if commit else label]
     if not commit and not binary.version and not binary.node_args:
@@ -130,18 +114,13 @@ def _context_line(ctx: CommentContext) -> str:
         span = f"{int(taken.min())}–{int(taken.max())}" if taken is not None else "no"
         limits = f", from {run.adaptive_runs[0]} to {run.adaptive_runs[1]}" if run.adaptive_runs else ""
         runs = f"{span} (adaptive{limits})"
-    sides = f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
-    if not run.has_record:
-        sides = "No run record (run.json): commits and runner unknown"
+    shards = f" in {run.shards} shards" if run.shards > 1 else ""
+    duet = (
+        " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
+    )
     parts = [
-        sides,
-        f"{runs} runs per side"
-        + (f" in {run.shards} shards" if run.shards > 1 else "")
-        + (
-            " · **duet**: base and head side by side on two CPU sets, gated on the pairs"
-            if run.pairing == "duet"
-            else ""
-        ),
+        _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
+        f"{runs} runs per side{shards}{duet}",
         commentgate.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
@@ -182,8 +161,8 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
         lines.append(f"- ❌ {code(name)} {where}: {code(failure.reason or status)} ({status})")
         if stderr and failure.stderr_tail.strip():
             tail = "\n".join(failure.stderr_tail.strip().splitlines()[-8:])[-1500:]
-            block = "\n".join("  " + line for line in _block(tail).splitlines())
-            lines += ["", "  <details><summary>stderr</summary>", "", block, "", "  </details>", ""]
+            indented = "\n".join("  " + line for line in block(tail).splitlines())
+            lines += ["", "  <details><summary>stderr</summary>", "", indented, "", "  </details>", ""]
     if len(run.failures) > limit:
         lines.append(f"- … and {len(run.failures) - limit} more failures")
     for skipped in run.skipped[:limit]:
@@ -230,14 +209,13 @@ def _footer(ctx: CommentContext) -> list[str]:
 def _render_nothing_selected(ctx: CommentContext) -> str:
     """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
     prefix = ctx.settings.label_prefix
-    sides = f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}"
     parts = [
         MARKER,
         f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}",
         "",
         "The changed files map to no benchmark category, so no benchmark ran and nothing can regress.",
         "",
-        sides if ctx.run.has_record else "No run record (run.json): commits unknown",
+        _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown",
         "",
         *_sandbox_warning(ctx.run),
         f"<sub>To benchmark anyway, a maintainer adds a label such as {code(prefix + ':categories=url')}.</sub>",
@@ -247,17 +225,18 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None, truncated: bool) -> str:
+def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
+    """The comment; without ``all_rows`` it says it is shortened."""
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
     parts = [MARKER, *commentgate.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
-    if truncated:
+    if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
             "",
         ]
     if len(significant):
-        parts += [_significant_heading(significant, len(ctx.gated)), "", markdown_table(shown)]
+        parts += [_significant_heading(significant, len(ctx.gated)), "", tables.render_markdown_table(shown)]
         if len(shown) < len(significant):
             parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
         chart = bar_chart(shown) if details else ""
@@ -272,7 +251,7 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
         parts += [
             f"<details><summary>All {commentgate.plural(len(ctx.gated), 'comparison')}</summary>",
             "",
-            markdown_table(ctx.gated),
+            tables.render_markdown_table(ctx.gated),
             "",
             "</details>",
         ]
@@ -307,9 +286,9 @@ def _render_build_failure(ctx: CommentContext) -> str:
             f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
             "accept a build failure).",
         ]
-    lines += ["", f"{_side(ctx.run.base, 'Base')} → {_side(ctx.run.head, 'head')}", "", *_sandbox_warning(ctx.run)]
+    lines += ["", _sides(ctx.run), "", *_sandbox_warning(ctx.run)]
     if failure.log_tail.strip():
-        lines += [f"#### Last lines of the {failure.side} build log", "", _block(failure.log_tail), ""]
+        lines += [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
     lines += ["_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"]
     lines += ["", *_footer(ctx)]
     return "\n".join([MARKER, *lines]) + "\n"
@@ -321,21 +300,16 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
         return _render_nothing_selected(ctx)
     if ctx.run.build_failure is not None:
         return _render_build_failure(ctx)  # a few lines: the log tail is bounded by the run record's check
-    body = _render(ctx, all_rows=True, details=True, max_significant=None, truncated=False)
-    if limit is None or len(body) <= limit:
-        return body
-    body = _render(ctx, all_rows=False, details=True, max_significant=None, truncated=True)
-    if len(body) <= limit:
-        return body
-    body = _render(ctx, all_rows=False, details=False, max_significant=None, truncated=True)
-    if len(body) <= limit:
-        return body
+    for all_rows, details in ((True, True), (False, True), (False, False)):
+        body = _render(ctx, all_rows=all_rows, details=details)
+        if limit is None or len(body) <= limit:
+            return body
     # Keep the gating rows above all; find the most significant rows that still fit.
     low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
-    best = _render(ctx, all_rows=False, details=False, max_significant=low, truncated=True)
+    best = _render(ctx, all_rows=False, details=False, max_significant=low)
     while low < high:
         middle = (low + high + 1) // 2
-        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle, truncated=True)
+        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle)
         if len(candidate) <= limit:
             low, best = middle, candidate
         else:

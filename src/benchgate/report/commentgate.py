@@ -1,25 +1,54 @@
-"""The gate's part of the PR comment: the verdict heading with failing and undecided rows, and the power section."""
+"""The gate's part of the PR comment (the verdict heading with failing and undecided rows, the power section),
+and ``CommentContext``, what ``comment`` and this module render."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
+
+from benchgate.config.labels import LabelDecision
+from benchgate.config.settings import Settings
 from benchgate.report import gatelines
-from benchgate.report.commentcontext import CommentContext
 from benchgate.report.markup import code, plain
 from benchgate.results.runrecord import RunSummary
 from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE, PASS, Outcome
+
+MAX_LISTED = 30  # rows listed per kind; the table below has them all
+
+
+@dataclass(frozen=True)
+class CommentContext:
+    """Everything the comment shows; built by ``benchgate report``."""
+
+    gated: pd.DataFrame
+    settings: Settings
+    outcome: Outcome
+    run: RunSummary
+    labels: LabelDecision = LabelDecision()
+    run_url: str | None = None
+    full_report: str = "the job summary and the results artifact of the workflow run"
+    nothing_selected: bool = False  # the change touches no benchmarked area, so nothing ran
+    charts: tuple[str, ...] = ()  # file names of the charts written for the workflow run's artifact
 
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def _listed(lines: list[str]) -> list[str]:
+    """The first MAX_LISTED lines, and how many more the table below holds."""
+    more = [f"- … and {len(lines) - MAX_LISTED} more, in the table below"] if len(lines) > MAX_LISTED else []
+    return lines[:MAX_LISTED] + more
+
+
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
     count = outcome.gating_rows
-    undecided = gatelines.undecided_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
-    noisy = gatelines.noisy_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above)
-    held = int(ctx.gated["undecided"].sum()) if "undecided" in ctx.gated else len(undecided)
+    floor = ctx.settings.inconclusive_above
+    undecided = gatelines.undecided_rows(ctx.gated, floor)
+    held = int(ctx.gated["undecided"].sum())
     if outcome.verdict == FAIL:
         title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
         if not count:
@@ -31,31 +60,26 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     else:
         title = "### ✅ benchgate: no regression fails the gate"
     prior = ctx.run.prior_variances if ctx.run is not None else {}
-    coarse = gatelines.coarse_rows(ctx.gated, ctx.settings.min_effect, ctx.settings.inconclusive_above, prior)
+    coarse = gatelines.coarse_rows(ctx.gated, floor, prior)
     if coarse and outcome.verdict != FAIL:
         title += f" ({plural(len(coarse), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
-    gating = ctx.gated[ctx.gated["gating"]]
-    for row in gating.head(30).itertuples(index=False):
-        lines.append(f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}")
-    if len(gating) > 30:
-        lines.append(f"- … and {len(gating) - 30} more, in the table below")
+    gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
+    lines += _listed([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
     lines += [f"- {plain(problem)}" for problem in outcome.problems]
     if undecided:
         if outcome.verdict == INCONCLUSIVE:
             lines += ["", "This is not a pass: each of these could still hide a regression.", ""]
         else:
             lines += ["", f"Also undecided ({len(undecided)}):", ""]
-        lines += [f"- ❓ {code(item.name)}: {plain(item.sentence())}" for item in undecided[:30]]
-        if len(undecided) > 30:
-            lines.append(f"- … and {len(undecided) - 30} more, in the table below")
+        lines += _listed([f"- ❓ {code(item.name)}: {plain(item.sentence())}" for item in undecided])
         if outcome.verdict == INCONCLUSIVE:
             lines += [
                 "",
                 f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
                 f", or sets a min-effect for a benchmark known to be noisy.",
             ]
-    return lines + noisy_lines(noisy) + coarse_lines(coarse)
+    return lines + noisy_lines(gatelines.noisy_rows(ctx.gated, floor)) + coarse_lines(coarse)
 
 
 def coarse_lines(coarse: list[gatelines.Coarse]) -> list[str]:
@@ -63,10 +87,7 @@ def coarse_lines(coarse: list[gatelines.Coarse]) -> list[str]:
     if not coarse:
         return []
     lines = ["", f"Gated coarser than their target ({len(coarse)}), their noise could not reach it:", ""]
-    lines += [f"- 🔍 {code(item.name)}: {plain(item.sentence())}" for item in coarse[:30]]
-    if len(coarse) > 30:
-        lines.append(f"- … and {len(coarse) - 30} more, in the table below")
-    return lines
+    return lines + _listed([f"- 🔍 {code(item.name)}: {plain(item.sentence())}" for item in coarse])
 
 
 def noisy_lines(noisy: list[gatelines.Noisy]) -> list[str]:
@@ -74,11 +95,10 @@ def noisy_lines(noisy: list[gatelines.Noisy]) -> list[str]:
     if not noisy:
         return []
     lines = ["", f"Too noisy to gate ({len(noisy)}), apart from the undecided rows:", ""]
-    for item in noisy[:30]:
-        lines.append(f"- 🔊 {code(item.name)}: {plain(item.sentence())}; settled by {code(item.settling_rule())}")
-    if len(noisy) > 30:
-        lines.append(f"- … and {len(noisy) - 30} more, in the table below")
-    return lines
+    settled = [
+        f"- 🔊 {code(item.name)}: {plain(item.sentence())}; settled by {code(item.settling_rule())}" for item in noisy
+    ]
+    return lines + _listed(settled)
 
 
 def power_lines(ctx: CommentContext) -> list[str]:
@@ -104,8 +124,7 @@ def check_title(result: Outcome, run: RunSummary) -> str:
     if result.verdict == PASS:
         return "No regression fails the gate"
     if result.verdict == INCONCLUSIVE:
-        undecided = result.undecided_rows
-        return f"Inconclusive: {undecided} comparison{'s' if undecided != 1 else ''} undecided, none regresses"
+        return f"Inconclusive: {plural(result.undecided_rows, 'comparison')} undecided, none regresses"
     count = result.gating_rows
     what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
     if result.verdict == ACCEPTED:

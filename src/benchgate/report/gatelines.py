@@ -1,8 +1,7 @@
 """The gate in words: the verdict line, change cells, undecided rows with the runs they need, what a run could see.
 
-Pure text from the analysis table (``stats.analysis.analyze``'s), shared by the text
-report, the markdown report and the PR comment. Nothing here is untrusted-text-safe on its
-own: callers put benchmark names in code spans (markdown) as they do elsewhere.
+Pure text from the analysis table (``stats.analysis.analyze``'s), shared by the text report, the markdown
+report and the PR comment. Callers put benchmark names in code spans (markdown), as they do elsewhere.
 """
 
 from __future__ import annotations
@@ -35,16 +34,18 @@ def change_cell(row: Any) -> str:
 def decision_cell(row: Any) -> str:
     """The decision with the resolution it promises: ``unchanged (≤ 10 %)`` (a regression of that size or more
     passes at most 1 - unchanged-confidence of the time); other decisions as they are."""
-    gated = float(getattr(row, "gated_at", math.nan))
-    if str(row.decision) != "unchanged" or not math.isfinite(gated):
+    if str(row.decision) != "unchanged" or not math.isfinite(row.gated_at):
         return str(row.decision)
-    return f"unchanged (≤ {gated:.3g} %)"
+    return f"unchanged (≤ {row.gated_at:.3g} %)"
 
 
-def _floor(row: Any, min_effect: float, inconclusive_above: float) -> float:
+def _name(row: Any) -> str:
+    return f"{row.filename} {row.configuration}"
+
+
+def _floor(row: Any, inconclusive_above: float) -> float:
     """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
-    effect = float(row.min_effect)
-    return effect if effect > 0 else inconclusive_above
+    return float(row.min_effect) if row.min_effect > 0 else inconclusive_above
 
 
 def runs_text(needed: float) -> str:
@@ -67,19 +68,14 @@ class Undecided:
         return f"{self.change}: could not rule out a {self.floor:g} % regression; {self.runs}"
 
 
-def undecided_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Undecided]:
+def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Undecided]:
     """The judged inconclusive rows, widest interval first (the ones furthest from a decision); the rows too
     noisy to gate are listed apart (``noisy_rows``)."""
     rows = gated[gated["undecided"] & ~gated["noisy"]]
     rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
     rows = rows.sort_values("_width", ascending=False, kind="mergesort")
     return [
-        Undecided(
-            f"{row.filename} {row.configuration}",
-            change_cell(row),
-            _floor(row, min_effect, inconclusive_above),
-            runs_text(row.runs_needed),
-        )
+        Undecided(_name(row), change_cell(row), _floor(row, inconclusive_above), runs_text(row.runs_needed))
         for row in rows.itertuples(index=False)
     ]
 
@@ -102,25 +98,17 @@ class Noisy:
 
     def settling_rule(self) -> str:
         """The configuration that would settle it: a min-effect it can rule out, or a noise budget below its σ."""
-        effect = math.ceil(self.mde) if math.isfinite(self.mde) and self.mde < 1e5 else None
         budget = f"noisy: {{max-sigma: {max(math.floor(self.sigma * 10) / 10 - 0.1, 0.1):g}%}}"
-        if effect is None:
+        if not (math.isfinite(self.mde) and self.mde < 1e5):
             return budget
-        return f"{{match: '{self.filename}', min-effect: {effect}%}} in rules, or {budget}"
+        return f"{{match: '{self.filename}', min-effect: {math.ceil(self.mde)}%}} in rules, or {budget}"
 
 
-def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Noisy]:
+def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Noisy]:
     """The judged inconclusive rows too noisy to gate (``analysis.noisy_rows``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
-        Noisy(
-            f"{row.filename} {row.configuration}",
-            str(row.filename),
-            float(row.sigma),
-            float(row.noisy_mde),
-            _floor(row, min_effect, inconclusive_above),
-            bool(row.undecided),
-        )
+        Noisy(_name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided)
         for row in rows.itertuples(index=False)
     ]
 
@@ -144,27 +132,25 @@ class Coarse:
         )
 
 
-def coarse_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float, prior=()) -> list[Coarse]:
+def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
+    return gated[gated["coarse"] & (gated["decision"] == "unchanged")]
+
+
+def coarse_rows(gated: pd.DataFrame, inconclusive_above: float, prior=()) -> list[Coarse]:
     """The judged unchanged rows gated coarser than their target (``gate``'s ``coarse``), coarsest first;
     ``prior``: the (filename, configuration) keys whose σ came from main's history."""
-    rows = gated[gated["coarse"] & (gated["decision"] == "unchanged")]
-    rows = rows.sort_values("gated_at", ascending=False, kind="mergesort")
+    rows = _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort")
     return [
         Coarse(
-            f"{row.filename} {row.configuration}",
-            float(row.sigma),
-            float(row.gated_at),
-            float(row.resolution),
-            _floor(row, min_effect, inconclusive_above),
+            _name(row),
+            row.sigma,
+            row.gated_at,
+            row.resolution,
+            _floor(row, inconclusive_above),
             (row.filename, row.configuration) in prior,
         )
         for row in rows.itertuples(index=False)
     ]
-
-
-def coarse_count(gated: pd.DataFrame) -> int:
-    """How many judged unchanged rows were gated coarser than their target."""
-    return int((gated["coarse"] & (gated["decision"] == "unchanged")).sum())
 
 
 @dataclass(frozen=True)
@@ -182,11 +168,8 @@ class Blind:
 
 
 def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution among its unchanged judged rows: the regression its evidence rules out,
-    under which one could hide (the same bound that made the rows unchanged).
-
-    Largest first. A file with no unchanged row (all decided otherwise, or undecided) has none.
-    """
+    """Per file, the largest resolution among its unchanged judged rows (the regression its evidence rules out,
+    under which one could hide), largest first. A file with no unchanged row has none."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
     spots = []
@@ -203,10 +186,6 @@ def decision_counts(gated: pd.DataFrame) -> str:
     return ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)
 
 
-def _correction_name(policy: GatePolicy) -> str:
-    return "Holm correction" if policy.correction == "holm" else "no correction"
-
-
 def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
     """``problems`` and ``analysis.untested_reason`` when no comparison could be tested."""
     untested = untested_reason(gated)
@@ -215,32 +194,29 @@ def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]
     return problems
 
 
-def gate_finding(gated: pd.DataFrame, policy: GatePolicy, undecided: Sequence) -> tuple[str, bool]:
+def gate_finding(gated: pd.DataFrame, policy: GatePolicy) -> tuple[str, bool]:
     """What the statistics found, and whether that is a plain pass (the finding then needs its verdict)."""
     count = len(gated)
     failing = int(gated["gating"].sum())
+    correction = "Holm correction" if policy.correction == "holm" else "no correction"
     effect = f", minimum effect {policy.min_effect:g} %" if policy.min_effect > 0 else ""
-    where = f"at {policy.threshold} after {_correction_name(policy)}{effect}"
+    where = f"at {policy.threshold} after {correction}{effect}"
     if THRESHOLDS[policy.threshold] is None:
         return f"off (--threshold off): no comparison can fail ({count} comparisons)", False
     if failing:
         return f"FAIL: {failing} of {count} comparisons regress {where}", False
     held = int(gated["undecided"].sum())
-    coarse = coarse_count(gated)
+    coarse = len(_coarse(gated))
     coarser = f"; {coarse} gated coarser than their target, at most {policy.max_resolution:g} %" if coarse else ""
     if held:
         return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses{coarser}", False
     return f"no regression {where} ({count} comparisons{coarser})", True
 
 
-def gate_headline(
-    gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = (), undecided: Sequence | None = None
-) -> str:
-    """The gate's verdict line, the first of ``gate_summary`` (``undecided``: the undecided rows, when known)."""
+def gate_headline(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> str:
+    """The gate's verdict line, the first of ``tables.gate_summary``."""
     problems = with_untested(gated, problems)
     if problems:
         return f"gate: FAIL: {'; '.join(problems)}"
-    if undecided is None:
-        undecided = undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
-    finding, passed = gate_finding(gated, policy, undecided)
+    finding, passed = gate_finding(gated, policy)
     return f"gate: pass: {finding}" if passed else f"gate: {finding}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from benchgate.history.model import ChangePoint, Series, SeriesKey
 from benchgate.report.bars import Bar, render_bars
@@ -43,11 +44,7 @@ def changes_json(changes: Sequence[ChangePoint]) -> str:
     items = [
         {
             "id": change.id,
-            "filename": change.key.filename,
-            "configuration": change.key.configuration,
-            "node_flags": change.key.node_flags,
-            "runner": change.key.runner,
-            "branch": change.key.branch,
+            **asdict(change.key),
             "commit": change.commit,
             "before_commit": change.before_commit,
             "date": change.date,

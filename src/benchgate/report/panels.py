@@ -1,15 +1,9 @@
 """The distributions chart: base and head samples per comparison, one small panel each.
 
-``compare.R --plot`` draws a ggplot box plot of the rates per configuration and binary,
-faceted by file; at 200 configurations its labels overlap. Here every comparison gets its
-own panel, in the table's order, with its own scale (so the spread of a 2 % change is as
-visible as that of a 700 % one): the rates normalised to the base mean (0 = the base mean),
-a box (quartiles, whiskers to 1.5 IQR) and every sample as a dot, base above head. Panels of
-rows that fail the gate are framed and titled in the gate's colour.
-
-All panels are drawn in one Axes, in panel units (a panel is 1 x 1, each mapping its own
-range onto its box), with one collection per kind of mark: 200 matplotlib Axes, each with its
-own ticks and titles, take about ten times as long to draw.
+``compare.R --plot``'s box plot, faceted by file, overlaps its labels at 200 configurations; here each
+comparison gets its own panel in the table's order, with its own scale (a 2 % change's spread is as visible as a
+700 % one's): rates in percent of the base mean, a Tukey box and every sample as a dot. All panels are drawn in
+one Axes, one collection per kind of mark: 200 Axes with their own ticks take about ten times as long to draw.
 """
 
 from __future__ import annotations
@@ -21,11 +15,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from benchgate.report.chartdata import COLOURS, DPI, FAIL, STARRED, percent, row_kinds, selection, shorten, text
+from benchgate.report.chartdata import (
+    COLOURS,
+    DPI,
+    FAIL,
+    change_and_stars,
+    percent,
+    row_kinds,
+    selection,
+    shorten,
+    text,
+)
 from benchgate.report.chartdata import title_lines as _title_lines
 from benchgate.stats.gate import GatePolicy
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 SIDE_COLOURS = {"base": "#7A7A7A", "head": "#0072B2"}
@@ -108,53 +113,34 @@ def _panel(
 
     colour = COLOURS[FAIL] if failing else "black"
     weight = "bold" if failing else "normal"
-    improvement = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-    stars = str(row.confidence) if str(row.confidence) in STARRED else ""
+    improvement, stars = change_and_stars(row)
     title = {"va": "bottom", "color": colour}
+    change = f"{improvement} {stars}" + (" FAIL" if failing else "")
     marks.texts += [
         (left, y0 + 0.14, text(shorten(str(row.filename), PANEL_LABEL)), {**title, "fontweight": "bold"}),
         (left, y0 + 0.27, text(shorten(str(row.configuration) or "-", PANEL_LABEL)), {**title, "fontweight": weight}),
-        (
-            right,
-            y0 + 0.14,
-            f"{improvement} {stars}" + (" FAIL" if failing else ""),
-            {**title, "ha": "right", "fontweight": weight},
-        ),
+        (right, y0 + 0.14, change, {**title, "ha": "right", "fontweight": weight}),
     ]
 
 
-def _draw(ax, marks: Marks) -> None:
+def _draw(ax: Axes, marks: Marks) -> None:
     from matplotlib.collections import LineCollection, PolyCollection
 
     for side, colour in SIDE_COLOURS.items():
-        ax.add_collection(
-            PolyCollection(
-                marks.boxes[side],
-                facecolors=colour,
-                alpha=0.22,
-                edgecolors=colour,
-                linewidths=0.9,
-                zorder=2,
-                gid=f"boxes-{side}",
-            )
-        )
+        box = {"facecolors": colour, "alpha": 0.22, "edgecolors": colour, "linewidths": 0.9, "zorder": 2}
+        ax.add_collection(PolyCollection(marks.boxes[side], gid=f"boxes-{side}", **box))
         ax.add_collection(LineCollection(marks.lines[side], colors=colour, linewidths=1.1, zorder=3))
         if marks.dots[side]:
             xs, ys = zip(*marks.dots[side], strict=True)
             ax.scatter(xs, ys, s=7, color=colour, alpha=0.65, linewidths=0, zorder=4, gid=f"dots-{side}")
     ax.add_collection(LineCollection(marks.lines["grid"], colors="#E2E2E2", linewidths=0.5, zorder=1))
-    ax.add_collection(
-        LineCollection(marks.lines["zero"], colors="black", linewidths=0.6, linestyles=(0, (2, 2)), zorder=1)
-    )
+    zero = {"colors": "black", "linewidths": 0.6, "linestyles": (0, (2, 2)), "zorder": 1}
+    ax.add_collection(LineCollection(marks.lines["zero"], **zero))
     for failing, frames in marks.frames.items():
+        colour, width = (COLOURS[FAIL], 1.8) if failing else ("#B8B8B8", 0.6)
         ax.add_collection(
             PolyCollection(
-                frames,
-                facecolors="none",
-                edgecolors=COLOURS[FAIL] if failing else "#B8B8B8",
-                linewidths=1.8 if failing else 0.6,
-                zorder=5,
-                gid=f"frames-{failing}",
+                frames, facecolors="none", edgecolors=colour, linewidths=width, zorder=5, gid=f"frames-{failing}"
             )
         )
     for x, y, value, style in marks.texts:

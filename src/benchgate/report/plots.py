@@ -1,22 +1,15 @@
-"""Charts of an analysis, for reviewers who would rather look than read a 200-row table.
+"""The forest plot of an analysis, for reviewers who would rather look than read a 200-row table.
 
-- ``forest_figure``: one row per comparison in the table's order (compare.R's), the change of
-  the mean rate with its confidence interval; rows that fail the gate stand out (colour, marker,
-  bold label, ``FAIL``). The figure grows with the rows, so every label stays readable.
-- ``distributions_figure`` (``benchgate.report.panels``): the samples of base and head per
-  comparison, like ``compare.R --plot``'s box plot but one small panel each, with its own scale.
-
-``chart_files`` names and renders both PNGs (``FILE.png`` and ``FILE-distributions.png``); the
-command writes them. Pure rendering like the rest of ``report``: figures and bytes, no files.
-matplotlib is the optional extra ``benchgate[plot]``, imported here only when a chart is drawn,
-on the Agg canvas (no display, no pyplot state).
+``chart_files`` renders it and ``panels``' distributions as PNG bytes (``FILE.png``, ``FILE-distributions.png``);
+the command writes them. matplotlib (``benchgate[plot]``) is imported only when a chart is drawn, on the Agg
+canvas (no display, no pyplot state).
 """
 
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,9 +25,9 @@ from benchgate.report.chartdata import (
     KIND_LABELS,
     MARKERS,
     SLOWER,
-    STARRED,
     UNCLEAR,
     Intervals,
+    change_and_stars,
     forest_rows,
     intervals,
     percent,
@@ -78,12 +71,8 @@ def chart_paths(path: Path) -> tuple[Path, Path]:
 def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
     """Display rows: a header per file name (when it changes), then its configurations (position in table)."""
     rows: list[tuple[str, int | None]] = []
-    previous = None
-    for position, (filename, _) in enumerate(names):
-        if filename != previous:
-            rows.append((filename, None))
-            previous = filename
-        rows.append((filename, position))
+    for filename, group in groupby(enumerate(names), key=lambda item: item[1][0]):
+        rows += [(filename, None), *((filename, position) for position, _ in group)]
     return rows
 
 
@@ -104,10 +93,8 @@ class _Layout:
 
 
 def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layout: _Layout) -> None:
-    """Grey bands with the file name over each file's rows, light stripes on every other row.
-
-    They run across labels, plot and values, so the eye follows a row at 200 rows.
-    """
+    """Grey bands with the file name over each file's rows and stripes on every other row, across labels, plot and
+    values, so the eye follows a row at 200 rows."""
     from matplotlib.collections import PolyCollection
 
     start, end = layout.ends
@@ -131,29 +118,11 @@ def _marks(ax: Axes, found: Intervals, kinds: list[str], ys: np.ndarray, limits:
         mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
         low, high = (np.clip(ends[mine], *limits) for ends in (found.low, found.high))
         drawn = np.isfinite(low) & np.isfinite(high)
-        width = 2.2 if kind == FAIL else 1.5
-        ax.hlines(
-            ys[mine][drawn],
-            low[drawn],
-            high[drawn],
-            color=COLOURS[kind],
-            linewidth=width,
-            zorder=2,
-            gid=f"interval-{kind}",
-        )
-        size = 5.5 if kind == FAIL else 4.5
-        label = legend[kind] if mine.size else None
-        ax.plot(
-            found.point[mine],
-            ys[mine],
-            linestyle="none",
-            marker=MARKERS[kind],
-            markersize=size,
-            color=COLOURS[kind],
-            zorder=3,
-            label=label,
-            gid=f"point-{kind}",
-        )
+        width, size = (2.2, 5.5) if kind == FAIL else (1.5, 4.5)
+        colour, label = COLOURS[kind], legend[kind] if mine.size else None
+        ax.hlines(ys[mine][drawn], low[drawn], high[drawn], color=colour, lw=width, zorder=2, gid=f"interval-{kind}")
+        point = {"marker": MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
+        ax.plot(found.point[mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
 
 
 def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: float) -> None:
@@ -161,8 +130,7 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
     style = {"ha": "left", "fontsize": FONT_POINTS, "family": "monospace", "transform": ax.get_yaxis_transform()}
     ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
     for i, row in enumerate(table.itertuples(index=False)):
-        value = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-        stars = str(row.confidence) if str(row.confidence) in STARRED else ""
+        value, stars = change_and_stars(row)
         failing = kinds[i] == FAIL
         flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
@@ -186,15 +154,8 @@ def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float
     ax.axvline(0, color="black", linewidth=0.9, zorder=1)
     for sign in (-1, 1) if min_effect > 0 else ():
         label = f"±min effect ({min_effect:g} %)" if sign < 0 else None
-        ax.axvline(
-            sign * min_effect,
-            color="#555555",
-            linewidth=0.8,
-            linestyle=(0, (4, 3)),
-            zorder=1,
-            label=label,
-            gid="min-effect",
-        )
+        dashed = {"color": "#555555", "linewidth": 0.8, "linestyle": (0, (4, 3)), "zorder": 1}
+        ax.axvline(sign * min_effect, label=label, gid="min-effect", **dashed)
     scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
     what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {found.description}"
     ax.set_xlabel(what, fontsize=FONT_POINTS)
@@ -202,12 +163,11 @@ def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float
 
 
 def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
-    """The forest plot: change and interval per comparison, top to bottom in the table's order.
+    """The forest plot: change and interval per comparison, in the table's order, under a grey band per file.
 
-    A bold grey band names each file; its configurations follow, one row each. Rows that
-    fail the gate have a bold label in the gate's colour, a diamond, a thicker line and FAIL
-    in the value column. Past FOREST_ALL_ROWS rows only the decided and undecided rows are drawn
-    (at most MAX_FOREST_ROWS), and a line under the plot sums up the rest.
+    Failing rows have a bold label in the gate's colour, a diamond, a thicker line and FAIL. Past FOREST_ALL_ROWS
+    rows only the decided and undecided ones are drawn (at most MAX_FOREST_ROWS); a line under the plot sums up
+    the rest.
     """
     from matplotlib.figure import Figure
 
@@ -222,9 +182,8 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     labels = [text(shorten(names[p][1] or "-" if p is not None else name, MAX_LABEL)) for name, p in rows]
 
     # The label column is as wide as the longest label needs (DejaVu Sans: ~0.6 em a character).
-    layout = _Layout(left=min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4))
-    bottom = layout.bottom + (0.3 if shown.rest else 0.0)
-    layout = _Layout(left=layout.left, bottom=bottom)
+    left = min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4)
+    layout = _Layout(left=left, bottom=_Layout.bottom + (0.3 if shown.rest else 0.0))
     height = layout.top + layout.bottom + ROW_INCHES * max(len(rows), 3)
     width = layout.left + layout.plot + layout.right
     figure = Figure(figsize=(width, height), dpi=DPI)

@@ -11,9 +11,11 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
@@ -80,13 +82,9 @@ def with_decisions(gated: pd.DataFrame) -> bool:
 
 
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table: left-aligned row names, right-aligned columns, one space apart.
-
-    Every line starts with exactly what compare.R prints. Two columns follow: the gate's change
-    with its interval at the gate's level, and the decision (not under compare.R's rule, whose
-    decisions are its own columns); when a row fails the gate a last ``gate`` column marks it
-    ``FAIL``. ``gate_columns`` False (versions' tables): compare.R's columns alone.
-    """
+    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change and
+    decision (not under compare.R's rule) and, when a row fails, a ``gate`` column; ``gate_columns`` False:
+    compare.R's columns alone (versions' tables)."""
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
@@ -126,19 +124,15 @@ def bars_for(gated: pd.DataFrame) -> list[Bar]:
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
     """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
 
-    ``problems`` are what fails a run besides the statistics (``outcome.Outcome.problems``:
-    head failures, an incomplete run), plus ``analysis.untested_reason`` when no comparison could
-    be tested. They fail the gate whatever the statistics found, so
-    with them the verdict line is FAIL and leads with them, and the statistics' finding
-    follows without a verdict of its own. Undecided rows (inconclusive) make the verdict
-    INCONCLUSIVE when nothing fails: never a pass.
+    ``problems`` (``outcome.Outcome.problems``: head failures, an incomplete run; or nothing tested) fail the
+    gate whatever the statistics found: the verdict line leads with them, the statistics' finding follows.
     """
     problems = gatelines.with_untested(gated, problems)
     failing = gated[gated["gating"]]
-    undecided = gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
-    lines = [gatelines.gate_headline(gated, policy, problems, undecided)]
+    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
+    lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
-        lines.append(f"  statistics: {gatelines.gate_finding(gated, policy, undecided)[0]}")
+        lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
     lines += [
         f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
@@ -149,12 +143,12 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     ]
     if len(undecided) > MAX_SUMMARY_LINES:
         lines.append(f"  ... and {len(undecided) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
-    noisy = gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above)
+    noisy = gatelines.noisy_rows(gated, policy.inconclusive_above)
     lines += [
         f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
         for item in noisy[:MAX_SUMMARY_LINES]
     ]
-    coarse = gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above)
+    coarse = gatelines.coarse_rows(gated, policy.inconclusive_above)
     lines += [f"  COARSE {item.name}: {item.sentence()}".translate(_CONTROL) for item in coarse[:MAX_SUMMARY_LINES]]
     incomplete = gated[gated["incomplete"]]
     if len(incomplete):
@@ -188,40 +182,20 @@ def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True, p
 def _code(text: str) -> str:
     """A markdown code span that survives any content: untrusted names cannot inject markup or mentions."""
     text = text.translate(_CONTROL).replace("|", "\\|")
-    longest_run, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest_run = max(longest_run, run)
-    fence = "`" * (longest_run + 1)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     # CommonMark strips one space on each side, so a name starting or ending with ` keeps its own.
     padded = f" {text} " if text.startswith("`") or text.endswith("`") or not text.strip() else text
     return f"{fence}{padded}{fence}"
 
 
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Regressions first: gating rows, undecided rows, other regressions with stars or decided, then the rest.
-
-    Gating and other regressions worst first, undecided rows in table order.
-    """
+    """Gating rows, undecided rows, other regressions with stars or decided, then the rest; gating and other
+    regressions worst first, the others in table order."""
     improvement = gated["improvement"].to_numpy(dtype=float)
-    starred = gated["confidence"].isin(["*", "**", "***"]).to_numpy()
-    gating = gated["gating"].to_numpy(dtype=bool)
-    undecided = gated["undecided"].to_numpy(dtype=bool)
-    regressed = (gated["decision"] == "regression").to_numpy()
-
-    def group(index: int) -> int:
-        if gating[index]:
-            return 0
-        if undecided[index]:
-            return 1
-        return 2 if (starred[index] or regressed[index]) and improvement[index] < 0 else 3
-
-    key = []
-    for position in range(len(gated)):
-        grp = group(position)
-        key.append((grp, improvement[position] if grp in (0, 2) else 0.0, position))
-    order = sorted(range(len(key)), key=key.__getitem__)
-    return gated.iloc[order]
+    regressed = (gated["confidence"].isin(ACCURACY_KEYS) | (gated["decision"] == "regression")) & (improvement < 0)
+    group = np.select([gated["gating"], gated["undecided"], regressed], [0, 1, 2], 3)
+    worst = np.where((group == 0) | (group == 2), improvement, 0.0)
+    return gated.iloc[np.lexsort((worst, group))]  # lexsort is stable: ties keep the table's order
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
@@ -250,18 +224,18 @@ VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
 
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    undecided = gatelines.undecided_rows(gated, policy.min_effect, policy.inconclusive_above)
+    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
     mark = VERDICT_MARKS[verdict(gated)]
-    headline = gatelines.gate_headline(gated, policy, undecided=undecided).replace("gate: ", "", 1).replace("*", "\\*")
+    headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     failing = gated[gated["gating"]]
     for row in failing.itertuples(index=False):
         parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
     for item in undecided:
         parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
-    for item in gatelines.noisy_rows(gated, policy.min_effect, policy.inconclusive_above):
+    for item in gatelines.noisy_rows(gated, policy.inconclusive_above):
         parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
-    for item in gatelines.coarse_rows(gated, policy.min_effect, policy.inconclusive_above):
+    for item in gatelines.coarse_rows(gated, policy.inconclusive_above):
         parts.append(f"- 🔍 {_code(item.name)}: {item.sentence()}")
     if parts[-1] != "":
         parts.append("")
@@ -281,37 +255,21 @@ def _number(value: Any) -> float | None:
     return None if _missing(value) or not math.isfinite(float(value)) else float(value)
 
 
-def gate_p_values(gated: pd.DataFrame, policy: GatePolicy) -> pd.Series:
-    """The p-value the gate compares with the threshold: Holm-adjusted, or raw under ``--correction none``."""
-    return gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
-
-
-def _count(value: Any) -> int | None:
-    number = _number(value)
-    return None if number is None else int(number)
-
-
 def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
     """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
 
-    Per row, compare.R's numbers, then the gate's: ``decision``, ``change``, ``ci_low``,
-    ``ci_high`` (percent), ``ci_level`` (the interval's two-sided level), ``gate_p``, ``mde``
-    (percent: the regression found with probability ``mde_power``) and ``runs_needed`` (an
-    undecided row).
+    Per row, compare.R's numbers (``p_adjusted``: the p the gate compares with the threshold, raw under
+    ``--correction none``), then the gate's (``DECISION_COLUMNS``, percent; ``mde`` at ``mde_power``).
     """
-    adjusted = gate_p_values(gated, policy).to_numpy(dtype=float)
-    rows = []
-    for index, row in enumerate(gated.itertuples(index=False)):
-        record = {
+    gate_p = gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
+    rows = [
+        {
             "filename": str(row.filename),
             "configuration": str(row.configuration),
             "n_base": int(row.n_base),
             "n_head": int(row.n_head),
-            "mean_base": _number(row.mean_base),
-            "mean_head": _number(row.mean_head),
-            "improvement": _number(row.improvement),
-            "p_value": _number(row.p_value),
-            "p_adjusted": _number(adjusted[index]),
+            **{key: _number(getattr(row, key)) for key in ("mean_base", "mean_head", "improvement", "p_value")},
+            "p_adjusted": _number(p_adjusted),
             "df": _number(row.df),
             "confidence": str(row.confidence),
             "accuracy": {
@@ -321,12 +279,13 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "gating": bool(row.gating),
             "decision": str(row.decision),
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
-            "runs_needed": _count(row.runs_needed),
+            "runs_needed": None if _number(row.runs_needed) is None else int(row.runs_needed),
             "noisy": bool(row.noisy),
             "coarse": bool(row.coarse),
         }
-        rows.append(record)
-    document: dict[str, Any] = {
+        for row, p_adjusted in zip(gated.itertuples(index=False), gate_p, strict=True)
+    ]
+    return {
         "comparisons": len(gated),
         "threshold": policy.threshold,
         "correction": policy.correction,
@@ -337,15 +296,13 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
         "unchanged_confidence": float(policy.unchanged_confidence),
         "noisy_max_sigma": policy.noisy_max_sigma,
         "mde_power": gatelines.MDE_POWER,
+        "rows": rows,
     }
-    document["rows"] = rows
-    return document
 
 
 def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """``analysis_record`` as indented JSON (strict: no NaN or Infinity tokens)."""
-    record = analysis_record(gated, policy)
-    return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(analysis_record(gated, policy), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
@@ -368,9 +325,8 @@ def render(
 ) -> str:
     """The analysis in one of ``FORMATS``: every command that prints an analysis calls this.
 
-    ``problems``: what fails the run besides the statistics (the text's gate line leads with them);
-    ``markdown``: a command's own markdown report of the analysis (the PR comment of a run), else
-    ``render_markdown``'s.
+    ``problems``: what fails the run besides the statistics; ``markdown``: a command's own markdown report
+    (the PR comment of a run) instead of ``render_markdown``'s.
     """
     table, policy = analysis.table, analysis.policy
     if output_format == "text":

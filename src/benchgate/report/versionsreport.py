@@ -1,15 +1,14 @@
-"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the
-"State of Node.js performance" posts.
+"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the "State of Node.js
+performance" posts.
 
-Per category (``buffers``, ``streams``, ...), each step's significant changes as compare.R's table
-(stars from Welch's t-test, as the posts show them); before that, a summary of which steps got faster
-or slower and where; the charts (one forest plot per step) are linked when they were drawn. Pure
-rendering: the command runs the steps and writes the files. Benchmark names come from the run
-directories (untrusted): in markdown they only ever appear inside fenced blocks or code spans.
+Per category, each step's significant rows as compare.R's table (stars from Welch's t-test, as the posts show
+them), after a summary of which steps got faster or slower and where. Benchmark names come from the run
+directories (untrusted): in markdown they only appear inside fenced blocks or code spans.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,7 +38,12 @@ class VersionStep:
 
 def category(filename: str) -> str:
     """A benchmark file's category: its directory under benchmark/ (``buffers/buffer-compare.js``: buffers)."""
-    return filename.split("/", 1)[0] if "/" in filename else filename
+    return filename.split("/", 1)[0]
+
+
+def in_category(gated: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of one category."""
+    return gated[[category(str(filename)) == name for filename in gated["filename"]]]
 
 
 def significant(gated: pd.DataFrame) -> pd.DataFrame:
@@ -48,51 +52,43 @@ def significant(gated: pd.DataFrame) -> pd.DataFrame:
 
 
 def categories(steps: Sequence[VersionStep]) -> list[str]:
-    found = {category(str(name)) for step in steps for name in step.gated["filename"]}
-    return sorted(found)
+    return sorted({category(str(name)) for step in steps for name in step.gated["filename"]})
 
 
 @dataclass(frozen=True)
 class StepSummary:
     """How one step moved: significant rows faster and slower, per category, and the extremes."""
 
-    faster: dict[str, int]
-    slower: dict[str, int]
+    faster: Counter[str]
+    slower: Counter[str]
     best: tuple[str, float] | None  # (row name, improvement %)
     worst: tuple[str, float] | None
-    comparisons: int
 
 
 def summarize(step: VersionStep) -> StepSummary:
     rows = significant(step.gated)
-    faster: dict[str, int] = {}
-    slower: dict[str, int] = {}
-    for filename, change in zip(rows["filename"], rows["improvement"], strict=True):
-        side = faster if change > 0 else slower
-        side[category(str(filename))] = side.get(category(str(filename)), 0) + 1
     names = [f"{f} {c}" for f, c in zip(rows["filename"], rows["configuration"], strict=True)]
     changes = rows["improvement"].to_numpy(dtype=float)
-    best = worst = None
-    if len(rows):
-        high, low = int(changes.argmax()), int(changes.argmin())
-        best = (names[high], float(changes[high])) if changes[high] > 0 else None
-        worst = (names[low], float(changes[low])) if changes[low] < 0 else None
-    return StepSummary(faster, slower, best, worst, len(step.gated))
+    where = [category(str(filename)) for filename in rows["filename"]]
+    high, low = (int(changes.argmax()), int(changes.argmin())) if len(rows) else (0, 0)
+    return StepSummary(
+        Counter(name for name, change in zip(where, changes, strict=True) if change > 0),
+        Counter(name for name, change in zip(where, changes, strict=True) if change <= 0),
+        (names[high], float(changes[high])) if len(rows) and changes[high] > 0 else None,
+        (names[low], float(changes[low])) if len(rows) and changes[low] < 0 else None,
+    )
 
 
 def failure_lines(failures: Sequence) -> tuple[str, ...]:
     """One line per file, side and reason of ``results.Failure`` records, with how many processes failed."""
-    counts: dict[tuple[str, str, str], int] = {}
-    for failure in failures:
-        key = (failure.filename, failure.side, failure.reason)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((failure.filename, failure.side, failure.reason) for failure in failures)
     return tuple(
         f"{filename} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
         for (filename, side, reason), count in counts.items()
     )
 
 
-def _where(counts: dict[str, int]) -> str:
+def _where(counts: Counter[str]) -> str:
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return ", ".join(f"{name} ({count})" for name, count in ordered)
 
@@ -102,19 +98,13 @@ def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
     lines = []
     for step in steps:
         found = summarize(step)
-        faster, slower = sum(found.faster.values()), sum(found.slower.values())
-        line = f"{step.name}: {faster} faster, {slower} slower of {found.comparisons} comparisons"
-        if faster:
-            line += f"; faster in {_where(found.faster)}"
-        if slower:
-            line += f"; slower in {_where(found.slower)}"
-        if found.best:
-            line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})"
-        if found.worst:
-            line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})"
-        if step.failures:
-            line += f"; {len(step.failures)} failure(s), listed below"
-        lines.append(line)
+        faster, slower = found.faster.total(), found.slower.total()
+        line = f"{step.name}: {faster} faster, {slower} slower of {len(step.gated)} comparisons"
+        line += f"; faster in {_where(found.faster)}" if faster else ""
+        line += f"; slower in {_where(found.slower)}" if slower else ""
+        line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})" if found.best else ""
+        line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})" if found.worst else ""
+        lines.append(line + (f"; {len(step.failures)} failure(s), listed below" if step.failures else ""))
     return lines
 
 
@@ -122,17 +112,20 @@ def _table(rows: pd.DataFrame) -> str:
     return render_compare_table(rows, gate_columns=False)
 
 
+def _versions(steps: Sequence[VersionStep]) -> list[str]:
+    return [steps[0].base, *(step.head for step in steps)] if steps else []
+
+
 def render_versions_text(steps: Sequence[VersionStep]) -> str:
     """The report as text: the summary, then per category each step's compare.R table of its significant rows."""
-    versions = [steps[0].base, *(step.head for step in steps)] if steps else []
-    out = [f"Node.js performance: {' → '.join(versions)}", "", "summary:"]
+    out = [f"Node.js performance: {' → '.join(_versions(steps))}", "", "summary:"]
     out += [f"  {line}" for line in summary_lines(steps)]
     for name in categories(steps):
         out += ["", f"== {name} =="]
         for step in steps:
-            rows = significant(step.gated[[category(str(f)) == name for f in step.gated["filename"]]])
-            total = sum(category(str(f)) == name for f in step.gated["filename"])
-            out += ["", f"{step.name}: {len(rows)} of {total} comparisons significant"]
+            mine = in_category(step.gated, name)
+            rows = significant(mine)
+            out += ["", f"{step.name}: {len(rows)} of {len(mine)} comparisons significant"]
             if len(rows):
                 out.append(_table(rows))
     failed = [(step, line) for step in steps for line in step.failures]
@@ -143,9 +136,8 @@ def render_versions_text(steps: Sequence[VersionStep]) -> str:
 
 def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: str | None = None) -> str:
     """The report as markdown, the shape of the "State of Node.js performance" posts."""
-    versions = [steps[0].base, *(step.head for step in steps)] if steps else []
     out = [
-        f"# Node.js performance: {' → '.join(f'v{version}' for version in versions)}",
+        f"# Node.js performance: {' → '.join(f'v{version}' for version in _versions(steps))}",
         "",
         f"Each step runs Node's `benchmark/` suite with the official binaries of two consecutive releases "
         f"({runs}, compare.js's protocol) and reads it as compare.R does: `improvement` is the change of the "
@@ -163,14 +155,15 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
         worst = f"{found.worst[1]:+.2f} % {code(found.worst[0], in_table=True, limit=80)}" if found.worst else ""
         faster_in = code(_where(found.faster), in_table=True) if found.faster else ""
         slower_in = code(_where(found.slower), in_table=True) if found.slower else ""
-        faster, slower = sum(found.faster.values()), sum(found.slower.values())
-        rows.append([step.name, str(faster), str(slower), faster_in, slower_in, best, worst])
+        rows.append(
+            [step.name, str(found.faster.total()), str(found.slower.total()), faster_in, slower_in, best, worst]
+        )
     header = ["step", "faster", "slower", "faster in", "slower in", "largest gain", "largest loss"]
     out += table(header, rows, "lrrllrr")
     for name in categories(steps):
         out += ["", f"## {code(name)}"]
         for step in steps:
-            mine = step.gated[[category(str(f)) == name for f in step.gated["filename"]]]
+            mine = in_category(step.gated, name)
             rows = significant(mine)
             out += ["", f"### {step.name}", "", f"{len(rows)} of {len(mine)} comparisons significant."]
             if len(rows):
