@@ -12,35 +12,12 @@
 
 from benchgate._lazy import exports
 
+# The package's public API (what other packages use); everything else is imported from its module.
 _MODULES = {
-    "labels": (
-        "VALUE_KEYS",
-        "FLAG_KEYS",
-        "APPLIED",
-        "IGNORED",
-        "INVALID",
-        "REQUEST",
-        "LabelOutcome",
-        "LabelDecision",
-        "ParsedLabel",
-        "parse_label",
-        "loosens",
-        "needs_trust",
-        "decide",
-        "label_adders",
-        "decide_with_client",
-    ),
-    "values": ("AUTO_RUNS", "MAX_MIN_EFFECT", "parse_threshold", "parse_percent", "parse_runs"),
-    "schema": (
-        "THRESHOLD_ORDER",
-        "SETTINGS",
-        "Setting",
-        "parse_setting",
-    ),
-    "flags": ("add_flags", "flag_values", "run_settings", "markdown_table"),
+    "values": ("AUTO_RUNS",),
+    "schema": ("parse_setting",),
     "settings": (
         "DEFAULT_CONFIG_PATH",
-        "MAX_CONFIG_BYTES",
         "Settings",
         "read_config_file",
         "parse_options",
