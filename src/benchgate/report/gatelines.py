@@ -110,7 +110,7 @@ class Noisy:
 
 
 def noisy_rows(gated: pd.DataFrame, min_effect: float, inconclusive_above: float) -> list[Noisy]:
-    """The judged inconclusive rows too noisy to gate (``analysis.noisy_rows``), noisiest first."""
+    """The judged inconclusive rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
         Noisy(

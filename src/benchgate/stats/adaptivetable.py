@@ -23,7 +23,14 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
+from benchgate.stats.gatetable import (
+    decision_frame,
+    decision_table,
+    pair_arrays,
+    sample_arrays,
+    sitting_out,
+    undecided_decisions,
+)
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
@@ -92,8 +99,6 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     _, base, head = sample_arrays(samples, keys)
     if pairs is None:
         return base, head
-    from benchgate.stats.paired import pair_arrays
-
     base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
     seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
     codes = {cpus: code for code, cpus in enumerate(sorted(set(head_cpus)))}

@@ -57,7 +57,7 @@ def look_statistics(
     ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
     samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips. A duet design
     (``design.test`` a paired test) takes ``pairs``: the paired base and head rates and each
-    pair's CPU-set assignment, ``(..., rows, pairs)`` each (``paired.pair_arrays``); a row with
+    pair's CPU-set assignment, ``(..., rows, pairs)`` each (``gatetable.pair_arrays``); a row with
     fewer than 2 pairs at the look (run alone, or its pairs dropped) gets the unpaired gate test.
     """
     base = np.asarray(base, dtype=float)
@@ -76,8 +76,7 @@ def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
-    in_pairs = paired.paired_statistics(base_pairs, head_pairs, design.test, strata)
-    return paired.combined_statistics(in_pairs, decisions.gate_statistics(base, head), in_pairs.n_base >= 2)
+    return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
 
 
 def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
