@@ -1,18 +1,11 @@
 """The gate's decision table of an adaptive run (``--runs auto``): the recorded looks replayed, checked, decided.
 
-An adaptive run records its design and, for each look, how long results.csv was then
-(``benchgate.results.lookrecord``). Deciding from it is replaying it: the samples each look
-saw, the statistics of every look, which units (a comparison, or a file run whole: see
-``benchgate.stats.stopping``) stopped when. The replay must reach the
-stops the run recorded (a changed results.csv or run.json does not), and the decisions are
-those of the sequential design over the looks (``decisions.decide_looks`` with the design's
-weights), never a fixed-runs test of the merged samples, which would ignore the looks and
-spend the level again at every one. Samples written after the last recorded look (an
-interrupted run) take part in compare.R's columns only.
-
-Shards of one run (each its own run directory and design) are replayed one by one and
-decided together: one Holm family over every row, each row's sequential p-value and
-intervals from its own shard's looks.
+Deciding an adaptive run is replaying it from the samples each recorded look saw
+(``benchgate.results.lookrecord``): the replay must reach the stops the run recorded (a changed
+results.csv or run.json does not), and the decisions are the sequential design's over the looks, never a
+fixed-runs test of the merged samples, which would spend the level again at every look. Samples written
+after the last look (an interrupted run) take part in compare.R's columns only. Shards of one run are
+replayed one by one and decided as one Holm family.
 """
 
 from __future__ import annotations
@@ -34,7 +27,7 @@ from benchgate.stats.gatetable import (
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
-from benchgate.stats.yuenwelch import STAT_FIELDS, Stats, subset
+from benchgate.stats.yuenwelch import combine, subset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,10 +50,8 @@ def file_rows(keys: list[tuple[str, str]], files: list[str] | tuple[str, ...]) -
 def stop_units(
     keys: list[tuple[str, str]], files: list[str] | tuple[str, ...], row_files: frozenset[str] | set[str] = frozenset()
 ) -> tuple[list[Unit], np.ndarray]:
-    """The units that stop and each row's unit: a row of a file in ``row_files`` is its own unit, others their file's.
-
-    Units in the selection's file order; a file's row units in ``keys``' order (the live run's sorted order).
-    """
+    """The units that stop (in the selection's file order, then ``keys``' order) and each row's unit: a row of a
+    file in ``row_files`` is its own unit, the others their file's."""
     file_of_row = file_rows(keys, files)
     units: list[Unit] = []
     for name in files:
@@ -85,10 +76,7 @@ def replay_samples(
     pairs: tuple | None = None,
 ) -> tuple[Replay, list[Unit]]:
     """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units.
-
-    ``pairs``: a duet run's (base rows, head rows, head CPU sets) in its results.csv
-    (``results.pairs.run_pairs``); each look is decided on the pairs both of whose samples it saw.
-    """
+    ``pairs``: a duet run's (base rows, head rows, head CPU sets) in its results.csv (``results.pairs.run_pairs``)."""
     looks = [_look(samples, keys, pairs) for samples in look_samples]
     units, unit_of_row = stop_units(keys, files, row_files)
     return replay(design, looks, unit_of_row, len(units)), units
@@ -107,11 +95,8 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]]) -> Replay | None:
-    """Replay one adaptive run's recorded looks for the rows ``keys`` and check it against its record.
-
-    None when no look was recorded. InputError when the looks are not the design's or the
-    replay does not reach the recorded stops (results.csv or run.json changed).
-    """
+    """Replay one adaptive run's recorded looks for the rows ``keys`` (None: no look recorded), checked against
+    its record: InputError when the looks are not the design's or the replay does not reach the recorded stops."""
     replayed, units = None, []
     if shard.look_samples:
         replayed, units = replay_samples(
@@ -143,11 +128,6 @@ def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None,
         )
 
 
-def _concat(parts: list[Stats]) -> Stats:
-    values = {name: np.concatenate([np.asarray(getattr(st, name)) for st in parts]) for name in STAT_FIELDS}
-    return Stats(test=parts[0].test, **values)
-
-
 def decide_shards(
     shards: list[AdaptiveShard],
     keys: list[tuple[str, str]],
@@ -161,11 +141,9 @@ def decide_shards(
 ) -> pd.DataFrame:
     """The decision table (``gatetable.decide_samples``' columns) of ``keys`` from the adaptive runs ``shards``.
 
-    ``alpha``/``min_effect`` per key (the report's policy and rules: the run stopped by its own
-    design, which any stopping rule may; the decisions follow the report's, ``unchanged_confidence``
-    too, its risk spent over the looks by the design's unchanged spending; ``max_resolution``, the report's
-    ceiling for rows that cannot reach their target by the design's max-runs, None: strict). InputError when a
-    shard's design is malformed, the shards' designs differ, or a replay contradicts the record.
+    The policy is the report's (``alpha``/``min_effect`` per key, ``max_resolution`` None: strict): the run
+    stopped by its own design, as any stopping rule may. InputError when a shard's design is malformed, the
+    shards' designs differ, or a replay contradicts the record.
     """
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
@@ -193,7 +171,8 @@ def decide_shards(
     order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
     history = []
     for k in range(count):
-        look = _concat([h[k] if k < len(h) else sitting_out(n) for n, h in histories])
+        parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
+        look = combine(lambda *arrays: np.concatenate(arrays), *parts)
         # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
         history.append(subset(look, order))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided

@@ -89,24 +89,18 @@ class Decisions:
     fixed_low: np.ndarray  # percent: the last look's interval at the row's whole level
     fixed_high: np.ndarray
     current: Stats  # the statistics of each row's last look
-    unchanged_low: np.ndarray | None = None  # percent: the one-sided bound ``unchanged`` is judged by
-    gated_at: np.ndarray | None = None  # percent: the regression each row must rule out to be unchanged
-    coarse: np.ndarray | None = None  # rows gated coarser than their target (benchgate.stats.resolution)
-    reach: np.ndarray | None = None  # percent: the best resolution each row can reach by its planned runs
+    unchanged_low: np.ndarray  # percent: the one-sided bound ``unchanged`` is judged by
+    gated_at: np.ndarray  # percent: the regression each row must rule out to be unchanged
+    coarse: np.ndarray  # rows gated coarser than their target (benchgate.stats.resolution)
 
     @property
     def resolution(self) -> np.ndarray:
         """Each row's resolution (percent): the smallest regression its evidence rules out (``-unchanged_low``)."""
-        low = self.fixed_low if self.unchanged_low is None else self.unchanged_low
-        return -np.asarray(low, dtype=float)
+        return -np.asarray(self.unchanged_low, dtype=float)
 
     @property
     def names(self) -> np.ndarray:
         return np.asarray(DECISIONS, dtype=object)[self.decision]
-
-    def settled(self) -> np.ndarray:
-        """Rows nothing more would change: decided, incomplete or constant (not inconclusive)."""
-        return self.decision != INCONCLUSIVE
 
 
 def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
@@ -227,9 +221,7 @@ def decide_looks(
     shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
     bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
     share_at_end = 1.0 if coarsening is None else coarsening.share
-    floor, coarse, reach = gated_at(
-        current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening
-    )
+    floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
         decision[bound > -floor] = UNCHANGED
@@ -254,7 +246,6 @@ def decide_looks(
         bound,
         floor,
         coarse,
-        reach,
     )
 
 

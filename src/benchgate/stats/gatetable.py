@@ -86,7 +86,10 @@ def sitting_out(rows: int) -> Stats:
 def undecided_decisions(rows: int) -> Decisions:
     """Decisions of rows no look has seen: inconclusive, nothing known."""
     nan, zeros, codes = np.full(rows, np.nan), np.zeros(rows), np.full(rows, INCONCLUSIVE, dtype=np.int8)
-    return Decisions(codes, nan, nan, nan, nan, zeros > 0, nan, nan, zeros, zeros, nan, nan, sitting_out(rows))
+    nothing = sitting_out(rows)
+    return Decisions(
+        codes, nan, nan, nan, nan, zeros > 0, nan, nan, zeros, zeros, nan, nan, nothing, nan, nan, zeros > 0
+    )
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
@@ -103,9 +106,6 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | N
 
     nan = np.full(len(keys), np.nan)
     sigma, noisy_mde = noise if noise is not None else (nan, nan)
-    gated = nan if result.gated_at is None else result.gated_at
-    coarse = np.zeros(len(keys), dtype=bool) if result.coarse is None else result.coarse
-
     return pd.DataFrame(
         {
             "filename": [key[0] for key in keys],
@@ -121,8 +121,8 @@ def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | N
             "noisy_mde": noisy_mde,
             "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
             "resolution": result.resolution,
-            "gated_at": gated,
-            "coarse": coarse,
+            "gated_at": result.gated_at,
+            "coarse": result.coarse,
         }
     )
 
