@@ -17,7 +17,6 @@ import numpy as np
 from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.gatetable import (
-    decision_frame,
     decision_table,
     pair_arrays,
     sample_arrays,
@@ -176,8 +175,8 @@ def decide_shards(
         # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
         history.append(subset(look, order))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
-        table = decision_frame(keys, undecided_decisions(len(keys)), np.full(len(keys), np.nan))
-        return table.iloc[back].reset_index(drop=True)
+        result = undecided_decisions(len(keys))
+        return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
     shares = design.unchanged_weights(unchanged_confidence)
     result = decisions.decide_looks(
         history,

@@ -100,33 +100,6 @@ def noise_sigma(st: Stats) -> np.ndarray:
         return 100 * (sigma if st.log else sigma / st.scale_base)
 
 
-def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | None = None):
-    """The decision table of ``result`` (one row per key): the columns ``decide_samples`` documents."""
-    import pandas as pd
-
-    nan = np.full(len(keys), np.nan)
-    sigma, noisy_mde = noise if noise is not None else (nan, nan)
-    return pd.DataFrame(
-        {
-            "filename": [key[0] for key in keys],
-            "configuration": [key[1] for key in keys],
-            "decision": result.names,
-            "change": result.change,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "ci_level": result.level,
-            "gate_p": result.p_value,
-            "mde": result.mde,
-            "sigma": sigma,
-            "noisy_mde": noisy_mde,
-            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
-            "resolution": result.resolution,
-            "gated_at": result.gated_at,
-            "coarse": result.coarse,
-        }
-    )
-
-
 def undecided_runs(
     result: Decisions,
     min_effect: np.ndarray | float,
@@ -171,17 +144,36 @@ def decision_table(
     max_runs: int = AUTO_MAX_RUNS,
     last_share: float = 1.0,
 ):
-    """``decision_frame`` of ``result``, with the runs each undecided row would need and its noise.
+    """The decision table of ``result``, one row per key (``decide_samples`` says its columns).
 
     ``sigma``: the row's per-sample noise (percent, the base's); ``noisy_mde``: the resolution it would
     reach with ``max_runs`` runs a side at that noise and an estimate of 0 (``last_share``: the unchanged
     risk's share there).
     """
+    import pandas as pd
+
     needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
-    noisy_mde = reachable(current, trusted_variance(current), float(max_runs), level, 0.5)
-    return decision_frame(keys, result, needed, (noise_sigma(current), noisy_mde))
+    return pd.DataFrame(
+        {
+            "filename": [key[0] for key in keys],
+            "configuration": [key[1] for key in keys],
+            "decision": result.names,
+            "change": result.change,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "ci_level": result.level,
+            "gate_p": result.p_value,
+            "mde": result.mde,
+            "sigma": noise_sigma(current),
+            "noisy_mde": reachable(current, trusted_variance(current), float(max_runs), level, 0.5),
+            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+            "resolution": result.resolution,
+            "gated_at": result.gated_at,
+            "coarse": result.coarse,
+        }
+    )
 
 
 def decide_samples(
@@ -200,13 +192,13 @@ def decide_samples(
     """The fixed-runs decision table, one row per key (``alpha`` and ``min_effect`` may be given per key).
 
     ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), as ``results.rundirs.load``
-    gives them, decided on the pairs (``paired.duet_statistics``). Columns: ``decision_frame``'s (runs_needed:
+    gives them, decided on the pairs (``paired.duet_statistics``). Columns: ``decision_table``'s (runs_needed:
     runs a side to decide an inconclusive row; resolution: the smallest regression its evidence rules
     out; gated_at: the one it must rule out to be unchanged; coarse: gated at more than its target).
     """
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
-        return decision_frame([], undecided_decisions(0), np.zeros(0))
+        return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
     if pairs is None:
         st = gate_statistics(base, head, test)
     else:

@@ -219,12 +219,10 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
                 constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
     # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
     # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
+    robust_x, robust_y = d_x, d_y
     if trim:
         robust_x = np.fmin(_side(side_x, trim, 0)[1], _mad_variance(side_x) / np.maximum(n_x, 1))
         robust_y = np.fmin(_side(side_y, trim, 0)[1], _mad_variance(side_y) / np.maximum(n_y, 1))
-    else:
-        robust_x, robust_y = d_x, d_y
-    if trim:
         degenerate = (d_x + d_y == 0) & ~constant
         if degenerate.any():
             plain_x, plain_y = _side(side_x, 0.0), _side(side_y, 0.0)
@@ -332,23 +330,6 @@ def unchanged_level(
     return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
 
 
-def decidable(
-    st: Stats,
-    runs: np.ndarray,
-    level: np.ndarray,
-    min_effect: np.ndarray | float,
-    inconclusive_above: np.ndarray | float,
-    settle_level: np.ndarray | None = None,
-) -> np.ndarray:
-    """Would the row be decided with ``runs`` samples a side at ``level`` (``settle_level``: the unchanged
-    bound's; default ``level``), its estimate and spread unchanged?"""
-    low, high = projected_interval(st, runs, level)
-    bound = low if settle_level is None else projected_interval(st, runs, settle_level)[0]
-    change = st.change
-    floor = regression_floor(min_effect, inconclusive_above)
-    return (((low > 0) | (high < 0)) & (np.abs(change) >= np.asarray(min_effect, dtype=float))) | (bound > -floor)
-
-
 def runs_needed(
     st: Stats,
     level: np.ndarray | float,
@@ -382,8 +363,11 @@ def runs_needed(
     for index, runs in enumerate(candidates):
         at = level_picked if levels is None else level_picked * levels[index]
         settle = unchanged_level(unchanged_confidence, level_picked, 1.0 if levels is None else levels[index])
-        ok = open_ & (runs > above_picked)
-        ok &= decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked, settle)
+        # Decided with this many runs, its estimate and spread unchanged: rejected, or unchanged by its bound.
+        low, high = projected_interval(picked, np.asarray(float(runs)), at)
+        bound = projected_interval(picked, np.asarray(float(runs)), settle)[0]
+        rejected = ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_picked)
+        ok = open_ & (runs > above_picked) & (rejected | (bound > -regression_floor(min_picked, floor_picked)))
         found[ok] = runs
         open_ &= ~ok
         if not open_.any():
