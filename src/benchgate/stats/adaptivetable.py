@@ -37,21 +37,15 @@ if TYPE_CHECKING:
 Unit = tuple[str, "str | None"]  # (file, comparison): the comparison is None for a file run whole
 
 
-def file_rows(keys: list[tuple[str, str]], files: list[str] | tuple[str, ...]) -> np.ndarray:
-    """Each row's index in ``files`` (the run's selection): which file it belongs to."""
-    index = {name: position for position, name in enumerate(files)}
-    missing = [key[0] for key in keys if key[0] not in index]
-    if missing:
-        raise InputError(f"results for {missing[0]!r}, which the run's selection does not hold")
-    return np.array([index[key[0]] for key in keys], dtype=np.int64)
-
-
 def stop_units(
     keys: list[tuple[str, str]], files: list[str] | tuple[str, ...], row_files: frozenset[str] | set[str] = frozenset()
 ) -> tuple[list[Unit], np.ndarray]:
     """The units that stop (in the selection's file order, then ``keys``' order) and each row's unit: a row of a
     file in ``row_files`` is its own unit, the others their file's."""
-    file_of_row = file_rows(keys, files)
+    selected = set(files)
+    missing = [key[0] for key in keys if key[0] not in selected]
+    if missing:
+        raise InputError(f"results for {missing[0]!r}, which the run's selection does not hold")
     units: list[Unit] = []
     for name in files:
         if name in row_files:
@@ -59,10 +53,7 @@ def stop_units(
         else:
             units.append((name, None))
     position = {unit: index for index, unit in enumerate(units)}
-    unit_of_row = [
-        position[(key[0], key[1] if files[file] in row_files else None)]
-        for key, file in zip(keys, file_of_row.tolist(), strict=True)
-    ]
+    unit_of_row = [position[(name, configuration if name in row_files else None)] for name, configuration in keys]
     return units, np.array(unit_of_row, dtype=np.int64)
 
 

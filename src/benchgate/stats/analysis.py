@@ -12,8 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchgate.stats import adaptivetable, gatetable
+from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
+from benchgate.stats.paired import PAIRED_TEST
+from benchgate.stats.resolution import Coarsening
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
+from benchgate.stats.yuenwelch import GATE_TEST
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,8 +98,6 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
-    from benchgate.stats.paired import PAIRED_TEST
-
     test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
     table = decisions_table(comparisons, policy, decide_rows(comparisons, run_data, policy), test)
     return Analysis(table, policy, run_data.method, run_data.samples)
@@ -102,9 +105,6 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
 
 def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy) -> pd.DataFrame:
     """The gate's decision per row of ``comparisons``, in its order, as ``run_data.method`` says."""
-    from benchgate.stats import adaptivetable, gatetable
-    from benchgate.stats.resolution import Coarsening
-
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     options = dict(
@@ -129,9 +129,6 @@ def decisions_table(
     ``gating``: a judged ``regression``; ``undecided``: a judged ``inconclusive`` row within its noise
     budget; ``noisy``: a judged inconclusive row too noisy to gate. ``test``: what decided (default the gate's).
     """
-    from benchgate.stats.decisions import format_change
-    from benchgate.stats.yuenwelch import GATE_TEST
-
     gate_test = test or GATE_TEST
     if len(decided) != len(comparisons):
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")

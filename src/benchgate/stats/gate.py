@@ -65,31 +65,24 @@ class GatePolicy:
     rule: str = "gate"  # one of RULES
 
     def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
-        if self.threshold not in THRESHOLDS:
-            raise ValueError(f"threshold must be one of {', '.join(THRESHOLDS)}, not {self.threshold!r}")
-        if self.correction not in CORRECTIONS:
-            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, not {self.correction!r}")
+        for name, allowed in (("rule", RULES), ("threshold", THRESHOLDS), ("correction", CORRECTIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
         if not (0 <= self.min_effect <= MAX_MIN_EFFECT):
             # inf (or 1e9) would turn the gate off without saying so; --threshold off is the way to do that.
             raise ValueError(f"min-effect must be a percentage from 0 to {MAX_MIN_EFFECT:g}, not {self.min_effect!r}")
-        if not (0 < self.inconclusive_above <= MAX_MIN_EFFECT):
-            raise ValueError(
-                f"inconclusive-above must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, "
-                f"not {self.inconclusive_above!r}"
-            )
         if not (MIN_UNCHANGED_CONFIDENCE <= self.unchanged_confidence <= MAX_UNCHANGED_CONFIDENCE):
             raise ValueError(
                 f"unchanged-confidence must be a percentage from {MIN_UNCHANGED_CONFIDENCE:g} to "
                 f"{MAX_UNCHANGED_CONFIDENCE:g}, not {self.unchanged_confidence!r}"
             )
-        if self.noisy_max_sigma is not None and not (0 < self.noisy_max_sigma <= MAX_MIN_EFFECT):
-            raise ValueError(f"noisy max-sigma must be a percentage above 0, not {self.noisy_max_sigma!r}")
-        if self.max_resolution is not None and not (0 < self.max_resolution <= MAX_MIN_EFFECT):
-            raise ValueError(
-                f"max-resolution must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {self.max_resolution!r}"
-            )
+        for name, value in (
+            ("inconclusive-above", self.inconclusive_above),
+            ("noisy max-sigma", self.noisy_max_sigma),
+            ("max-resolution", self.max_resolution),
+        ):
+            if value is not None and not (0 < value <= MAX_MIN_EFFECT):
+                raise ValueError(f"{name} must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {value!r}")
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:

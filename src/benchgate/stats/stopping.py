@@ -76,10 +76,6 @@ def _scaled(st: Stats, factor: float) -> Stats:
     return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
 
 
-def _settle_effect(design: Design) -> float:
-    return min(design.settle_above, design.inconclusive_above)
-
-
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
     """Unchanged rows that may stop: all of them with a min-effect or gated coarser than their target (their
     question is answered once they reach that resolution), else only the guarded-safe ones."""
@@ -91,8 +87,8 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
         # keeps running until that is rejected too (an improvement found is what the table is for).
         # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
         low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
-        legacy = design.unchanged_confidence is None
-        calm[candidates] = (low > -_settle_effect(design)) & (legacy | (high < _settle_effect(design)))
+        legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
+        calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
 
 
