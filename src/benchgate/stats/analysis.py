@@ -18,7 +18,7 @@ from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_r
 from benchgate.stats.paired import PAIRED_TEST
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
-from benchgate.stats.yuenwelch import GATE_TEST
+from benchgate.stats.yuenwelch import GATE_TEST, regression_floor
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,7 +148,7 @@ def decisions_table(
             f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
             + _effect_clause(rules.min_effect[index])
         )
-    floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
+    floor = regression_floor(rules.min_effect, policy.inconclusive_above)
     sigma = result["sigma"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         # Gated at more than its target: its trusted noise could not reach it.

@@ -84,8 +84,6 @@ class Decisions:
     rejected: np.ndarray  # by the correction
     level: np.ndarray  # Holm-consistent level (before the look's weight)
     mde: np.ndarray  # percent, at the level of the row's last look
-    n_base: np.ndarray
-    n_head: np.ndarray
     fixed_low: np.ndarray  # percent: the last look's interval at the row's whole level
     fixed_high: np.ndarray
     current: Stats  # the statistics of each row's last look
@@ -208,7 +206,6 @@ def decide_looks(
     low = np.where(rejected, rci_low, fixed_low)
     high = np.where(rejected, rci_high, fixed_high)
     change = current.change
-    n_base, n_head = np.asarray(current.n_base, dtype=float), np.asarray(current.n_head, dtype=float)
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
     if with_mde:
@@ -228,7 +225,7 @@ def decide_looks(
         decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
         decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[current.constant & (change == 0)] = CONSTANT
-    decision[(n_base < 2) | (n_head < 2) | ~tested & ~current.constant] = INCOMPLETE
+    decision[current.incomplete | ~tested & ~current.constant] = INCOMPLETE
     return Decisions(
         decision,
         change,
@@ -238,8 +235,6 @@ def decide_looks(
         rejected & tested,
         level,
         mdes,
-        n_base,
-        n_head,
         fixed_low,
         fixed_high,
         current,

@@ -85,11 +85,8 @@ def sitting_out(rows: int) -> Stats:
 
 def undecided_decisions(rows: int) -> Decisions:
     """Decisions of rows no look has seen: inconclusive, nothing known."""
-    nan, zeros, codes = np.full(rows, np.nan), np.zeros(rows), np.full(rows, INCONCLUSIVE, dtype=np.int8)
-    nothing = sitting_out(rows)
-    return Decisions(
-        codes, nan, nan, nan, nan, zeros > 0, nan, nan, zeros, zeros, nan, nan, nothing, nan, nan, zeros > 0
-    )
+    nan, no, codes = np.full(rows, np.nan), np.zeros(rows, dtype=bool), np.full(rows, INCONCLUSIVE, dtype=np.int8)
+    return Decisions(codes, nan, nan, nan, nan, no, nan, nan, nan, nan, sitting_out(rows), nan, nan, no)
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
@@ -106,13 +103,9 @@ def undecided_runs(
     inconclusive_above: float,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Per inconclusive row, the runs a side after which it would be decided (NaN: none up to 10,000; elsewhere).
-
-    Said in the terms of its resolution: the count at which its bound would rule out its target
-    (``resolution.runs_to_reach``: a conservative sigma, t quantiles); a row whose estimate is beyond
-    its target can only be decided by a rejection, projected from its estimate (``runs_needed``).
-    Only more runs than the row has count.
-    """
+    """Per inconclusive row, the runs a side (more than it has) after which it would be decided (NaN: none up to
+    10,000; elsewhere): when its bound would rule out its target (``resolution.runs_to_reach``), else, for a row
+    whose estimate is beyond its target, when it would be rejected (``runs_needed``)."""
     current = result.current
     rows = result.decision == INCONCLUSIVE
     runs = np.fmin(current.n_base, current.n_head)

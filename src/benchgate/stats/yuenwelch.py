@@ -133,12 +133,9 @@ def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray, full: bool) -> tu
     return mean, var
 
 
-def _side(
-    side: _Sample, trim: float, trim_from: int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _side(side: _Sample, trim: float, trim_from: int = TRIM_FROM) -> tuple[np.ndarray, ...]:
     """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
     n = side.n
-    trim_from = TRIM_FROM if trim_from is None else trim_from
     if trim == 0:
         mean, var = _mean_var(side.x, side.valid, n, side.full)
         with np.errstate(divide="ignore", invalid="ignore"):
