@@ -105,7 +105,7 @@ class Noisy:
 
 
 def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Noisy]:
-    """The judged inconclusive rows too noisy to gate (``analysis.noisy_rows``), noisiest first."""
+    """The judged inconclusive rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
         Noisy(_name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided)

@@ -1,18 +1,11 @@
 """The gate's decision table of an adaptive run (``--runs auto``): the recorded looks replayed, checked, decided.
 
-An adaptive run records its design and, for each look, how long results.csv was then
-(``benchgate.results.lookrecord``). Deciding from it is replaying it: the samples each look
-saw, the statistics of every look, which units (a comparison, or a file run whole: see
-``benchgate.stats.stopping``) stopped when. The replay must reach the
-stops the run recorded (a changed results.csv or run.json does not), and the decisions are
-those of the sequential design over the looks (``decisions.decide_looks`` with the design's
-weights), never a fixed-runs test of the merged samples, which would ignore the looks and
-spend the level again at every one. Samples written after the last recorded look (an
-interrupted run) take part in compare.R's columns only.
-
-Shards of one run (each its own run directory and design) are replayed one by one and
-decided together: one Holm family over every row, each row's sequential p-value and
-intervals from its own shard's looks.
+Deciding an adaptive run is replaying it from the samples each recorded look saw
+(``benchgate.results.lookrecord``): the replay must reach the stops the run recorded (a changed
+results.csv or run.json does not), and the decisions are the sequential design's over the looks, never a
+fixed-runs test of the merged samples, which would spend the level again at every look. Samples written
+after the last look (an interrupted run) take part in compare.R's columns only. Shards of one run are
+replayed one by one and decided as one Holm family.
 """
 
 from __future__ import annotations
@@ -23,11 +16,17 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gatetable import decision_frame, decision_table, sample_arrays, sitting_out, undecided_decisions
+from benchgate.stats.gatetable import (
+    decision_table,
+    pair_arrays,
+    sample_arrays,
+    sitting_out,
+    undecided_decisions,
+)
 from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
-from benchgate.stats.yuenwelch import STAT_FIELDS, Stats, subset
+from benchgate.stats.yuenwelch import combine, subset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,23 +37,15 @@ if TYPE_CHECKING:
 Unit = tuple[str, "str | None"]  # (file, comparison): the comparison is None for a file run whole
 
 
-def file_rows(keys: list[tuple[str, str]], files: list[str] | tuple[str, ...]) -> np.ndarray:
-    """Each row's index in ``files`` (the run's selection): which file it belongs to."""
-    index = {name: position for position, name in enumerate(files)}
-    missing = [key[0] for key in keys if key[0] not in index]
-    if missing:
-        raise InputError(f"results for {missing[0]!r}, which the run's selection does not hold")
-    return np.array([index[key[0]] for key in keys], dtype=np.int64)
-
-
 def stop_units(
     keys: list[tuple[str, str]], files: list[str] | tuple[str, ...], row_files: frozenset[str] | set[str] = frozenset()
 ) -> tuple[list[Unit], np.ndarray]:
-    """The units that stop and each row's unit: a row of a file in ``row_files`` is its own unit, others their file's.
-
-    Units in the selection's file order; a file's row units in ``keys``' order (the live run's sorted order).
-    """
-    file_of_row = file_rows(keys, files)
+    """The units that stop (in the selection's file order, then ``keys``' order) and each row's unit: a row of a
+    file in ``row_files`` is its own unit, the others their file's."""
+    selected = set(files)
+    missing = [key[0] for key in keys if key[0] not in selected]
+    if missing:
+        raise InputError(f"results for {missing[0]!r}, which the run's selection does not hold")
     units: list[Unit] = []
     for name in files:
         if name in row_files:
@@ -62,10 +53,7 @@ def stop_units(
         else:
             units.append((name, None))
     position = {unit: index for index, unit in enumerate(units)}
-    unit_of_row = [
-        position[(key[0], key[1] if files[file] in row_files else None)]
-        for key, file in zip(keys, file_of_row.tolist(), strict=True)
-    ]
+    unit_of_row = [position[(name, configuration if name in row_files else None)] for name, configuration in keys]
     return units, np.array(unit_of_row, dtype=np.int64)
 
 
@@ -94,8 +82,6 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     _, base, head = sample_arrays(samples, keys)
     if pairs is None:
         return base, head
-    from benchgate.stats.paired import pair_arrays
-
     base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
     seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
     codes = {cpus: code for code, cpus in enumerate(sorted(set(head_cpus)))}
@@ -139,11 +125,6 @@ def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None,
             f"{recorded.get(differing)}, replayed {replayed_stops.get(differing)}); was either file changed?",
             where=where,
         )
-
-
-def _concat(parts: list[Stats]) -> Stats:
-    values = {name: np.concatenate([np.asarray(getattr(st, name)) for st in parts]) for name in STAT_FIELDS}
-    return Stats(test=parts[0].test, **values)
 
 
 def decide_shards(
@@ -193,12 +174,13 @@ def decide_shards(
     order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
     history = []
     for k in range(count):
-        look = _concat([h[k] if k < len(h) else sitting_out(n) for n, h in histories])
+        parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
+        look = combine(lambda *arrays: np.concatenate(arrays), *parts)
         # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
         history.append(subset(look, order))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
-        table = decision_frame(keys, undecided_decisions(len(keys)), np.full(len(keys), np.nan))
-        return table.iloc[back].reset_index(drop=True)
+        result = undecided_decisions(len(keys))
+        return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
     shares = design.unchanged_weights(unchanged_confidence)
     result = decisions.decide_looks(
         history,

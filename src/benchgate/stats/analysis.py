@@ -1,11 +1,7 @@
 """The one analysis: ``analyze(run_data, policy) -> Analysis``, used by every command that analyses.
 
-A run's samples are compared as compare.R compares them (``welch.compare_samples``), then each row
-is decided by the rule the run and the policy name (``Method``): the gate's unpaired test over
-fixed runs, the replay of an adaptive run's looks, the paired test on a duet run's pairs, or
-compare.R's own p-value rule when the policy asks for it by name (``GatePolicy.rule``,
-``"compare-r"``). Whichever decides, the table has ``ANALYSIS_COLUMNS``, every one filled, and
-the verdict is a ``Verdict``. The per-row decisions themselves are ``gate.decide_*``'s.
+compare.R's table of the samples (``welch.compare_samples``), each row then decided by the rule the run
+and the policy name (``Method``). Whichever decides, the table has ``ANALYSIS_COLUMNS``, every one filled.
 """
 
 from __future__ import annotations
@@ -15,9 +11,15 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from benchgate.stats import gate
+import numpy as np
+
+from benchgate.stats import adaptivetable, gatetable
+from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
+from benchgate.stats.paired import PAIRED_TEST
+from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
+from benchgate.stats.yuenwelch import GATE_TEST, regression_floor
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,18 +107,31 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
-    test = None
-    if run_data.method == Method.ADAPTIVE:
-        decided = gate.decide_adaptive_rows(comparisons, list(run_data.shards), policy, run_data.prior)
-    elif run_data.method == Method.PAIRED:
-        decided = gate.decide_paired_rows(comparisons, run_data.samples, run_data.pairs, policy)
-    else:
-        decided = gate.decide_rows(comparisons, run_data.samples, policy, run_data.prior)
-    if run_data.pairs is not None:  # a duet run: decided on its pairs (over its looks with --runs auto)
-        from benchgate.stats.paired import PAIRED_TEST
+    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
+    table = decisions_table(comparisons, policy, decide_rows(comparisons, run_data, policy), test)
+    return Analysis(table, policy, run_data.method, run_data.samples)
 
-        test = PAIRED_TEST
-    return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.method, run_data.samples)
+
+def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy) -> pd.DataFrame:
+    """The gate's decision per row of ``comparisons``, in its order, as ``run_data.method`` says."""
+    rules = row_rules(comparisons["filename"], policy)
+    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
+    options = dict(
+        correction=policy.correction,
+        min_effect=rules.min_effect,
+        inconclusive_above=policy.inconclusive_above,
+        unchanged_confidence=policy.unchanged_confidence,
+    )
+    if run_data.method == Method.ADAPTIVE:
+        shards = list(run_data.shards)
+        return adaptivetable.decide_shards(
+            shards, keys, rules.alpha, max_resolution=policy.max_resolution, prior=run_data.prior, **options
+        )
+    pairs = run_data.pairs if run_data.method == Method.PAIRED else None
+    # main's history gates a fixed run's rows as the run recorded it; a duet run's rows: at their target
+    prior = prior_for(keys, run_data.prior) if pairs is None else None
+    coarsening = Coarsening(policy.max_resolution, trusted_var=prior)
+    return gatetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=pairs, coarsening=coarsening, **options)
 
 
 def decisions_table(
@@ -124,15 +139,9 @@ def decisions_table(
 ) -> pd.DataFrame:
     """``comparisons`` with the gate's columns from ``decided`` (``DECISION_COLUMNS`` per row, in order).
 
-    ``gating`` is a ``regression`` on a judged row; ``undecided`` an ``inconclusive`` one, unless
-    it is beyond its noise budget; ``noisy`` an inconclusive judged row too noisy to gate
-    (``noisy_rows``). ``test``: the test that decided (the gate's own by default).
+    ``gating``: a judged ``regression``; ``undecided``: a judged ``inconclusive`` row within its noise
+    budget; ``noisy``: a judged inconclusive row too noisy to gate. ``test``: what decided (default the gate's).
     """
-    import numpy as np
-
-    from benchgate.stats.decisions import format_change
-    from benchgate.stats.yuenwelch import GATE_TEST
-
     gate_test = test or GATE_TEST
     if len(decided) != len(comparisons):
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
@@ -147,23 +156,28 @@ def decisions_table(
     where = "after Holm correction" if policy.correction == "holm" else "without correction"
     for index in np.flatnonzero(gating):
         row = result.iloc[index]
-        effect = rules.min_effect[index]
         reasons[index] = (
             f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {gate_test} p = "
             f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
-            + (f", |effect| >= {effect:g} %" if effect > 0 else "")
+            + _effect_clause(rules.min_effect[index])
         )
-    floor = np.where(np.asarray(rules.min_effect) > 0, rules.min_effect, policy.inconclusive_above)
-    with np.errstate(invalid="ignore"):  # gated at more than its target: its trusted noise could not reach it
+    floor = regression_floor(rules.min_effect, policy.inconclusive_above)
+    sigma = result["sigma"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        # Gated at more than its target: its trusted noise could not reach it.
         result["coarse"] = judged & (result["gated_at"].to_numpy(dtype=float) > floor)
-    noisy, beyond = noisy_rows(result, floor, np.asarray(rules.max_sigma, dtype=float))
+        # Too noisy to gate: no runs up to max-runs could rule out its floor at its noise, or beyond its budget.
+        beyond = sigma > np.asarray(rules.max_sigma, dtype=float)
+        noisy = (result["noisy_mde"].to_numpy(dtype=float) >= floor) | beyond
     inconclusive = judged & (decision == "inconclusive")
     return _finish(result, rules, gating, reasons, inconclusive & noisy, inconclusive & ~beyond, gate_test)
 
 
-def _finish(result, rules, gating, reasons, noisy, undecided, gate_test: str) -> pd.DataFrame:
-    import numpy as np
+def _effect_clause(effect: float) -> str:
+    return f", |effect| >= {effect:g} %" if effect > 0 else ""
 
+
+def _finish(result, rules, gating, reasons, noisy, undecided, gate_test: str) -> pd.DataFrame:
     result["gating"] = gating
     result["gate_reason"] = reasons
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
@@ -174,22 +188,6 @@ def _finish(result, rules, gating, reasons, noisy, undecided, gate_test: str) ->
     return result[list(ANALYSIS_COLUMNS)]
 
 
-def noisy_rows(decided: pd.DataFrame, floor, max_sigma):
-    """Which rows are too noisy to gate, and which of them are beyond their noise budget (boolean arrays).
-
-    Too noisy: no number of runs up to max-runs could rule out a regression of the row's floor at its
-    noise (``noisy_mde``, the smallest it could rule out, is at least the floor), or its sigma exceeds its
-    budget (``max_sigma``, NaN: none). Beyond the budget: the latter, which a configuration set on purpose.
-    """
-    import numpy as np
-
-    sigma = decided["sigma"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
-        beyond = sigma > max_sigma
-        hopeless = decided["noisy_mde"].to_numpy(dtype=float) >= floor
-    return hopeless | beyond, beyond
-
-
 _ACCURACY_AT = {"*": "accuracy_1", "**": "accuracy_2", "***": "accuracy_3", "off": "accuracy_3"}
 
 
@@ -197,15 +195,10 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
     """compare.R's p-value rule: a judged row gates when improvement < 0, its p-value (Holm-adjusted unless
     ``--correction none``) is below its threshold's level and |improvement| is at least its minimum effect.
 
-    The gate's columns are filled from compare.R's numbers: ``decision`` is regression or improvement
-    when significant at the row's level (``--threshold off``: the *** level), else unchanged
-    (incomplete and constant rows keep theirs); ``change`` is the improvement, ``ci_low``/``ci_high``
-    compare.R's (unadjusted) interval at that level, ``gate_p`` the p-value compared. compare.R
-    estimates no power: ``mde``, ``sigma``, ``noisy_mde`` and ``runs_needed`` are NaN, and no row is
+    The gate's columns come from compare.R's numbers: its (unadjusted) interval at the row's level, the
+    p-value compared; compare.R estimates no power, so the mde and noise columns are NaN and no row is
     undecided or noisy.
     """
-    import numpy as np
-
     result = comparisons.copy()
     rules = row_rules(result["filename"], policy)
     p_values = result["p_adjusted" if policy.correction == "holm" else "p_value"].to_numpy(dtype=float)
@@ -227,10 +220,10 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
     p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
     reasons = np.full(len(result), "", dtype=object)
     for index in np.flatnonzero(gating):
-        threshold, min_effect = rules.threshold[index], effect[index]
+        threshold = rules.threshold[index]
         reasons[index] = (
             f"{improvement[index]:.2f} % regression, {p_name} = {p_values[index]:.3g} < "
-            f"{THRESHOLDS[threshold]:g} ({threshold})" + (f", |effect| >= {min_effect:g} %" if min_effect > 0 else "")
+            f"{THRESHOLDS[threshold]:g} ({threshold})" + _effect_clause(effect[index])
         )
     none = np.zeros(len(result), dtype=bool)
     result["coarse"] = none
@@ -238,13 +231,8 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
 
 
 def untested_reason(table: pd.DataFrame) -> str | None:
-    """Why the gate could test nothing, or None when at least one comparison was tested.
-
-    A run whose every comparison (rows the rules ignore aside) has fewer than 2
-    samples on a side tested nothing, so it must not pass: a ``--runs 1`` run, or
-    results with no head samples at all (the head never ran, or ``--head-label``
-    names a binary that is not in the CSV). An empty table is not judged here.
-    """
+    """Why the gate could test nothing (every comparison not ignored has fewer than 2 samples on a side: a
+    ``--runs 1`` run, or no head samples at all), so that the run must not pass; None when one was tested."""
     considered = table[~table["ignored"]]
     if not len(considered) or not bool(considered["incomplete"].all()):
         return None
@@ -259,8 +247,7 @@ def untested_reason(table: pd.DataFrame) -> str | None:
 
 
 def verdict(table: pd.DataFrame) -> Verdict:
-    """FAIL when a row gates or no comparison could be tested (``untested_reason``), else INCONCLUSIVE
-    when a judged row is undecided (never a pass), otherwise PASS."""
+    """FAIL when a row gates or nothing could be tested, else INCONCLUSIVE when a judged row is undecided."""
     if bool(table["gating"].any()) or untested_reason(table) is not None:
         return Verdict.FAIL
     return Verdict.INCONCLUSIVE if bool(table["undecided"].any()) else Verdict.PASS

@@ -1,24 +1,8 @@
-"""The gate's decision per comparison: a test, a change with its interval, and what it means.
+"""The gate's decision per comparison: Holm-consistent levels, intervals, decisions and the verdict.
 
-compare.R's columns (stars, accuracy) stay what ``stats.compare_samples`` computes on raw
-rates. This module adds what the gate decides with, as pure functions over numpy arrays:
-
-- a **test** per comparison (``TESTS``), computed from the samples of each side as
-  NaN-padded arrays of shape ``(..., rows, n)``; the gate's is ``GATE_TEST``, Yuen's
-  trimmed-mean Welch test on log rates (20 % trimmed from 10 samples a side on, plain
-  Welch on log rates below), chosen by tests/perf/simulate_gate.py (see the
-  design notes of issue 10);
-- the **change** (percent, head vs base) with a two-sided interval at the Holm-consistent
-  level of its row: a row Holm rejects at step k gets ``alpha / (m - k + 1)``, every other
-  row ``alpha / (m - r)`` (r rows rejected), so the interval excludes 0 exactly when Holm
-  rejects the row; with nothing rejected every interval is at Bonferroni's ``alpha / m``;
-- the **decision** (``DECISIONS``): regression, improvement, unchanged, inconclusive,
-  incomplete, constant; the **mde** (smallest regression this data detects with
-  probability ``power`` at the row's level) and the **runs needed** to decide a row;
-- the **verdict** over the decisions: fail, inconclusive (never a pass), pass.
-
-A fixed-runs analysis is the one-look case of the sequential design (benchgate.stats.sequential):
-``decide_looks`` takes one ``Stats`` per look and the alpha-spending weight of each look.
+A row Holm rejects at step k gets the level ``alpha / (m - k + 1)``, every other row ``alpha / (m - r)``
+(r rows rejected), so its interval excludes 0 exactly when Holm rejects it. A fixed-runs analysis is the
+one-look case of the sequential design (``benchgate.stats.sequential``). See docs/statistics.md.
 """
 
 from __future__ import annotations
@@ -33,14 +17,12 @@ from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisio
     DEFAULT_POWER,
     DEFAULT_UNCHANGED_CONFIDENCE,
     GATE_TEST,
-    STAT_FIELDS,
     TESTS,
-    TRIM,
     TRIM_FROM,
     YUEN_DF_FACTOR,
     Stats,
     change_interval,
-    decidable,
+    combine,
     gate_statistics,
     mde,
     regression_floor,
@@ -56,13 +38,10 @@ DEFAULT_ALPHA = 0.001
 
 
 def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "holm") -> tuple[np.ndarray, np.ndarray]:
-    """Which rows the correction rejects, and each row's Holm-consistent interval level.
+    """Which rows the correction rejects, and each row's Holm-consistent level (``p < level`` exactly then).
 
-    Along the last axis (one report per leading index), NaN p-values are not counted.
-    Holm: a row rejected at step k gets level ``alpha/(m-k+1)``, every other row
-    ``alpha/(m-r)`` with r the rows rejected at its own alpha (``alpha`` may differ per row,
-    as per-benchmark rules make it). So ``p < level`` exactly when the row is rejected.
-    ``correction="none"``: rejected when ``p < alpha``, level ``alpha``.
+    Along the last axis (one report per leading index); NaN p-values are not counted; ``alpha`` may
+    differ per row (per-benchmark rules), r counting the rows rejected at the row's own alpha.
     """
     p = np.asarray(p, dtype=float)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), p.shape)
@@ -105,49 +84,26 @@ class Decisions:
     rejected: np.ndarray  # by the correction
     level: np.ndarray  # Holm-consistent level (before the look's weight)
     mde: np.ndarray  # percent, at the level of the row's last look
-    n_base: np.ndarray
-    n_head: np.ndarray
     fixed_low: np.ndarray  # percent: the last look's interval at the row's whole level
     fixed_high: np.ndarray
-    last_look: np.ndarray  # index of the last look the row took part in (-1: none)
     current: Stats  # the statistics of each row's last look
-    unchanged_low: np.ndarray | None = None  # percent: the one-sided bound ``unchanged`` is judged by
-    gated_at: np.ndarray | None = None  # percent: the regression each row must rule out to be unchanged
-    coarse: np.ndarray | None = None  # rows gated coarser than their target (benchgate.stats.resolution)
-    reach: np.ndarray | None = None  # percent: the best resolution each row can reach by its planned runs
+    unchanged_low: np.ndarray  # percent: the one-sided bound ``unchanged`` is judged by
+    gated_at: np.ndarray  # percent: the regression each row must rule out to be unchanged
+    coarse: np.ndarray  # rows gated coarser than their target (benchgate.stats.resolution)
 
     @property
     def resolution(self) -> np.ndarray:
         """Each row's resolution (percent): the smallest regression its evidence rules out (``-unchanged_low``)."""
-        low = self.fixed_low if self.unchanged_low is None else self.unchanged_low
-        return -np.asarray(low, dtype=float)
+        return -np.asarray(self.unchanged_low, dtype=float)
 
     @property
     def names(self) -> np.ndarray:
         return np.asarray(DECISIONS, dtype=object)[self.decision]
 
-    def settled(self) -> np.ndarray:
-        """Rows nothing more would change: decided, incomplete or constant (not inconclusive)."""
-        return self.decision != INCONCLUSIVE
-
-
-def _merge(current: Stats | None, st: Stats, present: np.ndarray) -> Stats:
-    """``st`` where the row took part in the look (``present``), the earlier ``current`` elsewhere."""
-    if current is None:
-        return st
-    values = {name: np.where(present, getattr(st, name), getattr(current, name)) for name in STAT_FIELDS}
-    companion = None
-    if st.companion is not None and current.companion is not None:
-        companion = _merge(current.companion, st.companion, present)
-    return Stats(test=st.test, companion=companion, **values)
-
 
 def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
-    """Sequential p-values, each row's last statistics and last look index, carried over from ``cache``.
-
-    The cache holds the state after the looks it has seen (checked by identity), so a run that
-    adds one look at a time does the work of that look only.
-    """
+    """Sequential p-values, each row's last statistics and last look index, carried over from ``cache``
+    (the state after the looks it has seen, checked by identity: a run adding one look does that look only)."""
     seen = cache.get("seen", [])
     if len(seen) > len(looks) or any(a is not b for a, b in zip(seen, looks, strict=False)):
         seen = []
@@ -160,7 +116,8 @@ def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[n
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = st.p_value / weights[k]
         p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
-        current = _merge(current, st, present)
+        # A row's statistics are those of the last look it took part in.
+        current = st if current is None else combine(lambda new, old, at=present: np.where(at, new, old), st, current)
         last = np.where(present, k, -1 if last is None else last)
     assert p_seq is not None and current is not None and last is not None
     cache.update(seen=list(looks), p_seq=p_seq, current=current, last=last)
@@ -188,9 +145,8 @@ def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: 
 def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarray, rows: np.ndarray):
     """The intersection over looks of each look's interval at ``level × weight`` (only ``rows`` are computed).
 
-    These repeated confidence intervals (Jennison & Turnbull 1989) cover together with probability
-    at least 1 - level, and the intersection excludes 0 exactly when the sequential p-value is below
-    the level. Where the looks' intervals do not overlap (a coverage failure), the last look's is kept.
+    Repeated confidence intervals (Jennison & Turnbull 1989): they cover together with probability at
+    least 1 - level. Where the looks' intervals do not overlap (a coverage failure), the last look's is kept.
     """
     shape = level.shape
     low, high = np.full(shape, -np.inf), np.full(shape, np.inf)
@@ -229,38 +185,14 @@ def decide_looks(
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
 
-    ``weights[k]`` is the share of each row's level spent on rejecting at look k (fixed runs:
-    ``[1.0]``; a sequential design: its alpha-spending increments, summing to at most 1). The
-    sequential p-value of a row is ``min_k p_k / weights[k]`` (Bonferroni over looks: valid
-    whatever the dependence between looks and whatever the stopping rule); Holm runs over those.
-
-    Intervals: a row the correction rejects shows the intersection over looks of each look's
-    interval at ``level × weights[k]`` (repeated confidence intervals: it excludes 0 exactly
-    when the row is rejected). Every other row shows its last look's interval at its whole
-    ``level`` (``fixed_low``/``fixed_high``, also kept for rejected rows). With one look (fixed
-    runs) both intervals are the same.
-
-    Calling a row unchanged risks another error, a missed regression, per row: its one-sided
-    lower bound at ``unchanged_confidence`` (percent, 95: the equivalence tests' convention)
-    must rule out a regression of the floor, its risk ``1 - confidence`` spent over the looks
-    by ``unchanged_weights`` (default ``weights``): ``unchanged_low``, judged at the row's last
-    look ``k`` at the share ``unchanged_weights[k]``, so that whatever the stopping a regression
-    of at least the floor is called unchanged with probability at most ``1 - confidence``.
-    ``None``: the rule before it, the interval at the row's whole gate level (adaptive designs
-    recorded without the key).
-
-    Decision, in order: incomplete (fewer than 2 samples a side at the last look);
-    constant (constant data, equal means); regression (rejected, interval below 0, change
-    ≤ -min_effect); improvement (rejected, interval above 0, change ≥ min_effect);
-    unchanged (the bound rules out a regression of min_effect, or of
-    ``inconclusive_above`` when min_effect is 0); otherwise inconclusive.
-
-    ``coarsening`` (``benchgate.stats.resolution``): a row whose trusted noise cannot reach its floor by its
-    planned runs is judged unchanged against the best resolution it can reach, up to the ceiling (None:
-    every row at its floor, strict).
-
-    ``cache`` (a dict kept by the caller across the looks of one run) only saves work.
-    ``with_mde=False`` leaves ``mde`` NaN (cheaper, for intermediate looks).
+    ``weights[k]``: the share of each row's level spent on rejecting at look k (fixed runs: ``[1.0]``). A row's
+    sequential p-value is ``min_k p_k / weights[k]`` (valid whatever the stopping); Holm runs over those. A
+    rejected row shows its repeated confidence interval, every other row its last look's at its whole level
+    (``fixed_low``/``fixed_high``). It is unchanged when its one-sided bound at ``unchanged_confidence``, that
+    risk spent by ``unchanged_weights`` (default ``weights``), rules out a regression of the floor it is gated
+    at (``coarsening``: ``resolution.gated_at``; None: its target); ``unchanged_confidence`` None: the old
+    rule, the interval at the row's whole level. ``cache`` (kept across one run's looks) only saves work;
+    ``with_mde=False`` leaves ``mde`` NaN. The order of the decisions is docs/statistics.md's.
     """
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
@@ -274,7 +206,6 @@ def decide_looks(
     low = np.where(rejected, rci_low, fixed_low)
     high = np.where(rejected, rci_high, fixed_high)
     change = current.change
-    n_base, n_head = np.asarray(current.n_base, dtype=float), np.asarray(current.n_head, dtype=float)
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
     if with_mde:
@@ -287,16 +218,14 @@ def decide_looks(
     shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
     bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
     share_at_end = 1.0 if coarsening is None else coarsening.share
-    floor, coarse, reach = gated_at(
-        current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening
-    )
+    floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
         decision[bound > -floor] = UNCHANGED
         decision[rejected & (low > 0) & (change >= min_effect)] = IMPROVEMENT
         decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[current.constant & (change == 0)] = CONSTANT
-    decision[(n_base < 2) | (n_head < 2) | ~tested & ~current.constant] = INCOMPLETE
+    decision[current.incomplete | ~tested & ~current.constant] = INCOMPLETE
     return Decisions(
         decision,
         change,
@@ -306,16 +235,12 @@ def decide_looks(
         rejected & tested,
         level,
         mdes,
-        n_base,
-        n_head,
         fixed_low,
         fixed_high,
-        last,
         current,
         bound,
         floor,
         coarse,
-        reach,
     )
 
 
@@ -331,34 +256,9 @@ def _unchanged_bound(current: Stats, level, weights, last, fixed_low, confidence
     return bound
 
 
-def decide(
-    base: np.ndarray,
-    head: np.ndarray,
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    test: str = GATE_TEST,
-    correction: str = "holm",
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    power: float = DEFAULT_POWER,
-    with_mde: bool = True,
-    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
-    coarsening: Coarsening | None = None,
-) -> Decisions:
-    """A fixed-runs analysis: one look with all the samples, the whole level (and unchanged risk) spent on it."""
-    st = gate_statistics(base, head, test)
-    return decide_looks(
-        [st],
-        [1.0],
-        alpha,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        power=power,
-        with_mde=with_mde,
-        unchanged_confidence=unchanged_confidence,
-        coarsening=coarsening,
-    )
+def decide(base: np.ndarray, head: np.ndarray, alpha=DEFAULT_ALPHA, *, test: str = GATE_TEST, **options) -> Decisions:
+    """A fixed-runs analysis: one look with all the samples, the whole level spent on it (``decide_looks``' options)."""
+    return decide_looks([gate_statistics(base, head, test)], [1.0], alpha, **options)
 
 
 def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:

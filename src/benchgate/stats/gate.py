@@ -1,25 +1,15 @@
-"""The gate's policy and its per-row decisions: which comparisons fail a pull request, which are undecided.
+"""The gate's policy (threshold, correction, minimum effect, per-benchmark rules) and what it says per row.
 
-Each row gets the gate's decision (``benchgate.stats.decisions``: Yuen's trimmed test on log
-rates, Holm over the report at the threshold's level; the paired test on a duet run's pairs; the
-replay of an adaptive run's looks): a row gates when it is a ``regression`` of at least the
-minimum effect, and is undecided when ``inconclusive`` (its interval cannot rule out a regression
-of ``inconclusive_above``, 10 %, or of the minimum effect). ``GatePolicy.rule`` ``compare-r``
-gates by compare.R's own numbers instead (``analysis.compare_r_table``). Per-benchmark rules (by
-glob on the file name) may change the threshold or minimum effect of some rows, or ignore them.
-``benchgate.stats.analysis`` assembles the table from these decisions.
+A row gates when it is a ``regression`` of at least the minimum effect and is undecided when
+``inconclusive``; ``benchgate.stats.analysis`` decides the rows and assembles the table.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
-
-if TYPE_CHECKING:  # pandas and numpy cost ~0.4 s to import; the runner loads this module before any benchmark
-    import pandas as pd
 
 THRESHOLDS = {"*": 0.05, "**": 0.01, "***": 0.001, "off": None}
 CORRECTIONS = ("holm", "none")
@@ -75,38 +65,24 @@ class GatePolicy:
     rule: str = "gate"  # one of RULES
 
     def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
-        if self.threshold not in THRESHOLDS:
-            raise ValueError(f"threshold must be one of {', '.join(THRESHOLDS)}, not {self.threshold!r}")
-        if self.correction not in CORRECTIONS:
-            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, not {self.correction!r}")
+        for name, allowed in (("rule", RULES), ("threshold", THRESHOLDS), ("correction", CORRECTIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
         if not (0 <= self.min_effect <= MAX_MIN_EFFECT):
             # inf (or 1e9) would turn the gate off without saying so; --threshold off is the way to do that.
             raise ValueError(f"min-effect must be a percentage from 0 to {MAX_MIN_EFFECT:g}, not {self.min_effect!r}")
-        if not (0 < self.inconclusive_above <= MAX_MIN_EFFECT):
-            raise ValueError(
-                f"inconclusive-above must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, "
-                f"not {self.inconclusive_above!r}"
-            )
         if not (MIN_UNCHANGED_CONFIDENCE <= self.unchanged_confidence <= MAX_UNCHANGED_CONFIDENCE):
             raise ValueError(
                 f"unchanged-confidence must be a percentage from {MIN_UNCHANGED_CONFIDENCE:g} to "
                 f"{MAX_UNCHANGED_CONFIDENCE:g}, not {self.unchanged_confidence!r}"
             )
-        if self.noisy_max_sigma is not None and not (0 < self.noisy_max_sigma <= MAX_MIN_EFFECT):
-            raise ValueError(f"noisy max-sigma must be a percentage above 0, not {self.noisy_max_sigma!r}")
-        if self.max_resolution is not None and not (0 < self.max_resolution <= MAX_MIN_EFFECT):
-            raise ValueError(
-                f"max-resolution must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {self.max_resolution!r}"
-            )
-
-    def coarsening(self, runs: float | None = None, share: float = 1.0, trusted_var=None):
-        """How rows that cannot reach their target are gated (None: strict); ``runs``: a side at the plan's end;
-        ``trusted_var``: per row, main's history's variance (``resolution.prior_for``)."""
-        from benchgate.stats.resolution import Coarsening
-
-        return None if self.max_resolution is None else Coarsening(self.max_resolution, runs, share, trusted_var)
+        for name, value in (
+            ("inconclusive-above", self.inconclusive_above),
+            ("noisy max-sigma", self.noisy_max_sigma),
+            ("max-resolution", self.max_resolution),
+        ):
+            if value is not None and not (0 < value <= MAX_MIN_EFFECT):
+                raise ValueError(f"{name} must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {value!r}")
 
 
 def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
@@ -150,65 +126,3 @@ def row_rules(filenames, policy: GatePolicy) -> RowRules:
         ignored.append(bool(rule and rule.ignore))
         sigmas.append(rule.max_sigma if rule is not None and rule.max_sigma is not None else budget)
     return RowRules(thresholds, effects, ignored, sigmas)
-
-
-def decide_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy, prior=None) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons`` from the samples (a fixed-runs analysis), in its order.
-
-    ``prior``: per (filename, configuration), main's history's per-sample variance (``RunData.prior``)."""
-    from benchgate.stats import gatetable
-    from benchgate.stats.resolution import prior_for
-
-    rules = row_rules(comparisons["filename"], policy)
-    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
-    return gatetable.decide_samples(
-        samples,
-        keys,
-        alpha=rules.alpha,
-        correction=policy.correction,
-        min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        unchanged_confidence=policy.unchanged_confidence,
-        coarsening=policy.coarsening(trusted_var=prior_for(keys, prior)),
-    )
-
-
-def decide_adaptive_rows(comparisons: pd.DataFrame, shards: list, policy: GatePolicy, prior=None) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons`` from adaptive runs (``results.rundirs.load``).
-
-    The recorded looks are replayed and checked (``benchgate.stats.adaptivetable``) with the run's
-    ``prior`` (as ``decide_rows``); the levels and minimum effects are this policy's, per row.
-    """
-    from benchgate.stats import adaptivetable
-
-    rules = row_rules(comparisons["filename"], policy)
-    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
-    return adaptivetable.decide_shards(
-        shards,
-        keys,
-        rules.alpha,
-        correction=policy.correction,
-        min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        unchanged_confidence=policy.unchanged_confidence,
-        max_resolution=policy.max_resolution,
-        prior=prior,
-    )
-
-
-def decide_paired_rows(comparisons: pd.DataFrame, samples: pd.DataFrame, pairs, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of a duet run (``--pairing duet``): the paired test on ``pairs``."""
-    from benchgate.stats import paired
-
-    rules = row_rules(comparisons["filename"], policy)
-    keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
-    return paired.decide_paired_samples(
-        samples,
-        pairs,
-        keys,
-        rules.alpha,
-        correction=policy.correction,
-        min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        unchanged_confidence=policy.unchanged_confidence,
-    )

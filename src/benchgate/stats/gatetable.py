@@ -1,20 +1,15 @@
-"""The gate's decision table of a report: per-row decisions from the samples, as a DataFrame.
-
-``sample_arrays`` turns the samples (``results.read_samples``' frame) into NaN-padded arrays
-per side; ``decide_samples`` is the fixed-runs analysis over them with the columns the
-reports show (decision, change, interval, p, level, mde, runs needed).
-"""
+"""The gate's decision table of a report's samples: per-side (or per-pair) arrays, decisions, a DataFrame."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide
+from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, decide_looks
 from benchgate.stats.defaults import AUTO_MAX_RUNS
+from benchgate.stats.paired import duet_statistics
 from benchgate.stats.resolution import Coarsening, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.yuenwelch import (
     DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_POWER,
     DEFAULT_UNCHANGED_CONFIDENCE,
     GATE_TEST,
     Stats,
@@ -26,40 +21,60 @@ from benchgate.stats.yuenwelch import (
 )
 
 
-def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """The rates of each (filename, configuration), per side in file order, as NaN-padded arrays.
+def key_rows(samples, keys) -> np.ndarray:
+    """Each sample's row: the index of its (filename, configuration) in ``keys`` (-1: not one of them)."""
+    row_of = {(str(f), str(c)): index for index, (f, c) in enumerate(keys)}
+    pairs = zip(
+        samples["filename"].to_numpy(dtype=object), samples["configuration"].to_numpy(dtype=object), strict=True
+    )
+    return np.array([row_of.get((str(f), str(c)), -1) for f, c in pairs], dtype=np.int64)
 
-    ``samples`` has the columns of ``results.read_samples`` (filename, configuration,
-    side with categories base/head, rate). ``keys`` orders the rows (e.g. the comparison
-    table's ``zip(filename, configuration)``); default: order of first appearance.
-    Returns ``(keys, base, head)`` with arrays of shape ``(rows, max samples of that side)``.
+
+def _padded(rows: np.ndarray, values: np.ndarray, count: int, fill=np.nan, width: int = 0) -> np.ndarray:
+    """``values`` laid out ``(count, widest row)``, each row's entries in their order, ``fill`` as padding."""
+    counts = np.bincount(rows, minlength=count)
+    order = np.argsort(rows, kind="stable")
+    position = np.empty(len(rows), dtype=np.int64)
+    position[order] = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    out = np.full((count, max(int(counts.max()) if len(rows) else 0, width)), fill, dtype=np.asarray(values).dtype)
+    out[rows, position] = values
+    return out
+
+
+def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """``(keys, base, head)``: the rates of each (filename, configuration) per side, NaN-padded ``(rows, n)``.
+
+    ``samples``: ``results.read_samples``' frame; ``keys`` orders the rows (default: order of first appearance).
     """
-    filenames = samples["filename"].to_numpy(dtype=object)
-    configurations = samples["configuration"].to_numpy(dtype=object)
-    sides = np.asarray(samples["side"].astype(str).to_numpy(dtype=object))
-    rates = samples["rate"].to_numpy(dtype=float)
-    pairs = list(zip(filenames.tolist(), configurations.tolist(), strict=True))
     if keys is None:
-        keys = list(dict.fromkeys(pairs))
+        keys = list(dict.fromkeys(zip(samples["filename"].tolist(), samples["configuration"].tolist(), strict=True)))
     keys = [(str(f), str(c)) for f, c in keys]
     if not keys:
         return keys, np.zeros((0, 0)), np.zeros((0, 0))
-    row_of = {key: index for index, key in enumerate(keys)}
-    rows = np.array([row_of.get(pair, -1) for pair in pairs], dtype=np.int64)
-    arrays = []
-    for side in ("base", "head"):
-        chosen = (sides == side) & (rows >= 0)
-        side_rows = rows[chosen]
-        counts = np.bincount(side_rows, minlength=len(keys))
-        width = int(counts.max()) if len(side_rows) else 0
-        order = np.argsort(side_rows, kind="stable")
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        position = np.empty(len(side_rows), dtype=np.int64)
-        position[order] = np.arange(len(side_rows)) - np.repeat(starts, counts)
-        out = np.full((len(keys), width), np.nan)
-        out[side_rows, position] = rates[chosen]
-        arrays.append(out)
-    return keys, arrays[0], arrays[1]
+    rows = key_rows(samples, keys)
+    sides = samples["side"].astype(str).to_numpy(dtype=object)
+    rates = samples["rate"].to_numpy(dtype=float)
+    chosen = [(sides == side) & (rows >= 0) for side in ("base", "head")]
+    base, head = (_padded(rows[mask], rates[mask], len(keys)) for mask in chosen)
+    return keys, base, head
+
+
+def pair_arrays(
+    samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The paired rates of each key as NaN-padded ``(rows, pairs)`` arrays, and each pair's CPU-set assignment.
+
+    ``base_index``/``head_index``: the rows of ``samples`` of each pair's base and head sample
+    (``results.pairs.pair_indices``), pairs in their order; ``strata``: an integer per pair, -1 as padding.
+    """
+    base_index, head_index = np.asarray(base_index, dtype=np.int64), np.asarray(head_index, dtype=np.int64)
+    strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    rows = key_rows(samples, keys)[base_index]
+    kept = rows >= 0
+    rows, rates = rows[kept], samples["rate"].to_numpy(dtype=float)
+    # One column of padding when nothing is paired.
+    base, head = (_padded(rows, rates[index[kept]], len(keys), width=1) for index in (base_index, head_index))
+    return base, head, _padded(rows, strata[kept], len(keys), -1, width=1)
 
 
 def sitting_out(rows: int) -> Stats:
@@ -70,24 +85,8 @@ def sitting_out(rows: int) -> Stats:
 
 def undecided_decisions(rows: int) -> Decisions:
     """Decisions of rows no look has seen: inconclusive, nothing known."""
-    nan = np.full(rows, np.nan)
-    codes = np.full(rows, INCONCLUSIVE, dtype=np.int8)
-    return Decisions(
-        codes,
-        nan,
-        nan,
-        nan,
-        nan,
-        np.zeros(rows, bool),
-        nan,
-        nan,
-        np.zeros(rows),
-        np.zeros(rows),
-        nan,
-        nan,
-        np.full(rows, -1),
-        sitting_out(rows),
-    )
+    nan, no, codes = np.full(rows, np.nan), np.zeros(rows, dtype=bool), np.full(rows, INCONCLUSIVE, dtype=np.int8)
+    return Decisions(codes, nan, nan, nan, nan, no, nan, nan, nan, nan, sitting_out(rows), nan, nan, no)
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
@@ -98,49 +97,15 @@ def noise_sigma(st: Stats) -> np.ndarray:
         return 100 * (sigma if st.log else sigma / st.scale_base)
 
 
-def decision_frame(keys, result: Decisions, needed: np.ndarray, noise: tuple | None = None):
-    """The decision table of ``result`` (one row per key): the columns ``decide_samples`` documents."""
-    import pandas as pd
-
-    nan = np.full(len(keys), np.nan)
-    sigma, noisy_mde = noise if noise is not None else (nan, nan)
-    gated = nan if result.gated_at is None else result.gated_at
-    coarse = np.zeros(len(keys), dtype=bool) if result.coarse is None else result.coarse
-
-    return pd.DataFrame(
-        {
-            "filename": [key[0] for key in keys],
-            "configuration": [key[1] for key in keys],
-            "decision": result.names,
-            "change": result.change,
-            "ci_low": result.ci_low,
-            "ci_high": result.ci_high,
-            "ci_level": result.level,
-            "gate_p": result.p_value,
-            "mde": result.mde,
-            "sigma": sigma,
-            "noisy_mde": noisy_mde,
-            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
-            "resolution": result.resolution,
-            "gated_at": gated,
-            "coarse": coarse,
-        }
-    )
-
-
 def undecided_runs(
     result: Decisions,
     min_effect: np.ndarray | float,
     inconclusive_above: float,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Per inconclusive row, the runs a side after which it would be decided (NaN: none up to 10,000; elsewhere).
-
-    Said in the terms of its resolution: the count at which its bound would rule out its target
-    (``resolution.runs_to_reach``: a conservative sigma, t quantiles); a row whose estimate is beyond
-    its target can only be decided by a rejection, projected from its estimate (``runs_needed``).
-    Only more runs than the row has count.
-    """
+    """Per inconclusive row, the runs a side (more than it has) after which it would be decided (NaN: none up to
+    10,000; elsewhere): when its bound would rule out its target (``resolution.runs_to_reach``), else, for a row
+    whose estimate is beyond its target, when it would be rejected (``runs_needed``)."""
     current = result.current
     rows = result.decision == INCONCLUSIVE
     runs = np.fmin(current.n_base, current.n_head)
@@ -173,20 +138,39 @@ def decision_table(
     last_share: float = 1.0,
     prior_var: np.ndarray | None = None,
 ):
-    """``decision_frame`` of ``result``, with the runs each undecided row would need and its noise.
+    """The decision table of ``result``, one row per key (``decide_samples`` says its columns).
 
     ``sigma``: the row's per-sample noise (percent, trusted: main's history where ``prior_var`` knows it,
     else the base's); ``noisy_mde``: the resolution it would reach with ``max_runs`` runs a side at that
     noise and an estimate of 0 (``last_share``: the unchanged risk's share there).
     """
+    import pandas as pd
+
     needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
-    noisy_mde = reachable(current, trusted_variance(current, prior_var), float(max_runs), level, 0.5)
     sigma = noise_sigma(current)
     if prior_var is not None and current.log:  # the noise that gated the row is the one the reports show
         sigma = np.where(np.isfinite(prior_var), 100 * np.sqrt(prior_var), sigma)
-    return decision_frame(keys, result, needed, (sigma, noisy_mde))
+    return pd.DataFrame(
+        {
+            "filename": [key[0] for key in keys],
+            "configuration": [key[1] for key in keys],
+            "decision": result.names,
+            "change": result.change,
+            "ci_low": result.ci_low,
+            "ci_high": result.ci_high,
+            "ci_level": result.level,
+            "gate_p": result.p_value,
+            "mde": result.mde,
+            "sigma": sigma,
+            "noisy_mde": reachable(current, trusted_variance(current, prior_var), float(max_runs), level, 0.5),
+            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+            "resolution": result.resolution,
+            "gated_at": result.gated_at,
+            "coarse": result.coarse,
+        }
+    )
 
 
 def decide_samples(
@@ -194,40 +178,40 @@ def decide_samples(
     keys=None,
     alpha: np.ndarray | float = DEFAULT_ALPHA,
     *,
+    pairs: tuple | None = None,
     test: str = GATE_TEST,
-    correction: str = "holm",
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    power: float = DEFAULT_POWER,
     unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
     coarsening: Coarsening | None = None,
+    **options,
 ):
-    """The fixed-runs decision table: one row per key with the JSON's new fields.
+    """The fixed-runs decision table, one row per key (``alpha`` and ``min_effect`` may be given per key).
 
-    Columns: filename, configuration, decision (a DECISIONS name), change, ci_low,
-    ci_high (percent), ci_level (the Holm-consistent level of the interval), gate_p (the
-    test's p-value), mde (percent, the regression found with probability ``power``), sigma
-    and noisy_mde (``decision_table``) and runs_needed (runs a side to decide an inconclusive
-    row, NaN otherwise or when 10,000 would not do), resolution (the smallest regression its evidence rules
-    out), gated_at (the one it must rule out to be unchanged) and coarse (gated at more than its target,
-    ``coarsening``). ``alpha`` and ``min_effect`` may be given per key.
+    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), as ``results.rundirs.load``
+    gives them, decided on the pairs (``paired.duet_statistics``). Columns: ``decision_table``'s (runs_needed:
+    runs a side to decide an inconclusive row; resolution: the smallest regression its evidence rules
+    out; gated_at: the one it must rule out to be unchanged; coarse: gated at more than its target).
     """
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
-        return decision_frame([], undecided_decisions(0), np.zeros(0))
-    alpha = np.asarray(alpha, dtype=float)
+        return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
+    if pairs is None:
+        st = gate_statistics(base, head, test)
+    else:
+        strata = pairs[2] if len(pairs) > 2 else None
+        base_pairs, head_pairs, assignment = pair_arrays(samples, pairs[0], pairs[1], keys, strata)
+        st = duet_statistics(base_pairs, head_pairs, base, head, strata=assignment)
     min_effect = np.asarray(min_effect, dtype=float)
-    result = decide(
-        base,
-        head,
-        alpha,
-        test=test,
-        correction=correction,
+    result = decide_looks(
+        [st],
+        [1.0],
+        np.asarray(alpha, dtype=float),
         min_effect=min_effect,
         inconclusive_above=inconclusive_above,
-        power=power,
         unchanged_confidence=unchanged_confidence,
         coarsening=coarsening,
+        **options,
     )
     prior_var = None if coarsening is None else coarsening.trusted_var
     return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence, prior_var=prior_var)

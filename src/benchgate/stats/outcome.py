@@ -1,15 +1,10 @@
 """The verdict of a report: the gated rows plus everything else that must not pass silently.
 
-Besides rows that fail the gate, a PR fails when the head crashed or timed out
-where the base succeeded, when the head produced fewer than 2 samples for a
-configuration the base measured, when no comparison could be tested at all
-(``analysis.untested_reason``), or when the run did not complete. A trusted
-``accept-regression`` label turns a failure into an accepted (neutral) result.
-When nothing fails but a comparison is undecided (``inconclusive``: its interval still
-allows a regression of 10 % or the min-effect), the verdict is ``inconclusive``: never a
-pass, a neutral check, exit status 6; the label does not accept it (it accepts regressions).
-A head that does not build fails the gate (no label accepts that); a base that
-does not build is an infrastructure error (``error``: neutral check, exit 4).
+Besides gating rows, a PR fails when the head failed where the base succeeded, has fewer than 2 samples
+where the base has some, nothing could be tested, or the run did not complete; a trusted
+``accept-regression`` label turns a failure into ``accepted``. An undecided row makes the verdict
+``inconclusive`` (never a pass; no label accepts it). A head that does not build fails; a base that does
+not build is an infrastructure ``error``.
 """
 
 from __future__ import annotations

@@ -1,38 +1,21 @@
 """The gate's test for a duet run (``--pairing duet``): a paired, trimmed test on the per-pair log ratios.
 
-In a duet, base and head of one configuration and iteration ran at the same moment on two
-disjoint CPU sets, so interference that hit the machine then (a neighbour, a frequency drop)
-hit both. The log ratio ``d = log(head rate) - log(base rate)`` of each pair cancels it; what is
-left is each side's own noise and the outliers of either side. ``paired_statistics`` is the
-Tukey–McLaughlin one-sample trimmed t-test on ``d``: the 20 % trimmed mean of the ratios
-(from ``PAIRED_TRIM_FROM`` pairs on; below that the plain mean, as the unpaired gate test does), its
-winsorized standard error ``sqrt((n - 1) s_w^2 / (h (h - 1)))`` with ``h = n - 2g`` kept, and
-``h - 1`` degrees of freedom shrunk by ``PAIRED_DF_FACTOR`` (as Yuen's are: the trimmed statistic's
-far tail is heavier than t's). Chosen by tests/perf/simulate_gate.py's duet mode (model in
-tests/perf/duet_model.py) against the gate's targets, over the plain paired t on log ratios,
-which one slow sample of either side moves.
-
-The result is a ``yuenwelch.Stats`` like the unpaired test's, so ``decisions.decide_looks``
-(Holm, intervals, decisions, mde) is unchanged. Rows without two pairs (a file run alone, or
-whose pairs were dropped) fall back to the unpaired gate test on their samples.
+Base and head of one pair ran at the same moment on two disjoint CPU sets, so the log ratio
+``d = log(head rate) - log(base rate)`` cancels the interference that hit both. ``PAIRED_TEST`` is the
+Tukey–McLaughlin one-sample trimmed t-test on ``d`` (20 % trimmed from ``PAIRED_TRIM_FROM`` pairs on,
+df shrunk by ``PAIRED_DF_FACTOR`` as Yuen's are), after aligning each CPU-set assignment's median; chosen
+by tests/perf/simulate_gate.py's duet mode over the plain paired t, which one slow sample moves. Rows
+without two pairs fall back to the unpaired gate test (``duet_statistics``).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
 
 import numpy as np
 
 from benchgate.stats.decisions import DEFAULT_ALPHA, decide_looks
-from benchgate.stats.defaults import DEFAULT_UNCHANGED_CONFIDENCE
-from benchgate.stats.yuenwelch import (
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_POWER,
-    STAT_FIELDS,
-    Stats,
-    gate_statistics,
-)
+from benchgate.stats.yuenwelch import Stats, combine, gate_statistics
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", PAIRED_TEST)
@@ -83,13 +66,10 @@ def _median(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``d`` with each CPU-set assignment's median moved to the median of the assignments' medians.
-
-    A speed difference between the CPU sets shifts the ratios of one assignment up and of the other
-    down; aligning the assignments' medians removes that shift and keeps each ratio's own deviation,
-    so the trimmed test then trims the outliers of all pairs together. Returns the aligned ratios and
-    the number of assignments aligned per row (1 where there was nothing to align).
-    """
+    """``d`` with each CPU-set assignment's median moved to the median of the assignments' medians, and the
+    number of assignments aligned per row (1: nothing to align). A speed difference between the CPU sets
+    shifts one assignment's ratios up and the other's down; aligning removes it and keeps each ratio's
+    own deviation, so the trimmed test then trims the outliers of all pairs together."""
     labels = np.unique(strata[valid]).tolist()
     medians, present = [], []
     for label in labels:
@@ -113,15 +93,11 @@ def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.n
 def paired_statistics(
     base: np.ndarray, head: np.ndarray, test: str = PAIRED_TEST, strata: np.ndarray | None = None
 ) -> Stats:
-    """``test``'s statistics per row from paired rates: ``base[..., i]`` and ``head[..., i]`` are one pair.
+    """``test``'s statistics per row from paired rates ``(..., rows, pairs)``, NaN-padded: ``base[..., i]`` and
+    ``head[..., i]`` are one pair, ``strata`` (same shape) its CPU-set assignment, aligned by ``PAIRED_TEST``.
 
-    Both arrays have the shape ``(..., rows, pairs)``, NaN where a row has fewer pairs. ``strata``
-    (same shape, integers) is each pair's CPU-set assignment: ``PAIRED_TEST`` first aligns the
-    assignments' medians (``_aligned``), so a speed difference between the CPU sets cancels, then
-    trims the aligned ratios together.
-    A row with fewer than 2 pairs is incomplete; rows whose rates are constant on both sides are
-    constant. ``var_base``/``var_head`` each hold half the per-pair (robust) variance, so the projections
-    to more runs (``yuenwelch.runs_needed``, the futility rule) see the paired standard error.
+    ``var_base``/``var_head`` each hold half the per-pair (robust) variance, so that projections to more
+    runs see the paired standard error.
     """
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
@@ -182,10 +158,18 @@ def paired_statistics(
     )
 
 
-def combined_statistics(paired: Stats, unpaired: Stats, use_paired: np.ndarray) -> Stats:
-    """Per row, the paired statistics where ``use_paired``, the unpaired test's elsewhere (one ``Stats``)."""
-    values = {name: np.where(use_paired, getattr(paired, name), getattr(unpaired, name)) for name in STAT_FIELDS}
-    return replace(paired, **values)
+def duet_statistics(
+    base_pairs: np.ndarray,
+    head_pairs: np.ndarray,
+    base: np.ndarray,
+    head: np.ndarray,
+    test: str = PAIRED_TEST,
+    strata: np.ndarray | None = None,
+) -> Stats:
+    """Per row, the paired test on its pairs where it has 2, the unpaired gate test on all its samples elsewhere."""
+    in_pairs = paired_statistics(base_pairs, head_pairs, test, strata)
+    use_paired = in_pairs.n_base >= 2
+    return combine(lambda a, b: np.where(use_paired, a, b), in_pairs, gate_statistics(base, head))
 
 
 def decide_pairs(
@@ -197,102 +181,7 @@ def decide_pairs(
     *,
     strata: np.ndarray | None = None,
     test: str = PAIRED_TEST,
-    correction: str = "holm",
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    power: float = DEFAULT_POWER,
-    with_mde: bool = True,
-    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
+    **options,
 ):
-    """A fixed-runs analysis of a duet run: the paired test where a row has 2 pairs, else the unpaired one.
-
-    ``base_pairs``/``head_pairs`` are the paired rates per row (``paired_statistics``); ``base``/``head``
-    every sample of the row, paired or not (the unpaired fallback). Holm runs over all rows together.
-    """
-    paired = paired_statistics(base_pairs, head_pairs, test, strata)
-    unpaired = gate_statistics(base, head)
-    st = combined_statistics(paired, unpaired, paired.n_base >= 2)
-    return decide_looks(
-        [st],
-        [1.0],
-        alpha,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        power=power,
-        with_mde=with_mde,
-        unchanged_confidence=unchanged_confidence,
-    )
-
-
-def pair_arrays(
-    samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The paired rates of each key (filename, configuration) as NaN-padded ``(rows, pairs)`` arrays.
-
-    ``base_index``/``head_index`` are the rows of ``samples`` (``results.read_samples``' frame) of
-    each pair's base and head sample (``results.pairs.pair_indices``); pairs keep their order.
-    ``strata`` (an integer per pair, its CPU-set assignment) comes back in the same layout, -1 as padding.
-    """
-    strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
-    filenames = samples["filename"].to_numpy(dtype=object)
-    configurations = samples["configuration"].to_numpy(dtype=object)
-    rates = samples["rate"].to_numpy(dtype=float)
-    row_of = {(str(f), str(c)): index for index, (f, c) in enumerate(keys)}
-    rows = np.array(
-        [row_of.get((str(filenames[i]), str(configurations[i])), -1) for i in base_index.tolist()], dtype=np.int64
-    )
-    kept = rows >= 0
-    rows, base_index, head_index, strata = rows[kept], base_index[kept], head_index[kept], strata[kept]
-    counts = np.bincount(rows, minlength=len(keys)) if len(keys) else np.zeros(0, np.int64)
-    width = max(int(counts.max()) if len(rows) else 0, 1)  # one column of padding when nothing is paired
-    order = np.argsort(rows, kind="stable")
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(keys) else np.zeros(0, np.int64)
-    position = np.empty(len(rows), dtype=np.int64)
-    position[order] = np.arange(len(rows)) - np.repeat(starts, counts)
-    base, head = np.full((len(keys), width), np.nan), np.full((len(keys), width), np.nan)
-    base[rows, position] = rates[base_index]
-    head[rows, position] = rates[head_index]
-    assignment = np.full((len(keys), width), -1, dtype=np.int64)
-    assignment[rows, position] = strata
-    return base, head, assignment
-
-
-def decide_paired_samples(
-    samples,
-    pairs: tuple,
-    keys,
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    correction: str = "holm",
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    power: float = DEFAULT_POWER,
-    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
-):
-    """``gatetable.decide_samples`` for a duet run: the same decision table, decided on the pairs.
-
-    ``pairs`` is (base rows, head rows, CPU-set assignment per pair) as ``results.rundirs.load`` gives it.
-    """
-    from benchgate.stats import gatetable
-
-    keys, base, head = gatetable.sample_arrays(samples, keys)
-    if not keys:
-        return gatetable.decision_frame([], gatetable.undecided_decisions(0), np.zeros(0))
-    strata = pairs[2] if len(pairs) > 2 else None
-    base_pairs, head_pairs, assignment = pair_arrays(samples, np.asarray(pairs[0]), np.asarray(pairs[1]), keys, strata)
-    min_effect = np.asarray(min_effect, dtype=float)
-    result = decide_pairs(
-        base_pairs,
-        head_pairs,
-        base,
-        head,
-        np.asarray(alpha, dtype=float),
-        strata=assignment,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        power=power,
-        unchanged_confidence=unchanged_confidence,
-    )
-    return gatetable.decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence)
+    """A fixed-runs analysis of a duet run (``duet_statistics``), Holm over all rows (``decide_looks``' options)."""
+    return decide_looks([duet_statistics(base_pairs, head_pairs, base, head, test, strata)], [1.0], alpha, **options)

@@ -1,32 +1,14 @@
-"""The looks of an adaptive run (``--runs auto``): which rows are settled, which files stop, the replay.
+"""The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
 
-At each look of a ``sequential.Design`` the rows' decisions are recomputed from every look
-so far (``decisions.decide_looks``), then each row is *settled* or not:
-
-- decided: regression, improvement, constant or incomplete;
-- calm: unchanged (its one-sided bound at the design's ``unchanged_confidence``, its risk
-  spent over the looks, rules out a regression of the floor, 10 % or min-effect), and, with
-  min-effect 0, also not significant at the row's whole level (the interval holds 0: a row
-  that is, but is not yet rejected at the look's share of the level, keeps running towards a
-  rejection) and its bounds at ``settle_level`` rule out a regression and an improvement of
-  ``settle_above`` (5 %). That guard keeps a real 5 % regression (or improvement) from
-  stopping as "unchanged" before it is rejected: it does so with probability at most
-  ``settle_level`` per look;
-- futile: more runs could not change the outcome. Projected to ``max_runs`` with its
-  estimate and ``futility_variance`` × its robust variance, it could neither be rejected
-  nor, when inconclusive, become unchanged (by the same bound, at the last look's share).
-  Stopping an unchanged row this way cannot raise the missed-regression rate: that risk is
-  spent over the looks, so the bound holds wherever a row stops. An inconclusive row that
-  stops this way is *hopeless*: it ends inconclusive, never a pass.
-
-A *unit* stops after the look at which all its rows are settled; at the last look every unit
-stops. A unit is one row when its jobs run one configuration each, else the whole file (its
-jobs run every row at once, so it stops only when all its rows are settled). Stopping is a
-non-binding futility rule for the false-fail boundary: the sequential
-p-values are valid whatever the stopping, so no stopping rule can raise the false-fail rate.
-
-``replay`` recomputes every look and stop of a recorded run from the samples each look saw
-(``--resume`` and ``benchgate report``), ``projected_runs`` gives the progress ETA's plan.
+At each look the rows' decisions are recomputed from every look so far; a row is *settled* when decided
+(regression, improvement, constant, incomplete), *calm* (unchanged, and with min-effect 0 also ruling out
+a change of ``settle_above`` at ``settle_level``: a real 5 % change does not stop as unchanged before it
+is rejected) or *futile* (projected to max-runs with ``futility_variance`` × its variance it could be
+neither rejected nor unchanged; an inconclusive futile row is *hopeless* and ends inconclusive). A unit
+(a row, or a file run whole) stops once all its rows are settled. The sequential p-values and the spent
+unchanged risk are valid whatever the stopping, so no stopping rule raises either error rate
+(docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and
+``benchgate report`` agree.
 """
 
 from __future__ import annotations
@@ -38,13 +20,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import (
-    Stats,
-    change_interval,
-    projected_interval,
-    subset,
-    unchanged_level,
-)
+from benchgate.stats.yuenwelch import Stats, change_interval, combine, projected_interval, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -52,14 +28,9 @@ _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisi
 def look_statistics(
     design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
 ) -> Stats:
-    """The design's test on the samples one look saw; rows not ``active`` (their unit had stopped) sit it out.
-
-    ``base``/``head``: NaN-padded rates ``(..., rows, n)``. Rows that sit out get no
-    samples (n = 0, NaN statistics), which ``decisions.decide_looks`` skips. A duet design
-    (``design.test`` a paired test) takes ``pairs``: the paired base and head rates and each
-    pair's CPU-set assignment, ``(..., rows, pairs)`` each (``paired.pair_arrays``); a row with
-    fewer than 2 pairs at the look (run alone, or its pairs dropped) gets the unpaired gate test.
-    """
+    """The design's test on the samples one look saw (NaN-padded rates ``(..., rows, n)``); rows not ``active``
+    (their unit had stopped) sit it out: no samples. A duet design takes ``pairs``: the paired rates and
+    CPU-set assignments (``gatetable.pair_arrays``), decided by ``paired.duet_statistics``."""
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
@@ -76,29 +47,18 @@ def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
-    in_pairs = paired.paired_statistics(base_pairs, head_pairs, design.test, strata)
-    return paired.combined_statistics(in_pairs, decisions.gate_statistics(base, head), in_pairs.n_base >= 2)
+    return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
 
 
 def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
-    """The inverse of ``decisions.subset``: rows not picked get no samples."""
-    values = {}
-    for name, fill, kind in (
-        ("delta", np.nan, float),
-        ("se", np.nan, float),
-        ("df", np.nan, float),
-        ("n_base", 0, np.int64),
-        ("n_head", 0, np.int64),
-        ("scale_base", np.nan, float),
-        ("var_base", np.nan, float),
-        ("var_head", np.nan, float),
-        ("constant", False, bool),
-    ):
-        full = np.full(shape, fill, dtype=kind)
-        full[rows] = getattr(st, name)
-        values[name] = full
-    companion = None if st.companion is None else _scatter(st.companion, rows, shape)
-    return Stats(test=st.test, companion=companion, **values)
+    """The inverse of ``subset``: rows not picked get no samples (n = 0, NaN statistics)."""
+
+    def spread(values: np.ndarray) -> np.ndarray:
+        full = np.full(shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
+        full[rows] = values
+        return full
+
+    return combine(spread, st)
 
 
 @dataclass(frozen=True)
@@ -116,10 +76,6 @@ def _scaled(st: Stats, factor: float) -> Stats:
     return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
 
 
-def _settle_effect(design: Design) -> float:
-    return min(design.settle_above, design.inconclusive_above)
-
-
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
     """Unchanged rows that may stop: all of them with a min-effect or gated coarser than their target (their
     question is answered once they reach that resolution), else only the guarded-safe ones."""
@@ -131,8 +87,8 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
         # keeps running until that is rejected too (an improvement found is what the table is for).
         # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
         low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
-        legacy = design.unchanged_confidence is None
-        calm[candidates] = (low > -_settle_effect(design)) & (legacy | (high < _settle_effect(design)))
+        legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
+        calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
 
 
@@ -217,12 +173,8 @@ def decide_at_look(
 
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
-    """Per unit (last axis, ``units`` long): True when every row of that unit is settled.
-
-    ``unit_of_row`` gives each row's unit index (``(..., rows)``, like ``settled``): its file's
-    when the file runs whole, its own when each row is one unit. A unit with no rows is not
-    stopped here (it ran nothing to decide).
-    """
+    """Per unit (last axis, ``units`` long): True when every row of that unit (``unit_of_row``, ``(..., rows)``)
+    is settled; a unit with no rows ran nothing to decide and is not stopped here."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
     unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
@@ -253,7 +205,7 @@ class Replay:
 
     result: LookResult  # the last look taken
     stopped_after: np.ndarray  # per unit: index of the look after which it stopped (-1: still running)
-    reasons: list[str]  # per unit: sequential.STOP_REASONS entry, or "" while it runs
+    reasons: list[str]  # per unit: "decided", "hopeless" or "max-runs", or "" while it runs
     history: list[Stats]  # each look's statistics (rows whose unit had stopped sat it out)
 
 
@@ -267,15 +219,9 @@ def replay(
     min_effect: np.ndarray | float | None = None,
     prior_var: np.ndarray | None = None,
 ) -> Replay:
-    """Recompute a (possibly unfinished) run from the samples each look saw, for one report.
-
-    ``looks[k]`` holds the NaN-padded base and head rates (``(rows, n)``), and for a duet
-    design the look's pairs (``look_statistics``), as they stood when look k was taken (the
-    live run records where, e.g. results.csv's size); only the looks taken so far are given.
-    A unit's rows (``unit_of_row``: see ``files_to_stop``) take part in a look until the unit
-    stops, so the live run, a resumed run and ``benchgate report`` agree. ``prior_var``: the run's prior
-    (``decide_at_look``), as the run recorded it.
-    """
+    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: the base and head
+    rates, and a duet design's pairs, as ``look_statistics`` takes them). A unit's rows take part in the
+    looks until it stops. ``prior_var``: the run's prior (``decide_at_look``), as the run recorded it."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     stopped_after = np.full(units, -1, dtype=np.int64)
     reasons = [""] * units
@@ -296,11 +242,8 @@ def replay(
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
-    """Per row, the run count at which it is expected to settle (for the progress ETA).
-
-    Settled rows: the current look's runs. Others: the first remaining look at which,
-    with its estimate and (robust) variance, it would be rejected or unchanged, else max_runs.
-    """
+    """Per row, the run count at which it is expected to settle (for the progress ETA): the first remaining look
+    at which, its estimate and (robust) variance unchanged, it would be rejected or unchanged, else max_runs."""
     k = result.look
     current = float(design.looks[k])
     out = np.where(result.settled, current, float(design.max_runs))

@@ -1,25 +1,10 @@
 """The statistics of Node's benchmark/compare.R, as pure functions over DataFrames.
 
-For every (filename, configuration): the improvement of the mean rate, Welch's
-two-sided t-test (R's ``t.test`` default), compare.R's confidence stars and its
-accuracy columns, plus a Holm-adjusted p-value over the whole report.
-
-The arithmetic follows R step by step (two-pass means and variances, R's
-``stderr``/``df`` formulas, ``2 * pt(-|t|, df)``, ``qt(1 - risk/2, df)``), so the
-numbers agree with R to every printed digit; tests/fixtures/analyze holds R's
-own numbers for our fixtures.
-
-Where compare.R is fragile we do better, on purpose:
-- fewer than 2 samples on a side: NA stars and accuracy, like compare.R, and the
-  row is flagged ``incomplete`` (no side at all: improvement NaN, R's ``NaN %``);
-- "essentially constant" data (R's t.test stops with that error when the
-  standard error is below 10 machine epsilons of the larger mean, and compare.R
-  prints nothing at all): the row is flagged ``constant``; equal means give
-  t = 0 and p = 1, different means give t = +-inf and p = 0; the accuracy is 0
-  (no spread) and df is NaN (Welch's df is 0/0 there). The table goes on.
-- compare.R groups on ``paste(filename, " ", configuration)``, so two different
-  (filename, configuration) pairs that paste to the same text would be merged;
-  we keep them apart and order them by that text, then by filename.
+Per (filename, configuration): the improvement of the mean rate, Welch's two-sided t-test, compare.R's
+stars and accuracy, and Holm's adjustment over the report. The arithmetic follows R step by step, so the
+numbers agree with R to every printed digit (tests/fixtures/analyze holds R's own). Where compare.R is
+fragile (fewer than 2 samples, essentially constant data, names that paste alike) we do better, on
+purpose: docs/statistics.md says how.
 """
 
 from __future__ import annotations
@@ -102,14 +87,9 @@ def _two_pass_moments(cell: np.ndarray, rate: np.ndarray, cells: int) -> tuple[n
 
 
 def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per (filename, configuration) with compare.R's statistics, sorted as compare.R sorts.
-
-    ``samples`` has the columns of ``results.read_samples``. The result has
-    COMPARISON_COLUMNS; improvement and accuracy are in percent, NaN where
-    compare.R prints NA. Rows are ordered by ``filename + " " + configuration``
-    in code-point order, which is what compare.R (plyr's ddply) prints under
-    the C locale (``LC_ALL=C Rscript compare.R``).
-    """
+    """One row per (filename, configuration) of ``results.read_samples``' frame with ``COMPARISON_COLUMNS``
+    (percent; NaN where compare.R prints NA), ordered by ``filename + " " + configuration`` in code-point
+    order, as compare.R prints under the C locale."""
     codes, filenames, configurations = _group_codes(samples)
     groups = len(filenames)
     side = samples["side"].cat.codes.to_numpy().astype(np.int64) if len(samples) else np.zeros(0, np.int64)

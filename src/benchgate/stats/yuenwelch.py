@@ -1,11 +1,9 @@
-"""The gate's test statistics per comparison, as pure functions over NaN-padded numpy arrays.
+"""The gate's test statistics per comparison, over NaN-padded rates of shape ``(..., rows, n)``.
 
-``gate_statistics`` computes one of ``TESTS`` for every row of ``base``/``head`` (rates, shape
-``(..., rows, n)``); ``change_interval`` gives the change in percent with its two-sided interval at a
-level, ``mde`` the smallest regression it detects with a given power, and ``runs_needed``/``decidable``
-project a row to more runs. The gate's test is ``GATE_TEST``: Yuen's trimmed-mean Welch test on log rates
-(20 % trimmed from ``TRIM_FROM`` samples a side on, plain Welch on log rates below, df shrunk by
-``YUEN_DF_FACTOR``), chosen by tests/perf/simulate_gate.py. ``benchgate.stats.decisions`` re-exports them."""
+``GATE_TEST`` is Yuen's trimmed-mean Welch test on log rates (20 % trimmed from ``TRIM_FROM`` samples a
+side on, plain Welch on log rates below), chosen by tests/perf/simulate_gate.py; the other ``TESTS``
+are its candidates there. Intervals, mde and projections to more runs are in percent of the change.
+"""
 
 from __future__ import annotations
 
@@ -34,12 +32,9 @@ DEFAULT_POWER = 0.8  # of the mde
 class Stats:
     """One test's statistics per row (arrays of one shape, ``(..., rows)``).
 
-    ``delta`` is the head minus base location (log scale: log ratio; raw scale: rate
-    difference), ``se`` its standard error, ``df`` the Welch–Satterthwaite degrees of
-    freedom, ``scale_base`` the base location on the raw scale (raw tests express the
-    change as a fraction of it). ``var_base``/``var_head`` are per-sample variances such
-    that the squared standard error of a side with n samples would be ``var / n``: they
-    project the interval to more runs. ``companion`` is the second test of ``either``.
+    ``delta``: head minus base location (log ratio, or rate difference for ``welch_raw``, a fraction
+    of ``scale_base``); ``var_base``/``var_head``: per-sample variances (a side's squared standard
+    error with n samples is ``var / n``) that project to more runs; ``companion``: ``either``'s second test.
     """
 
     test: str
@@ -79,11 +74,17 @@ class Stats:
 STAT_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
 
 
+def combine(function, *parts: Stats) -> Stats:
+    """``function`` of the parts' per-row arrays, field by field (companions too, when every part has one)."""
+    values = {name: function(*(getattr(st, name) for st in parts)) for name in STAT_FIELDS}
+    companions = [st.companion for st in parts]
+    companion = None if None in companions else combine(function, *companions)
+    return Stats(test=parts[0].test, companion=companion, **values)
+
+
 def subset(st: Stats, rows: np.ndarray) -> Stats:
     """The statistics of the rows ``rows`` picks (a boolean mask or row indices), flattened to one axis."""
-    picked = {name: np.asarray(getattr(st, name))[rows] for name in STAT_FIELDS}
-    companion = None if st.companion is None else subset(st.companion, rows)
-    return Stats(test=st.test, companion=companion, **picked)
+    return combine(lambda values: np.asarray(values)[rows], st)
 
 
 def _p_value(st: Stats) -> np.ndarray:
@@ -132,12 +133,9 @@ def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray, full: bool) -> tu
     return mean, var
 
 
-def _side(
-    side: _Sample, trim: float, trim_from: int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _side(side: _Sample, trim: float, trim_from: int = TRIM_FROM) -> tuple[np.ndarray, ...]:
     """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
     n = side.n
-    trim_from = TRIM_FROM if trim_from is None else trim_from
     if trim == 0:
         mean, var = _mean_var(side.x, side.valid, n, side.full)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -184,13 +182,11 @@ def _constant(side: _Sample) -> np.ndarray:
 
 
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
-    """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded ``(..., rows, n)``).
+    """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded, last axes may differ).
 
-    The two arrays may have different last-axis lengths. Rows with fewer than two samples
-    on a side are ``incomplete`` (NaN statistics). Rows whose samples are constant on both
-    sides are ``constant``: standard error 0, p = 0 when the locations differ, else 1.
-    A trimmed test whose winsorized variances are both 0 on data that is not constant
-    falls back to Welch on log rates for that row.
+    Fewer than two samples on a side: ``incomplete`` (NaN). Constant on both sides: ``constant``, standard
+    error 0. A trimmed test whose winsorized variances are both 0 on data that is not constant falls back
+    to Welch on log rates for that row.
     """
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
@@ -220,12 +216,10 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
                 constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
     # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
     # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
+    robust_x, robust_y = d_x, d_y
     if trim:
         robust_x = np.fmin(_side(side_x, trim, 0)[1], _mad_variance(side_x) / np.maximum(n_x, 1))
         robust_y = np.fmin(_side(side_y, trim, 0)[1], _mad_variance(side_y) / np.maximum(n_y, 1))
-    else:
-        robust_x, robust_y = d_x, d_y
-    if trim:
         degenerate = (d_x + d_y == 0) & ~constant
         if degenerate.any():
             plain_x, plain_y = _side(side_x, 0.0), _side(side_y, 0.0)
@@ -271,9 +265,8 @@ def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
 def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided interval of the change in percent at ``level`` (e.g. 0.001 for 99.9 %).
 
-    Log tests: ``100 (exp(delta ± q se) - 1)``, the ratio of (trimmed) geometric means. ``welch_raw``:
-    ``100 (delta ± q se) / mean(base)``, compare.R's improvement ± accuracy. ``either``: the intersection
-    of both tests' intervals at ``level / 2`` each (it excludes 0 exactly when either test rejects there).
+    ``either``: the intersection of both tests' intervals at ``level / 2`` each (it excludes 0 exactly when
+    either test rejects there).
     """
     level = np.asarray(level, dtype=float)
     if st.companion is not None:
@@ -286,9 +279,7 @@ def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, n
 
 
 def mde(st: Stats, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
-    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``:
-    ``(qt(1 - level/2, df) + qt(power, df)) × se``, as a log ratio (a fall to ``exp(-x)``) or as a fraction
-    of the base mean for ``welch_raw``. NaN when incomplete."""
+    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``."""
     level = np.asarray(level, dtype=float)
     if st.companion is not None:  # either: its log test at half the level
         st, level = replace(st, companion=None), level / 2
@@ -329,28 +320,11 @@ def regression_floor(min_effect: np.ndarray | float, inconclusive_above: np.ndar
 def unchanged_level(
     confidence: float | None, level: np.ndarray | float, weight: np.ndarray | float = 1.0
 ) -> np.ndarray:
-    """The two-sided level of the bound ``unchanged`` is judged by (its interval's low end): one-sided at
-    ``confidence`` (percent), ``weight`` of its risk spent at this look: ``2 (1 - confidence/100) weight``."""
+    """The two-sided level of the bound ``unchanged`` is judged by: one-sided at ``confidence`` (percent),
+    ``weight`` of its risk spent at this look (None: the old rule, ``level``)."""
     if confidence is None:
         return np.asarray(level, dtype=float)
     return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
-
-
-def decidable(
-    st: Stats,
-    runs: np.ndarray,
-    level: np.ndarray,
-    min_effect: np.ndarray | float,
-    inconclusive_above: np.ndarray | float,
-    settle_level: np.ndarray | None = None,
-) -> np.ndarray:
-    """Would the row be decided with ``runs`` samples a side at ``level`` (``settle_level``: the unchanged
-    bound's, ``unchanged_level``; default ``level``), its estimate and spread unchanged?"""
-    low, high = projected_interval(st, runs, level)
-    bound = low if settle_level is None else projected_interval(st, runs, settle_level)[0]
-    change = st.change
-    floor = regression_floor(min_effect, inconclusive_above)
-    return (((low > 0) | (high < 0)) & (np.abs(change) >= np.asarray(min_effect, dtype=float))) | (bound > -floor)
 
 
 def runs_needed(
@@ -365,14 +339,10 @@ def runs_needed(
     above: np.ndarray | float = 0.0,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Runs a side after which the row would be decided, assuming its estimate and spread stay (NaN: none).
+    """Runs a side after which the row would be decided, its estimate and spread unchanged (NaN: none).
 
-    ``candidates`` are the run counts to try (default 2 to 10,000), ``levels`` the share
-    of ``level`` spent at each (default: all of it, one fixed-runs analysis with that many
-    runs; a sequential design passes its remaining looks and their weights). Only
-    ``rows`` (default: every row with an estimate) are computed, and only run counts above
-    ``above`` (per row: e.g. the runs it already has) count. ``unchanged_confidence`` (percent;
-    None: the old rule at ``level``) is the one-sided bound that makes a row unchanged.
+    ``candidates``: the run counts to try (default 2 to 10,000); ``levels``: the share of ``level`` spent
+    at each (default all of it); only ``rows`` are computed, and only counts above ``above`` (per row) count.
     """
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     shape = np.shape(st.delta)
@@ -390,8 +360,11 @@ def runs_needed(
     for index, runs in enumerate(candidates):
         at = level_picked if levels is None else level_picked * levels[index]
         settle = unchanged_level(unchanged_confidence, level_picked, 1.0 if levels is None else levels[index])
-        ok = open_ & (runs > above_picked)
-        ok &= decidable(picked, np.asarray(float(runs)), at, min_picked, floor_picked, settle)
+        # Decided with this many runs, its estimate and spread unchanged: rejected, or unchanged by its bound.
+        low, high = projected_interval(picked, np.asarray(float(runs)), at)
+        bound = projected_interval(picked, np.asarray(float(runs)), settle)[0]
+        rejected = ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_picked)
+        ok = open_ & (runs > above_picked) & (rejected | (bound > -regression_floor(min_picked, floor_picked)))
         found[ok] = runs
         open_ &= ~ok
         if not open_.any():
