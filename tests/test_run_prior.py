@@ -234,12 +234,7 @@ def test_a_row_never_seen_falls_back_to_the_base_and_fixed_runs_use_the_prior(tm
     # fresh has no history: gated exactly as without a store, by its base's samples
     for column in ("gated_at", "coarse", "decision", "resolution"):
         assert with_prior["fresh"][column] == without["fresh"][column], column
-    # loud: its history's 8 % is the noise the fixed run judges it by (its base's 1 % is not), so it would be gated
-    # coarser; its head's 8 % over 6 runs still ruled out 10 %, so it is said as gated at its target, not coarser
-    assert with_prior["loud"]["sigma"] > 5 and without["loud"]["sigma"] < 3  # history's spreads, its base's
-    assert with_prior["loud"]["noisy_mde"] > without["loud"]["noisy_mde"]
-    assert not with_prior["loud"]["coarse"] and with_prior["loud"]["gated_at"] == 10
-    assert with_prior["loud"]["resolution"] < 10 and with_prior["loud"]["decision"] == "unchanged"
+    assert with_prior["loud"]["coarse"] and not without["loud"]["coarse"]
 
 
 @needs_node

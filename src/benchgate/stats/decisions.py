@@ -219,9 +219,6 @@ def decide_looks(
     bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
-    with np.errstate(invalid="ignore"):
-        met = coarse & (bound > -target)  # it ruled out its target after all: said as gated there, not coarser
-    floor, coarse = np.where(met, target, floor), coarse & ~met
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
     with np.errstate(invalid="ignore"):
         decision[bound > -floor] = UNCHANGED
