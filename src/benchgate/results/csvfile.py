@@ -253,19 +253,11 @@ def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataF
     return frame
 
 
-def read_samples_prefix(path: Path, size: int) -> pd.DataFrame:
-    """The samples in the first ``size`` bytes of a results.csv: what an adaptive run's look saw.
-
-    The run records results.csv's size at each look; the prefix ends at a line break (samples are
-    appended whole). A prefix holding the header alone has no samples.
-    """
-    return read_samples_prefixes(path, [size])[0]
-
-
 def read_samples_prefixes(
     path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
 ) -> tuple[pd.DataFrame, ...]:
-    """``read_samples_prefix`` for each of ``sizes``, reading the file once (every look of a run).
+    """The samples in the first ``size`` bytes of a results.csv, for each of ``sizes`` (what each look of an
+    adaptive run saw), reading the file once. A prefix ends at a line break (samples are appended whole).
 
     ``digests[k]`` (when given and not None): the sha256 that look k recorded of the first ``sizes[k]``
     bytes; a prefix that no longer has it changed after the look, and the looks do not follow from it.

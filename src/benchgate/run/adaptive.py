@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
-from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefix, read_samples_prefixes
+from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
@@ -143,7 +143,7 @@ class Adaptive:
         if self.duet:
             from benchgate.results.pairs import Pairing, run_pairs
 
-            samples = read_samples_prefix(self.csv_path, self.state.csv_bytes)
+            samples = read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0]
             self.pairs = run_pairs(
                 Pairing.model_validate(self.record["pairing"]), self.csv_path.parent / "run.json", samples
             )
@@ -189,7 +189,7 @@ class Adaptive:
 
         from benchgate.stats import adaptivetable
 
-        self.look_samples.append(read_samples_prefix(self.csv_path, self.state.csv_bytes))
+        self.look_samples.append(read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0])
         self._read_pairs()
         keys = self._keys()
         running_before = self.running

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from benchgate.sandbox import Confinement
 
 PER_FILE, PER_CONFIGURATION = "per-file", "per-configuration"
-JOB_MODES = (PER_CONFIGURATION, PER_FILE)
 PRELOAD = Path(__file__).resolve().parent.parent / "data" / "expand-configurations.js"
 _MESSAGE = "benchgate-configuration"
 MAX_ARGS = 64

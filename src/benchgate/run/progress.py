@@ -44,7 +44,6 @@ class Progress:
         self._durations: dict[tuple[str, str], list[float]] = defaultdict(list)
         self._started = 0.0
         self._last_line = float("-inf")
-        self._resumed_at = 0
         self.skipped = 0
         self._planned: dict[str, int] | None = None  # adaptive: file still running -> runs expected
         self._planned_rows: dict[tuple[str, str], int] = {}  # adaptive, one job per configuration: per comparison
@@ -54,7 +53,6 @@ class Progress:
     def start(self, schedule: Sequence, completed: int = 0) -> None:
         self.schedule = schedule
         self.done = completed
-        self._resumed_at = completed
         self._started = self.clock()
         self._show(force=True)
 

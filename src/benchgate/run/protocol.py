@@ -146,19 +146,13 @@ def environment_notes(environ: Mapping[str, str]) -> list[str]:
 
 def add_warning(warnings: list[dict], message: str, *, filename=None, side=None, configuration=None) -> None:
     """Record a protocol warning once (repeats only count up), at most MAX_WARNINGS of them."""
+    new = {"filename": filename, "side": side, "configuration": configuration, "message": message}
     for item in warnings:
-        if (item["message"], item["filename"], item["side"], item["configuration"]) == (
-            message,
-            filename,
-            side,
-            configuration,
-        ):
+        if all(item[key] == value for key, value in new.items()):
             item["count"] += 1
             return
     if len(warnings) < MAX_WARNINGS:
-        warnings.append(
-            {"filename": filename, "side": side, "configuration": configuration, "message": message, "count": 1}
-        )
+        warnings.append({**new, "count": 1})
 
 
 def describe_warning(item: dict) -> str:

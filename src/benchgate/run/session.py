@@ -115,7 +115,7 @@ class Session:
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
 
-    def _handle_signal(self, signum, frame) -> None:
+    def _handle_signal(self, _signum, _frame) -> None:
         self.interrupted = True
         self.running.stop()
 
@@ -208,6 +208,11 @@ class Session:
         argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
         return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
 
+    def _warn(self, job: Job, message: str, configuration: str | None = None) -> None:
+        protocol.add_warning(
+            self.state.protocol_warnings, message, filename=job.filename, side=job.side, configuration=configuration
+        )
+
     def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
         """Run ``job`` (or replay what an executor recorded of it); the configuration and results.csv line of each
         sample it wrote."""
@@ -220,13 +225,7 @@ class Session:
             if sample is None:
                 return
             if sample.warning:
-                protocol.add_warning(
-                    self.state.protocol_warnings,
-                    sample.warning,
-                    filename=job.filename,
-                    side=job.side,
-                    configuration=sample.configuration,
-                )
+                self._warn(job, sample.warning, sample.configuration)
             key = (label, job.filename, sample.configuration)
             if key in self._already_written:
                 self._already_written.remove(key)
@@ -249,7 +248,7 @@ class Session:
         )
         self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
         for error in result.protocol_errors:
-            protocol.add_warning(self.state.protocol_warnings, error, filename=job.filename, side=job.side)
+            self._warn(job, error)
         if result.interrupted:
             self.interrupted = True
             return lines
@@ -257,13 +256,7 @@ class Session:
             self.progress.job_finished(job, result.duration)
         reported = messages.reported
         if job.row is not None and reported and reported != [job.row]:
-            protocol.add_warning(
-                self.state.protocol_warnings,
-                f"reported {', '.join(reported)[:200]} for the configuration {job.row}",
-                filename=job.filename,
-                side=job.side,
-                configuration=job.row,
-            )
+            self._warn(job, f"reported {', '.join(reported)[:200]} for the configuration {job.row}", job.row)
         known = [job.row] if job.row is not None else self._configuration_order.get(job.filename, [])
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
