@@ -1,17 +1,11 @@
 """``benchgate run --runs auto``: the looks of an adaptive run, the files that stop, and its record.
 
-The schedule is the fixed one for ``max_runs`` runs (interleaved, rotated and seeded, see
-``benchgate.run.process``); the jobs of a file that has stopped are skipped, so the order of
-the files still running stays the random interleaving it was, and a resumed run rebuilds the
-same schedule. A look is taken when the last job of an iteration whose run count is one of the
-design's looks has finished: results.csv's size then is recorded, the samples up to it are
-read back, and every look so far is replayed from such prefixes (``benchgate.stats.stopping``
-through ``benchgate.stats.adaptivetable``), so the live run, ``--resume`` and ``benchgate
-report`` compute the same stops from the same bytes. A unit stops once all its comparisons
-are settled (``benchgate.stats.stopping``): with one job per configuration
-(``benchgate.run.configurations``) each comparison is a unit and stops on its own, and its
-remaining jobs are skipped; a file run whole is one unit. run.json gets the look and, per
-stopped unit, when and why (``benchgate.results.lookrecord``).
+The schedule is the fixed one for ``max_runs``; the jobs of a unit that has stopped (a comparison, or a
+file run whole) are skipped, so a resumed run rebuilds the same schedule. A look is taken when the last
+job of an iteration at one of the design's looks has finished: results.csv's size and digest are
+recorded, and every look so far is replayed from those prefixes (``benchgate.stats.adaptivetable``), so
+the live run, ``--resume`` and ``benchgate report`` compute the same stops from the same bytes.
+run.json gets each look and, per stopped unit, when and why (``benchgate.results.lookrecord``).
 """
 
 from __future__ import annotations

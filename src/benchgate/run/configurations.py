@@ -1,34 +1,14 @@
 """The configurations of each benchmark file, as its own ``common.js`` would run them: one job each.
 
-Under compare.js a benchmark file runs as a coordinator: its ``common.js`` builds the queue
-of configurations (the file's options, ``--set`` values, its ``combinationFilter``, its
-groups) and forks itself once per configuration with ``child_process.fork(file, ['key=value',
-...], {env: {..., NODE_RUN_BENCHMARK_FN: ''}, execArgv: flags + process.execArgv})``; the
-child, seeing ``NODE_RUN_BENCHMARK_FN``, runs only its first (here: its only) configuration
-and reports it. ``benchgate run --jobs per-configuration`` (the default) asks each side's
-``common.js`` for its queue once, by running the file with ``--require
-data/expand-configurations.js``: that preload replaces ``fork`` with a stand-in that says over
-the IPC channel what it was asked to start, with the queue entry ``common.js`` built for it,
-and closes at once. Each job then starts exactly that child: one configuration, one side,
-one iteration, one process (compare.js starts a coordinator per file and run as well).
-
-A file runs whole (one job per file, side and iteration, as compare.js does) when its harness
-cannot run single configurations; this is detected, not assumed from a version:
-
-- it forked nothing (an empty queue, or a harness that does not fork per configuration);
-- a fork is not the file itself with ``NODE_RUN_BENCHMARK_FN`` in its environment, or its
-  queue entry is unknown (a ``createBenchmark`` that could not be seen, several benchmarks in
-  one file), or there are fewer forks than queue entries;
-- the expansion failed (the whole-file job then fails as compare.js would, with its error);
-- HTTP benchmarks (``bench.http``): the child adds the load generator it used to its
-  configuration, so its row is known only after it ran;
-- the two sides' queues differ (their ``common.js`` or node disagree).
-
-Every generation of Node's common.js seen (2016 to today: ``this.queue``, ``createBenchmark``
-exported, ``NODE_RUN_BENCHMARK_FN`` marking the child) forks this way, so no version is assumed;
-the harness this project's example suite ships is listed the same way. A child whose report names
-another configuration than its listing (a harness whose children parse their arguments differently)
-is written as reported and recorded as a protocol warning; its comparison then cannot stop on its own.
+Under compare.js a file's ``common.js`` builds its queue of configurations and forks the file once per
+configuration with ``NODE_RUN_BENCHMARK_FN`` set; the child runs only that one. ``--jobs
+per-configuration`` (the default) asks each side's ``common.js`` for its queue once, through the preload
+``data/expand-configurations.js`` (its ``fork`` only says over IPC what it was asked to start), and each
+job then starts exactly that child. Detected, never assumed from a version, a file runs whole (one job
+per file, side and iteration) when it forked nothing, forked something else than itself as a child, fewer
+children than queue entries, failed to list, is an HTTP benchmark (its row names the load generator,
+known only after it ran), or when the two sides' queues differ. A child reporting another configuration
+than listed is written as reported with a protocol warning (its comparison cannot then stop on its own).
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """Duet runs and slots: which jobs run together, on which CPU sets, and how a duet's samples pair up.
 
-``--pairing duet`` starts the base and the head job of one file (and configuration, where a job
-is one) and iteration at the same moment on two disjoint CPU sets, so interference that hits the
-machine then hits both and cancels in the pair's log ratio (Bulej et al., "Duet Benchmarking",
-ICPE 2020). ``--slots N`` runs N units (single jobs, or duets) at once, each on its own CPU sets.
-
-- **CPU sets**: the CPUs this run may use (``--cpuset``, else the process's affinity) split into
-  equal sets of whole physical cores, all of one core type (``benchgate.run.topology``), two a slot
-  for duets, one a slot otherwise; fewer cores than sets is refused before anything runs.
-- **Which half runs where** is drawn from the seed per (file, configuration) and two iterations at a
-  time: in each two iterations one pair runs each way round, so a difference in speed between the
-  two CPU sets is balanced, and the gate's paired test (``benchgate.stats.paired``) removes it
-  using the assignment recorded in pairs.csv.
-- **Exclusive files**: benchmarks that start servers, workers or child processes (the categories
-  in ``EXCLUSIVE_CATEGORIES`` and files that load child_process, worker_threads or cluster) run
-  alone with the whole CPU set, one side after the other, as in a sequential run; their samples are
-  not paired.
-- **Pairs**: the rows of a pair are matched by their configuration string; a configuration only one
-  half reported (the other crashed or timed out) is left out of the pairs, with a warning, and its
-  sample stays in results.csv (compare.R reads it, the paired test does not).
-
-Jobs are opaque here: a unit's key is (filename, the job's ``configuration`` if it has one, iteration).
+``--pairing duet`` starts the base and the head job of one unit (file, configuration where a job is
+one, iteration) at the same moment on two disjoint CPU sets of whole physical cores, so interference
+hits both halves and cancels in the pair's log ratio; ``--slots N`` runs N units at once. Which half
+runs where is seeded, one pair each way in every two iterations, so a faster CPU set is balanced.
+Files that start servers, workers or child processes run alone on the whole CPU set, unpaired; a
+configuration only one half reported stays in results.csv but in no pair. The design and its
+reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 """
 
 from __future__ import annotations

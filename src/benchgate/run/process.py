@@ -1,30 +1,17 @@
 """The schedule, and the benchmark processes that carry it out.
 
-Schedule. compare.js runs every iteration of one file back to back, and base
-always before head, so any drift in machine speed (heat, a neighbour's load)
-lands on one file or one side. benchgate instead walks iterations in the outer
-loop; in iteration ``i`` the files are rotated by ``i`` places (so no file is
-always first or last), and for every file base and head both run, in an order
-drawn from a random generator seeded with ``--seed``. A file whose configurations
-run one job each (``benchgate.run.configurations``) has, in iteration ``i``, its
-configurations rotated by ``i`` places, each with both sides in a seeded random
-order. The same seed, files, configurations and runs give the same schedule, which
-``--resume`` relies on; a schedule of whole files only is the one of earlier versions.
+Schedule. compare.js runs every iteration of one file back to back, base always before head, so any
+drift in machine speed lands on one file or one side. benchgate walks iterations in the outer loop;
+iteration ``i`` rotates the files (and a file's configurations, when they run one job each) by ``i``
+places, and each runs both sides in an order drawn from a generator seeded with ``--seed``. The same
+seed, files, configurations and runs give the same schedule, which ``--resume`` relies on.
 
-Processes. Each job is ``[taskset -c CPUS] NODE [NODE_ARGS] benchmark/cat/file.js
-[--set args]`` (a whole file), or a configuration child as the file's common.js would
-fork it, ``NODE [FLAGS] [NODE_ARGS] file.js key=value...`` with ``NODE_RUN_BENCHMARK_FN``
-set, started like ``child_process.fork`` starts it: an IPC channel on
-a socket pair named by ``NODE_CHANNEL_FD``, over which the file's own
-``common.js`` sends ``{type: 'config'}`` and ``{type: 'report', name, conf,
-rate, time}`` messages as JSON lines. Each job gets its own process group, so a
-timeout or an interrupt ends the configuration children too.
-
-When the head is untrusted, every job (both sides: the benchmark files are the pull
-request's) starts inside ``benchgate.sandbox``: the same argv after bwrap's, the IPC
-descriptor passed through at the same number, the environment reduced to the allowlist
-plus the channel's variables. The sandbox's PID namespace ends with its first process,
-so nothing a job started (a server, a ``setsid`` daemon) outlives it.
+Processes. A job is a whole file (``[taskset -c CPUS] NODE [NODE_ARGS] file.js [--set args]``) or a
+configuration child as common.js forks it, started like ``child_process.fork``: an IPC socket pair named
+by ``NODE_CHANNEL_FD``, JSON lines. Each job gets its own process group, so a timeout or an interrupt
+ends its children too. An untrusted head's jobs (both sides: the benchmark files are the pull
+request's) start in ``benchgate.sandbox``, whose PID namespace ends with its first process, so nothing
+a job started (a server, a ``setsid`` daemon) outlives it.
 """
 
 from __future__ import annotations

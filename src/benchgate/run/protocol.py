@@ -1,21 +1,12 @@
 """Node's benchmark protocol as the parent reads it: what a benchmark process said, and what that means.
 
-A benchmark file's ``common.js`` (the coordinator) sends ``{type: 'config', name, queueLength}``
-once (Node v8+; not when its queue is empty), then relays every message of its configuration
-children, among them one ``{type: 'report', name, conf, rate, time}`` per configuration. compare.js
-writes a CSV row for each report and ignores everything else. Per message, never per Node version:
-
-- ``rate``: a JSON number (``end()``, wrk, autocannon, the test double) or a decimal string
-  (h2load); it must be a finite positive number (statistics divide by it), else the report is
-  invalid and the process counts as failed.
-- ``time``: a JSON number of seconds (harness of Node v8 to v16.0) or a string of decimal
-  seconds (v16.1.0+); written as compare.js writes it (``results.field_text``). Any other time
-  (v16.1/v16.2 HTTP benchmarks sent ``"5,.123456789"``) is written as an empty field and recorded
-  as a protocol warning: compare.js would have corrupted the CSV with it.
-- A process that exits 0 having sent nothing at all, over IPC or stdout, had an empty queue
-  (``--set`` or the file's ``combinationFilter`` excluded every combination): compare.js counts
-  that as success with no rows, and so does benchgate (a skip note, not a failure).
-- Reports without ``type`` (the 2016 harness of Node v7) are not read; the failure says why.
+``common.js`` sends ``{type: 'config', name, queueLength}`` once (not for an empty queue) and relays its
+children's ``{type: 'report', name, conf, rate, time}``; compare.js writes a row per report. Read per
+message, never per Node version: ``rate`` (a number, or h2load's decimal string) must be finite and
+positive; ``time`` (a number, or v16.1+'s decimal string) is written as compare.js writes it, and any
+other value as an empty field with a protocol warning (compare.js would corrupt the CSV with it). A
+process that exits 0 having sent nothing had an empty queue: success with no rows, as in compare.js.
+Untyped reports (Node v7's harness) are not read. More: docs/formats.md, "Node's benchmark protocol".
 """
 
 from __future__ import annotations

@@ -229,22 +229,12 @@ def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil
         if not is_http_benchmark(path):
             continue
         needed = chosen[:1] or declared_benchmarkers(path)
-        if needed:
-            missing = [tool for tool in needed if not _benchmarker_present(tool, which, selection.benchmark_dir)]
-            if missing:
-                skips.append(
-                    {
-                        "filename": name,
-                        "reason": f"HTTP benchmark needs {' and '.join(missing)}, which is not installed: not run",
-                    }
-                )
-        elif find_http_benchmarker((), which, selection.benchmark_dir) is None:
-            skips.append(
-                {
-                    "filename": name,
-                    "reason": "HTTP benchmark needs autocannon or wrk, and neither is installed: not run",
-                }
-            )
+        missing = [tool for tool in needed if not _benchmarker_present(tool, which, selection.benchmark_dir)]
+        reason = f"needs {' and '.join(missing)}, which is not installed" if missing else None
+        if not needed and find_http_benchmarker((), which, selection.benchmark_dir) is None:
+            reason = "needs autocannon or wrk, and neither is installed"
+        if reason is not None:
+            skips.append({"filename": name, "reason": f"HTTP benchmark {reason}: not run"})
     return skips
 
 

@@ -1,17 +1,10 @@
 """The machine's CPUs as the kernel describes them: core types (hybrid Intel) and SMT siblings.
 
-Read from sysfs under a root directory (``/`` normally; tests point it at a prepared tree):
-
-- ``sys/devices/system/cpu/online``: the online CPUs (a cpulist such as ``0-19``);
-- ``sys/devices/cpu_core/cpus`` and ``sys/devices/cpu_atom/cpus``: the performance and the efficiency
-  cores of a hybrid Intel CPU (cpulists such as ``0-11`` and ``12-19``; both absent elsewhere);
-- ``sys/devices/system/cpu/cpuN/topology/thread_siblings_list``: the CPUs sharing CPU N's physical core
-  (``0-1`` or ``0,8``; a CPU whose file is missing is taken as a core of its own).
-
-The rules this serves (``benchgate.run.duet.cpu_sets``): every CPU set of a run is on one core type, the
-performance cores by default, and holds whole physical cores, so no two sets share a core: a set's SMT
-siblings run only that job's own threads (V8's compiler and GC threads), never another slot's job or
-the other half of a duet, and the kernel cannot put an unrelated task on a half-used core of a set.
+Read from sysfs under a root directory (``/`` normally; tests point it at a prepared tree): the online
+CPUs, ``sys/devices/cpu_core/cpus`` and ``cpu_atom/cpus`` (a hybrid CPU's performance and efficiency
+cores; absent elsewhere) and each CPU's ``topology/thread_siblings_list`` (missing: a core of its own).
+Every CPU set of a run is on one core type and holds whole physical cores, so a set's SMT siblings run
+only its own job's threads (why: docs/statistics.md, "The machine's CPUs").
 """
 
 from __future__ import annotations
