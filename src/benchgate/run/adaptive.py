@@ -10,7 +10,7 @@ run.json gets each look and, per stopped unit, when and why (``benchgate.results
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
+from benchgate.run.recorder import now
 from benchgate.stats.gate import (
     DEFAULT_INCONCLUSIVE_ABOVE,
     DEFAULT_MAX_RESOLUTION,
@@ -198,7 +199,7 @@ class Adaptive:
                 raise InputError(
                     f"the replay of look {look} stops {_unit_name(units[position])!r}, which the run did not stop"
                 )
-        stopping_now = [position for position in np.flatnonzero(replayed.stopped_after == k).tolist()]
+        stopping_now = np.flatnonzero(replayed.stopped_after == k).tolist()
         _, unit_of_row = adaptivetable.stop_units(keys, self.files, self.row_files)
         active = np.array([units[unit] not in self.stopped for unit in unit_of_row.tolist()], dtype=bool)
         undecided = int((active & ~replayed.result.settled).sum())
@@ -224,7 +225,7 @@ class Adaptive:
             "runs": runs,
             "csv_bytes": self.state.csv_bytes,
             "csv_sha256": file_prefix_sha256(self.csv_path, self.state.csv_bytes),
-            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "at": now(),
             "running_files": running,
             "stopped": stopped,
             "undecided_rows": undecided,
@@ -235,28 +236,23 @@ class Adaptive:
         from benchgate.stats import stopping
 
         projected = stopping.projected_runs(self.design, replayed.result)
-        planned = dict.fromkeys(self._running_files(), self.design.max_runs)
         expected: dict[str, int] = {}
         for key, runs, settled in zip(keys, projected.tolist(), replayed.result.settled.tolist(), strict=True):
             if not settled:  # a comparison still running: its file runs at least until it settles
                 expected[key[0]] = max(expected.get(key[0], 0), int(runs))
-        for name in planned:
-            if name in expected:
-                planned[name] = expected[name]
-        rows = {}
-        for key, runs in zip(keys, projected.tolist(), strict=True):
-            if key[0] in self.row_files:
-                rows[key] = 0 if key in self.stopped else int(runs)
+        planned = {name: expected.get(name, self.design.max_runs) for name in self._running_files()}
+        rows = {
+            key: 0 if key in self.stopped else int(runs)
+            for key, runs in zip(keys, projected.tolist(), strict=True)
+            if key[0] in self.row_files
+        }
         self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files), rows)
 
     def summary(self) -> str:
         """One line for the end of the run: looks taken, comparisons and files stopped before max-runs, and why."""
         looks = self.record["looks"]
-        reasons: dict[str, int] = {}
-        early = 0
-        for item in self.record["stopped"]:
-            reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
-            early += item["after_runs"] < self.design.max_runs
+        reasons = Counter(item["reason"] for item in self.record["stopped"])
+        early = sum(item["after_runs"] < self.design.max_runs for item in self.record["stopped"])
         why = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items()))
         units = sum(len(self.rows_of.get(name, ())) or 1 for name in self.scheduled_files)
         return (

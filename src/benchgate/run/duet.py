@@ -104,43 +104,29 @@ class Unit:
 def units(schedule: Sequence, pairing: str, exclusive_files: frozenset[str]) -> list[Unit]:
     """The schedule as units, in its order: neighbouring base and head jobs of one key form a duet."""
     found: list[Unit] = []
-    index = 0
-    while index < len(schedule):
-        job = schedule[index]
-        following = schedule[index + 1] if index + 1 < len(schedule) else None
-        exclusive = job.filename in exclusive_files
+    for job in schedule:
+        last = found[-1].jobs if found else ()
         if (
             pairing == DUET
-            and not exclusive
-            and following is not None
-            and unit_key(following) == unit_key(job)
-            and following.side != job.side
+            and len(last) == 1
+            and job.filename not in exclusive_files
+            and unit_key(last[0]) == unit_key(job)
+            and last[0].side != job.side
         ):
-            found.append(Unit((job, following)))
-            index += 2
-            continue
-        found.append(Unit((job,), exclusive=exclusive))
-        index += 1
+            found[-1] = Unit((last[0], job))
+        else:
+            found.append(Unit((job,), exclusive=job.filename in exclusive_files))
     return found
 
 
 def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
     """Units that run at once: up to ``slots`` in schedule order; an exclusive unit alone."""
     found: list[list[Unit]] = []
-    current: list[Unit] = []
     for unit in all_units:
-        if unit.exclusive:
-            if current:
-                found.append(current)
-                current = []
+        if unit.exclusive or not found or found[-1][0].exclusive or len(found[-1]) == slots:
             found.append([unit])
-            continue
-        current.append(unit)
-        if len(current) == slots:
-            found.append(current)
-            current = []
-    if current:
-        found.append(current)
+        else:
+            found[-1].append(unit)
     return found
 
 

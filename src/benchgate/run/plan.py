@@ -203,8 +203,8 @@ def _check_cpuset(cpuset: str | None) -> None:
         return
     try:
         # A CPU number past any machine's (or a typo like 0-99999999) is refused before it is expanded.
-        cpus = [] if any(len(number) > 5 for number in cpuset.replace("-", ",").split(",")) else None
-        cpus = system.parse_cpu_list(cpuset) if cpus is None else cpus
+        too_long = any(len(number) > 5 for number in cpuset.replace("-", ",").split(","))
+        cpus = [] if too_long else system.parse_cpu_list(cpuset)
     except ValueError:
         cpus = []
     if not cpus:
