@@ -141,10 +141,7 @@ def parse_mapping(text: str, where: str) -> Mapping:
 
 
 def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
-    """Files changed between the merge base of ``ref`` and ``head`` (``git diff REF...HEAD``).
-
-    When ``head`` is the checked-out HEAD, uncommitted and untracked files are added.
-    """
+    """Files changed from the merge base of ``ref`` to ``head``, with uncommitted and untracked ones for HEAD."""
 
     def git(*args: str) -> str:
         try:

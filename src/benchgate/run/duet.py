@@ -59,11 +59,7 @@ def usable_cpus(cpuset: str | None, machine: topology.Topology | None = None) ->
 
 
 def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
-    """The CPU sets of the slots (two a slot for duets), in order; InputError when there are too few CPUs.
-
-    Each set is whole physical cores, all sets on one core type (``topology.split``): no comparison
-    mixes core types and no two slots share a core. ``machine`` defaults to this machine's topology.
-    """
+    """The slots' CPU sets (two a slot for duets) of whole cores of one type (``topology.split``); else InputError."""
     if not 1 <= slots <= MAX_SLOTS:
         raise InputError(f"--slots {slots}: must be from 1 to {MAX_SLOTS}")
     wanted = slots * (2 if pairing == DUET else 1)
@@ -133,11 +129,8 @@ def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
 def pair_rows(
     base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
 ) -> tuple[list[tuple[str, int, int]], int]:
-    """The rows both halves reported, as (configuration, base line, head line) in the base's order, and
-    the number of samples left unpaired (reported by one half only).
-
-    ``base_rows``/``head_rows`` are each half's (configuration, results.csv line) in the order written;
-    a configuration reported twice pairs its k-th base sample with its k-th head sample.
+    """Each half's (configuration, results.csv line) paired by configuration, k-th with k-th, in the base's order
+    (configuration, base line, head line); and the number of samples reported by one half only.
     """
     waiting: dict[str, list[int]] = {}
     for configuration, line in head_rows:
@@ -152,11 +145,9 @@ def pair_rows(
 def check_options(
     pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
 ) -> tuple[str | None, list[str]]:
-    """``--pairing`` and ``--slots`` checked before anything runs (InputError, one line): the run's
-    ``--cpuset`` and the slots' CPU sets.
+    """``--pairing`` and ``--slots`` checked (InputError): the run's ``--cpuset`` and the slots' CPU sets.
 
-    Without ``--cpuset`` a hybrid CPU's jobs are pinned to its performance cores (the returned cpuset,
-    which run.json records, so that ``--resume`` keeps the choice).
+    Without ``--cpuset`` a hybrid CPU's jobs are pinned to its performance cores (recorded, so ``--resume`` keeps it).
     """
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")

@@ -53,12 +53,8 @@ def check_output_dir(output: Path) -> None:
 
 
 def run_benchmarks(options: RunOptions) -> int | None:
-    """Run (or resume) the benchmarks into ``options.output``.
-
-    Returns the exit status when the run ends without a verdict to compute (nothing selected,
-    interrupted, ``--no-analyze``), or None when the results are complete and ready for the
-    analysis (``benchgate.commands.run.print_analysis``).
-    """
+    """Run (or resume) the benchmarks into ``options.output``: the exit status when there is no verdict to compute
+    (nothing selected, interrupted, ``--no-analyze``), None when the results are ready for the analysis."""
     output = options.output
     check_output_dir(output)
     try:

@@ -154,12 +154,8 @@ def _design(options: RunOptions):
 
 
 def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict) -> dict:
-    """run.json of a ``--repo`` run whose build failed: the report posts "does not build" from it.
-
-    ``error`` is a ``build.SideBuildError``, ``built`` the records of the sides built before it. The log
-    tail is bounded (runrecord refuses longer text);
-    ``infrastructure`` is true only for the base, whose failure is not the pull request's fault.
-    """
+    """run.json of a ``--repo`` run whose build failed (``error``: a ``build.SideBuildError``; ``built``: the sides
+    built before it): the report posts "does not build" from it; only the base's failure is ``infrastructure``."""
     from benchgate import build
 
     tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message

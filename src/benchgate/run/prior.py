@@ -32,10 +32,7 @@ def shown_store(store_url: str) -> tuple[str, bool]:
 
 
 def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dict | None, str | None]:
-    """run.json's ``prior`` for the rows of ``files`` (None when the store gave none) and a warning, if any.
-
-    ``environment``: the run record's (its runner facts); ``node_args``: the base's node arguments.
-    """
+    """run.json's ``prior`` for ``files`` (None: the store gave none) and a warning; ``environment``: the run's."""
     from benchgate.history.reading import main_spreads
     from benchgate.history.runentry import runner_fingerprint
     from benchgate.stats.resolution import PRIOR_RUNS, prior_variance

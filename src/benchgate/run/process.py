@@ -61,10 +61,8 @@ def build_schedule(
     seed: int,
     configurations: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
 ) -> list[Job]:
-    """Interleaved, rotated, seeded schedule: see the module docstring.
-
-    ``configurations`` maps a file that runs one job per configuration to its (arguments, row) pairs.
-    """
+    """The interleaved, rotated, seeded schedule (module docstring); ``configurations``: per file run one
+    configuration a job, its (arguments, row) pairs."""
     generator = random.Random(seed)
     configurations = configurations or {}
     jobs: list[Job] = []
@@ -141,10 +139,7 @@ class BenchmarkProcess:
         on_message: Callable[[dict], None],
         sandbox: Confinement | None = None,
     ) -> ProcessResult:
-        """Run ``argv`` to its end (or ``timeout``), handing each IPC message to ``on_message``.
-
-        With ``sandbox`` the process starts confined (untrusted head); otherwise as given.
-        """
+        """Run ``argv`` (confined by ``sandbox``) to its end or ``timeout``; each IPC message to ``on_message``."""
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         channel = {"NODE_CHANNEL_FD": str(child_end.fileno()), "NODE_CHANNEL_SERIALIZATION_MODE": "json"}
         if sandbox is None:

@@ -77,10 +77,7 @@ class Progress:
     def plan(
         self, planned: dict[str, int], max_runs: int, files: int, rows: dict[tuple[str, str], int] | None = None
     ) -> None:
-        """An adaptive run's plan after a look: per file still running, the runs it is expected to need.
-
-        ``rows``: per comparison of a file run one configuration a job, its own (0: it has stopped).
-        """
+        """An adaptive run's plan after a look: per running file (``rows``: per comparison run alone), runs expected."""
         self._planned = dict(planned)
         self._planned_rows = dict(rows or {})
         self._max_runs = max_runs

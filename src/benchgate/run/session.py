@@ -305,10 +305,7 @@ def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeo
 
 
 def plan_from_record(record: RunRecord, output: Path, sandbox: Confinement | None = None) -> RunPlan:
-    """Rebuild the plan of an interrupted run from its run.json (loaded for resume); the binaries must be unchanged.
-
-    ``sandbox`` confines the jobs (and the head's ``--version``) of a run whose head is untrusted.
-    """
+    """The plan of an interrupted run from its run.json (binaries unchanged); ``sandbox`` confines an untrusted head."""
     binaries = {}
     for side in ("base", "head"):
         stored = getattr(record.binaries, side)

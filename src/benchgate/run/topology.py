@@ -75,11 +75,7 @@ def read(root: Path = Path("/"), allowed: Iterable[int] | None = None) -> Topolo
 
 
 def split(machine: Topology, cpus: Sequence[int], wanted: int) -> list[list[int]] | None:
-    """``wanted`` disjoint CPU sets of whole physical cores, all on one core type; None when they do not fit.
-
-    The first type (performance before efficiency) with a core for each set is used, its cores dealt out
-    in order, an equal number to each set; cores left over stay idle.
-    """
+    """``wanted`` disjoint sets of whole cores of the first type with a core for each, equal in size; None if none."""
     for members in machine.by_type(cpus).values():
         cores = machine.cores(members)
         if len(cores) >= wanted:
@@ -118,9 +114,7 @@ def shortfall(machine: Topology, cpus: Sequence[int]) -> str:
 def default_cpuset(machine: Topology) -> str | None:
     """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None.
 
-    Unpinned on a hybrid CPU, the kernel moves a job between core types as it likes, and the base may
-    then run on a performance core and the head on an efficiency core (Node's benchmark machines, Hetzner
-    EX44s with an i5-13500, run compare.js under ``taskset -c 0-11`` for this reason).
+    Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
     """
     groups = machine.by_type(machine.allowed)
     if len(groups) < 2 or PERFORMANCE not in groups:
