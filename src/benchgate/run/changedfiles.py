@@ -177,16 +177,18 @@ def map_changes(
 
     ``available`` None: every category a rule names counts as existing (no benchmark/ to look at).
     """
-    if available is None:
-        available = _Everything()
-    fallback = [name for name in (mapping.default if default is None else default) if name in available]
+
+    def exists(name: str) -> bool:
+        return available is None or name in available
+
+    fallback = [name for name in (mapping.default if default is None else default) if exists(name)]
     result = ChangedCategories(changed_files=list(files), fallback=fallback, map_source=mapping.source)
     selected: dict[str, None] = {}
     for path in files:
         if any(pattern.match(path) for pattern in mapping.ignore):
             result.ignored.append(path)
             continue
-        found = [name for rule in mapping.rules for name in (_categories_of(path, rule) or []) if name in available]
+        found = [name for rule in mapping.rules for name in (_categories_of(path, rule) or []) if exists(name)]
         if found:
             selected.update(dict.fromkeys(found))
         else:
@@ -195,11 +197,6 @@ def map_changes(
         selected.update(dict.fromkeys(fallback))
     result.categories = list(selected)
     return result
-
-
-class _Everything:
-    def __contains__(self, name: object) -> bool:
-        return True
 
 
 def categories_for_change(
