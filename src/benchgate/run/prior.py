@@ -1,12 +1,10 @@
 """Main's history as prior knowledge: each selected row's noise before the run starts (run.json's ``prior``).
 
-When a history store is configured, main's most recent runs (``stats.resolution.PRIOR_RUNS``) on this
-runner's fingerprint (the same CPU model, count and governor the run records; ``history.runentry``), with
-the base's node flags, give each row a per-sample variance of its log rates (``prior_variance``: the
-median of their squared spreads). The run gates by it (which rows cannot reach their target by max-runs,
-from the first look on) and records it, so that every later analysis gates as the run did. A row with
-fewer than ``PRIOR_MIN_RUNS`` stored runs is not in the prior: its base's samples decide, as without a
-store. The head's samples never enter it. A store that cannot be read costs a warning, never the run.
+With a history store, main's recent runs on this runner's fingerprint (``history.runentry``) and the base's
+node flags give each row a per-sample variance of its log rates (``stats.resolution.prior_variance``). The
+run gates by it from the first look and records it, so later analyses gate as the run did. Rows with too
+few stored runs fall back to the base's samples; the head's samples never enter it. A store that cannot be
+read costs a warning, never the run.
 """
 
 from __future__ import annotations

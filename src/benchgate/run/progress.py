@@ -1,11 +1,8 @@
 """Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs.
 
-The ETA weighs the jobs still to run by how long each (file, side) took so far,
-falling back to the mean of all jobs for files not seen yet. An adaptive run
-(``--runs auto``) gives a plan after each look: per file still running, the runs
-its slowest comparison is expected to need (``plan``); the ETA counts those jobs
-only, the worst case every running file's jobs up to max-runs, and the line says
-how many files are still running.
+The ETA weighs the jobs left by how long each (file, side) took so far (the mean of all jobs for files not
+seen yet). An adaptive run's plan after each look (``plan``) limits it to the runs each running file is
+expected to need; the worst case runs them all to max-runs.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Carrying out a schedule with several processes at once: duets (``--pairing duet``) and ``--slots N``.
 
-The session (``benchgate.run.session``) runs one job at a time. Here the jobs of a batch
-(``duet.batches``) start together, each in its own thread with its own ``BenchmarkProcess``
-(and, for an untrusted head, its own sandbox), pinned to its CPU set with taskset. Their IPC
-messages are recorded; when all have ended, each job is handed to the session in schedule
-order with its recorded messages and result (``Session.run_job``), so samples, failures, skips
-and checkpoints go through the session's recorder, sample for sample the same as a run one job at a time.
-
-A duet is atomic: if either half was interrupted, neither is written, and ``--resume`` runs the
-pair again. After a duet, the rows both halves reported go to pairs.csv (``results.pairs``) with
-their results.csv lines and CPU sets, before the checkpoint that counts them.
+The jobs of a batch (``duet.batches``) start together, each in its own thread and process (and sandbox),
+pinned to its CPU set. Their IPC messages are recorded; when all have ended, each job is handed to the
+session in schedule order (``Session.run_job``), so samples, failures and checkpoints are the same as in
+a run one job at a time. A duet is atomic: if either half was interrupted neither is written and
+``--resume`` runs the pair again; its paired rows go to pairs.csv before the checkpoint that counts them.
 """
 
 from __future__ import annotations
