@@ -173,10 +173,7 @@ def _categories_of(path: str, rule: Rule) -> list[str] | None:
 def map_changes(
     files: list[str], mapping: Mapping, available: set[str] | None, default: tuple[str, ...] | None = None
 ) -> ChangedCategories:
-    """Place each changed file: ignored, mapped to categories that exist in ``available``, or unmapped.
-
-    ``available`` None: every category a rule names counts as existing (no benchmark/ to look at).
-    """
+    """Place each changed file: ignored, mapped to categories in ``available`` (None: any), or unmapped."""
 
     def exists(name: str) -> bool:
         return available is None or name in available

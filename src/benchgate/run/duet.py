@@ -51,13 +51,6 @@ def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     return bool(_SPAWNS.search(source))
 
 
-def usable_cpus(cpuset: str | None, machine: topology.Topology | None = None) -> list[int]:
-    """The CPUs this run may use: ``--cpuset``'s, else those the process may run on."""
-    if cpuset:
-        return system.parse_cpu_list(cpuset)
-    return list((machine or topology.read()).allowed)
-
-
 def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
     """The slots' CPU sets (two a slot for duets) of whole cores of one type (``topology.split``); else InputError."""
     if not 1 <= slots <= MAX_SLOTS:
@@ -66,7 +59,7 @@ def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Top
     if wanted == 1:
         return [cpuset] if cpuset else []
     machine = machine or topology.read()
-    cpus = usable_cpus(cpuset, machine)
+    cpus = system.parse_cpu_list(cpuset) if cpuset else list(machine.allowed)  # else those this process may use
     found = topology.split(machine, cpus, wanted)
     if found is None:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"

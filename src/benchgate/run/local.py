@@ -24,10 +24,9 @@ from benchgate.run.session import RunPlan, Session
 
 
 def check_output_dir(output: Path) -> None:
-    """``--output`` must be a writable directory or one that can be created; InputError (exit 2) otherwise.
+    """``--output`` must be a writable directory or one that can be created, checked before anything runs.
 
-    Checked before anything is built or run, so a typo costs one line, not a finished run with
-    nowhere to go. A missing directory is created and removed again: only trying tells (/proc, read-only mounts).
+    A missing directory is created and removed again: only trying tells (/proc, read-only mounts).
     """
     if output.is_dir():
         if not os.access(output, os.W_OK | os.X_OK):
@@ -158,12 +157,8 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:
-    """--no-analyze: the exit status of the run itself, without loading pandas and scipy.
-
-    No statistics means no regression verdict (that is `benchgate analyze` or `benchgate report`
-    on the output), but a run whose head failed where the base succeeded, or that measured
-    nothing, still never exits as a pass.
-    """
+    """--no-analyze: the run's exit status without pandas and scipy (no verdict), but never a pass for a run
+    whose head failed where the base succeeded, or that measured nothing."""
     gating = [failure for failure in record["failures"] if failure.get("gating")]
     if gating:
         print(

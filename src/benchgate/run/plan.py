@@ -218,11 +218,8 @@ def _check_cpuset(cpuset: str | None) -> None:
 
 
 def _cpuset_of(options: RunOptions) -> str | None:
-    """compare.js reads the CPU set from ``--set CPUSET=...``; accept that spelling of --cpuset too.
-
-    As in compare.js the first ``CPUSET=`` counts, and the argument still reaches every file with the
-    other ``--set`` values: common.js takes it as an extra option (or a config, should a file declare one).
-    """
+    """``--set CPUSET=...`` as compare.js reads it (the first counts), also an alias of --cpuset; the argument
+    still reaches every file with the other ``--set`` values, as in compare.js."""
     cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
     if not cpusets:
         return options.cpuset

@@ -41,11 +41,8 @@ _POLL_SECONDS = 0.25
 
 @dataclass(frozen=True)
 class Job:
-    """One benchmark process: one file (or one of its configurations), one side, one iteration.
-
-    ``configuration`` holds the configuration child's arguments (``key=value``, as common.js
-    forks it) and ``row`` compare.js's configuration column for it; both None for a whole file.
-    """
+    """One benchmark process: one file (or one configuration: ``configuration``, its ``key=value`` arguments,
+    and ``row``, compare.js's configuration column), one side, one iteration."""
 
     index: int
     iteration: int
@@ -243,10 +240,7 @@ def job_argv(
     cpuset: str | None,
     flags: Sequence[str] = (),
 ) -> list[str]:
-    """The command line of one job, as compare.js would fork it (pinned with taskset when asked).
-
-    For a configuration child ``set_args`` are its ``key=value`` arguments and ``flags`` what its
-    common.js puts before the parent's execArgv (``node_args``), as ``child_process.fork`` does.
-    """
+    """The command line of one job as compare.js forks it (with taskset when pinned); a configuration child's
+    ``set_args`` are its ``key=value`` arguments, its ``flags`` go before the parent's execArgv (``node_args``)."""
     command = [str(binary), *flags, *node_args, str(file_path), *set_args]
     return ["taskset", "-c", cpuset, *command] if cpuset else command

@@ -36,10 +36,7 @@ EMPTY_QUEUE_REASON = (
 
 @dataclass(frozen=True)
 class Sample:
-    """One report, ready for the CSV: the JSON rate and time as they will be written (time None: empty).
-
-    ``warning`` says why the time is empty when the harness sent one that cannot be written.
-    """
+    """One report as the CSV gets it (time None: an empty field, ``warning`` says why)."""
 
     configuration: str
     rate: float | str
@@ -158,11 +155,8 @@ def describe_warning(item: dict) -> str:
 
 
 def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
-    """``--set`` keys that no sample's configuration holds: common.js took them as extra options.
-
-    A configuration is written `` key=value`` joined by spaces, so a key is present when the
-    configuration starts with ``key=`` or holds `` key=``. ``CPUSET`` is compare.js's option, not a file's.
-    """
+    """``--set`` keys no sample's configuration (`` key=value`` joined by spaces) holds: common.js took them as
+    extra options. ``CPUSET`` is compare.js's option, not a file's."""
     keys = list(dict.fromkeys(arg.partition("=")[0] for arg in set_args if not arg.startswith("CPUSET=")))
     if not keys or not csv_path.is_file():
         return []

@@ -29,11 +29,8 @@ class _Recorded:
 
 
 def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
-    """A resumed duet run: results.csv and pairs.csv cut back to the last checkpoint.
-
-    Samples past it belong to a unit that the resumed run starts again whole (its pairs
-    must be measured side by side again), so they are not kept as unpaired halves.
-    """
+    """A resumed duet run: results.csv and pairs.csv cut back to the last checkpoint, so a unit started again
+    whole (its pairs measured side by side again) leaves no unpaired halves."""
     csv_path = output / "results.csv"
     if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
         with csv_path.open("r+b") as handle:

@@ -200,11 +200,8 @@ def find_http_benchmarker(
     which: Callable[[str], str | None] = shutil.which,
     benchmark_dir: Path | None = None,
 ) -> str | None:
-    """The HTTP load generator common.js would use (autocannon or wrk), or None when neither is installed.
-
-    A ``--set benchmarker=NAME`` names the one the user wants; only that one counts then
-    (Node's ``test-double-*`` benchmarkers count when the suite ships ``_test-double-benchmarker.js``).
-    """
+    """The HTTP load generator common.js would use (autocannon or wrk; ``--set benchmarker=NAME``: that one only),
+    or None when it is not installed."""
     for argument in set_args:
         key, _, value = argument.partition("=")
         if key == "benchmarker":
@@ -216,12 +213,8 @@ def find_http_benchmarker(
 
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
-    """run.json "skipped" entries for the HTTP benchmarks whose load generator is not installed.
-
-    Node would fall back to its test double (a request counter, not a load test) when neither wrk
-    nor autocannon is there; benchgate skips the file instead and says so. A file that names its
-    own benchmarkers (h2load, test-double-http2) needs those, unless ``--set benchmarker=`` names another.
-    """
+    """run.json "skipped" entries for the HTTP benchmarks whose load generator is not installed (Node would fall
+    back to its test double, a request counter, not a load test); a file may name its own (h2load)."""
     chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
     skips = []
     for name in selection.files:
