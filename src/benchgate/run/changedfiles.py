@@ -69,29 +69,17 @@ class ChangedCategories:
         return lines
 
 
+# A glob's tokens: ``**/`` and ``**`` cross directories, ``*`` and ``?`` stay in one, ``{name}`` captures a part.
+_GLOB_TOKENS = re.compile(r"\*\*/|\*\*|\*|\?|\{(\w+)\}|.", re.DOTALL)
+_GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+
+
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
     """A path glob: ``*`` and ``?`` stay in one directory, ``**`` crosses them, ``{name}`` captures one part."""
     out = []
-    position = 0
-    while position < len(pattern):
-        if pattern.startswith("**/", position):
-            out.append("(?:.*/)?")
-            position += 3
-        elif pattern.startswith("**", position):
-            out.append(".*")
-            position += 2
-        elif pattern[position] == "*":
-            out.append("[^/]*")
-            position += 1
-        elif pattern[position] == "?":
-            out.append("[^/]")
-            position += 1
-        elif (match := re.match(r"\{(\w+)\}", pattern[position:])) is not None:
-            out.append(f"(?P<{match.group(1)}>[^/]+)")
-            position += match.end()
-        else:
-            out.append(re.escape(pattern[position]))
-            position += 1
+    for token in _GLOB_TOKENS.finditer(pattern):
+        text, name = token.group(0), token.group(1)
+        out.append(f"(?P<{name}>[^/]+)" if name else _GLOB_REGEX.get(text, re.escape(text)))
     return re.compile("".join(out) + r"\Z")
 
 
