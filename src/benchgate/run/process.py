@@ -170,8 +170,8 @@ class BenchmarkProcess:
             process.stderr.close()
 
     def _communicate(self, process, channel, started, timeout, on_message) -> ProcessResult:
-        stderr_tail, stdout_tail = _Tail(), _Tail()
-        pending = bytearray()
+        tails = {"stderr": _Tail(), "stdout": _Tail()}
+        pending = b""  # the IPC channel's last line, until its newline arrives
         errors: list[str] = []
         selector = selectors.DefaultSelector()
         selector.register(channel, selectors.EVENT_READ, "ipc")
@@ -198,16 +198,11 @@ class BenchmarkProcess:
                     chunk = channel.recv(65536) if key.data == "ipc" else os.read(key.fileobj.fileno(), 65536)
                     if not chunk:
                         selector.unregister(key.fileobj)
-                        continue
-                    if key.data == "stderr":
-                        stderr_tail.add(chunk)
-                    elif key.data == "stdout":
-                        stdout_tail.add(chunk)
-                    elif key.data == "ipc":
-                        pending += chunk
-                        while (newline := pending.find(b"\n")) >= 0:
-                            line = bytes(pending[:newline])
-                            del pending[: newline + 1]
+                    elif key.data in tails:
+                        tails[key.data].add(chunk)
+                    else:
+                        *lines, pending = (pending + chunk).split(b"\n")
+                        for line in lines:
                             try:
                                 message = json.loads(line)
                             except ValueError:
@@ -225,10 +220,10 @@ class BenchmarkProcess:
             exit_status=exit_status,
             timed_out=timed_out,
             interrupted=interrupted,
-            stderr_tail=stderr_tail.text(),
+            stderr_tail=tails["stderr"].text(),
             duration=time.monotonic() - started,
             protocol_errors=errors,
-            stdout_tail=stdout_tail.text(),
+            stdout_tail=tails["stdout"].text(),
         )
 
 
