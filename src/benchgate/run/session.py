@@ -141,9 +141,7 @@ class Session:
                         self.run_job(job)
                     if self.interrupted:
                         break
-                elif self.progress:
-                    self.progress.job_skipped(job)
-                self.job_done(job)
+                self.job_done(job, skipped=skipped)
                 self.checkpoint_after(job, always=not skipped)
         finally:
             for sig, handler in previous.items():
@@ -157,8 +155,10 @@ class Session:
             self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
         )
 
-    def job_done(self, job: Job) -> None:
-        """``job`` ended or was skipped: the schedule is done up to it, results.csv as long as it is now."""
+    def job_done(self, job: Job, *, skipped: bool = False) -> None:
+        """``job`` ended or was ``skipped``: the schedule is done up to it, results.csv as long as it is now."""
+        if skipped and self.progress:
+            self.progress.job_skipped(job)
         self.state.completed_jobs = job.index + 1
         self.state.csv_bytes = self.recorder.csv_bytes
         self._already_written = []

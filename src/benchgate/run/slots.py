@@ -145,14 +145,13 @@ class SlotRunner:
         for job in unit.jobs:
             if job.index < session.state.completed_jobs:
                 continue
-            if job.index in self._recorded:
+            ran = job.index in self._recorded
+            if ran:
                 cut_short = self._interrupted(job)
                 rows[job.side] = session.run_job(job, replay=self.replay(job))
                 if cut_short:
                     return  # not counted as done, as in Session.run
-            elif session.progress:
-                session.progress.job_skipped(job)
-            session.job_done(job)
+            session.job_done(job, skipped=not ran)
             if job is not unit.jobs[-1] and unit.duet:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
             if unit.duet:
