@@ -11,6 +11,7 @@ reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -133,6 +134,30 @@ def pair_rows(
         if waiting.get(configuration):
             paired.append((configuration, line, waiting[configuration].pop(0)))
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
+
+
+def check_cpuset(cpuset: str | None) -> None:
+    """``--cpuset`` checked before anything runs: a CPU list this process may use, and taskset to pin with."""
+    if cpuset is None:
+        return
+    try:
+        # A CPU number past any machine's (or a typo like 0-99999999) is refused before it is expanded.
+        too_long = any(len(number) > 5 for number in cpuset.replace("-", ",").split(","))
+        cpus = [] if too_long else system.parse_cpu_list(cpuset)
+    except ValueError:
+        cpus = []
+    if not cpus:
+        raise InputError(f"--cpuset {cpuset!r}: expected a CPU list such as 2-3 or 0,2")
+    # taskset fails on CPUs this process may not use; every job would then fail, so say it now.
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    unusable = sorted(set(cpus) - allowed)
+    if unusable:
+        raise InputError(
+            f"--cpuset {cpuset}: CPU {', '.join(map(str, unusable[:8]))} not available here "
+            f"(this process may use CPUs {system.format_cpu_list(sorted(allowed))})"
+        )
+    if shutil.which("taskset") is None:
+        raise InputError("--cpuset needs taskset (util-linux), which is not installed")
 
 
 def check_options(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -194,29 +193,6 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict)
     }
 
 
-def _check_cpuset(cpuset: str | None) -> None:
-    if cpuset is None:
-        return
-    try:
-        # A CPU number past any machine's (or a typo like 0-99999999) is refused before it is expanded.
-        too_long = any(len(number) > 5 for number in cpuset.replace("-", ",").split(","))
-        cpus = [] if too_long else system.parse_cpu_list(cpuset)
-    except ValueError:
-        cpus = []
-    if not cpus:
-        raise InputError(f"--cpuset {cpuset!r}: expected a CPU list such as 2-3 or 0,2")
-    # taskset fails on CPUs this process may not use; every job would then fail, so say it now.
-    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
-    unusable = sorted(set(cpus) - allowed)
-    if unusable:
-        raise InputError(
-            f"--cpuset {cpuset}: CPU {', '.join(map(str, unusable[:8]))} not available here "
-            f"(this process may use CPUs {system.format_cpu_list(sorted(allowed))})"
-        )
-    if shutil.which("taskset") is None:
-        raise InputError("--cpuset needs taskset (util-linux), which is not installed")
-
-
 def _cpuset_of(options: RunOptions) -> str | None:
     """``--set CPUSET=...`` as compare.js reads it (the first counts), also an alias of --cpuset; the argument
     still reaches every file with the other ``--set`` values, as in compare.js."""
@@ -324,7 +300,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.jobs not in ("per-configuration", "per-file"):
         raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     cpuset = _cpuset_of(options)
-    _check_cpuset(cpuset)
+    duet.check_cpuset(cpuset)
     cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)
     options = replace(options, cpuset=cpuset)
     suite.parse_set(options.set_args)
