@@ -122,6 +122,12 @@ def _publish(result: Authorization) -> Authorization:
     return result
 
 
+def _own_commit(how: str, settings: config.Settings, actor: str = "") -> Authorization:
+    """Approve the repository's own commit ($GITHUB_SHA), with no pull request and so no labels."""
+    sha = os.environ.get("GITHUB_SHA", "")
+    return _publish(Authorization(True, how, None, sha, actor=actor, settings=_run_settings(settings)))
+
+
 def _refuse(message: str) -> InputError:
     actions_env.error_annotation(message, title="benchgate authorize")
     return InputError(message, where="authorize")
@@ -147,12 +153,7 @@ def authorize(
     event = event if event is not None else actions_env.read_event()
     actions_env.check_event(event)  # read_event checks too; an event given directly is checked here
     if event_name in events.OWN_COMMIT_EVENTS:
-        sha = os.environ.get("GITHUB_SHA", "")
-        return _publish(
-            Authorization(
-                True, f"{event_name} of the repository's own commit", None, sha, settings=_run_settings(settings)
-            )
-        )
+        return _own_commit(f"{event_name} of the repository's own commit", settings)
     if event_name not in events.PULL_REQUEST_EVENTS:
         raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
 
@@ -160,14 +161,9 @@ def authorize(
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
     if client is None:
-        from benchgate.github.client import GitHubClient
+        from benchgate.github.client import from_environment
 
-        client = GitHubClient(
-            token=token or os.environ.get("GITHUB_TOKEN") or None,
-            repository=repository,
-            api_url=api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-            max_retries=retries,
-        )
+        client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
 
     if event_name == "workflow_dispatch":
@@ -177,17 +173,7 @@ def authorize(
         if not requester or not client.can_write(requester):
             raise _refuse(f"@{requester or '?'} started the workflow but lacks write, maintain or admin permission")
         if pr is None:
-            sha = os.environ.get("GITHUB_SHA", "")
-            return _publish(
-                Authorization(
-                    True,
-                    f"started by @{requester}, who has write access",
-                    None,
-                    sha,
-                    actor=requester,
-                    settings=_run_settings(settings),
-                )
-            )
+            return _own_commit(f"started by @{requester}, who has write access", settings, requester)
         wanted = str(inputs.get("sha") or "").strip()
         if not FULL_SHA.fullmatch(wanted):
             raise _refuse(

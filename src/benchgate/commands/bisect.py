@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -201,14 +200,9 @@ def _post_finished(args: argparse.Namespace) -> int:
 
 
 def _post(where: str, markdown: str, data: dict) -> None:
-    from benchgate.github.client import GitHubClient
+    from benchgate.github.client import from_environment
 
-    repository = os.environ.get("GITHUB_REPOSITORY", "")
-    client = GitHubClient(
-        token=os.environ.get("GITHUB_TOKEN"),
-        repository=repository,
-        api_url=os.environ.get("GITHUB_API_URL", "https://api.github.com"),
-    )
+    client = from_environment()
     body = f"{MARKER}\n{markdown}"
     if where == "new":
         culprit = data["culprits"][0]["label"] if data["culprits"] else "no culprit"

@@ -8,9 +8,8 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TextIO
 
-from benchgate.build.builder import SIDES, BuildResult, build_ref
+from benchgate.build.builder import SIDES, build_ref
 from benchgate.build.buildsettings import DEFAULT_BUILD_COMMAND, DEFAULT_BUILD_TIMEOUT, BuildSettings
 from benchgate.build.cache import CacheLimit
 from benchgate.errors import EXIT_OK, InputError
@@ -54,37 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--verbose", "-v", action="store_true", help="echo build output to stderr")
     parser.add_argument("--record", type=Path, default=None, metavar="FILE", help="write the build record as JSON")
     parser.set_defaults(handler=_handler)
-
-
-def build(
-    repo: Path,
-    ref: str,
-    *,
-    side: str = "base",
-    settings: BuildSettings | None = None,
-    cache_dir: Path | None = None,
-    trusted: bool | None = None,
-    echo: TextIO | None = None,
-    use_sandbox: bool = True,
-) -> BuildResult:
-    """Build ``ref``; ``trusted`` defaults to True for the base side and False for the head side.
-
-    An untrusted build runs in the sandbox (exit 2 when none can be made) unless ``use_sandbox`` is False.
-    """
-    if trusted is None:
-        trusted = side == "base"
-    if not trusted and not use_sandbox:
-        print(f"benchgate: warning: building the untrusted {side} WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
-    return build_ref(
-        repo,
-        ref,
-        side=side,
-        settings=settings,
-        cache_dir=cache_dir,
-        trusted=trusted,
-        echo=echo,
-        use_sandbox=use_sandbox,
-    )
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
@@ -159,13 +127,19 @@ def _handler(args: argparse.Namespace) -> int:
     settings = BuildSettings.from_mapping(values)
     if args.record is not None:
         _check_record_path(args.record)
-    result = build(
+    trusted = args.side == "base" if args.trusted is None else args.trusted
+    if not trusted and not args.use_sandbox:
+        print(
+            f"benchgate: warning: building the untrusted {args.side} WITHOUT the sandbox (--no-sandbox)",
+            file=sys.stderr,
+        )
+    result = build_ref(
         args.repo,
         args.ref,
         side=args.side,
         settings=settings,
         cache_dir=args.cache_dir,
-        trusted=args.trusted,
+        trusted=trusted,
         echo=sys.stderr if args.verbose else None,
         use_sandbox=args.use_sandbox,
     )

@@ -25,6 +25,7 @@ FORMATS = ("text", "json")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("history", help="record trusted runs of main, find change points, show series")
+    parser.set_defaults(handler=_handler)
     commands = parser.add_subparsers(dest="history_command", required=True, parser_class=type(parser))
 
     def common(sub: argparse.ArgumentParser) -> None:
@@ -37,26 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     record_parser.add_argument("--commit", default=None, metavar="SHA", help="default: run.json's head commit")
     record_parser.add_argument("--date", default=None, metavar="ISO-8601", help="default: run.json's start time")
     record_parser.add_argument("--branch", default=None, metavar="NAME", help="default: the head's ref, or main")
-    record_parser.set_defaults(
-        handler=lambda args: record(
-            **_common(args), run_dir=args.run_dir, commit=args.commit, date=args.date, branch=args.branch
-        )
-    )
 
     changes_parser = commands.add_parser("changes", help="change points of every stored series")
     common(changes_parser)
     changes_parser.add_argument("--format", choices=FORMATS, default="text")
     changes_parser.add_argument("--since", default=None, metavar="ISO-8601", help="change points from this date on")
     changes_parser.add_argument("--branch", default=None, metavar="NAME", help="one branch's series (default: all)")
-    changes_parser.set_defaults(
-        handler=lambda args: changes(**_common(args), format=args.format, since=args.since, branch=args.branch)
-    )
 
     show_parser = commands.add_parser("show", help="the series whose name contains FILTER, as tables with bars")
     show_parser.add_argument("filter", metavar="FILTER", help="a substring of 'filename configuration'")
     common(show_parser)
     show_parser.add_argument("--branch", default=None, metavar="NAME", help="one branch's series (default: all)")
-    show_parser.set_defaults(handler=lambda args: show(**_common(args), filter=args.filter, branch=args.branch))
 
     site_parser = commands.add_parser("site", help="a static site of every series (index.html, per-benchmark pages)")
     site_parser.add_argument("out_dir", metavar="OUT_DIR", type=Path)
@@ -67,13 +59,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="TEMPLATE",
         help="link each commit, e.g. https://github.com/nodejs/node/commit/{sha}",
     )
-    site_parser.set_defaults(
-        handler=lambda args: site(**_common(args), out_dir=args.out_dir, commit_url=args.commit_url)
-    )
 
 
-def _common(args: argparse.Namespace) -> dict:
-    return {"store": args.store, "config_path": args.config}
+def _handler(args: argparse.Namespace) -> int:
+    # Each subcommand's options are named as its function's keywords; --config is config_path.
+    given = {name: value for name, value in vars(args).items() if name not in ("command", "history_command", "handler")}
+    given["config_path"] = given.pop("config")
+    return {"record": record, "changes": changes, "show": show, "site": site}[args.history_command](**given)
 
 
 def _configured(config_path: str | Path | None) -> HistorySettings:

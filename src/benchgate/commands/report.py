@@ -128,14 +128,6 @@ def _handler(args: argparse.Namespace) -> int:
     ).exit_status
 
 
-def _client(repository: str, token: str | None, api_url: str | None, retries: int, comment_author: str | None):
-    from benchgate.github.client import COMMENT_AUTHOR_ENV, GitHubClient  # PyGithub loads only when posting
-
-    api = api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
-    author = comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
-    return GitHubClient(token=token, repository=repository, api_url=api, max_retries=retries, comment_author=author)
-
-
 def _approved_sha(head_sha: str | None) -> str | None:
     """``--head-sha`` as a full lowercase commit SHA; InputError (exit 2) unless it is 40 hex digits."""
     if head_sha is None:
@@ -249,7 +241,6 @@ def report_results(
 def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> _Posting:
     """The client, the PR and its labels' decision; an unreachable or refusing GitHub is a posting error."""
     repository = options.repository or os.environ.get("GITHUB_REPOSITORY")
-    token = options.token or os.environ.get("GITHUB_TOKEN") or None
     pr = options.pr or actions_env.pull_request_number(actions_env.read_event())
     # Without a PR (a push, a schedule) only the check run is posted, on the given commit.
     missing = [name for name, value in (("--repository", repository), ("--pr", pr or head_sha)) if not value]
@@ -258,7 +249,17 @@ def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> 
             f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
             "or --head-sha for a check run alone); use --dry-run to print the comment instead"
         )
-    client = client or _client(repository, token, options.api_url, options.retries, options.comment_author)
+    if client is None:
+        from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
+
+        author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
+        client = from_environment(
+            repository=repository,
+            token=options.token,
+            api_url=options.api_url,
+            max_retries=options.retries,
+            comment_author=author,
+        )
     posting = _Posting(client, pr)
     try:
         posting.pr_info = client.pull_request(pr) if pr else None

@@ -7,11 +7,13 @@ runs it again from the start, which is what makes retrying writes safe.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from github import Auth, Github, GithubException
@@ -290,6 +292,18 @@ class GitHubClient(RetryingClient):
 
 
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+
+
+def from_environment(
+    *, repository: str | None = None, token: str | None = None, api_url: str | None = None, **options: Any
+) -> GitHubClient:
+    """A client; repository, token and API URL default to the runner's GITHUB_REPOSITORY, _TOKEN, _API_URL."""
+    return GitHubClient(
+        token=token or os.environ.get("GITHUB_TOKEN") or None,
+        repository=repository or os.environ.get("GITHUB_REPOSITORY", ""),
+        api_url=api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+        **options,
+    )
 
 
 def check_api_url(api_url: str) -> str:
