@@ -1,10 +1,4 @@
-"""`benchgate analyze FILE... [-]`: compare.R's statistics and the gate over compare.js CSVs.
-
-Exit status: 0 (without ``--gate``, whatever the verdict), 2 bad input; with ``--gate``,
-1 when a row fails the gate (or nothing could be tested) and 6 when nothing fails but a row
-is inconclusive (its interval still allows a regression of ``--inconclusive-above`` or the
-min-effect: never a pass).
-"""
+"""`benchgate analyze FILE... [-]`: compare.R's statistics and the gate over compare.js CSVs."""
 
 from __future__ import annotations
 

@@ -1,27 +1,20 @@
 """`benchgate authorize`: may this event start a benchmark run, and of which exact commit?
 
-A PR's code runs on the benchmark machine, so a run starts only when someone
-with write, maintain or admin permission asked for it, checked through the API:
+A PR's code runs on the benchmark machine, so a run starts only when someone with write, maintain
+or admin permission asked for it, checked through the API:
 
-- ``pull_request`` / ``pull_request_target`` ``labeled`` with the request label
-  (``benchmark``): the issue events API names who added it, the collaborator
-  permission API gives their role. The approved commit is the PR head *when the
-  label was added* (from the event); a PR that moved since is refused. The user the
-  issue events name as the label's last adder must be the event's ``sender``: an
-  event that does not agree with the API is refused.
-- ``workflow_dispatch``: the user who started it (``GITHUB_ACTOR``) is checked the
-  same way; with a ``pr`` input, the ``sha`` input is required: the full 40-digit
-  commit the user approves, which must still be the PR's head (no prefix match).
+- ``pull_request`` / ``pull_request_target`` ``labeled`` with the request label (``benchmark``): the
+  issue events API names who added it, the collaborator permission API gives their role, and that
+  user must be the event's ``sender`` (an event that does not agree with the API is refused). The
+  approved commit is the PR head *when the label was added*; a PR that moved since is refused.
+- ``workflow_dispatch``: the user who started it (``GITHUB_ACTOR``) is checked the same way; with a
+  ``pr`` input, the ``sha`` input is required: the full 40-digit commit the user approves, which must
+  still be the PR's head (no prefix match).
 - ``push`` and ``schedule`` run the repository's own commits: approved as is.
 
-Other labels on a ``labeled`` event are not a request: ``approved=false``, exit 0.
-A refused request exits 2 with the reason. The outputs (``$GITHUB_OUTPUT``) give
-the approved PR and SHA plus the run settings after config, inputs and trusted
-labels, for the benchmark job, which itself has no token; ``build`` is the
-configuration's ``build:`` section as JSON (``benchgate run --config``'s format).
-When neither the configuration nor a label names categories, ``categories`` are the
-ones the PR's changed files (from the API) map to, and ``nothing-to-benchmark`` is
-true when they map to none: the benchmark job need not run.
+Other labels are not a request (``approved=false``, exit 0); a refusal exits 2 with the reason.
+The outputs give the approved PR and SHA and the run-settings (config < inputs < trusted labels;
+when none name categories, the ones the PR's changed files map to) for the token-less benchmark job.
 """
 
 from __future__ import annotations

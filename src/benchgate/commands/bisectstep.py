@@ -1,15 +1,9 @@
 """`benchgate action bisect`: action.yml's bisect mode, the nightly loop over the store's new change points.
 
-It reads the change points found since ``bisect-since`` (an ISO-8601 date, or a number of days back; 2 by
-default), keeps each whose two runs are more than one commit apart in the checkout (``git rev-list --count
-before..after``: one commit apart, the change point already names its commit), skips the ones already
-bisected (a finished report in ``bisect-output/ID``, or ``bisect/ID.md`` in the site), bisects the rest
-with ``benchgate bisect --change ID`` in this process (an interrupted one is resumed), copies each report
-to the site's ``bisect/ID.md`` and writes the site when ``history-site`` is given, and writes
-``reports=N`` (the reports written by this run) to ``$GITHUB_OUTPUT``.
-
-Only the repository's own events on its default branch run it (``events.mode_refusal``): the step builds
-and runs main's commits with the store and the build cache, and is given no token.
+A change point since ``bisect-since`` (an ISO-8601 date, or days back; 2 by default) whose two runs are
+more than one commit apart and that has no report yet is bisected with ``benchgate bisect --change ID``;
+its report is copied to the site's ``bisect/ID.md``. Only the repository's own events on its default
+branch run it (``events.mode_refusal``): it builds main's commits with the store and the build cache.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """`benchgate history record|changes|show|site`: the store of trusted runs of main and what it shows.
 
-The store is ``--store``, else ``$BENCHGATE_HISTORY``, else ``history.store`` in the configuration
-(``--config``, default .github/benchgate.yml), else ``sqlite:///benchgate-history.db`` here. Each
-subcommand is a function tests call with keyword arguments. Exit statuses: 0 done, 2 bad input (a
-run directory that does not parse, a pull request's head), 7 store unreachable or locked, 8 store
-corrupt or of another schema, 9 no series long enough for change points.
+Each subcommand is a function tests call with keyword arguments (the store: ``resolve_store``).
 """
 
 from __future__ import annotations

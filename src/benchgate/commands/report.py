@@ -1,21 +1,8 @@
 """`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR.
 
-RESULTS are run directories (``results.csv`` + ``run.json`` from ``benchgate
-run --output``), CSV files or globs of either; several are shards of one run.
-Everything in them is untrusted (see ``benchgate.results.runrecord``).
-
-A run that selected nothing (``benchgate run --changed-from`` on a change that
-touches no benchmarked area: run.json and no results.csv) passes with a short
-comment and a success check.
-
-Exit status: 0 pass (or a regression accepted by a trusted label), 1 the gate
-failed (also when the head does not build), 2 bad input or configuration, 3 GitHub
-unreachable after retries while the gate passed, 4 the base did not build (an
-infrastructure error: the check is neutral, the comment says it is not the PR's fault),
-6 inconclusive (nothing fails but a comparison is undecided: never a pass; the check is
-neutral and the comment names the undecided comparisons with the runs each would need).
-Whatever happens to the posting, stdout, the job summary and ``--report-path``
-carry the full report, and the status still follows the gate.
+RESULTS (run directories, CSV files or globs; several are shards of one run) are untrusted
+(``benchgate.results.runrecord``). Whatever happens to the posting, stdout, the job summary and
+``--report-path`` carry the full report, and the exit status (docs/cli.md) still follows the gate.
 """
 
 from __future__ import annotations

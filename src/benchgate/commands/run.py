@@ -1,8 +1,6 @@
 """`benchgate run`: run a Node checkout's benchmarks with a base and a head binary, then analyse.
 
-This module parses the command line, resolves how ``--repo`` builds, hands the run to
-``benchgate.run.local.run_benchmarks`` (its options, and the checks made before anything runs,
-are in ``benchgate.run.plan``) and prints the analysis of the finished run.
+The run itself is ``benchgate.run.local.run_benchmarks`` (its options and checks: ``benchgate.run.plan``).
 """
 
 from __future__ import annotations
@@ -198,8 +196,7 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
 
 
 def _failure_lines(failures) -> list[str]:
-    """One line per distinct failure (run.json's, ``FailureEntry``); the same failure in several runs is one line
-    with a count."""
+    """One line per distinct failure of run.json; the same failure in several runs is one line with a count."""
     grouped: dict[tuple, int] = {}
     for failure in failures:
         key = (failure.side, failure.filename, failure.configuration or "", failure.reason, bool(failure.gating))
@@ -215,12 +212,9 @@ def _failure_lines(failures) -> list[str]:
 
 
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
-    """compare.R's table, the environment and every failure; the exit status of the verdict.
+    """compare.R's table, the environment and every failure; the exit status of the verdict (stats.outcome).
 
-    The verdict is the report's (benchgate.stats.outcome): a head failure where the base succeeded,
-    or an incomplete run, fails it just as a significant regression does, and the text then
-    says FAIL throughout (the gate line leads with why), never "pass". A run that measured
-    nothing at all is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
+    A run that measured nothing is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
     """
     from benchgate import results
     from benchgate.report import comment, tables

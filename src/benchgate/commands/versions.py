@@ -1,12 +1,7 @@
 """`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report.
 
-Each consecutive pair is one `benchgate run` (``run.local.run_benchmarks``, the run command's own
-function) with ``--base-version V1 --head-version V2`` into ``OUTPUT/steps/V1..V2``, fixed or
-``--runs auto``; the steps are analysed as `benchgate run` analyses its run, and
-``benchgate.report.versionsreport`` writes the report (``report.md``, printed as text too) with a
-forest plot per step when matplotlib is installed. A step whose directory already holds a complete
-run is reused and an interrupted one resumed, so a fault loses no step already measured. With
-``--store`` each step is recorded into the history store as a point of the release series.
+Each consecutive pair is one run (``run.local.run_benchmarks``) into ``OUTPUT/steps/V1..V2``, analysed
+as `benchgate run` analyses its run; a complete step is reused and an interrupted one resumed.
 """
 
 from __future__ import annotations

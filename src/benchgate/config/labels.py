@@ -17,6 +17,8 @@ reported with the reason and changes nothing.
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,60 +126,45 @@ def decide(
     ``can_write(user)`` checks their permission through the API.
     """
     parsed = [item for item in (parse_label(label, settings.label_prefix) for label in labels) if item is not None]
-    counts: dict[str, int] = {}
-    for item in parsed:
-        if item.key and item.error is None:
-            counts[item.key] = counts.get(item.key, 0) + 1
-    permission_cache: dict[str, bool | None] = {}
+    counts = Counter(item.key for item in parsed if item.key and item.error is None)
 
+    @functools.cache
     def trusted(user: str) -> bool | None:
-        if user not in permission_cache:
-            try:
-                permission_cache[user] = bool(can_write(user))
-            except GitHubUnavailable:
-                permission_cache[user] = None
-        return permission_cache[user]
+        try:
+            return bool(can_write(user))
+        except GitHubUnavailable:
+            return None  # unknown: a label needing trust is ignored, never applied
 
-    values: dict[str, Any] = {}
-    outcomes = []
-    for item in parsed:
-        if item.key is None:
-            outcomes.append(LabelOutcome(item.label, REQUEST, "requests a benchmark run"))
-            continue
+    def judge(item: ParsedLabel) -> LabelOutcome:
+        label, key = item.label, item.key
+        if key is None:
+            return LabelOutcome(label, REQUEST, "requests a benchmark run")
         if item.error is not None:
-            outcomes.append(LabelOutcome(item.label, INVALID, item.error, key=item.key))
-            continue
-        if counts[item.key] > 1:
-            others = [other.label for other in parsed if other.key == item.key and other is not item]
-            reason = f"conflicts with {', '.join(others)}; remove all but one"
-            outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
-            continue
-        if item.key == "runs" and item.value != config.AUTO_RUNS and item.value > settings.max_runs:
+            return LabelOutcome(label, INVALID, item.error, key=key)
+        if counts[key] > 1:
+            others = [other.label for other in parsed if other.key == key and other is not item]
+            return LabelOutcome(label, INVALID, f"conflicts with {', '.join(others)}; remove all but one", key=key)
+        if key == "runs" and item.value != config.AUTO_RUNS and item.value > settings.max_runs:
             reason = f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for"
-            outcomes.append(LabelOutcome(item.label, INVALID, reason, key=item.key))
-            continue
-        why = needs_trust(item.key, item.value, settings)
+            return LabelOutcome(label, INVALID, reason, key=key)
+        why = needs_trust(key, item.value, settings)
         if why is None:
-            outcomes.append(LabelOutcome(item.label, APPLIED, "tightens or keeps the gate", key=item.key))
-            values[item.key] = item.value
-            continue
-        actor = actor_of(item.label)
+            return LabelOutcome(label, APPLIED, "tightens or keeps the gate", key=key)
+        actor = actor_of(label)
         if actor is None:
-            reason = f"{why}, and the issue events do not say who added it"
-            outcomes.append(LabelOutcome(item.label, IGNORED, reason, key=item.key))
-            continue
+            return LabelOutcome(label, IGNORED, f"{why}, and the issue events do not say who added it", key=key)
         allowed = trusted(actor)
         if allowed is None:
             reason = f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)"
-            outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
-        elif allowed:
-            reason = f"added by @{actor}, who has write access"
-            outcomes.append(LabelOutcome(item.label, APPLIED, reason, actor, item.key))
-            values[item.key] = item.value
-        else:
-            reason = f"{why}, and @{actor} who added it lacks write, maintain or admin permission"
-            outcomes.append(LabelOutcome(item.label, IGNORED, reason, actor, item.key))
-    return LabelDecision(values, tuple(outcomes))
+            return LabelOutcome(label, IGNORED, reason, actor, key)
+        if allowed:
+            return LabelOutcome(label, APPLIED, f"added by @{actor}, who has write access", actor, key)
+        reason = f"{why}, and @{actor} who added it lacks write, maintain or admin permission"
+        return LabelOutcome(label, IGNORED, reason, actor, key)
+
+    outcomes = tuple(judge(item) for item in parsed)  # in order: who added what is asked label by label
+    values = {item.key: item.value for item, outcome in zip(parsed, outcomes, strict=True) if outcome.status == APPLIED}
+    return LabelDecision(values, outcomes)
 
 
 def label_adders(events: Iterable[Any]) -> dict[str, str]:

@@ -1,25 +1,13 @@
 """Retries of GitHub requests, and the errors they end in.
 
-Retries are ours, not PyGithub's. PyGithub's default ``GithubRetry`` (urllib3)
-sleeps with ``time.sleep`` (tests could not skip the waits) and, like urllib3,
-does not retry POST. So PyGithub runs with ``retry=None`` and no write
-throttling, and every public method here is one retried *unit*: on a 5xx, a
-rate-limit answer or a dropped connection the whole unit starts again. That is
-what makes retrying writes safe: ``upsert_comment`` searches for its marker
-again before writing, so a POST that took effect but whose answer was lost is
-found and edited, not posted twice.
+PyGithub runs with ``retry=None``: its ``GithubRetry`` sleeps with ``time.sleep`` (tests could not skip
+the waits) and does not retry POST. Instead every public client method is one retried *unit*: on a
+5xx, a rate-limit answer or a dropped connection the whole unit starts again, so a write whose answer
+was lost is found again (``upsert_comment`` searches for its marker first), never posted twice.
 
-Waits: ``retry-after`` (seconds) when GitHub sends it; at a primary rate limit
-(``x-ratelimit-remaining: 0``) until ``x-ratelimit-reset``; otherwise
-exponential backoff from ``backoff_seconds``. A wait longer than
-``max_wait_seconds`` is not worth sitting through on a CI runner: the client
-gives up at once with :class:`GitHubUnavailable` naming the reset time.
-
-Errors: after ``max_retries`` retries, :class:`benchgate.errors.GitHubUnavailable`
-(exit 3). A request GitHub refuses for good (401 bad token, 403 missing
-permission, 404 unknown repository/PR/comment, 422 invalid) raises
-:class:`GitHubRequestError` (an :class:`~benchgate.errors.InputError`, exit 2):
-retrying cannot fix it and the workflow's configuration must change.
+Waits: ``retry-after`` when sent; at a primary rate limit until ``x-ratelimit-reset``; else exponential
+backoff. A wait over ``max_wait_seconds``, or ``max_retries`` used up, is GitHubUnavailable (exit 3);
+a refusal for good (401, 403, 404, 422) is GitHubRequestError (exit 2): the configuration must change.
 """
 
 from __future__ import annotations
