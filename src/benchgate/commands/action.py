@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
+from benchgate.commands import bisectstep
 from benchgate.config import flags, schema
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from benchgate.github import actions_env, events
@@ -180,17 +181,10 @@ def report_step(environ: Mapping[str, str]) -> int:
     return _benchgate([*argv, "--", *results])
 
 
-def bisect_step(environ: Mapping[str, str]) -> int:
-    """Bisect the store's new change points that span more than one commit (benchgate.commands.bisectstep)."""
-    from benchgate.commands.bisectstep import bisect_step as bisect_new_changes
-
-    return bisect_new_changes(environ)
-
-
 STEP_HANDLERS = {
     "authorize": authorize_step,
     "run": run_step,
     "record": record_step,
     "report": report_step,
-    "bisect": bisect_step,
+    "bisect": bisectstep.bisect_step,  # the nightly loop over new change points
 }

@@ -70,15 +70,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    options = flags.flag_values(args, "authorize")
-    result = authorize(
-        config_path=args.config,
-        options=options,
-        repository=args.repository,
-        api_url=args.api_url,
-        retries=args.retries,
-        benchmark_dir=args.benchmark_dir,
-    )
+    names = ("repository", "api_url", "retries", "benchmark_dir")
+    options = {name: getattr(args, name) for name in names}
+    result = authorize(config_path=args.config, options=flags.flag_values(args, "authorize"), **options)
     return print_result(result)
 
 

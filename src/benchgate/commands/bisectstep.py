@@ -48,12 +48,11 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
-    from benchgate.config.historysettings import history_settings, resolve_store
+    from benchgate.config.historysettings import configured_history, resolve_store
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
 
-    configured = history_settings(config.read_config_file(config_path).get("history", ()))
-    found = find_changes(series(resolve_store(store or None, configured)))
+    found = find_changes(series(resolve_store(store or None, configured_history(config_path))))
     if found.looked_at == 0:
         print("::notice title=benchgate::no stored series is long enough for change points yet: nothing to bisect")
     return [point for point in found.points if point.date >= since]

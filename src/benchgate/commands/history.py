@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config.historysettings import ENVIRONMENT, HistorySettings, history_settings, resolve_store
+from benchgate.config.historysettings import ENVIRONMENT, configured_history, history_settings, resolve_store
 from benchgate.errors import EXIT_OK, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
@@ -64,11 +64,6 @@ def _handler(args: argparse.Namespace) -> int:
     return {"record": record, "changes": changes, "show": show, "site": site}[args.history_command](**given)
 
 
-def _configured(config_path: str | Path | None) -> HistorySettings:
-    values = config.read_config_file(config_path) if config_path else {}
-    return history_settings(values.get("history", ()))
-
-
 def record(
     *,
     run_dir: Path,
@@ -81,7 +76,7 @@ def record(
     """Record ``run_dir`` into the store; prints one line saying what was done."""
     from benchgate.history.recording import record_run
 
-    configured = _configured(config_path)
+    configured = configured_history(config_path)
     url = resolve_store(store, configured)
     result = record_run(Path(run_dir), url, commit=commit, date=date, branch=branch, keep=configured.keep)
     print(result.describe())
@@ -105,7 +100,7 @@ def changes(
     if format not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}")
     since_date = iso_date(since, "--since") if since else None
-    all_series = series(resolve_store(store, _configured(config_path)), branch=branch)
+    all_series = series(resolve_store(store, configured_history(config_path)), branch=branch)
     found = find_changes(all_series)
     if found.looked_at == 0:
         longest = max((len(one.points) for one in all_series), default=0)
@@ -133,7 +128,7 @@ def show(
     from benchgate.history.reading import series
     from benchgate.report.historytext import render_series
 
-    found = series(resolve_store(store, _configured(config_path)), filter, branch=branch)
+    found = series(resolve_store(store, configured_history(config_path)), filter, branch=branch)
     if not found:
         raise InputError(f"no stored series matches {filter!r}")
     tables = []
@@ -156,7 +151,7 @@ def site(
     from benchgate.history.reading import series
     from benchgate.history.site import write_site
 
-    configured = _configured(config_path)
+    configured = configured_history(config_path)
     all_series = series(resolve_store(store, configured))
     if commit_url is not None and "{sha}" not in commit_url:
         raise InputError(f"must contain {{sha}} where the commit goes, not {commit_url[:80]!r}", where="--commit-url")

@@ -172,11 +172,9 @@ def run_option_values(settings: Settings, command: str) -> dict:
 
 def history_store(option: str | None, config_path: Path | None) -> str | None:
     """The run's history store: ``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``; None."""
-    from benchgate import config
-    from benchgate.config.historysettings import configured_store, history_settings
+    from benchgate.config.historysettings import configured_history, configured_store
 
-    configured = history_settings(config.read_config_file(config_path).get("history", ()) if config_path else ())
-    return configured_store(option, configured)
+    return configured_store(option, configured_history(config_path))
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:

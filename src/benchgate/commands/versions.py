@@ -69,6 +69,10 @@ def split_targets(targets: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return versions, categories
 
 
+# compare_versions' keywords, named as the options' dests
+_OWN_OPTIONS = ("node_args", "release_source", "dist_mirror", "seed", "timeout", "store", "plot", "progress")
+
+
 def _handler(args: argparse.Namespace) -> int:
     versions, categories = split_targets(args.targets)
     return compare_versions(
@@ -77,14 +81,7 @@ def _handler(args: argparse.Namespace) -> int:
         output=args.output,
         benchmark_dir=args.benchmark_dir,
         **run_option_values(flags.settings_from_flags(args, "versions"), "versions"),
-        node_args=args.node_args,
-        release_source=args.release_source,
-        dist_mirror=args.dist_mirror,
-        seed=args.seed,
-        timeout=args.timeout,
-        store=args.store,
-        plot=args.plot,
-        progress=args.progress,
+        **{name: getattr(args, name) for name in _OWN_OPTIONS},
     )
 
 

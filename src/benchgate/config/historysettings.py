@@ -16,9 +16,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from benchgate.errors import InputError
+from benchgate.config.values import fail
 
 DEFAULT_STORE = "sqlite:///benchgate-history.db"
 ENVIRONMENT = "BENCHGATE_HISTORY"
@@ -39,23 +40,20 @@ class HistorySettings:
 def parse_history(value: Any, where: str, key: str = "history") -> tuple[tuple[str, Any], ...]:
     """Validate the section; returns its items (hashable, as Settings keeps them)."""
 
-    def fail(reason: str) -> InputError:
-        return InputError(f"key {key!r}: {reason}", where=where)
-
     if not isinstance(value, dict):
-        raise fail("must be a mapping with store, keep and site-url")
+        raise fail(where, key, "must be a mapping with store, keep and site-url")
     for name in value:
         if name not in _KEYS:
-            raise fail(f"unknown key {str(name)[:40]!r}; known keys: {', '.join(_KEYS)}")
+            raise fail(where, key, f"unknown key {str(name)[:40]!r}; known keys: {', '.join(_KEYS)}")
     store, keep, site = value.get("store"), value.get("keep", 0), value.get("site-url")
     if store is not None and (not isinstance(store, str) or not _URL.match(store)):
-        raise fail("store must be a database URL such as sqlite:///benchgate-history.db")
+        raise fail(where, key, "store must be a database URL such as sqlite:///benchgate-history.db")
     if isinstance(store, str) and re.match(r"^[^:]+://[^/@]*:[^/@]*@", store):
-        raise fail("store must not hold a password: put that URL in the BENCHGATE_HISTORY secret")
+        raise fail(where, key, "store must not hold a password: put that URL in the BENCHGATE_HISTORY secret")
     if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= 10_000_000:
-        raise fail("keep must be a whole number of runs (0 keeps all)")
+        raise fail(where, key, "keep must be a whole number of runs (0 keeps all)")
     if site is not None and (not isinstance(site, str) or not _SITE.match(site)):
-        raise fail("site-url must be an http(s) URL")
+        raise fail(where, key, "site-url must be an http(s) URL")
     return tuple(item for item in (("store", store), ("keep", keep), ("site-url", site)) if item[1] not in (None,))
 
 
@@ -65,6 +63,13 @@ def history_settings(items: tuple[tuple[str, Any], ...]) -> HistorySettings:
     return HistorySettings(
         store=values.get("store") or "", keep=int(values.get("keep") or 0), site_url=values.get("site-url") or ""
     )
+
+
+def configured_history(config_path: str | Path | None) -> HistorySettings:
+    """The ``history:`` section of the configuration file at ``config_path`` (None or absent: not configured)."""
+    from benchgate.config.settings import read_config_file
+
+    return history_settings((read_config_file(config_path) if config_path else {}).get("history", ()))
 
 
 def resolve_store(option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None) -> str:

@@ -34,16 +34,6 @@ def as_list(value: Any, where: str, key: str) -> list[str]:
     raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
 
 
-def checked_items(value: Any, where: str, key: str, pattern: re.Pattern[str], what: str) -> tuple[str, ...]:
-    items = as_list(value, where, key)
-    if len(items) > 200:
-        raise fail(where, key, f"too many entries ({len(items)} > 200)")
-    for item in items:
-        if not pattern.match(item):
-            raise fail(where, key, f"{item[:80]!r} is not a valid {what}")
-    return tuple(items)
-
-
 def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
     if value is False:  # YAML 1.1 reads an unquoted `off` as false
         return "off"
@@ -137,8 +127,16 @@ def parse_confidence(value: Any, where: str, key: str) -> float:
 
 
 def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], tuple[str, ...]]:
+    """A parser of a list of at most 200 items, each matching ``pattern`` (``what`` names one in errors)."""
+
     def parse(value: Any, where: str, key: str) -> tuple[str, ...]:
-        return checked_items(value, where, key, pattern, what)
+        items = as_list(value, where, key)
+        if len(items) > 200:
+            raise fail(where, key, f"too many entries ({len(items)} > 200)")
+        for item in items:
+            if not pattern.match(item):
+                raise fail(where, key, f"{item[:80]!r} is not a valid {what}")
+        return tuple(items)
 
     return parse
 
