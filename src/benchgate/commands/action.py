@@ -107,11 +107,8 @@ def run_step(environ: Mapping[str, str]) -> int:
     except InputError as error:
         return _fail(error.one_line())
     temp, results = Path(environ.get("RUNNER_TEMP") or "."), given(environ, "results")
-    repo, base_ref, head_ref = (
-        given(environ, "repo-path") or ".",
-        given(environ, "base-ref"),
-        given(environ, "head-ref"),
-    )
+    repo = given(environ, "repo-path") or "."
+    base_ref, head_ref = given(environ, "base-ref"), given(environ, "head-ref")
     binaries = given(environ, "base-binary") or given(environ, "head-binary")
     benchmark_dir = given(environ, "benchmark-dir")
     argv = ["run", f"--output={results}"]

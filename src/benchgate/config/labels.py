@@ -91,19 +91,14 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
     return ParsedLabel(label, name, value)
 
 
-def loosens(key: str, value: Any, settings: config.Settings) -> bool:
-    """Could this label value let a regression through that the settings without it would catch?"""
-    rule = schema.BY_KEY[key].loosens
-    return bool(rule and rule(value, settings))
-
-
 def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
     """Why this label value counts only from a maintainer, or None when anyone may set it.
 
     Loosening the gate lets a regression through; more runs than configured costs the shared
     runner's time (up to ``max-runs``), so both need write permission.
     """
-    if loosens(key, value, settings):
+    rule = schema.BY_KEY[key].loosens  # could it let through a regression the settings without it catch?
+    if rule and rule(value, settings):
         return "loosens the gate"
     if key == "runs" and value != config.AUTO_RUNS and value > schema.most_runs(settings):
         configured = (
