@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from nodelike import BROKEN_NODE_MAIN, CONFIGURE, EXAMPLE_HARNESS, MAKEFILE, NODE_MAIN, NodeLikeRepo, _commit, git
+from synthetic import SEEDED_GENERATOR_JS
 
 from benchgate import results
 
@@ -30,15 +31,8 @@ const fs = require('fs');
 const common = require('../common.js');
 const bench = common.createBenchmark(main, { n: [1000] });
 
-// mulberry32, seeded by this process's number: the same samples in every run of a test.
-function generator(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// generator(): mulberry32 (tests/synthetic.py), seeded by this process's number: the same samples every run.
+SEEDED_GENERATOR
 
 function main({ n }) {
   const plan = (process.env.NODELIKE_PLANS || '').split(',')[Number(process.env.BISECT_PLAN || 0)];
@@ -51,7 +45,7 @@ function main({ n }) {
   bench.start();
   bench.report(rate * Math.exp(noise * z), 1000000n);
 }
-"""
+""".replace("SEEDED_GENERATOR\n", SEEDED_GENERATOR_JS)
 
 
 def header(version: int, plans: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic import SEEDED_GENERATOR_JS
 
 from benchgate import cli, results
 from benchgate.errors import InputError
@@ -50,15 +51,8 @@ const NOISE = {
   steady: [0.01, 0.01], loud: [0.01, 0.08], headnoisy: [0.01, 0.30], fresh: [0.08, 0.08],
 };
 
-// mulberry32: the k-th sample of a row and side is the same in every run.
-function generator(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// generator() is mulberry32 (tests/synthetic.py): the k-th sample of a row and side is the same in every run.
+SEEDED_GENERATOR
 
 function main({ row, n }) {
   const head = process.execArgv.includes('HEAD_FLAG') ? 1 : 0;
@@ -70,7 +64,7 @@ function main({ row, n }) {
   bench.start();
   bench.report(1e6 * Math.exp(NOISE[row][head] * z), 1000000n);
 }
-""".replace("HEAD_FLAG", HEAD_FLAG)
+""".replace("HEAD_FLAG", HEAD_FLAG).replace("SEEDED_GENERATOR\n", SEEDED_GENERATOR_JS)
 
 
 def _suite(tmp_path: Path) -> Path:
