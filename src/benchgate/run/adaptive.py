@@ -1,11 +1,7 @@
-"""``benchgate run --runs auto``: the looks of an adaptive run, the files that stop, and its record.
+"""``benchgate run --runs auto``: the looks of an adaptive run, the units that stop, and its record.
 
-The schedule is the fixed one for ``max_runs``; the jobs of a unit that has stopped (a comparison, or a
-file run whole) are skipped, so a resumed run rebuilds the same schedule. A look is taken when the last
-job of an iteration at one of the design's looks has finished: results.csv's size and digest are
-recorded, and every look so far is replayed from those prefixes (``benchgate.stats.adaptivetable``), so
-the live run, ``--resume`` and ``benchgate report`` compute the same stops from the same bytes.
-run.json gets each look and, per stopped unit, when and why (``benchgate.results.lookrecord``).
+Every look is replayed from results.csv's recorded prefixes, so the run, ``--resume`` and ``benchgate report``
+compute the same stops (docs/statistics.md, "Adaptive runs").
 """
 
 from __future__ import annotations

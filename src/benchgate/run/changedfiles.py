@@ -1,10 +1,5 @@
-"""Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file.
-
-The mapping shipped with benchgate is ``benchgate/data/changed-files.yml``;
-``--changed-map FILE`` replaces it. Files the mapping cannot place fall back to
-its ``default`` categories (or ``--changed-default``) and are named, so a
-reviewer sees what was guessed.
-"""
+"""Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file
+(``benchgate/data/changed-files.yml`` or ``--changed-map``)."""
 
 from __future__ import annotations
 

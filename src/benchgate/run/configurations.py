@@ -1,14 +1,7 @@
 """The configurations of each benchmark file, as its own ``common.js`` would run them: one job each.
 
-Under compare.js a file's ``common.js`` builds its queue of configurations and forks the file once per
-configuration with ``NODE_RUN_BENCHMARK_FN`` set; the child runs only that one. ``--jobs
-per-configuration`` (the default) asks each side's ``common.js`` for its queue once, through the preload
-``data/expand-configurations.js`` (its ``fork`` only says over IPC what it was asked to start), and each
-job then starts exactly that child. Detected, never assumed from a version, a file runs whole (one job
-per file, side and iteration) when it forked nothing, forked something else than itself as a child, fewer
-children than queue entries, failed to list, is an HTTP benchmark (its row names the load generator,
-known only after it ran), or when the two sides' queues differ. A child reporting another configuration
-than listed is written as reported with a protocol warning (its comparison cannot then stop on its own).
+Each side's common.js is asked for its queue once through ``data/expand-configurations.js``; a file whose
+queue cannot be run child by child runs whole (docs/statistics.md, "Adaptive runs").
 """
 
 from __future__ import annotations

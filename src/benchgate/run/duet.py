@@ -1,12 +1,6 @@
 """Duet runs and slots: which jobs run together, on which CPU sets, and how a duet's samples pair up.
 
-``--pairing duet`` starts the base and the head job of one unit (file, configuration where a job is
-one, iteration) at the same moment on two disjoint CPU sets of whole physical cores, so interference
-hits both halves and cancels in the pair's log ratio; ``--slots N`` runs N units at once. Which half
-runs where is seeded, one pair each way in every two iterations, so a faster CPU set is balanced.
-Files that start servers, workers or child processes run alone on the whole CPU set, unpaired; a
-configuration only one half reported stays in results.csv but in no pair. The design and its
-reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
+The design and its reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""One `benchgate run` from options to results on disk: prepare, run with checkpoints.
-
-The session's state goes into run.json after every benchmark process, so an
-interrupted run loses no sample and ``--resume`` continues it. The analysis of the
-finished run is the command's (``benchgate.commands.run``), the same as the report's.
-"""
+"""One `benchgate run` from options to results on disk (the analysis is ``benchgate.commands.run``'s)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""What one `benchgate run` will do, fixed and checked before the first benchmark process starts.
-
-``prepare`` turns the options into the plan (binaries, files, schedule seed) and the
-run.json record that starts the run. Everything is checked here (binaries, categories,
-filters, ``--set``, the output directory), so bad input costs one line and exit status 2,
-not a half-written run. A resumed run's plan comes back from its run.json instead.
-"""
+"""What one `benchgate run` will do, checked before the first benchmark process starts: the plan and run.json."""
 
 from __future__ import annotations
 

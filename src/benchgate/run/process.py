@@ -1,18 +1,5 @@
-"""The schedule, and the benchmark processes that carry it out.
-
-Schedule. compare.js runs every iteration of one file back to back, base always before head, so any
-drift in machine speed lands on one file or one side. benchgate walks iterations in the outer loop;
-iteration ``i`` rotates the files (and a file's configurations, when they run one job each) by ``i``
-places, and each runs both sides in an order drawn from a generator seeded with ``--seed``. The same
-seed, files, configurations and runs give the same schedule, which ``--resume`` relies on.
-
-Processes. A job is a whole file (``[taskset -c CPUS] NODE [NODE_ARGS] file.js [--set args]``) or a
-configuration child as common.js forks it, started like ``child_process.fork``: an IPC socket pair named
-by ``NODE_CHANNEL_FD``, JSON lines. Each job gets its own process group, so a timeout or an interrupt
-ends its children too. An untrusted head's jobs (both sides: the benchmark files are the pull
-request's) start in ``benchgate.sandbox``, whose PID namespace ends with its first process, so nothing
-a job started (a server, a ``setsid`` daemon) outlives it.
-"""
+"""The schedule (interleaved, rotated, seeded: docs/statistics.md) and the benchmark processes that carry it out,
+started like ``child_process.fork`` (IPC over ``NODE_CHANNEL_FD``), each in its own process group (or sandbox)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Node's benchmark protocol as the parent reads it: what a benchmark process said, and what that means.
+"""Node's benchmark protocol as the parent reads it, per message, never per Node version.
 
-``common.js`` sends ``{type: 'config', name, queueLength}`` once (not for an empty queue) and relays its
-children's ``{type: 'report', name, conf, rate, time}``; compare.js writes a row per report. Read per
-message, never per Node version: ``rate`` (a number, or h2load's decimal string) must be finite and
-positive; ``time`` (a number, or v16.1+'s decimal string) is written as compare.js writes it, and any
-other value as an empty field with a protocol warning (compare.js would corrupt the CSV with it). A
-process that exits 0 having sent nothing had an empty queue: success with no rows, as in compare.js.
-Untyped reports (Node v7's harness) are not read. More: docs/formats.md, "Node's benchmark protocol".
+What a process said and what it means: docs/formats.md, "Node's benchmark protocol".
 """
 
 from __future__ import annotations

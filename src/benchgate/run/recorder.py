@@ -1,9 +1,4 @@
-"""The one writer of a run's files: results.csv sample by sample, pairs.csv pair by pair, run.json at checkpoints.
-
-The executors (``benchgate.run.session`` one job at a time, ``benchgate.run.slots`` several)
-hand it what they measured and nothing else writes, so a checkpoint always counts exactly the
-samples and pairs on disk: ``--resume`` continues from it.
-"""
+"""The one writer of a run's files (results.csv, pairs.csv, run.json): a checkpoint counts exactly what is on disk."""
 
 from __future__ import annotations
 

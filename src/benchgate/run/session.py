@@ -1,11 +1,5 @@
-"""One run: carries out the schedule, writes each sample as it arrives, keeps the state ``--resume`` needs.
-
-The state (how much of the schedule is done, where results.csv ended then, failures,
-skips, durations) goes into run.json after every benchmark process, so an interrupted
-run can be continued: the schedule is rebuilt from the recorded seed, the finished
-prefix is skipped, and samples that an interrupted process already wrote are not
-written twice when that process runs again.
-"""
+"""One run: carries out the schedule, writes each sample as it arrives, checkpoints what ``--resume`` needs
+(the schedule is rebuilt from the seed, its finished prefix skipped, no sample written twice)."""
 
 from __future__ import annotations
 
@@ -68,27 +62,8 @@ class FixedStopping:
         return None
 
 
-class RunningProcesses:
-    """The benchmark processes running now: a signal stops them all."""
-
-    def __init__(self) -> None:
-        self._processes: list[BenchmarkProcess] = []
-
-    def add(self, process: BenchmarkProcess) -> BenchmarkProcess:
-        self._processes.append(process)
-        return process
-
-    def remove(self, process: BenchmarkProcess) -> None:
-        self._processes.remove(process)
-
-    def stop(self) -> None:
-        for process in list(self._processes):
-            process.stop()
-
-
 class Session:
-    """Carries out a schedule one job at a time, or through an executor that runs several (``slots.SlotRunner``):
-    the samples, failures and skips of each job go to the recorder; stops cleanly on a signal."""
+    """Carries out a schedule one job at a time (or via ``slots.SlotRunner``) into the recorder; stops on a signal."""
 
     def __init__(
         self,
@@ -105,8 +80,8 @@ class Session:
         # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped.
         self.stopping = stopping if stopping is not None else FixedStopping()
         self.progress = progress
-        self.running = RunningProcesses()
-        self._process = self.running.add(BenchmarkProcess())
+        self._process = BenchmarkProcess()
+        self.running = [self._process]  # the benchmark processes running now: a signal stops them all
         self.interrupted = False
         self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
@@ -117,15 +92,11 @@ class Session:
 
     def _handle_signal(self, _signum, _frame) -> None:
         self.interrupted = True
-        self.running.stop()
-
-    def mark_interrupted(self) -> None:
-        """An executor saw a job cut short by a signal: the run stops after it."""
-        self.interrupted = True
+        for process in list(self.running):
+            process.stop()
 
     def run(self, executor=None) -> None:
-        """Run the jobs not done yet (one at a time, or by ``executor.run()``); returns when the schedule is done or a
-        signal stopped it."""
+        """Run the jobs not done yet (one at a time, or by ``executor.run()``) until the end or a signal."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
@@ -164,8 +135,7 @@ class Session:
         self._already_written = []
 
     def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
-        """The look ``job`` may end (an adaptive run), then run.json's checkpoint (skipped jobs: only at a look or
-        at the end)."""
+        """The look ``job`` may end, then a checkpoint (after a skipped job: only at a look or at the end)."""
         looked = self.stopping.after_job(job)
         if always or looked or self.state.completed_jobs == len(self.schedule):
             self.recorder.checkpoint(len(self.schedule))
@@ -193,12 +163,6 @@ class Session:
             ):
                 item["configuration"] = known[done]
 
-    def _note_nothing_to_run(self, job: Job) -> None:
-        """An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure."""
-        note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
-        if note not in self.state.skipped:
-            self.state.skipped.append(note)
-
     def job_command(self, job: Job, cpuset: str | None) -> tuple[list[str], dict[str, str]]:
         """The job's command line (pinned to ``cpuset``) and environment: a whole file, or a configuration child."""
         binary, file_path = self.plan.binaries[job.side], self.plan.benchmark_dir / job.filename
@@ -214,8 +178,7 @@ class Session:
         )
 
     def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
-        """Run ``job`` (or replay what an executor recorded of it); the configuration and results.csv line of each
-        sample it wrote."""
+        """Run (or ``replay``) ``job``; the (configuration, results.csv line) of each sample it wrote."""
         label = CSV_LABELS[job.side]
         lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
@@ -263,8 +226,10 @@ class Session:
         self._name_failed_configurations(job.filename)
         reason = _failure_reason(result, messages, self.plan.timeout)
         if reason is None:
-            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail):
-                self._note_nothing_to_run(job)
+            # An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure.
+            note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
+            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail) and note not in self.state.skipped:
+                self.state.skipped.append(note)
             return lines
         self.state.failures.append(
             {
@@ -279,15 +244,9 @@ class Session:
             }
         )
         if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
-            self.state.skipped.append(
-                {
-                    "filename": job.filename,
-                    "reason": f"{job.side} failed {self.plan.max_failures} times"
-                    + (f" on {job.row}" if job.row is not None else "")
-                    + "; its remaining runs were skipped",
-                    "side": job.side,
-                }
-            )
+            on = f" on {job.row}" if job.row is not None else ""
+            reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
+            self.state.skipped.append({"filename": job.filename, "reason": reason, "side": job.side})
         return lines
 
 

@@ -1,11 +1,5 @@
-"""Carrying out a schedule with several processes at once: duets (``--pairing duet``) and ``--slots N``.
-
-The jobs of a batch (``duet.batches``) start together, each in its own thread and process (and sandbox),
-pinned to its CPU set. Their IPC messages are recorded; when all have ended, each job is handed to the
-session in schedule order (``Session.run_job``), so samples, failures and checkpoints are the same as in
-a run one job at a time. A duet is atomic: if either half was interrupted neither is written and
-``--resume`` runs the pair again; its paired rows go to pairs.csv before the checkpoint that counts them.
-"""
+"""Several processes at once (duets, ``--slots N``): a batch starts together, each job pinned to its CPU set; its
+messages are recorded, then replayed to the session in schedule order. A duet is kept whole or not at all."""
 
 from __future__ import annotations
 
@@ -67,7 +61,8 @@ class SlotRunner:
         recorded = self._recorded[job.index] = _Recorded()
         self._cpus[job.index] = cpus or ""
         argv, env = session.job_command(job, cpus)  # a whole file, or a configuration child
-        process = session.running.add(BenchmarkProcess())  # a signal stops it with the others
+        process = BenchmarkProcess()
+        session.running.append(process)  # a signal stops it with the others
 
         def work() -> None:
             try:
@@ -128,11 +123,11 @@ class SlotRunner:
         for unit in batch:
             interrupted = any(self._interrupted(job) for job in unit.jobs)
             if interrupted and unit.duet:  # a duet is kept whole or not at all: --resume runs it again
-                session.mark_interrupted()
+                session.interrupted = True
                 return
             self._replay_unit(unit)
             if interrupted:  # a single job: the session kept its samples, as a run one job at a time does
-                session.mark_interrupted()
+                session.interrupted = True
                 return
 
     def _interrupted(self, job) -> bool:

@@ -1,13 +1,4 @@
-"""Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments.
-
-A Node checkout's ``benchmark/`` directory holds one directory per category
-(``buffers``, ``fs``, ``url``...); each file in it whose name starts with
-neither ``.`` nor ``_`` is a benchmark. ``--filter`` and ``--exclude`` are
-substring matches on the file name (not the category): a file is kept when it
-matches any filter (or there is no filter) and matches no exclude. ``all``
-stands for every category. ``--set key=value`` is passed unchanged to each
-benchmark file, which parses it with ``common.js``.
-"""
+"""Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments."""
 
 from __future__ import annotations
 

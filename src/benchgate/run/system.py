@@ -1,10 +1,4 @@
-"""The runner's environment, in the spirit of ``pyperf system show``: facts plus warnings when it is not quiet.
-
-Each check is a small function reading ``/proc`` and ``/sys`` under a root
-directory (``/`` normally; tests point it at a prepared tree). ``collect``
-returns a flat mapping for run.json (the report shows flat values) with a
-``warnings`` list.
-"""
+"""The runner's environment, in the spirit of ``pyperf system show``: facts plus warnings (run.json's environment)."""
 
 from __future__ import annotations
 

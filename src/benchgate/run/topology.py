@@ -1,11 +1,5 @@
-"""The machine's CPUs as the kernel describes them: core types (hybrid Intel) and SMT siblings.
-
-Read from sysfs under a root directory (``/`` normally; tests point it at a prepared tree): the online
-CPUs, ``sys/devices/cpu_core/cpus`` and ``cpu_atom/cpus`` (a hybrid CPU's performance and efficiency
-cores; absent elsewhere) and each CPU's ``topology/thread_siblings_list`` (missing: a core of its own).
-Every CPU set of a run is on one core type and holds whole physical cores, so a set's SMT siblings run
-only its own job's threads (why: docs/statistics.md, "The machine's CPUs").
-"""
+"""The machine's CPUs from sysfs: core types (hybrid Intel) and SMT siblings; a run's CPU sets take whole cores
+of one type (docs/statistics.md, "The machine's CPUs")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Which runs have an untrusted head, and the sandbox their benchmark processes start in.
-
-The head is untrusted (a pull request's code) when it is built from a ref with ``--repo``
-(unless ``--trusted``: your own branch), or when ``--untrusted-head`` says so for given
-binaries (a PR's binary built elsewhere, or its ``benchmark/`` directory). Then every
-benchmark process, on both sides (the benchmark files are the PR's), and the head binary's
-``--version`` run in ``benchgate.sandbox``: the two binaries, the benchmark checkout and
-the runner's tool cache readable; ``--output``, benchgate's caches, the Node repository and
-its other worktrees hidden with everything else ``sandbox.policy`` hides; no network but the
-sandbox's own loopback. Without a sandbox the run is refused (exit 2) unless ``--no-sandbox``,
-and run.json's ``sandbox`` says how the head ran, for the report to show.
-"""
+"""Which runs have an untrusted head, and the sandbox their benchmark processes start in (docs/security.md)."""
 
 from __future__ import annotations
 
