@@ -16,14 +16,7 @@ from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run.recorder import now
-from benchgate.stats.gate import (
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_MAX_RESOLUTION,
-    DISPLAY_LEVEL,
-    MAX_RUNS,
-    MIN_RUNS,
-    THRESHOLDS,
-)
+from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
     from benchgate.stats.sequential import Design
@@ -36,14 +29,10 @@ def design_for(
     max_runs: int | None,
     *,
     threshold: str = "***",
-    correction: str = "holm",
-    min_effect: float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     pairing: str = "sequential",
-    unchanged_confidence: float | None = None,
-    max_resolution: float | None = DEFAULT_MAX_RESOLUTION,
+    **settings,
 ) -> Design | None:
-    """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
+    """The design of ``--runs auto`` (None for fixed runs, checked here too); ``settings``: other ``Design`` fields."""
     if runs != AUTO:
         if min_runs is not None or max_runs is not None:
             raise InputError("--min-runs and --max-runs apply to --runs auto only")
@@ -64,17 +53,7 @@ def design_for(
 
     # A duet run's looks are decided by the paired test (tests/perf/simulate_gate.py's duet-auto column).
     paired_test = {"test": PAIRED_TEST} if pairing == "duet" else {}
-    return sequential.make_design(
-        alpha,
-        min_runs=low,
-        max_runs=high,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        max_resolution=max_resolution,
-        **paired_test,
-        **({} if unchanged_confidence is None else {"unchanged_confidence": unchanged_confidence}),
-    )
+    return sequential.make_design(alpha, min_runs=low, max_runs=high, **paired_test, **settings)
 
 
 def new_record_fields(design: Design) -> dict:

@@ -92,8 +92,7 @@ class BuildFailure(Exception):
 
 
 def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, dict]:
-    """Build (or reuse) base and head from ``--repo``: the options with both binaries, the benchmark/ to run (by
-    default the head's) and the build records (side -> ``BuildResult.record()``)."""
+    """Build (or reuse) both sides from ``--repo``: the options with their binaries, the benchmark/, the records."""
     from benchgate import build
 
     given = [name for name in ("base_binary", "head_binary", "base_version", "head_version") if getattr(options, name)]
@@ -131,24 +130,13 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
 
 def _design(options: RunOptions):
     """The adaptive design of ``--runs auto`` from the run's gate policy (None for fixed runs)."""
-    policy = options.policy
-    return adaptive.design_for(
-        options.runs,
-        options.min_runs,
-        options.max_runs,
-        threshold=policy.threshold,
-        correction=policy.correction,
-        min_effect=policy.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        pairing=options.pairing,
-        unchanged_confidence=policy.unchanged_confidence,
-        max_resolution=policy.max_resolution,
-    )
+    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
+    settings = {name: getattr(options.policy, name) for name in fields}
+    return adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
 
 
 def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict) -> dict:
-    """run.json of a ``--repo`` run whose build failed (``error``: a ``build.SideBuildError``; ``built``: the sides
-    built before it): the report posts "does not build" from it; only the base's failure is ``infrastructure``."""
+    """run.json of a ``--repo`` run whose ``error`` side did not build (``built``: the sides built before it)."""
     from benchgate import build
 
     tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message
@@ -188,8 +176,7 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict)
 
 
 def _cpuset_of(options: RunOptions) -> str | None:
-    """``--set CPUSET=...`` as compare.js reads it (the first counts), also an alias of --cpuset; the argument
-    still reaches every file with the other ``--set`` values, as in compare.js."""
+    """``--cpuset``, or ``--set CPUSET=...`` (the first), which still reaches every file as in compare.js."""
     cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
     if not cpusets:
         return options.cpuset
@@ -273,10 +260,7 @@ def _new_record(
 
 
 def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
-    """The plan and the run.json record of a new or resumed run; the plan is None when nothing is selected.
-
-    A ``--repo`` side that does not build raises ``BuildFailure``, which holds the run.json to write.
-    """
+    """The plan (None: nothing selected) and run.json of a new or resumed run; ``BuildFailure`` holds a build's."""
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
@@ -354,8 +338,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 
 
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
-    """The plan of an interrupted run and its record to go on with; a head that was untrusted is confined again
-    (or --no-sandbox)."""
+    """The plan and record of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
     where = str(options.output / "run.json")
     if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
         from benchgate.stats.sequential import Design
