@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -42,14 +42,8 @@ class ChangedCategories:
     map_source: str = ""
 
     def record(self) -> dict:
-        return {
-            "map": self.map_source,
-            "categories": self.categories,
-            "changed_files": self.changed_files,
-            "ignored": self.ignored,
-            "unmapped": self.unmapped,
-            "fallback": self.fallback,
-        }
+        fields = asdict(self)
+        return {"map": fields.pop("map_source"), **fields}
 
     def notes(self) -> list[str]:
         """Lines for the user: what fell back to the default, and what selects nothing."""

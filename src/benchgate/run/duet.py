@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate.errors import InputError
-from benchgate.run import system, topology
+from benchgate.run import suite, system, topology
 
 SEQUENTIAL, DUET = "sequential", "duet"
 PAIRINGS = (SEQUENTIAL, DUET)
@@ -39,11 +39,7 @@ def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     """Does this benchmark file start servers, workers or child processes (so it must run alone)?"""
     if filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES:
         return True
-    try:
-        source = (benchmark_dir / filename).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return bool(_SPAWNS.search(source))
+    return bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
 
 
 def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:

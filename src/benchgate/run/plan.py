@@ -296,7 +296,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.repo is not None:
         options, benchmark_dir, built = _build_both(options, sandbox)
     else:
-        benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
+        benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
     # git asked once for the checkout's worktrees (the builds are done: they cannot change now)
     repo_paths = trust.repository_paths(options.repo) if found is not None else []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -65,14 +64,11 @@ class Selection:
 
 def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     """Validate ``--set key=value`` arguments the way common.js parses them; InputError on the first bad one."""
-    parsed = []
-    for value in values:
-        # A non-empty key up to the first '='; the value may be empty or hold '=' itself.
-        key, equals, _ = value.partition("=")
-        if not key or not equals:
+    parsed = tuple(values)
+    for value in parsed:
+        if value.partition("=")[0] in ("", value):  # a non-empty key up to the first '='; the value may be empty
             raise InputError(f"--set {value!r}: expected key=value with a non-empty key")
-        parsed.append(value)
-    return tuple(parsed)
+    return parsed
 
 
 def parse_shard(text: str | None) -> Shard | None:
@@ -104,11 +100,6 @@ def list_categories(benchmark_dir: Path) -> dict[str, list[str]]:
     return categories
 
 
-def _skipped_by_filters(name: str, filters: Sequence[str], excludes: Sequence[str]) -> bool:
-    keep = not filters or any(pattern in name for pattern in filters)
-    return not keep or any(pattern in name for pattern in excludes)
-
-
 def select(
     benchmark_dir: Path,
     categories: Sequence[str],
@@ -137,7 +128,8 @@ def select(
         f"{category}/{name}"
         for category in wanted
         for name in available[category]
-        if not _skipped_by_filters(name, filters, excludes)
+        if (not filters or any(pattern in name for pattern in filters))
+        and not any(pattern in name for pattern in excludes)
     ]
     if not files:
         raise InputError(
@@ -159,22 +151,23 @@ def select(
     )
 
 
+def source(path: Path) -> str:
+    """A benchmark file's text ("" when it cannot be read)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def is_http_benchmark(path: Path) -> bool:
     """True when the benchmark drives an HTTP load generator through ``bench.http({...})``."""
-    try:
-        return bool(_HTTP_CALL.search(path.read_text(encoding="utf-8", errors="replace")))
-    except OSError:
-        return False
+    return bool(_HTTP_CALL.search(source(path)))
 
 
 def declared_benchmarkers(path: Path) -> list[str]:
     """The benchmarkers a file names itself (its ``benchmarker`` config values or bench.http option)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
     names = []
-    for declaration in _DECLARED_BENCHMARKER.finditer(text):
+    for declaration in _DECLARED_BENCHMARKER.finditer(source(path)):
         names += [single or double for single, double in _QUOTED.findall(declaration.group(1))]
     return list(dict.fromkeys(name for name in names if name))
 
@@ -220,8 +213,3 @@ def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil
         if reason is not None:
             skips.append({"filename": name, "reason": f"HTTP benchmark {reason}: not run"})
     return skips
-
-
-def default_benchmark_dir() -> Path:
-    """``./benchmark`` of the current directory (a Node checkout), as compare.js is used."""
-    return Path(os.getcwd()) / "benchmark"

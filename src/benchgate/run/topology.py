@@ -106,10 +106,8 @@ def shortfall(machine: Topology, cpus: Sequence[int]) -> str:
 
 
 def default_cpuset(machine: Topology) -> str | None:
-    """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None.
-
-    Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
-    """
+    """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None."""
+    # Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
     groups = machine.by_type(machine.allowed)
     if len(groups) < 2 or PERFORMANCE not in groups:
         return None
@@ -130,23 +128,20 @@ def mixed_types_warning(machine: Topology, cpuset: str | None) -> str | None:
     )
 
 
-def _limited(text: str) -> str:
-    return text if len(text) <= FACT_LIMIT else text[: FACT_LIMIT - 1] + "…"
-
-
 def runner_facts(machine: Topology, cpuset: str | None, sets: Sequence[str]) -> dict[str, str]:
     """run.json's environment entries that name the cores: the machine's, and the ones this run uses."""
     every = list(machine.online or machine.allowed)
-    facts = {"cpu_topology": ("hybrid: " if machine.hybrid else "") + (shape(machine, every) or "unknown")}
     if len(sets) > 1:  # one set is the run's --cpuset
-        first = parse_cpu_list(sets[0])
-        each = shape(machine, first).split(" (", 1)[0]
-        facts["cpus_used"] = _limited(f"{len(sets)} CPU sets of {each} each: {' | '.join(sets)}")
+        each = shape(machine, parse_cpu_list(sets[0])).split(" (", 1)[0]
+        used = f"{len(sets)} CPU sets of {each} each: {' | '.join(sets)}"
     elif cpuset:
-        facts["cpus_used"] = _limited(shape(machine, parse_cpu_list(cpuset)))
+        used = shape(machine, parse_cpu_list(cpuset))
     else:
-        facts["cpus_used"] = _limited(f"not pinned: any of {shape(machine, list(machine.allowed))}")
-    return facts
+        used = f"not pinned: any of {shape(machine, list(machine.allowed))}"
+    return {
+        "cpu_topology": ("hybrid: " if machine.hybrid else "") + (shape(machine, every) or "unknown"),
+        "cpus_used": used if len(used) <= FACT_LIMIT else used[: FACT_LIMIT - 1] + "…",
+    }
 
 
 def with_runner_facts(
