@@ -45,8 +45,8 @@ def build_schedule(
     seed: int,
     configurations: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
 ) -> list[Job]:
-    """The interleaved, rotated, seeded schedule (module docstring); ``configurations``: per file run one
-    configuration a job, its (arguments, row) pairs."""
+    """The interleaved, rotated, seeded schedule; ``configurations``: per file run a configuration a job, its
+    (arguments, row) pairs."""
     generator = random.Random(seed)
     configurations = configurations or {}
     jobs: list[Job] = []
@@ -77,22 +77,6 @@ class ProcessResult:
     duration: float
     protocol_errors: list[str] = field(default_factory=list)
     stdout_tail: str = ""  # compare.js lets it through to its own stdout; here it only explains a silent process
-
-
-class _Tail:
-    """The last bytes of a stream, enough to show why a process died."""
-
-    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
-        self.limit = limit
-        self.data = bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > 2 * self.limit:
-            del self.data[: -self.limit]
-
-    def text(self) -> str:
-        return bytes(self.data[-self.limit :]).decode("utf-8", errors="replace")
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -145,19 +129,15 @@ class BenchmarkProcess:
         finally:
             child_end.close()
         self._process = process
-        try:
-            return self._communicate(process, parent_end, started, timeout, on_message)
-        finally:
-            self._process = None
-            _kill_group(process)  # nothing of a finished job may linger (servers, stuck children)
-            process.wait()
-            parent_end.close()
-            assert process.stdout is not None and process.stderr is not None
-            process.stdout.close()
-            process.stderr.close()
+        with process, parent_end:  # then its pipes and the channel closed, the process waited for
+            try:
+                return self._communicate(process, parent_end, started, timeout, on_message)
+            finally:
+                self._process = None
+                _kill_group(process)  # nothing of a finished job may linger (servers, stuck children)
 
     def _communicate(self, process, channel, started, timeout, on_message) -> ProcessResult:
-        tails = {"stderr": _Tail(), "stdout": _Tail()}
+        tails = {"stderr": b"", "stdout": b""}  # the last bytes of each, enough to show why a process died
         pending = b""  # the IPC channel's last line, until its newline arrives
         errors: list[str] = []
         selector = selectors.DefaultSelector()
@@ -186,7 +166,7 @@ class BenchmarkProcess:
                     if not chunk:
                         selector.unregister(key.fileobj)
                     elif key.data in tails:
-                        tails[key.data].add(chunk)
+                        tails[key.data] = (tails[key.data] + chunk)[-STDERR_TAIL_BYTES:]
                     else:
                         *lines, pending = (pending + chunk).split(b"\n")
                         for line in lines:
@@ -207,10 +187,10 @@ class BenchmarkProcess:
             exit_status=exit_status,
             timed_out=timed_out,
             interrupted=interrupted,
-            stderr_tail=tails["stderr"].text(),
+            stderr_tail=tails["stderr"].decode("utf-8", errors="replace"),
             duration=time.monotonic() - started,
             protocol_errors=errors,
-            stdout_tail=tails["stdout"].text(),
+            stdout_tail=tails["stdout"].decode("utf-8", errors="replace"),
         )
 
 
