@@ -119,23 +119,17 @@ class Adaptive:
             )
 
     def _keys(self) -> list[tuple[str, str]]:
-        last = self.look_samples[-1] if self.look_samples else None
-        if last is None or not len(last):
+        last = self.look_samples[-1] if self.look_samples else []
+        if not len(last):
             return []
         return sorted(set(zip(last["filename"].astype(str), last["configuration"].astype(str), strict=True)))
 
     def _file_done(self, name: str) -> bool:
-        if (name, None) in self.stopped:
-            return True
         rows = self.rows_of.get(name)
-        return bool(rows) and all((name, row) in self.stopped for row in rows)
+        return (name, None) in self.stopped or (bool(rows) and all((name, row) in self.stopped for row in rows))
 
     def _running_files(self) -> list[str]:
         return sorted(name for name in self.scheduled_files if not self._file_done(name))
-
-    @property
-    def running(self) -> int:
-        return len(self._running_files())
 
     def skips(self, job) -> bool:
         """A job of a comparison, or of a file run whole, that has stopped is not run."""
@@ -145,7 +139,7 @@ class Adaptive:
 
     def after_job(self, job) -> bool:
         """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""
-        if self.last_of_iteration.get(job.iteration) != job.index or not self.running:
+        if self.last_of_iteration.get(job.iteration) != job.index or not self._running_files():
             return False  # not the end of an iteration, or every file has stopped: no look to take
         taken = len(self.record["looks"])
         runs = job.iteration + 1
@@ -162,7 +156,7 @@ class Adaptive:
         self.look_samples.append(read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0])
         self._read_pairs()
         keys = self._keys()
-        running_before = self.running
+        running_before = len(self._running_files())
         if not keys:  # nothing measured yet (every process failed): no file can be judged
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
-from benchgate.run import protocol, slots
+from benchgate.run import duet, protocol
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.recorder import Recorder, SessionState, now
@@ -77,7 +77,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     already_written = []
     concurrent = plan.pairing != "sequential" or plan.slots > 1
     if options.resume and plan.pairing == "duet":
-        slots.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
+        duet.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
     elif options.resume and csv_path.exists():
         already_written = results.sample_keys_after(csv_path, state.csv_bytes)
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
@@ -91,7 +91,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
-        session.run(slots.SlotRunner(session) if concurrent else None)
+        session.run(duet.SlotRunner(session) if concurrent else None)
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     if state.samples and not session.interrupted:

@@ -38,7 +38,7 @@ class RunPlan:
     # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
     configurations: dict = field(default_factory=dict)
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
-    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
+    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.duet.SlotRunner)
 
     def schedule(self) -> list[Job]:
         """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
@@ -63,7 +63,7 @@ class FixedStopping:
 
 
 class Session:
-    """Carries out a schedule one job at a time (or via ``slots.SlotRunner``) into the recorder; stops on a signal."""
+    """Carries out a schedule one job at a time (or via ``duet.SlotRunner``) into the recorder; stops on a signal."""
 
     def __init__(
         self,
