@@ -116,9 +116,7 @@ def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
 def pair_rows(
     base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
 ) -> tuple[list[tuple[str, int, int]], int]:
-    """Each half's (configuration, results.csv line) paired by configuration, k-th with k-th, in the base's order
-    (configuration, base line, head line); and the number of samples reported by one half only.
-    """
+    """Each half's (configuration, line) paired k-th with k-th per configuration; the samples left unpaired."""
     waiting: dict[str, list[int]] = {}
     for configuration, line in head_rows:
         waiting.setdefault(configuration, []).append(line)
@@ -156,10 +154,7 @@ def check_cpuset(cpuset: str | None) -> None:
 def check_options(
     pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
 ) -> tuple[str | None, list[str]]:
-    """``--pairing`` and ``--slots`` checked (InputError): the run's ``--cpuset`` and the slots' CPU sets.
-
-    Without ``--cpuset`` a hybrid CPU's jobs are pinned to its performance cores (recorded, so ``--resume`` keeps it).
-    """
+    """``--pairing`` and ``--slots`` checked: the run's ``--cpuset`` (a hybrid CPU's performance cores) and sets."""
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
     machine = machine or topology.read()
@@ -180,8 +175,7 @@ class _Recorded:
 
 
 def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
-    """A resumed duet run: results.csv and pairs.csv cut back to the last checkpoint, so a unit started again
-    whole (its pairs measured side by side again) leaves no unpaired halves."""
+    """A resumed duet run: results.csv and pairs.csv cut back to the checkpoint (no unpaired halves)."""
     csv_path = output / "results.csv"
     if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
         with csv_path.open("r+b") as handle:

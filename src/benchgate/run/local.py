@@ -19,10 +19,7 @@ from benchgate.run.session import RunPlan, Session
 
 
 def check_output_dir(output: Path) -> None:
-    """``--output`` must be a writable directory or one that can be created, checked before anything runs.
-
-    A missing directory is created and removed again: only trying tells (/proc, read-only mounts).
-    """
+    """``--output`` must be a writable directory or one that can be created (tried: /proc, read-only mounts)."""
     if output.is_dir():
         if not os.access(output, os.W_OK | os.X_OK):
             raise InputError(f"--output {output}: the directory is not writable")
@@ -47,8 +44,7 @@ def check_output_dir(output: Path) -> None:
 
 
 def run_benchmarks(options: RunOptions) -> int | None:
-    """Run (or resume) the benchmarks into ``options.output``: the exit status when there is no verdict to compute
-    (nothing selected, interrupted, ``--no-analyze``), None when the results are ready for the analysis."""
+    """Run (or resume) into ``options.output``: the exit status without a verdict, or None for the analysis."""
     output = options.output
     check_output_dir(output)
     try:
@@ -120,8 +116,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
 
 
 def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
-    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole;
-    the plan with them."""
+    """``--jobs per-configuration``: each file's configurations recorded (or why it runs whole), in the plan."""
     from benchgate.run import configurations, suite
 
     record["jobs"] = jobs
@@ -130,20 +125,12 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
     env = protocol.benchmark_environment(os.environ)
 
     def expand(filename: str, side: str) -> configurations.SideExpansion:
-        return configurations.expand_side(
-            plan.binaries[side],
-            plan.benchmark_dir,
-            filename,
-            plan.set_args,
-            env=env,
-            timeout=plan.timeout,
-            sandbox=plan.sandbox,
-        )
+        binary, options = plan.binaries[side], {"env": env, "timeout": plan.timeout, "sandbox": plan.sandbox}
+        return configurations.expand_side(binary, plan.benchmark_dir, filename, plan.set_args, **options)
 
-    def is_http(filename: str) -> bool:
-        return suite.is_http_benchmark(plan.benchmark_dir / filename)
-
-    expanded, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
+    expanded, whole = configurations.expand_files(
+        plan.files, expand, is_http=lambda filename: suite.is_http_benchmark(plan.benchmark_dir / filename)
+    )
     record["configurations"] = {name: found.record() for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
@@ -152,8 +139,7 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:
-    """--no-analyze: the run's exit status without pandas and scipy (no verdict), but never a pass for a run
-    whose head failed where the base succeeded, or that measured nothing."""
+    """--no-analyze: the exit status without pandas and scipy, never a pass with gating failures or no samples."""
     gating = [failure for failure in record["failures"] if failure.get("gating")]
     if gating:
         print(

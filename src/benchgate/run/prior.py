@@ -12,9 +12,7 @@ from benchgate.errors import StoreCorrupt, StoreUnavailable
 
 
 def shown_store(store_url: str) -> tuple[str, bool]:
-    """The store's URL with its password hidden, and whether it may hold runs (False: a SQLite file not created yet,
-    nothing recorded). InputError (exit 2, before anything is built) for a URL that is not a store's; whether the
-    store can be reached is only asked when the prior is read."""
+    """The store's URL without password, and whether it may hold runs; InputError for a URL that is not a store's."""
     from benchgate.history.store import open_store
 
     try:

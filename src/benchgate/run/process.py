@@ -28,8 +28,7 @@ _POLL_SECONDS = 0.25
 
 @dataclass(frozen=True)
 class Job:
-    """One benchmark process: one file (or one configuration: ``configuration``, its ``key=value`` arguments,
-    and ``row``, compare.js's configuration column), one side, one iteration."""
+    """One benchmark process: a file (or one ``configuration``, compare.js's ``row``), one side, one iteration."""
 
     index: int
     iteration: int
@@ -45,8 +44,7 @@ def build_schedule(
     seed: int,
     configurations: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
 ) -> list[Job]:
-    """The interleaved, rotated, seeded schedule; ``configurations``: per file run a configuration a job, its
-    (arguments, row) pairs."""
+    """The interleaved, rotated, seeded schedule; ``configurations``: (arguments, row) pairs per file."""
     generator = random.Random(seed)
     configurations = configurations or {}
     jobs: list[Job] = []
@@ -202,7 +200,6 @@ def job_argv(
     cpuset: str | None,
     flags: Sequence[str] = (),
 ) -> list[str]:
-    """The command line of one job as compare.js forks it (with taskset when pinned); a configuration child's
-    ``set_args`` are its ``key=value`` arguments, its ``flags`` go before the parent's execArgv (``node_args``)."""
+    """A job's command line as compare.js (or common.js, for a configuration child with ``flags``) forks it."""
     command = [str(binary), *flags, *node_args, str(file_path), *set_args]
     return ["taskset", "-c", cpuset, *command] if cpuset else command

@@ -149,8 +149,7 @@ def describe_warning(item: dict) -> str:
 
 
 def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
-    """``--set`` keys no sample's configuration (`` key=value`` joined by spaces) holds: common.js took them as
-    extra options. ``CPUSET`` is compare.js's option, not a file's."""
+    """``--set`` keys (not compare.js's ``CPUSET``) no sample's configuration holds: common.js ignored them."""
     keys = list(dict.fromkeys(arg.partition("=")[0] for arg in set_args if not arg.startswith("CPUSET=")))
     if not keys or not csv_path.is_file():
         return []

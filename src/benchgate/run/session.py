@@ -155,12 +155,7 @@ class Session:
         known = self._configuration_order.get(filename, [])
         for item in self.state.failures:
             done = item.get("configurations_done")
-            if (
-                item["filename"] == filename
-                and item["configuration"] is None
-                and done is not None
-                and done < len(known)
-            ):
+            if item["filename"] == filename and item["configuration"] is None and done in range(len(known)):
                 item["configuration"] = known[done]
 
     def job_command(self, job: Job, cpuset: str | None) -> tuple[list[str], dict[str, str]]:

@@ -184,8 +184,7 @@ def find_http_benchmarker(
     which: Callable[[str], str | None] = shutil.which,
     benchmark_dir: Path | None = None,
 ) -> str | None:
-    """The HTTP load generator common.js would use (autocannon or wrk; ``--set benchmarker=NAME``: that one only),
-    or None when it is not installed."""
+    """The HTTP load generator common.js would use (``--set benchmarker=NAME``: that one), or None."""
     for argument in set_args:
         key, _, value = argument.partition("=")
         if key == "benchmarker":
@@ -197,8 +196,7 @@ def find_http_benchmarker(
 
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
-    """run.json "skipped" entries for the HTTP benchmarks whose load generator is not installed (Node would fall
-    back to its test double, a request counter, not a load test); a file may name its own (h2load)."""
+    """run.json's skips of HTTP benchmarks whose load generator (autocannon, wrk, or their own) is missing."""
     chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
     skips = []
     for name in selection.files:

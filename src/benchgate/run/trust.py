@@ -33,8 +33,7 @@ def untrusted_head(options: Any) -> bool:
 
 
 def find_sandbox(untrusted: bool, use_sandbox: bool) -> sandbox.Sandbox | None:
-    """The sandbox an untrusted head needs (SandboxUnavailable, exit 2, when none can be made);
-    None for a trusted head, or with ``--no-sandbox``."""
+    """The sandbox an untrusted head needs (SandboxUnavailable when none); None if trusted or ``--no-sandbox``."""
     if not untrusted or not use_sandbox:
         return None
     return sandbox.probe()
@@ -70,8 +69,7 @@ def confinement(
     caches: Iterable[Path | None] = (),
     repo_paths: Iterable[Path] = (),
 ) -> sandbox.Confinement:
-    """How the untrusted run's processes start: confined by ``found``, or (None: --no-sandbox) only
-    without credential variables. ``repo_paths``: ``repository_paths`` of the Node checkout (hidden)."""
+    """How the untrusted run's processes start: confined by ``found`` (None: --no-sandbox, credentials dropped)."""
     if found is None:
         return sandbox.Confinement(None)
     read_only = [Path(path) for path in binaries]
