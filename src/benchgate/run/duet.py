@@ -209,23 +209,15 @@ class SlotRunner:
         return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
 
     def _start(self, job, cpus: str | None) -> threading.Thread:
-        session, plan = self.session, self.session.plan
+        session = self.session
         recorded = self._recorded[job.index] = _Recorded()
         self._cpus[job.index] = cpus or ""
-        argv, env = session.job_command(job, cpus)  # a whole file, or a configuration child
         process = BenchmarkProcess()
         session.running.append(process)  # a signal stops it with the others
 
         def work() -> None:
             try:
-                recorded.result = process.run(
-                    argv,
-                    cwd=plan.benchmark_dir.parent,
-                    env=env,
-                    timeout=plan.timeout,
-                    on_message=recorded.messages.append,
-                    sandbox=plan.sandbox,
-                )
+                recorded.result = session.execute(job, process, recorded.messages.append, cpus)
             except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
                 recorded.error = error
             finally:
@@ -234,18 +226,6 @@ class SlotRunner:
         thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
         thread.start()
         return thread
-
-    def replay(self, job):
-        """The session's ``process.run`` for ``job``: its recorded messages, then its recorded result."""
-        recorded = self._recorded.pop(job.index)
-
-        def run(argv, *, cwd, env, timeout, on_message, sandbox=None) -> ProcessResult:
-            for message in recorded.messages:
-                on_message(message)
-            assert recorded.result is not None
-            return recorded.result
-
-        return run
 
     def run(self) -> None:
         """Every batch from the first job not done yet; returns at the end or when a signal stopped it."""
@@ -295,7 +275,7 @@ class SlotRunner:
             ran = job.index in self._recorded
             if ran:
                 cut_short = self._interrupted(job)
-                rows[job.side] = session.run_job(job, replay=self.replay(job))
+                rows[job.side] = session.run_job(job, self._recorded.pop(job.index))
                 if cut_short:
                     return  # not counted as done, as in Session.run
             session.job_done(job, skipped=not ran)

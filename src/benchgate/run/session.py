@@ -158,22 +158,26 @@ class Session:
             if item["filename"] == filename and item["configuration"] is None and done in range(len(known)):
                 item["configuration"] = known[done]
 
-    def job_command(self, job: Job, cpuset: str | None) -> tuple[list[str], dict[str, str]]:
-        """The job's command line (pinned to ``cpuset``) and environment: a whole file, or a configuration child."""
-        binary, file_path = self.plan.binaries[job.side], self.plan.benchmark_dir / job.filename
+    def execute(self, job: Job, process: BenchmarkProcess, on_message, cpuset: str | None) -> ProcessResult:
+        """Run ``job`` in ``process``, pinned to ``cpuset``: a whole file, or a configuration child."""
+        plan, env = self.plan, self._env
+        binary, file_path = plan.binaries[job.side], plan.benchmark_dir / job.filename
         if job.configuration is None:
-            return job_argv(binary.path, binary.node_args, file_path, self.plan.set_args, cpuset), self._env
-        flags = self.plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
-        argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
-        return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
+            argv = job_argv(binary.path, binary.node_args, file_path, plan.set_args, cpuset)
+        else:
+            flags = plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
+            argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
+            env = {**env, protocol.RUN_FN_VARIABLE: ""}
+        cwd = plan.benchmark_dir.parent
+        return process.run(argv, cwd=cwd, env=env, timeout=plan.timeout, on_message=on_message, sandbox=plan.sandbox)
 
     def _warn(self, job: Job, message: str, configuration: str | None = None) -> None:
         protocol.add_warning(
             self.state.protocol_warnings, message, filename=job.filename, side=job.side, configuration=configuration
         )
 
-    def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
-        """Run (or ``replay``) ``job``; the (configuration, results.csv line) of each sample it wrote."""
+    def run_job(self, job: Job, recorded=None) -> list[tuple[str, int]]:
+        """Run ``job`` (or replay what ``duet.SlotRunner`` ``recorded``); the (configuration, line) of its samples."""
         label = CSV_LABELS[job.side]
         lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
@@ -195,15 +199,12 @@ class Session:
 
         if self.progress:
             self.progress.job_started(job)
-        argv, env = self.job_command(job, self.plan.cpuset)
-        result = (replay or self._process.run)(
-            argv,
-            cwd=self.plan.benchmark_dir.parent,
-            env=env,
-            timeout=self.plan.timeout,
-            on_message=on_message,
-            sandbox=self.plan.sandbox,
-        )
+        if recorded is None:
+            result = self.execute(job, self._process, on_message, self.plan.cpuset)
+        else:
+            for message in recorded.messages:
+                on_message(message)
+            result = recorded.result
         self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
         for error in result.protocol_errors:
             self._warn(job, error)
