@@ -236,8 +236,6 @@ class SlotRunner:
             if session.interrupted:
                 break
             self._run_batch(batch)
-            if session.interrupted:
-                break
 
     def _run_batch(self, batch: list[Unit]) -> None:
         session = self.session
@@ -254,11 +252,9 @@ class SlotRunner:
         # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
         for unit in batch:
             interrupted = any(self._interrupted(job) for job in unit.jobs)
-            if interrupted and unit.duet:  # a duet is kept whole or not at all: --resume runs it again
-                session.interrupted = True
-                return
-            self._replay_unit(unit)
-            if interrupted:  # a single job: the session kept its samples, as a run one job at a time does
+            if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
+                self._replay_unit(unit)  # a single job cut short keeps its samples, as a run one job at a time does
+            if interrupted:
                 session.interrupted = True
                 return
 
@@ -288,10 +284,8 @@ class SlotRunner:
             session.checkpoint_after(job)  # a look sees the pairs written so far (pairs.csv, run.json)
 
     def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
-        base_job = next(job for job in unit.jobs if job.side != HEAD)
-        head_job = next(job for job in unit.jobs if job.side == HEAD)
-        base_rows, head_rows = rows.get(base_job.side, []), rows.get(HEAD, [])
-        paired, unpaired = pair_rows(base_rows, head_rows)
+        base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
+        paired, unpaired = pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
         base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
         pairs = [
             Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)

@@ -70,8 +70,9 @@ class RunOptions:
     history_store: str | None = None  # a configured history store: main's runs give each row's noise (run.prior)
 
 
-def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:
+def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary:
     path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
+    node_args = tuple(getattr(options, f"{side}_node_args"))
     if path and version:
         raise InputError(f"--{side}-binary and --{side}-version both given; choose one")
     if path:
@@ -100,31 +101,22 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
         raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
     if not options.head_ref:
         raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
-    settings = options.build_settings or BuildSettings()
     repo = options.repo.resolve()
+    how = {"settings": options.build_settings or BuildSettings(), "cache_dir": options.build_cache}
+    how.update(use_sandbox=options.use_sandbox, hide=(options.output,))
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
-    results_by_side, records, binaries = {}, {}, {}
+    records, binaries = {}, {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
         try:
-            result = build.build_ref(
-                repo,
-                ref,
-                side=side,
-                settings=settings,
-                cache_dir=options.build_cache,
-                trusted=trusted,
-                use_sandbox=options.use_sandbox,
-                hide=(options.output,),
-            )
+            result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
             # when the head fails to build, the failure record still names the base built before it
             raise BuildFailure(error, build_failure_record(options, error, records, sandbox)) from error
-        results_by_side[side] = result
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
-    benchmark_dir = (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+    benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()
     return replace(options, **binaries), benchmark_dir, records
 
 
@@ -200,14 +192,8 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
         categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
         if not categories:
             return None, placement
-    selection = suite.select(
-        benchmark_dir,
-        categories,
-        filters=options.filters,
-        excludes=options.excludes,
-        set_args=suite.parse_set(options.set_args),
-        shard=suite.parse_shard(options.shard),
-    )
+    chosen = {"filters": options.filters, "excludes": options.excludes, "set_args": options.set_args}
+    selection = suite.select(benchmark_dir, categories, shard=suite.parse_shard(options.shard), **chosen)
     return selection, placement
 
 
@@ -304,10 +290,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
-    binaries = {
-        "base": _binary(options, "base", tuple(options.base_node_args)),
-        "head": _binary(options, "head", tuple(options.head_node_args), head_probe if untrusted else None),
-    }
+    binaries = {"base": _binary(options, "base"), "head": _binary(options, "head", head_probe if untrusted else None)}
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
