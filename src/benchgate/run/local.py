@@ -100,8 +100,8 @@ def run_benchmarks(options: RunOptions) -> int | None:
     recorder.checkpoint(len(session.schedule), final=True)
     for item in state.protocol_warnings:
         print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
-    if session.stopping.summary():
-        print(f"benchgate: {session.stopping.summary()}", file=sys.stderr)
+    if stopping is not None:
+        print(f"benchgate: {stopping.summary()}", file=sys.stderr)
     print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(

@@ -49,19 +49,6 @@ class RunPlan:
         return build_schedule(self.files, self.runs, self.seed, units)
 
 
-class FixedStopping:
-    """The stopping strategy of a run with a fixed number of runs: every job runs (``Adaptive`` is the other)."""
-
-    def skips(self, job: Job) -> bool:
-        return False
-
-    def after_job(self, job: Job) -> bool:
-        return False
-
-    def summary(self) -> str | None:
-        return None
-
-
 class Session:
     """Carries out a schedule one job at a time (or via ``duet.SlotRunner``) into the recorder; stops on a signal."""
 
@@ -77,8 +64,8 @@ class Session:
         self.plan = plan
         self.recorder = recorder
         self.state = recorder.state
-        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped.
-        self.stopping = stopping if stopping is not None else FixedStopping()
+        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped; None: none stop.
+        self.stopping = stopping
         self.progress = progress
         self._process = BenchmarkProcess()
         self.running = [self._process]  # the benchmark processes running now: a signal stops them all
@@ -106,7 +93,7 @@ class Session:
             for job in self.schedule[self.state.completed_jobs :] if executor is None else ():
                 if self.interrupted:
                     break
-                skipped = self.stopping.skips(job)
+                skipped = self.stopping is not None and self.stopping.skips(job)
                 if not skipped:
                     if self.runs(job):  # else: failed too often, the note was added when the limit was reached
                         self.run_job(job)
@@ -122,7 +109,7 @@ class Session:
 
     def runs(self, job: Job) -> bool:
         """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
-        return not self.stopping.skips(job) and not (
+        return not (self.stopping is not None and self.stopping.skips(job)) and not (
             self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
         )
 
@@ -136,7 +123,7 @@ class Session:
 
     def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
         """The look ``job`` may end, then a checkpoint (after a skipped job: only at a look or at the end)."""
-        looked = self.stopping.after_job(job)
+        looked = self.stopping is not None and self.stopping.after_job(job)
         if always or looked or self.state.completed_jobs == len(self.schedule):
             self.recorder.checkpoint(len(self.schedule))
 
