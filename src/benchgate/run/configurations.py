@@ -117,10 +117,7 @@ def combine(base: SideExpansion, head: SideExpansion) -> Expansion | str:
 
 
 def expand_files(
-    files: Sequence[str],
-    expand: Callable[[str, str], SideExpansion],
-    *,
-    is_http: Callable[[str], bool],
+    files: Sequence[str], expand: Callable[[str, str], SideExpansion], *, is_http: Callable[[str], bool]
 ) -> tuple[dict[str, Expansion], dict[str, str]]:
     """Per file, its expansion; the files that run whole, and why. ``expand(filename, side)`` lists one side."""
     expansions: dict[str, Expansion] = {}

@@ -139,11 +139,8 @@ def add_warning(warnings: list[dict], message: str, *, filename=None, side=None,
 
 def describe_warning(item: dict) -> str:
     """One line for stderr."""
-    where = " ".join(
-        part
-        for part in (item.get("filename"), item.get("configuration"), item.get("side") and f"({item['side']})")
-        if part
-    )
+    parts = (item.get("filename"), item.get("configuration"), item.get("side") and f"({item['side']})")
+    where = " ".join(filter(None, parts))
     repeated = f" [{item['count']} times]" if item.get("count", 1) > 1 else ""
     return f"{where}: {item['message']}{repeated}" if where else f"{item['message']}{repeated}"
 

@@ -180,19 +180,14 @@ def _benchmarker_present(name: str, which: Callable[[str], str | None], benchmar
 
 
 def find_http_benchmarker(
-    set_args: Sequence[str] = (),
-    which: Callable[[str], str | None] = shutil.which,
-    benchmark_dir: Path | None = None,
+    set_args: Sequence[str] = (), which: Callable[[str], str | None] = shutil.which, benchmark_dir: Path | None = None
 ) -> str | None:
     """The HTTP load generator common.js would use (``--set benchmarker=NAME``: that one), or None."""
     for argument in set_args:
         key, _, value = argument.partition("=")
         if key == "benchmarker":
             return value if _benchmarker_present(value, which, benchmark_dir) else None
-    for name in HTTP_BENCHMARKERS:
-        if which(name):
-            return name
-    return None
+    return next((name for name in HTTP_BENCHMARKERS if which(name)), None)
 
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
