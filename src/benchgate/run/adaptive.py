@@ -15,7 +15,7 @@ from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
-from benchgate.run.recorder import now
+from benchgate.run.session import now
 from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`

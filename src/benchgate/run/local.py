@@ -14,8 +14,7 @@ from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputE
 from benchgate.run import duet, protocol
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.progress import Progress
-from benchgate.run.recorder import Recorder, SessionState, now
-from benchgate.run.session import RunPlan, Session
+from benchgate.run.session import Recorder, RunPlan, Session, SessionState, now
 
 
 def check_output_dir(output: Path) -> None:

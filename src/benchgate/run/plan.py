@@ -13,8 +13,7 @@ from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
 from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, topology, trust
-from benchgate.run.recorder import now
-from benchgate.run.session import RunPlan, plan_from_record
+from benchgate.run.session import RunPlan, now, plan_from_record
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
