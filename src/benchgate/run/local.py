@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import sys
@@ -25,21 +26,17 @@ def check_output_dir(output: Path) -> None:
         return
     if output.exists() or output.is_symlink():
         raise InputError(f"--output {output}: exists and is not a directory")
-    missing = [output]
-    while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
-        missing.append(missing[-1].parent)
+    missing = [output, *itertools.takewhile(lambda parent: not parent.exists(), output.parents)]
     if not missing[-1].parent.is_dir():
         raise InputError(f"--output {output}: {missing[-1].parent} is not a directory")
-    created = []
     try:
-        for directory in reversed(missing):
-            directory.mkdir()
-            created.append(directory)
+        output.mkdir(parents=True)
     except OSError as error:
         raise InputError(f"--output {output}: cannot create {error.filename or output}: {error.strerror}") from None
     finally:
-        for directory in reversed(created):
-            directory.rmdir()
+        for directory in missing:  # the deepest first; those not created are not there
+            with contextlib.suppress(FileNotFoundError):
+                directory.rmdir()
 
 
 def run_benchmarks(options: RunOptions) -> int | None:
