@@ -133,9 +133,7 @@ class Adaptive:
 
     def skips(self, job) -> bool:
         """A job of a comparison, or of a file run whole, that has stopped is not run."""
-        if job.row is not None:
-            return (job.filename, job.row) in self.stopped
-        return self._file_done(job.filename)
+        return (job.filename, job.row) in self.stopped if job.row is not None else self._file_done(job.filename)
 
     def after_job(self, job) -> bool:
         """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""

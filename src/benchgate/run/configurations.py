@@ -93,12 +93,11 @@ def expand_side(
     env: Mapping[str, str],
     timeout: float | None,
     sandbox: Confinement | None = None,
-    process: BenchmarkProcess | None = None,
 ) -> SideExpansion:
     """Ask one side's common.js which configuration children ``filename`` forks (see the module docstring)."""
     messages: list[dict] = []
     argv = [str(binary.path), *binary.node_args, "--require", str(PRELOAD), str(benchmark_dir / filename), *set_args]
-    result = (process or BenchmarkProcess()).run(
+    result = BenchmarkProcess().run(
         argv, cwd=benchmark_dir.parent, env=dict(env), timeout=timeout, on_message=messages.append, sandbox=sandbox
     )
     if result.timed_out or result.interrupted:

@@ -40,9 +40,8 @@ def unit_key(job) -> tuple:
 
 def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     """Does this benchmark file start servers, workers or child processes (so it must run alone)?"""
-    if filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES:
-        return True
-    return bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
+    in_category = filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES
+    return in_category or bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
 
 
 def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:

@@ -106,9 +106,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if not options.analyze:
-        return _status_without_statistics(record, output)
-    return None
+    return None if options.analyze else _status_without_statistics(record, output)
 
 
 def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:

@@ -109,9 +109,7 @@ def default_cpuset(machine: Topology) -> str | None:
     """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None."""
     # Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
     groups = machine.by_type(machine.allowed)
-    if len(groups) < 2 or PERFORMANCE not in groups:
-        return None
-    return format_cpu_list(groups[PERFORMANCE])
+    return format_cpu_list(groups[PERFORMANCE]) if len(groups) > 1 and PERFORMANCE in groups else None
 
 
 def mixed_types_warning(machine: Topology, cpuset: str | None) -> str | None:

@@ -34,9 +34,7 @@ def untrusted_head(options: Any) -> bool:
 
 def find_sandbox(untrusted: bool, use_sandbox: bool) -> sandbox.Sandbox | None:
     """The sandbox an untrusted head needs (SandboxUnavailable when none); None if trusted or ``--no-sandbox``."""
-    if not untrusted or not use_sandbox:
-        return None
-    return sandbox.probe()
+    return sandbox.probe() if untrusted and use_sandbox else None
 
 
 def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None = None) -> dict:
