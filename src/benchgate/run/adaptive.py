@@ -83,11 +83,10 @@ class Adaptive:
         self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
-        self.last_of_iteration: dict[int, int] = {}
+        self.last_of_iteration = {job.iteration: job.index for job in schedule}
         # Per file run one configuration a job: its comparisons (the file is done when all have stopped).
         self.rows_of: dict[str, set[str]] = {}
         for job in schedule:
-            self.last_of_iteration[job.iteration] = job.index
             if job.row is not None:
                 self.rows_of.setdefault(job.filename, set()).add(job.row)
         self.scheduled_files = {job.filename for job in schedule}

@@ -78,7 +78,7 @@ class Progress:
             self._show(force=True)
 
     def eta(self, *, worst: bool = False) -> float | None:
-        """Seconds left, or None before any job finished (``worst``: every running file to max-runs)."""
+        """Seconds left by each job's (file, side) mean so far, None before any ended (``worst``: all to max-runs)."""
         all_durations = [value for values in self._durations.values() for value in values]
         if not all_durations:
             return None

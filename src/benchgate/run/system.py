@@ -92,10 +92,6 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
 
 def render(environment: dict) -> str:
     """The environment as a few plain lines for the printed report."""
-    lines = ["Runner environment:"]
-    for key, value in environment.items():
-        if key != "warnings":
-            lines.append(f"  {key.replace('_', ' ')}: {value}")
-    for warning in environment.get("warnings", []):
-        lines.append(f"  WARNING: {warning}")
-    return "\n".join(lines) + "\n"
+    facts = [f"  {key.replace('_', ' ')}: {value}" for key, value in environment.items() if key != "warnings"]
+    warnings = [f"  WARNING: {warning}" for warning in environment.get("warnings", [])]
+    return "\n".join(["Runner environment:", *facts, *warnings]) + "\n"
