@@ -115,7 +115,7 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
             raise BuildFailure(error, build_failure_record(options, error, records, sandbox)) from error
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
-    benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()
+    benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()  # the head's: built last
     return replace(options, **binaries), benchmark_dir, records
 
 
