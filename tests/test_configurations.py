@@ -23,8 +23,7 @@ from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.run import configurations
 from benchgate.run.process import BASE, HEAD, build_schedule
-from benchgate.run.recorder import Recorder, SessionState
-from benchgate.run.session import RunPlan, Session
+from benchgate.run.session import Recorder, RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

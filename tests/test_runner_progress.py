@@ -13,8 +13,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, Job, build_schedule
 from benchgate.run.progress import Progress, format_seconds
-from benchgate.run.recorder import Recorder, SessionState
-from benchgate.run.session import RunPlan, Session
+from benchgate.run.session import Recorder, RunPlan, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

@@ -61,7 +61,7 @@ class FailureEntry(fields.Model):
     stderr_tail: fields.Text(16384) | None = None
     iteration: fields.Integer(0, fields.MAX_RUNS) | None = None
     configurations_done: fields.Integer(0, fields.MAX_COUNT) | None = None
-    gating: fields.Flag | None = None  # a head failure where the base did not fail (benchgate.run.recorder.mark_gating)
+    gating: fields.Flag | None = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
 
 
 class SkipEntry(fields.Model):

@@ -1,11 +1,7 @@
-"""``benchgate run --runs auto``: the looks of an adaptive run, the files that stop, and its record.
+"""``benchgate run --runs auto``: the looks of an adaptive run, the units that stop, and its record.
 
-The schedule is the fixed one for ``max_runs``; the jobs of a unit that has stopped (a comparison, or a
-file run whole) are skipped, so a resumed run rebuilds the same schedule. A look is taken when the last
-job of an iteration at one of the design's looks has finished: results.csv's size and digest are
-recorded, and every look so far is replayed from those prefixes (``benchgate.stats.adaptivetable``), so
-the live run, ``--resume`` and ``benchgate report`` compute the same stops from the same bytes.
-run.json gets each look and, per stopped unit, when and why (``benchgate.results.lookrecord``).
+Every look is replayed from results.csv's recorded prefixes, so the run, ``--resume`` and ``benchgate report``
+compute the same stops (docs/statistics.md, "Adaptive runs").
 """
 
 from __future__ import annotations
@@ -19,15 +15,8 @@ from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
 from benchgate.results.lookrecord import AUTO, STOPS_VERSION
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
-from benchgate.run.recorder import now
-from benchgate.stats.gate import (
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_MAX_RESOLUTION,
-    DISPLAY_LEVEL,
-    MAX_RUNS,
-    MIN_RUNS,
-    THRESHOLDS,
-)
+from benchgate.run.session import now
+from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
     from benchgate.stats.sequential import Design
@@ -40,14 +29,10 @@ def design_for(
     max_runs: int | None,
     *,
     threshold: str = "***",
-    correction: str = "holm",
-    min_effect: float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     pairing: str = "sequential",
-    unchanged_confidence: float | None = None,
-    max_resolution: float | None = DEFAULT_MAX_RESOLUTION,
+    **settings,
 ) -> Design | None:
-    """The design of ``--runs auto`` (None for a fixed number of runs, which is checked here too)."""
+    """The design of ``--runs auto`` (None for fixed runs, checked here too); ``settings``: other ``Design`` fields."""
     if runs != AUTO:
         if min_runs is not None or max_runs is not None:
             raise InputError("--min-runs and --max-runs apply to --runs auto only")
@@ -68,17 +53,7 @@ def design_for(
 
     # A duet run's looks are decided by the paired test (tests/perf/simulate_gate.py's duet-auto column).
     paired_test = {"test": PAIRED_TEST} if pairing == "duet" else {}
-    return sequential.make_design(
-        alpha,
-        min_runs=low,
-        max_runs=high,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        max_resolution=max_resolution,
-        **paired_test,
-        **({} if unchanged_confidence is None else {"unchanged_confidence": unchanged_confidence}),
-    )
+    return sequential.make_design(alpha, min_runs=low, max_runs=high, **paired_test, **settings)
 
 
 def new_record_fields(design: Design) -> dict:
@@ -108,11 +83,10 @@ class Adaptive:
         self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
-        self.last_of_iteration: dict[int, int] = {}
+        self.last_of_iteration = {job.iteration: job.index for job in schedule}
         # Per file run one configuration a job: its comparisons (the file is done when all have stopped).
         self.rows_of: dict[str, set[str]] = {}
         for job in schedule:
-            self.last_of_iteration[job.iteration] = job.index
             if job.row is not None:
                 self.rows_of.setdefault(job.filename, set()).add(job.row)
         self.scheduled_files = {job.filename for job in schedule}
@@ -144,33 +118,25 @@ class Adaptive:
             )
 
     def _keys(self) -> list[tuple[str, str]]:
-        last = self.look_samples[-1] if self.look_samples else None
-        if last is None or not len(last):
+        last = self.look_samples[-1] if self.look_samples else []
+        if not len(last):
             return []
         return sorted(set(zip(last["filename"].astype(str), last["configuration"].astype(str), strict=True)))
 
     def _file_done(self, name: str) -> bool:
-        if (name, None) in self.stopped:
-            return True
         rows = self.rows_of.get(name)
-        return bool(rows) and all((name, row) in self.stopped for row in rows)
+        return (name, None) in self.stopped or (bool(rows) and all((name, row) in self.stopped for row in rows))
 
     def _running_files(self) -> list[str]:
         return sorted(name for name in self.scheduled_files if not self._file_done(name))
 
-    @property
-    def running(self) -> int:
-        return len(self._running_files())
-
     def skips(self, job) -> bool:
         """A job of a comparison, or of a file run whole, that has stopped is not run."""
-        if job.row is not None:
-            return (job.filename, job.row) in self.stopped
-        return self._file_done(job.filename)
+        return (job.filename, job.row) in self.stopped if job.row is not None else self._file_done(job.filename)
 
     def after_job(self, job) -> bool:
         """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""
-        if self.last_of_iteration.get(job.iteration) != job.index or not self.running:
+        if self.last_of_iteration.get(job.iteration) != job.index or not self._running_files():
             return False  # not the end of an iteration, or every file has stopped: no look to take
         taken = len(self.record["looks"])
         runs = job.iteration + 1
@@ -187,7 +153,7 @@ class Adaptive:
         self.look_samples.append(read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0])
         self._read_pairs()
         keys = self._keys()
-        running_before = self.running
+        running_before = len(self._running_files())
         if not keys:  # nothing measured yet (every process failed): no file can be judged
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return

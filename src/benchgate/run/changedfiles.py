@@ -1,16 +1,11 @@
-"""Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file.
-
-The mapping shipped with benchgate is ``benchgate/data/changed-files.yml``;
-``--changed-map FILE`` replaces it. Files the mapping cannot place fall back to
-its ``default`` categories (or ``--changed-default``) and are named, so a
-reviewer sees what was guessed.
-"""
+"""Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file
+(``benchgate/data/changed-files.yml`` or ``--changed-map``)."""
 
 from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -47,14 +42,8 @@ class ChangedCategories:
     map_source: str = ""
 
     def record(self) -> dict:
-        return {
-            "map": self.map_source,
-            "categories": self.categories,
-            "changed_files": self.changed_files,
-            "ignored": self.ignored,
-            "unmapped": self.unmapped,
-            "fallback": self.fallback,
-        }
+        fields = asdict(self)
+        return {"map": fields.pop("map_source"), **fields}
 
     def notes(self) -> list[str]:
         """Lines for the user: what fell back to the default, and what selects nothing."""

@@ -1,14 +1,7 @@
 """The configurations of each benchmark file, as its own ``common.js`` would run them: one job each.
 
-Under compare.js a file's ``common.js`` builds its queue of configurations and forks the file once per
-configuration with ``NODE_RUN_BENCHMARK_FN`` set; the child runs only that one. ``--jobs
-per-configuration`` (the default) asks each side's ``common.js`` for its queue once, through the preload
-``data/expand-configurations.js`` (its ``fork`` only says over IPC what it was asked to start), and each
-job then starts exactly that child. Detected, never assumed from a version, a file runs whole (one job
-per file, side and iteration) when it forked nothing, forked something else than itself as a child, fewer
-children than queue entries, failed to list, is an HTTP benchmark (its row names the load generator,
-known only after it ran), or when the two sides' queues differ. A child reporting another configuration
-than listed is written as reported with a protocol warning (its comparison cannot then stop on its own).
+Each side's common.js is asked for its queue once through ``data/expand-configurations.js``; a file whose
+queue cannot be run child by child runs whole (docs/statistics.md, "Adaptive runs").
 """
 
 from __future__ import annotations
@@ -100,12 +93,11 @@ def expand_side(
     env: Mapping[str, str],
     timeout: float | None,
     sandbox: Confinement | None = None,
-    process: BenchmarkProcess | None = None,
 ) -> SideExpansion:
     """Ask one side's common.js which configuration children ``filename`` forks (see the module docstring)."""
     messages: list[dict] = []
     argv = [str(binary.path), *binary.node_args, "--require", str(PRELOAD), str(benchmark_dir / filename), *set_args]
-    result = (process or BenchmarkProcess()).run(
+    result = BenchmarkProcess().run(
         argv, cwd=benchmark_dir.parent, env=dict(env), timeout=timeout, on_message=messages.append, sandbox=sandbox
     )
     if result.timed_out or result.interrupted:
@@ -124,10 +116,7 @@ def combine(base: SideExpansion, head: SideExpansion) -> Expansion | str:
 
 
 def expand_files(
-    files: Sequence[str],
-    expand: Callable[[str, str], SideExpansion],
-    *,
-    is_http: Callable[[str], bool],
+    files: Sequence[str], expand: Callable[[str, str], SideExpansion], *, is_http: Callable[[str], bool]
 ) -> tuple[dict[str, Expansion], dict[str, str]]:
     """Per file, its expansion; the files that run whole, and why. ``expand(filename, side)`` lists one side."""
     expansions: dict[str, Expansion] = {}

@@ -1,12 +1,6 @@
-"""Duet runs and slots: which jobs run together, on which CPU sets, and how a duet's samples pair up.
+"""Duet runs and slots: which jobs run together, on which CPU sets, how a duet pairs up, and the ``SlotRunner``.
 
-``--pairing duet`` starts the base and the head job of one unit (file, configuration where a job is
-one, iteration) at the same moment on two disjoint CPU sets of whole physical cores, so interference
-hits both halves and cancels in the pair's log ratio; ``--slots N`` runs N units at once. Which half
-runs where is seeded, one pair each way in every two iterations, so a faster CPU set is balanced.
-Files that start servers, workers or child processes run alone on the whole CPU set, unpaired; a
-configuration only one half reported stays in results.csv but in no pair. The design and its
-reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
+The design and its reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 """
 
 from __future__ import annotations
@@ -16,12 +10,15 @@ import random
 import re
 import shutil
 import sys
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchgate.errors import InputError
-from benchgate.run import system, topology
+from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
+from benchgate.run import suite, system, topology
+from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
 SEQUENTIAL, DUET = "sequential", "duet"
 PAIRINGS = (SEQUENTIAL, DUET)
@@ -43,13 +40,8 @@ def unit_key(job) -> tuple:
 
 def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     """Does this benchmark file start servers, workers or child processes (so it must run alone)?"""
-    if filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES:
-        return True
-    try:
-        source = (benchmark_dir / filename).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return bool(_SPAWNS.search(source))
+    in_category = filename.split("/", 1)[0] in EXCLUSIVE_CATEGORIES
+    return in_category or bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
 
 
 def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
@@ -123,9 +115,7 @@ def batches(all_units: Sequence[Unit], slots: int) -> list[list[Unit]]:
 def pair_rows(
     base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
 ) -> tuple[list[tuple[str, int, int]], int]:
-    """Each half's (configuration, results.csv line) paired by configuration, k-th with k-th, in the base's order
-    (configuration, base line, head line); and the number of samples reported by one half only.
-    """
+    """Each half's (configuration, line) paired k-th with k-th per configuration; the samples left unpaired."""
     waiting: dict[str, list[int]] = {}
     for configuration, line in head_rows:
         waiting.setdefault(configuration, []).append(line)
@@ -163,10 +153,7 @@ def check_cpuset(cpuset: str | None) -> None:
 def check_options(
     pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
 ) -> tuple[str | None, list[str]]:
-    """``--pairing`` and ``--slots`` checked (InputError): the run's ``--cpuset`` and the slots' CPU sets.
-
-    Without ``--cpuset`` a hybrid CPU's jobs are pinned to its performance cores (recorded, so ``--resume`` keeps it).
-    """
+    """``--pairing`` and ``--slots`` checked: the run's ``--cpuset`` (a hybrid CPU's performance cores) and sets."""
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
     machine = machine or topology.read()
@@ -175,3 +162,139 @@ def check_options(
         if cpuset:
             print(f"benchgate: a hybrid CPU: jobs run on its performance cores {cpuset}", file=sys.stderr)
     return cpuset, cpu_sets(cpuset, pairing, slots, machine)
+
+
+@dataclass
+class _Recorded:
+    """One job of a batch: its IPC messages in order, and how its process ended."""
+
+    messages: list[dict] = field(default_factory=list)
+    result: ProcessResult | None = None
+    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
+
+
+def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
+    """A resumed duet run: results.csv and pairs.csv cut back to the checkpoint (no unpaired halves)."""
+    csv_path = output / "results.csv"
+    if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
+        with csv_path.open("r+b") as handle:
+            handle.truncate(csv_bytes)
+    truncate_pairs(output / PAIRS_FILE, int(record.get("pairing", {}).get("pairs", 0)))
+
+
+class SlotRunner:
+    """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets, a thread each;
+    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all."""
+
+    def __init__(self, session) -> None:
+        plan = session.plan
+        self.session = session
+        self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
+        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
+        self.units = units(session.schedule, plan.pairing, exclusive)
+        self._recorded: dict[int, _Recorded] = {}
+        self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
+
+    def _cpus_of(self, unit: Unit, job, slot: int) -> str | None:
+        """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
+        if unit.exclusive or not self.sets:
+            return self.session.plan.cpuset
+        if self.session.plan.pairing != DUET:
+            return self.sets[slot]
+        if not unit.duet:
+            return ",".join(self.sets[2 * slot : 2 * slot + 2])
+        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
+        head_first = head_on_first_set(self.session.plan.seed, unit_key(job))
+        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
+
+    def _start(self, job, cpus: str | None) -> threading.Thread:
+        session = self.session
+        recorded = self._recorded[job.index] = _Recorded()
+        self._cpus[job.index] = cpus or ""
+        process = BenchmarkProcess()
+        session.running.append(process)  # a signal stops it with the others
+
+        def work() -> None:
+            try:
+                recorded.result = session.execute(job, process, recorded.messages.append, cpus)
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                recorded.error = error
+            finally:
+                session.running.remove(process)
+
+        thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
+        thread.start()
+        return thread
+
+    def run(self) -> None:
+        """Every batch from the first job not done yet; returns at the end or when a signal stopped it."""
+        session = self.session
+        done = session.state.completed_jobs
+        pending = [unit for unit in self.units if unit.jobs[-1].index >= done]
+        for batch in batches(pending, session.plan.slots):
+            if session.interrupted:
+                break
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[Unit]) -> None:
+        session = self.session
+        threads = []
+        for slot, unit in enumerate(batch):
+            for job in unit.jobs:
+                if job.index >= session.state.completed_jobs and session.runs(job):
+                    threads.append(self._start(job, self._cpus_of(unit, job, slot)))
+        for thread in threads:
+            thread.join()
+        for recorded in self._recorded.values():
+            if recorded.error is not None:
+                raise recorded.error
+        # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
+        for unit in batch:
+            interrupted = any(self._interrupted(job) for job in unit.jobs)
+            if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
+                self._replay_unit(unit)  # a single job cut short keeps its samples, as a run one job at a time does
+            if interrupted:
+                session.interrupted = True
+                return
+
+    def _interrupted(self, job) -> bool:
+        recorded = self._recorded.get(job.index)
+        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
+
+    def _replay_unit(self, unit: Unit) -> None:
+        session = self.session
+        rows: dict[str, list[tuple[str, int]]] = {}
+        for job in unit.jobs:
+            if job.index < session.state.completed_jobs:
+                continue
+            ran = job.index in self._recorded
+            if ran:
+                cut_short = self._interrupted(job)
+                rows[job.side] = session.run_job(job, self._recorded.pop(job.index))
+                if cut_short:
+                    return  # not counted as done, as in Session.run
+            session.job_done(job, skipped=not ran)
+            if job is not unit.jobs[-1] and unit.duet:
+                continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
+            if unit.duet:
+                self._record_pairs(unit, rows)
+            else:  # a file run alone: its samples are in no pair
+                session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
+            session.checkpoint_after(job)  # a look sees the pairs written so far (pairs.csv, run.json)
+
+    def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
+        base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
+        paired, unpaired = pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
+        base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
+        pairs = [
+            Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
+            for configuration, base_line, head_line in paired
+        ]
+        self.session.recorder.pairs(self.session.plan.pairing, pairs, unpaired, dropped=unpaired)
+        if unpaired:
+            print(
+                f"benchgate: warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} "
+                f"iteration {base_job.iteration}: {unpaired} sample(s) "
+                f"reported by one half only (the other failed or was skipped) are not paired",
+                file=sys.stderr,
+            )

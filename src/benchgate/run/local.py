@@ -1,13 +1,9 @@
-"""One `benchgate run` from options to results on disk: prepare, run with checkpoints.
-
-The session's state goes into run.json after every benchmark process, so an
-interrupted run loses no sample and ``--resume`` continues it. The analysis of the
-finished run is the command's (``benchgate.commands.run``), the same as the report's.
-"""
+"""One `benchgate run` from options to results on disk (the analysis is ``benchgate.commands.run``'s)."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import sys
@@ -16,44 +12,35 @@ from pathlib import Path
 
 from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
-from benchgate.run import protocol, slots
+from benchgate.run import duet, protocol
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.progress import Progress
-from benchgate.run.recorder import Recorder, SessionState, now
-from benchgate.run.session import RunPlan, Session
+from benchgate.run.session import Recorder, RunPlan, Session, SessionState, now
 
 
 def check_output_dir(output: Path) -> None:
-    """``--output`` must be a writable directory or one that can be created, checked before anything runs.
-
-    A missing directory is created and removed again: only trying tells (/proc, read-only mounts).
-    """
+    """``--output`` must be a writable directory or one that can be created (tried: /proc, read-only mounts)."""
     if output.is_dir():
         if not os.access(output, os.W_OK | os.X_OK):
             raise InputError(f"--output {output}: the directory is not writable")
         return
     if output.exists() or output.is_symlink():
         raise InputError(f"--output {output}: exists and is not a directory")
-    missing = [output]
-    while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
-        missing.append(missing[-1].parent)
+    missing = [output, *itertools.takewhile(lambda parent: not parent.exists(), output.parents)]
     if not missing[-1].parent.is_dir():
         raise InputError(f"--output {output}: {missing[-1].parent} is not a directory")
-    created = []
     try:
-        for directory in reversed(missing):
-            directory.mkdir()
-            created.append(directory)
+        output.mkdir(parents=True)
     except OSError as error:
         raise InputError(f"--output {output}: cannot create {error.filename or output}: {error.strerror}") from None
     finally:
-        for directory in reversed(created):
-            directory.rmdir()
+        for directory in missing:  # the deepest first; those not created are not there
+            with contextlib.suppress(FileNotFoundError):
+                directory.rmdir()
 
 
 def run_benchmarks(options: RunOptions) -> int | None:
-    """Run (or resume) the benchmarks into ``options.output``: the exit status when there is no verdict to compute
-    (nothing selected, interrupted, ``--no-analyze``), None when the results are ready for the analysis."""
+    """Run (or resume) into ``options.output``: the exit status without a verdict, or None for the analysis."""
     output = options.output
     check_output_dir(output)
     try:
@@ -82,7 +69,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     already_written = []
     concurrent = plan.pairing != "sequential" or plan.slots > 1
     if options.resume and plan.pairing == "duet":
-        slots.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
+        duet.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
     elif options.resume and csv_path.exists():
         already_written = results.sample_keys_after(csv_path, state.csv_bytes)
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
@@ -96,7 +83,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
-        session.run(slots.SlotRunner(session) if concurrent else None)
+        session.run(duet.SlotRunner(session) if concurrent else None)
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     if state.samples and not session.interrupted:
@@ -109,8 +96,8 @@ def run_benchmarks(options: RunOptions) -> int | None:
     recorder.checkpoint(len(session.schedule), final=True)
     for item in state.protocol_warnings:
         print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
-    if session.stopping.summary():
-        print(f"benchgate: {session.stopping.summary()}", file=sys.stderr)
+    if stopping is not None:
+        print(f"benchgate: {stopping.summary()}", file=sys.stderr)
     print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
     if session.interrupted:
         print(
@@ -119,14 +106,11 @@ def run_benchmarks(options: RunOptions) -> int | None:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if not options.analyze:
-        return _status_without_statistics(record, output)
-    return None
+    return None if options.analyze else _status_without_statistics(record, output)
 
 
 def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
-    """``--jobs per-configuration``: list each file's configurations (both sides), record them, say which run whole;
-    the plan with them."""
+    """``--jobs per-configuration``: each file's configurations recorded (or why it runs whole), in the plan."""
     from benchgate.run import configurations, suite
 
     record["jobs"] = jobs
@@ -135,20 +119,12 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
     env = protocol.benchmark_environment(os.environ)
 
     def expand(filename: str, side: str) -> configurations.SideExpansion:
-        return configurations.expand_side(
-            plan.binaries[side],
-            plan.benchmark_dir,
-            filename,
-            plan.set_args,
-            env=env,
-            timeout=plan.timeout,
-            sandbox=plan.sandbox,
-        )
+        binary, options = plan.binaries[side], {"env": env, "timeout": plan.timeout, "sandbox": plan.sandbox}
+        return configurations.expand_side(binary, plan.benchmark_dir, filename, plan.set_args, **options)
 
-    def is_http(filename: str) -> bool:
-        return suite.is_http_benchmark(plan.benchmark_dir / filename)
-
-    expanded, whole = configurations.expand_files(plan.files, expand, is_http=is_http)
+    expanded, whole = configurations.expand_files(
+        plan.files, expand, is_http=lambda filename: suite.is_http_benchmark(plan.benchmark_dir / filename)
+    )
     record["configurations"] = {name: found.record() for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
@@ -157,8 +133,7 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
 
 
 def _status_without_statistics(record: dict, output: Path) -> int:
-    """--no-analyze: the run's exit status without pandas and scipy (no verdict), but never a pass for a run
-    whose head failed where the base succeeded, or that measured nothing."""
+    """--no-analyze: the exit status without pandas and scipy, never a pass with gating failures or no samples."""
     gating = [failure for failure in record["failures"] if failure.get("gating")]
     if gating:
         print(

@@ -1,10 +1,4 @@
-"""What one `benchgate run` will do, fixed and checked before the first benchmark process starts.
-
-``prepare`` turns the options into the plan (binaries, files, schedule seed) and the
-run.json record that starts the run. Everything is checked here (binaries, categories,
-filters, ``--set``, the output directory), so bad input costs one line and exit status 2,
-not a half-written run. A resumed run's plan comes back from its run.json instead.
-"""
+"""What one `benchgate run` will do, checked before the first benchmark process starts: the plan and run.json."""
 
 from __future__ import annotations
 
@@ -19,8 +13,7 @@ from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
 from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, topology, trust
-from benchgate.run.recorder import now
-from benchgate.run.session import RunPlan, plan_from_record
+from benchgate.run.session import RunPlan, now, plan_from_record
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
@@ -76,8 +69,9 @@ class RunOptions:
     history_store: str | None = None  # a configured history store: main's runs give each row's noise (run.prior)
 
 
-def _binary(options: RunOptions, side: str, node_args: tuple[str, ...], sandbox=None) -> releases.NodeBinary:
+def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary:
     path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
+    node_args = tuple(getattr(options, f"{side}_node_args"))
     if path and version:
         raise InputError(f"--{side}-binary and --{side}-version both given; choose one")
     if path:
@@ -98,8 +92,7 @@ class BuildFailure(Exception):
 
 
 def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, dict]:
-    """Build (or reuse) base and head from ``--repo``: the options with both binaries, the benchmark/ to run (by
-    default the head's) and the build records (side -> ``BuildResult.record()``)."""
+    """Build (or reuse) both sides from ``--repo``: the options with their binaries, the benchmark/, the records."""
     from benchgate import build
 
     given = [name for name in ("base_binary", "head_binary", "base_version", "head_version") if getattr(options, name)]
@@ -107,54 +100,34 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
         raise InputError(f"--repo builds both binaries; drop --{given[0].replace('_', '-')}")
     if not options.head_ref:
         raise InputError("--repo needs --head-ref (and --base-ref, or --base-branch for the merge base)")
-    settings = options.build_settings or BuildSettings()
     repo = options.repo.resolve()
+    how = {"settings": options.build_settings or BuildSettings(), "cache_dir": options.build_cache}
+    how.update(use_sandbox=options.use_sandbox, hide=(options.output,))
     base_ref = options.base_ref or build.merge_base(repo, options.head_ref, options.base_branch)
-    results_by_side, records, binaries = {}, {}, {}
+    records, binaries = {}, {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
         print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
         try:
-            result = build.build_ref(
-                repo,
-                ref,
-                side=side,
-                settings=settings,
-                cache_dir=options.build_cache,
-                trusted=trusted,
-                use_sandbox=options.use_sandbox,
-                hide=(options.output,),
-            )
+            result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
             # when the head fails to build, the failure record still names the base built before it
             raise BuildFailure(error, build_failure_record(options, error, records, sandbox)) from error
-        results_by_side[side] = result
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
-    benchmark_dir = (options.benchmark_dir or results_by_side["head"].worktree / "benchmark").resolve()
+    benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()  # the head's: built last
     return replace(options, **binaries), benchmark_dir, records
 
 
 def _design(options: RunOptions):
     """The adaptive design of ``--runs auto`` from the run's gate policy (None for fixed runs)."""
-    policy = options.policy
-    return adaptive.design_for(
-        options.runs,
-        options.min_runs,
-        options.max_runs,
-        threshold=policy.threshold,
-        correction=policy.correction,
-        min_effect=policy.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        pairing=options.pairing,
-        unchanged_confidence=policy.unchanged_confidence,
-        max_resolution=policy.max_resolution,
-    )
+    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
+    settings = {name: getattr(options.policy, name) for name in fields}
+    return adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
 
 
 def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict) -> dict:
-    """run.json of a ``--repo`` run whose build failed (``error``: a ``build.SideBuildError``; ``built``: the sides
-    built before it): the report posts "does not build" from it; only the base's failure is ``infrastructure``."""
+    """run.json of a ``--repo`` run whose ``error`` side did not build (``built``: the sides built before it)."""
     from benchgate import build
 
     tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message
@@ -194,8 +167,7 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict)
 
 
 def _cpuset_of(options: RunOptions) -> str | None:
-    """``--set CPUSET=...`` as compare.js reads it (the first counts), also an alias of --cpuset; the argument
-    still reaches every file with the other ``--set`` values, as in compare.js."""
+    """``--cpuset``, or ``--set CPUSET=...`` (the first), which still reaches every file as in compare.js."""
     cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
     if not cpusets:
         return options.cpuset
@@ -219,14 +191,8 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
         categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
         if not categories:
             return None, placement
-    selection = suite.select(
-        benchmark_dir,
-        categories,
-        filters=options.filters,
-        excludes=options.excludes,
-        set_args=suite.parse_set(options.set_args),
-        shard=suite.parse_shard(options.shard),
-    )
+    chosen = {"filters": options.filters, "excludes": options.excludes, "set_args": options.set_args}
+    selection = suite.select(benchmark_dir, categories, shard=suite.parse_shard(options.shard), **chosen)
     return selection, placement
 
 
@@ -279,10 +245,7 @@ def _new_record(
 
 
 def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
-    """The plan and the run.json record of a new or resumed run; the plan is None when nothing is selected.
-
-    A ``--repo`` side that does not build raises ``BuildFailure``, which holds the run.json to write.
-    """
+    """The plan (None: nothing selected) and run.json of a new or resumed run; ``BuildFailure`` holds a build's."""
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
@@ -318,7 +281,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.repo is not None:
         options, benchmark_dir, built = _build_both(options, sandbox)
     else:
-        benchmark_dir = (options.benchmark_dir or suite.default_benchmark_dir()).resolve()
+        benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
     # git asked once for the checkout's worktrees (the builds are done: they cannot change now)
     repo_paths = trust.repository_paths(options.repo) if found is not None else []
@@ -326,10 +289,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
-    binaries = {
-        "base": _binary(options, "base", tuple(options.base_node_args)),
-        "head": _binary(options, "head", tuple(options.head_node_args), head_probe if untrusted else None),
-    }
+    binaries = {"base": _binary(options, "base"), "head": _binary(options, "head", head_probe if untrusted else None)}
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
@@ -360,8 +320,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 
 
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
-    """The plan of an interrupted run and its record to go on with; a head that was untrusted is confined again
-    (or --no-sandbox)."""
+    """The plan and record of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
     where = str(options.output / "run.json")
     if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
         from benchgate.stats.sequential import Design

@@ -1,10 +1,6 @@
-"""Main's history as prior knowledge: each selected row's noise before the run starts (run.json's ``prior``).
+"""Main's history as prior knowledge: each selected row's noise before the run (run.json's ``prior``).
 
-With a history store, main's recent runs on this runner's fingerprint (``history.runentry``) and the base's
-node flags give each row a per-sample variance of its log rates (``stats.resolution.prior_variance``). The
-run gates by it from the first look and records it, so later analyses gate as the run did. Rows with too
-few stored runs fall back to the base's samples; the head's samples never enter it. A store that cannot be
-read costs a warning, never the run.
+A store that cannot be read costs a warning, never the run (docs/history.md, "As the gate's prior").
 """
 
 from __future__ import annotations
@@ -16,9 +12,7 @@ from benchgate.errors import StoreCorrupt, StoreUnavailable
 
 
 def shown_store(store_url: str) -> tuple[str, bool]:
-    """The store's URL with its password hidden, and whether it may hold runs (False: a SQLite file not created yet,
-    nothing recorded). InputError (exit 2, before anything is built) for a URL that is not a store's; whether the
-    store can be reached is only asked when the prior is read."""
+    """The store's URL without password, and whether it may hold runs; InputError for a URL that is not a store's."""
     from benchgate.history.store import open_store
 
     try:

@@ -1,18 +1,5 @@
-"""The schedule, and the benchmark processes that carry it out.
-
-Schedule. compare.js runs every iteration of one file back to back, base always before head, so any
-drift in machine speed lands on one file or one side. benchgate walks iterations in the outer loop;
-iteration ``i`` rotates the files (and a file's configurations, when they run one job each) by ``i``
-places, and each runs both sides in an order drawn from a generator seeded with ``--seed``. The same
-seed, files, configurations and runs give the same schedule, which ``--resume`` relies on.
-
-Processes. A job is a whole file (``[taskset -c CPUS] NODE [NODE_ARGS] file.js [--set args]``) or a
-configuration child as common.js forks it, started like ``child_process.fork``: an IPC socket pair named
-by ``NODE_CHANNEL_FD``, JSON lines. Each job gets its own process group, so a timeout or an interrupt
-ends its children too. An untrusted head's jobs (both sides: the benchmark files are the pull
-request's) start in ``benchgate.sandbox``, whose PID namespace ends with its first process, so nothing
-a job started (a server, a ``setsid`` daemon) outlives it.
-"""
+"""The schedule (interleaved, rotated, seeded: docs/statistics.md) and the benchmark processes that carry it out,
+started like ``child_process.fork`` (IPC over ``NODE_CHANNEL_FD``), each in its own process group (or sandbox)."""
 
 from __future__ import annotations
 
@@ -41,8 +28,7 @@ _POLL_SECONDS = 0.25
 
 @dataclass(frozen=True)
 class Job:
-    """One benchmark process: one file (or one configuration: ``configuration``, its ``key=value`` arguments,
-    and ``row``, compare.js's configuration column), one side, one iteration."""
+    """One benchmark process: a file (or one ``configuration``, compare.js's ``row``), one side, one iteration."""
 
     index: int
     iteration: int
@@ -58,8 +44,7 @@ def build_schedule(
     seed: int,
     configurations: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
 ) -> list[Job]:
-    """The interleaved, rotated, seeded schedule (module docstring); ``configurations``: per file run one
-    configuration a job, its (arguments, row) pairs."""
+    """The interleaved, rotated, seeded schedule; ``configurations``: (arguments, row) pairs per file."""
     generator = random.Random(seed)
     configurations = configurations or {}
     jobs: list[Job] = []
@@ -90,22 +75,6 @@ class ProcessResult:
     duration: float
     protocol_errors: list[str] = field(default_factory=list)
     stdout_tail: str = ""  # compare.js lets it through to its own stdout; here it only explains a silent process
-
-
-class _Tail:
-    """The last bytes of a stream, enough to show why a process died."""
-
-    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
-        self.limit = limit
-        self.data = bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > 2 * self.limit:
-            del self.data[: -self.limit]
-
-    def text(self) -> str:
-        return bytes(self.data[-self.limit :]).decode("utf-8", errors="replace")
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -158,19 +127,15 @@ class BenchmarkProcess:
         finally:
             child_end.close()
         self._process = process
-        try:
-            return self._communicate(process, parent_end, started, timeout, on_message)
-        finally:
-            self._process = None
-            _kill_group(process)  # nothing of a finished job may linger (servers, stuck children)
-            process.wait()
-            parent_end.close()
-            assert process.stdout is not None and process.stderr is not None
-            process.stdout.close()
-            process.stderr.close()
+        with process, parent_end:  # then its pipes and the channel closed, the process waited for
+            try:
+                return self._communicate(process, parent_end, started, timeout, on_message)
+            finally:
+                self._process = None
+                _kill_group(process)  # nothing of a finished job may linger (servers, stuck children)
 
     def _communicate(self, process, channel, started, timeout, on_message) -> ProcessResult:
-        tails = {"stderr": _Tail(), "stdout": _Tail()}
+        tails = {"stderr": b"", "stdout": b""}  # the last bytes of each, enough to show why a process died
         pending = b""  # the IPC channel's last line, until its newline arrives
         errors: list[str] = []
         selector = selectors.DefaultSelector()
@@ -199,7 +164,7 @@ class BenchmarkProcess:
                     if not chunk:
                         selector.unregister(key.fileobj)
                     elif key.data in tails:
-                        tails[key.data].add(chunk)
+                        tails[key.data] = (tails[key.data] + chunk)[-STDERR_TAIL_BYTES:]
                     else:
                         *lines, pending = (pending + chunk).split(b"\n")
                         for line in lines:
@@ -220,10 +185,10 @@ class BenchmarkProcess:
             exit_status=exit_status,
             timed_out=timed_out,
             interrupted=interrupted,
-            stderr_tail=tails["stderr"].text(),
+            stderr_tail=tails["stderr"].decode("utf-8", errors="replace"),
             duration=time.monotonic() - started,
             protocol_errors=errors,
-            stdout_tail=tails["stdout"].text(),
+            stdout_tail=tails["stdout"].decode("utf-8", errors="replace"),
         )
 
 
@@ -235,7 +200,6 @@ def job_argv(
     cpuset: str | None,
     flags: Sequence[str] = (),
 ) -> list[str]:
-    """The command line of one job as compare.js forks it (with taskset when pinned); a configuration child's
-    ``set_args`` are its ``key=value`` arguments, its ``flags`` go before the parent's execArgv (``node_args``)."""
+    """A job's command line as compare.js (or common.js, for a configuration child with ``flags``) forks it."""
     command = [str(binary), *flags, *node_args, str(file_path), *set_args]
     return ["taskset", "-c", cpuset, *command] if cpuset else command

@@ -1,9 +1,4 @@
-"""Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs.
-
-The ETA weighs the jobs left by how long each (file, side) took so far (the mean of all jobs for files not
-seen yet). An adaptive run's plan after each look (``plan``) limits it to the runs each running file is
-expected to need; the worst case runs them all to max-runs.
-"""
+"""Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs."""
 
 from __future__ import annotations
 
@@ -83,7 +78,7 @@ class Progress:
             self._show(force=True)
 
     def eta(self, *, worst: bool = False) -> float | None:
-        """Seconds left, or None before any job finished (``worst``: every running file to max-runs)."""
+        """Seconds left by each job's (file, side) mean so far, None before any ended (``worst``: all to max-runs)."""
         all_durations = [value for values in self._durations.values() for value in values]
         if not all_durations:
             return None

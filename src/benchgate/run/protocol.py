@@ -1,12 +1,6 @@
-"""Node's benchmark protocol as the parent reads it: what a benchmark process said, and what that means.
+"""Node's benchmark protocol as the parent reads it, per message, never per Node version.
 
-``common.js`` sends ``{type: 'config', name, queueLength}`` once (not for an empty queue) and relays its
-children's ``{type: 'report', name, conf, rate, time}``; compare.js writes a row per report. Read per
-message, never per Node version: ``rate`` (a number, or h2load's decimal string) must be finite and
-positive; ``time`` (a number, or v16.1+'s decimal string) is written as compare.js writes it, and any
-other value as an empty field with a protocol warning (compare.js would corrupt the CSV with it). A
-process that exits 0 having sent nothing had an empty queue: success with no rows, as in compare.js.
-Untyped reports (Node v7's harness) are not read. More: docs/formats.md, "Node's benchmark protocol".
+What a process said and what it means: docs/formats.md, "Node's benchmark protocol".
 """
 
 from __future__ import annotations
@@ -145,18 +139,14 @@ def add_warning(warnings: list[dict], message: str, *, filename=None, side=None,
 
 def describe_warning(item: dict) -> str:
     """One line for stderr."""
-    where = " ".join(
-        part
-        for part in (item.get("filename"), item.get("configuration"), item.get("side") and f"({item['side']})")
-        if part
-    )
+    parts = (item.get("filename"), item.get("configuration"), item.get("side") and f"({item['side']})")
+    where = " ".join(filter(None, parts))
     repeated = f" [{item['count']} times]" if item.get("count", 1) > 1 else ""
     return f"{where}: {item['message']}{repeated}" if where else f"{item['message']}{repeated}"
 
 
 def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
-    """``--set`` keys no sample's configuration (`` key=value`` joined by spaces) holds: common.js took them as
-    extra options. ``CPUSET`` is compare.js's option, not a file's."""
+    """``--set`` keys (not compare.js's ``CPUSET``) no sample's configuration holds: common.js ignored them."""
     keys = list(dict.fromkeys(arg.partition("=")[0] for arg in set_args if not arg.startswith("CPUSET=")))
     if not keys or not csv_path.is_file():
         return []

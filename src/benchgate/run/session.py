@@ -1,11 +1,6 @@
-"""One run: carries out the schedule, writes each sample as it arrives, keeps the state ``--resume`` needs.
-
-The state (how much of the schedule is done, where results.csv ended then, failures,
-skips, durations) goes into run.json after every benchmark process, so an interrupted
-run can be continued: the schedule is rebuilt from the recorded seed, the finished
-prefix is skipped, and samples that an interrupted process already wrote are not
-written twice when that process runs again.
-"""
+"""One run: carries out the schedule, writes each sample as it arrives, checkpoints what ``--resume`` needs
+(the schedule is rebuilt from the seed, its finished prefix skipped, no sample written twice). The ``Recorder``
+is the one writer of the run's files, so a checkpoint counts exactly what is on disk."""
 
 from __future__ import annotations
 
@@ -13,18 +8,122 @@ import os
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.build import releases
 from benchgate.errors import InputError
-from benchgate.results.runrecord import RunRecord
+from benchgate.results.csvfile import ResultsWriter
+from benchgate.results.pairs import Pair, PairsWriter, pairing_record
+from benchgate.results.runrecord import RunRecord, write_run_record
 from benchgate.run import configurations, protocol
-from benchgate.run.process import CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
+from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
 
 if TYPE_CHECKING:
-    from benchgate.run.recorder import Recorder
     from benchgate.sandbox import Confinement
+
+
+def now() -> str:
+    """The current UTC time as run.json records it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class SessionState:
+    """What run.json's "progress" keeps so ``--resume`` can continue: a prefix of the schedule is done."""
+
+    completed_jobs: int = 0
+    csv_bytes: int = 0
+    failures: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    durations: dict[str, float] = field(default_factory=dict)
+    samples: int = 0
+    protocol_warnings: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, record: dict) -> SessionState:
+        """The state run.json holds: empty for a new run, the finished prefix for ``--resume``."""
+        return cls(
+            completed_jobs=record["progress"]["completed_jobs"],
+            csv_bytes=record["progress"]["csv_bytes"],
+            failures=list(record["failures"]),
+            skipped=list(record["skipped"]),
+            durations=dict(record["durations"]),
+            samples=int(record.get("samples", 0)),
+            protocol_warnings=list(record.get("protocol_warnings", [])),
+        )
+
+
+def mark_gating(failures: list[dict]) -> list[dict]:
+    """A head failure is gating when the base never failed on the same file and configuration."""
+    base_failed = {(item["filename"], item["configuration"]) for item in failures if item["side"] == BASE}
+    base_failed_files = {item["filename"] for item in failures if item["side"] == BASE}
+    for item in failures:
+        item["gating"] = (
+            item["side"] == HEAD
+            and (item["filename"], item["configuration"]) not in base_failed
+            and (item["configuration"] is not None or item["filename"] not in base_failed_files)
+        )
+    return failures
+
+
+class Recorder:
+    """Writes the samples, pairs and checkpoints of one run; without a ``record_path`` (a test), no run.json."""
+
+    def __init__(
+        self,
+        samples: ResultsWriter,
+        state: SessionState,
+        *,
+        record: dict | None = None,
+        record_path: Path | None = None,
+        pairs: PairsWriter | None = None,
+    ) -> None:
+        self.state = state
+        self.record = record if record is not None else {}
+        self._samples = samples
+        self._record_path = record_path
+        self._pairs = pairs
+        pairing = self.record.get("pairing") or {}
+        self._pair_counts = {key: int(pairing.get(key, 0)) for key in ("pairs", "unpaired_samples", "dropped")}
+
+    @property
+    def csv_bytes(self) -> int:
+        """results.csv's size now."""
+        return self._samples.path.stat().st_size
+
+    def sample(self, label: str, filename: str, configuration: str, rate, time) -> int:
+        """Write one sample; returns its line in results.csv (the header is line 1, one sample a line)."""
+        self._samples.append(label, filename, configuration, rate, time)
+        self.state.samples += 1
+        return self.state.samples + 1
+
+    def pairs(self, mode: str, pairs: list[Pair], unpaired: int = 0, dropped: int = 0) -> None:
+        """A duet's pairs (and the samples outside any pair) to pairs.csv and run.json's ``pairing``."""
+        assert self._pairs is not None or not pairs
+        for pair in pairs:
+            self._pairs.append(pair)
+        for key, count in (("pairs", len(pairs)), ("unpaired_samples", unpaired), ("dropped", dropped)):
+            self._pair_counts[key] += count
+        self.record["pairing"] = pairing_record(mode, **self._pair_counts)
+
+    def checkpoint(self, jobs: int, *, final: bool = False) -> None:
+        """run.json with the state now: what ``--resume`` continues from (``final``: the run's end)."""
+        if self._record_path is None:
+            return
+        state = self.state
+        self.record.update(
+            durations=state.durations,
+            failures=mark_gating(state.failures),
+            skipped=state.skipped,
+            samples=state.samples,
+            protocol_warnings=state.protocol_warnings,
+            progress={"completed_jobs": state.completed_jobs, "csv_bytes": state.csv_bytes, "jobs": jobs},
+        )
+        if final:
+            self.record["ended_at"] = now()
+        write_run_record(self._record_path, self.record)
 
 
 @dataclass(frozen=True)
@@ -44,7 +143,7 @@ class RunPlan:
     # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
     configurations: dict = field(default_factory=dict)
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
-    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.slots)
+    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.duet.SlotRunner)
 
     def schedule(self) -> list[Job]:
         """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
@@ -55,40 +154,8 @@ class RunPlan:
         return build_schedule(self.files, self.runs, self.seed, units)
 
 
-class FixedStopping:
-    """The stopping strategy of a run with a fixed number of runs: every job runs (``Adaptive`` is the other)."""
-
-    def skips(self, job: Job) -> bool:
-        return False
-
-    def after_job(self, job: Job) -> bool:
-        return False
-
-    def summary(self) -> str | None:
-        return None
-
-
-class RunningProcesses:
-    """The benchmark processes running now: a signal stops them all."""
-
-    def __init__(self) -> None:
-        self._processes: list[BenchmarkProcess] = []
-
-    def add(self, process: BenchmarkProcess) -> BenchmarkProcess:
-        self._processes.append(process)
-        return process
-
-    def remove(self, process: BenchmarkProcess) -> None:
-        self._processes.remove(process)
-
-    def stop(self) -> None:
-        for process in list(self._processes):
-            process.stop()
-
-
 class Session:
-    """Carries out a schedule one job at a time, or through an executor that runs several (``slots.SlotRunner``):
-    the samples, failures and skips of each job go to the recorder; stops cleanly on a signal."""
+    """Carries out a schedule one job at a time (or via ``duet.SlotRunner``) into the recorder; stops on a signal."""
 
     def __init__(
         self,
@@ -102,11 +169,11 @@ class Session:
         self.plan = plan
         self.recorder = recorder
         self.state = recorder.state
-        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped.
-        self.stopping = stopping if stopping is not None else FixedStopping()
+        # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped; None: none stop.
+        self.stopping = stopping
         self.progress = progress
-        self.running = RunningProcesses()
-        self._process = self.running.add(BenchmarkProcess())
+        self._process = BenchmarkProcess()
+        self.running = [self._process]  # the benchmark processes running now: a signal stops them all
         self.interrupted = False
         self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
@@ -117,15 +184,11 @@ class Session:
 
     def _handle_signal(self, _signum, _frame) -> None:
         self.interrupted = True
-        self.running.stop()
-
-    def mark_interrupted(self) -> None:
-        """An executor saw a job cut short by a signal: the run stops after it."""
-        self.interrupted = True
+        for process in list(self.running):
+            process.stop()
 
     def run(self, executor=None) -> None:
-        """Run the jobs not done yet (one at a time, or by ``executor.run()``); returns when the schedule is done or a
-        signal stopped it."""
+        """Run the jobs not done yet (one at a time, or by ``executor.run()``) until the end or a signal."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
@@ -135,7 +198,7 @@ class Session:
             for job in self.schedule[self.state.completed_jobs :] if executor is None else ():
                 if self.interrupted:
                     break
-                skipped = self.stopping.skips(job)
+                skipped = self.stopping is not None and self.stopping.skips(job)
                 if not skipped:
                     if self.runs(job):  # else: failed too often, the note was added when the limit was reached
                         self.run_job(job)
@@ -151,7 +214,7 @@ class Session:
 
     def runs(self, job: Job) -> bool:
         """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
-        return not self.stopping.skips(job) and not (
+        return not (self.stopping is not None and self.stopping.skips(job)) and not (
             self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
         )
 
@@ -164,9 +227,8 @@ class Session:
         self._already_written = []
 
     def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
-        """The look ``job`` may end (an adaptive run), then run.json's checkpoint (skipped jobs: only at a look or
-        at the end)."""
-        looked = self.stopping.after_job(job)
+        """The look ``job`` may end, then a checkpoint (after a skipped job: only at a look or at the end)."""
+        looked = self.stopping is not None and self.stopping.after_job(job)
         if always or looked or self.state.completed_jobs == len(self.schedule):
             self.recorder.checkpoint(len(self.schedule))
 
@@ -185,37 +247,29 @@ class Session:
         known = self._configuration_order.get(filename, [])
         for item in self.state.failures:
             done = item.get("configurations_done")
-            if (
-                item["filename"] == filename
-                and item["configuration"] is None
-                and done is not None
-                and done < len(known)
-            ):
+            if item["filename"] == filename and item["configuration"] is None and done in range(len(known)):
                 item["configuration"] = known[done]
 
-    def _note_nothing_to_run(self, job: Job) -> None:
-        """An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure."""
-        note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
-        if note not in self.state.skipped:
-            self.state.skipped.append(note)
-
-    def job_command(self, job: Job, cpuset: str | None) -> tuple[list[str], dict[str, str]]:
-        """The job's command line (pinned to ``cpuset``) and environment: a whole file, or a configuration child."""
-        binary, file_path = self.plan.binaries[job.side], self.plan.benchmark_dir / job.filename
+    def execute(self, job: Job, process: BenchmarkProcess, on_message, cpuset: str | None) -> ProcessResult:
+        """Run ``job`` in ``process``, pinned to ``cpuset``: a whole file, or a configuration child."""
+        plan, env = self.plan, self._env
+        binary, file_path = plan.binaries[job.side], plan.benchmark_dir / job.filename
         if job.configuration is None:
-            return job_argv(binary.path, binary.node_args, file_path, self.plan.set_args, cpuset), self._env
-        flags = self.plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
-        argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
-        return argv, {**self._env, protocol.RUN_FN_VARIABLE: ""}
+            argv = job_argv(binary.path, binary.node_args, file_path, plan.set_args, cpuset)
+        else:
+            flags = plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
+            argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
+            env = {**env, protocol.RUN_FN_VARIABLE: ""}
+        cwd = plan.benchmark_dir.parent
+        return process.run(argv, cwd=cwd, env=env, timeout=plan.timeout, on_message=on_message, sandbox=plan.sandbox)
 
     def _warn(self, job: Job, message: str, configuration: str | None = None) -> None:
         protocol.add_warning(
             self.state.protocol_warnings, message, filename=job.filename, side=job.side, configuration=configuration
         )
 
-    def run_job(self, job: Job, replay=None) -> list[tuple[str, int]]:
-        """Run ``job`` (or replay what an executor recorded of it); the configuration and results.csv line of each
-        sample it wrote."""
+    def run_job(self, job: Job, recorded=None) -> list[tuple[str, int]]:
+        """Run ``job`` (or replay what ``duet.SlotRunner`` ``recorded``); the (configuration, line) of its samples."""
         label = CSV_LABELS[job.side]
         lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
@@ -237,15 +291,12 @@ class Session:
 
         if self.progress:
             self.progress.job_started(job)
-        argv, env = self.job_command(job, self.plan.cpuset)
-        result = (replay or self._process.run)(
-            argv,
-            cwd=self.plan.benchmark_dir.parent,
-            env=env,
-            timeout=self.plan.timeout,
-            on_message=on_message,
-            sandbox=self.plan.sandbox,
-        )
+        if recorded is None:
+            result = self.execute(job, self._process, on_message, self.plan.cpuset)
+        else:
+            for message in recorded.messages:
+                on_message(message)
+            result = recorded.result
         self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
         for error in result.protocol_errors:
             self._warn(job, error)
@@ -263,8 +314,10 @@ class Session:
         self._name_failed_configurations(job.filename)
         reason = _failure_reason(result, messages, self.plan.timeout)
         if reason is None:
-            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail):
-                self._note_nothing_to_run(job)
+            # An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure.
+            note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
+            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail) and note not in self.state.skipped:
+                self.state.skipped.append(note)
             return lines
         self.state.failures.append(
             {
@@ -279,15 +332,9 @@ class Session:
             }
         )
         if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
-            self.state.skipped.append(
-                {
-                    "filename": job.filename,
-                    "reason": f"{job.side} failed {self.plan.max_failures} times"
-                    + (f" on {job.row}" if job.row is not None else "")
-                    + "; its remaining runs were skipped",
-                    "side": job.side,
-                }
-            )
+            on = f" on {job.row}" if job.row is not None else ""
+            reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
+            self.state.skipped.append({"filename": job.filename, "reason": reason, "side": job.side})
         return lines
 
 

@@ -1,17 +1,7 @@
-"""Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments.
-
-A Node checkout's ``benchmark/`` directory holds one directory per category
-(``buffers``, ``fs``, ``url``...); each file in it whose name starts with
-neither ``.`` nor ``_`` is a benchmark. ``--filter`` and ``--exclude`` are
-substring matches on the file name (not the category): a file is kept when it
-matches any filter (or there is no filter) and matches no exclude. ``all``
-stands for every category. ``--set key=value`` is passed unchanged to each
-benchmark file, which parses it with ``common.js``.
-"""
+"""Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -74,14 +64,11 @@ class Selection:
 
 def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     """Validate ``--set key=value`` arguments the way common.js parses them; InputError on the first bad one."""
-    parsed = []
-    for value in values:
-        # A non-empty key up to the first '='; the value may be empty or hold '=' itself.
-        key, equals, _ = value.partition("=")
-        if not key or not equals:
+    parsed = tuple(values)
+    for value in parsed:
+        if value.partition("=")[0] in ("", value):  # a non-empty key up to the first '='; the value may be empty
             raise InputError(f"--set {value!r}: expected key=value with a non-empty key")
-        parsed.append(value)
-    return tuple(parsed)
+    return parsed
 
 
 def parse_shard(text: str | None) -> Shard | None:
@@ -113,11 +100,6 @@ def list_categories(benchmark_dir: Path) -> dict[str, list[str]]:
     return categories
 
 
-def _skipped_by_filters(name: str, filters: Sequence[str], excludes: Sequence[str]) -> bool:
-    keep = not filters or any(pattern in name for pattern in filters)
-    return not keep or any(pattern in name for pattern in excludes)
-
-
 def select(
     benchmark_dir: Path,
     categories: Sequence[str],
@@ -146,7 +128,8 @@ def select(
         f"{category}/{name}"
         for category in wanted
         for name in available[category]
-        if not _skipped_by_filters(name, filters, excludes)
+        if (not filters or any(pattern in name for pattern in filters))
+        and not any(pattern in name for pattern in excludes)
     ]
     if not files:
         raise InputError(
@@ -168,22 +151,23 @@ def select(
     )
 
 
+def source(path: Path) -> str:
+    """A benchmark file's text ("" when it cannot be read)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def is_http_benchmark(path: Path) -> bool:
     """True when the benchmark drives an HTTP load generator through ``bench.http({...})``."""
-    try:
-        return bool(_HTTP_CALL.search(path.read_text(encoding="utf-8", errors="replace")))
-    except OSError:
-        return False
+    return bool(_HTTP_CALL.search(source(path)))
 
 
 def declared_benchmarkers(path: Path) -> list[str]:
     """The benchmarkers a file names itself (its ``benchmarker`` config values or bench.http option)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
     names = []
-    for declaration in _DECLARED_BENCHMARKER.finditer(text):
+    for declaration in _DECLARED_BENCHMARKER.finditer(source(path)):
         names += [single or double for single, double in _QUOTED.findall(declaration.group(1))]
     return list(dict.fromkeys(name for name in names if name))
 
@@ -196,25 +180,18 @@ def _benchmarker_present(name: str, which: Callable[[str], str | None], benchmar
 
 
 def find_http_benchmarker(
-    set_args: Sequence[str] = (),
-    which: Callable[[str], str | None] = shutil.which,
-    benchmark_dir: Path | None = None,
+    set_args: Sequence[str] = (), which: Callable[[str], str | None] = shutil.which, benchmark_dir: Path | None = None
 ) -> str | None:
-    """The HTTP load generator common.js would use (autocannon or wrk; ``--set benchmarker=NAME``: that one only),
-    or None when it is not installed."""
+    """The HTTP load generator common.js would use (``--set benchmarker=NAME``: that one), or None."""
     for argument in set_args:
         key, _, value = argument.partition("=")
         if key == "benchmarker":
             return value if _benchmarker_present(value, which, benchmark_dir) else None
-    for name in HTTP_BENCHMARKERS:
-        if which(name):
-            return name
-    return None
+    return next((name for name in HTTP_BENCHMARKERS if which(name)), None)
 
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
-    """run.json "skipped" entries for the HTTP benchmarks whose load generator is not installed (Node would fall
-    back to its test double, a request counter, not a load test); a file may name its own (h2load)."""
+    """run.json's skips of HTTP benchmarks whose load generator (autocannon, wrk, or their own) is missing."""
     chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
     skips = []
     for name in selection.files:
@@ -229,8 +206,3 @@ def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil
         if reason is not None:
             skips.append({"filename": name, "reason": f"HTTP benchmark {reason}: not run"})
     return skips
-
-
-def default_benchmark_dir() -> Path:
-    """``./benchmark`` of the current directory (a Node checkout), as compare.js is used."""
-    return Path(os.getcwd()) / "benchmark"

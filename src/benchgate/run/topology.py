@@ -1,11 +1,5 @@
-"""The machine's CPUs as the kernel describes them: core types (hybrid Intel) and SMT siblings.
-
-Read from sysfs under a root directory (``/`` normally; tests point it at a prepared tree): the online
-CPUs, ``sys/devices/cpu_core/cpus`` and ``cpu_atom/cpus`` (a hybrid CPU's performance and efficiency
-cores; absent elsewhere) and each CPU's ``topology/thread_siblings_list`` (missing: a core of its own).
-Every CPU set of a run is on one core type and holds whole physical cores, so a set's SMT siblings run
-only its own job's threads (why: docs/statistics.md, "The machine's CPUs").
-"""
+"""The machine's CPUs from sysfs: core types (hybrid Intel) and SMT siblings; a run's CPU sets take whole cores
+of one type (docs/statistics.md, "The machine's CPUs")."""
 
 from __future__ import annotations
 
@@ -112,14 +106,10 @@ def shortfall(machine: Topology, cpus: Sequence[int]) -> str:
 
 
 def default_cpuset(machine: Topology) -> str | None:
-    """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None.
-
-    Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
-    """
+    """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None."""
+    # Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.
     groups = machine.by_type(machine.allowed)
-    if len(groups) < 2 or PERFORMANCE not in groups:
-        return None
-    return format_cpu_list(groups[PERFORMANCE])
+    return format_cpu_list(groups[PERFORMANCE]) if len(groups) > 1 and PERFORMANCE in groups else None
 
 
 def mixed_types_warning(machine: Topology, cpuset: str | None) -> str | None:
@@ -136,23 +126,20 @@ def mixed_types_warning(machine: Topology, cpuset: str | None) -> str | None:
     )
 
 
-def _limited(text: str) -> str:
-    return text if len(text) <= FACT_LIMIT else text[: FACT_LIMIT - 1] + "…"
-
-
 def runner_facts(machine: Topology, cpuset: str | None, sets: Sequence[str]) -> dict[str, str]:
     """run.json's environment entries that name the cores: the machine's, and the ones this run uses."""
     every = list(machine.online or machine.allowed)
-    facts = {"cpu_topology": ("hybrid: " if machine.hybrid else "") + (shape(machine, every) or "unknown")}
     if len(sets) > 1:  # one set is the run's --cpuset
-        first = parse_cpu_list(sets[0])
-        each = shape(machine, first).split(" (", 1)[0]
-        facts["cpus_used"] = _limited(f"{len(sets)} CPU sets of {each} each: {' | '.join(sets)}")
+        each = shape(machine, parse_cpu_list(sets[0])).split(" (", 1)[0]
+        used = f"{len(sets)} CPU sets of {each} each: {' | '.join(sets)}"
     elif cpuset:
-        facts["cpus_used"] = _limited(shape(machine, parse_cpu_list(cpuset)))
+        used = shape(machine, parse_cpu_list(cpuset))
     else:
-        facts["cpus_used"] = _limited(f"not pinned: any of {shape(machine, list(machine.allowed))}")
-    return facts
+        used = f"not pinned: any of {shape(machine, list(machine.allowed))}"
+    return {
+        "cpu_topology": ("hybrid: " if machine.hybrid else "") + (shape(machine, every) or "unknown"),
+        "cpus_used": used if len(used) <= FACT_LIMIT else used[: FACT_LIMIT - 1] + "…",
+    }
 
 
 def with_runner_facts(

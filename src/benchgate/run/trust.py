@@ -1,15 +1,4 @@
-"""Which runs have an untrusted head, and the sandbox their benchmark processes start in.
-
-The head is untrusted (a pull request's code) when it is built from a ref with ``--repo``
-(unless ``--trusted``: your own branch), or when ``--untrusted-head`` says so for given
-binaries (a PR's binary built elsewhere, or its ``benchmark/`` directory). Then every
-benchmark process, on both sides (the benchmark files are the PR's), and the head binary's
-``--version`` run in ``benchgate.sandbox``: the two binaries, the benchmark checkout and
-the runner's tool cache readable; ``--output``, benchgate's caches, the Node repository and
-its other worktrees hidden with everything else ``sandbox.policy`` hides; no network but the
-sandbox's own loopback. Without a sandbox the run is refused (exit 2) unless ``--no-sandbox``,
-and run.json's ``sandbox`` says how the head ran, for the report to show.
-"""
+"""Which runs have an untrusted head, and the sandbox their benchmark processes start in (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -44,11 +33,8 @@ def untrusted_head(options: Any) -> bool:
 
 
 def find_sandbox(untrusted: bool, use_sandbox: bool) -> sandbox.Sandbox | None:
-    """The sandbox an untrusted head needs (SandboxUnavailable, exit 2, when none can be made);
-    None for a trusted head, or with ``--no-sandbox``."""
-    if not untrusted or not use_sandbox:
-        return None
-    return sandbox.probe()
+    """The sandbox an untrusted head needs (SandboxUnavailable when none); None if trusted or ``--no-sandbox``."""
+    return sandbox.probe() if untrusted and use_sandbox else None
 
 
 def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None = None) -> dict:
@@ -81,8 +67,7 @@ def confinement(
     caches: Iterable[Path | None] = (),
     repo_paths: Iterable[Path] = (),
 ) -> sandbox.Confinement:
-    """How the untrusted run's processes start: confined by ``found``, or (None: --no-sandbox) only
-    without credential variables. ``repo_paths``: ``repository_paths`` of the Node checkout (hidden)."""
+    """How the untrusted run's processes start: confined by ``found`` (None: --no-sandbox, credentials dropped)."""
     if found is None:
         return sandbox.Confinement(None)
     read_only = [Path(path) for path in binaries]
