@@ -1,14 +1,7 @@
 """The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
 
-At each look the rows' decisions are recomputed from every look so far; a row is *settled* when decided
-(regression, improvement, constant, incomplete), *calm* (unchanged, and with min-effect 0 also ruling out
-a change of ``settle_above`` at ``settle_level``: a real 5 % change does not stop as unchanged before it
-is rejected) or *futile* (projected to max-runs with ``futility_variance`` × its variance it could be
-neither rejected nor unchanged; an inconclusive futile row is *hopeless* and ends inconclusive). A unit
-(a row, or a file run whole) stops once all its rows are settled. The sequential p-values and the spent
-unchanged risk are valid whatever the stopping, so no stopping rule raises either error rate
-(docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and
-``benchgate report`` agree.
+A row is settled when decided, *calm* or *futile*; a unit (a row, or a file run whole) stops once all its rows
+are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree.
 """
 
 from __future__ import annotations
@@ -28,9 +21,8 @@ _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisi
 def look_statistics(
     design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
 ) -> Stats:
-    """The design's test on the samples one look saw (NaN-padded rates ``(..., rows, n)``); rows not ``active``
-    (their unit had stopped) sit it out: no samples. A duet design takes ``pairs``: the paired rates and
-    CPU-set assignments (``gatetable.pair_arrays``), decided by ``paired.duet_statistics``."""
+    """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
+    takes ``pairs``: the paired rates and CPU-set assignments (``gatetable.pair_arrays``)."""
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
@@ -77,8 +69,7 @@ def _scaled(st: Stats, factor: float) -> Stats:
 
 
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
-    """Unchanged rows that may stop: all of them with a min-effect or gated coarser than their target (their
-    question is answered once they reach that resolution), else only the guarded-safe ones."""
+    """Unchanged rows that may stop: all with a min-effect or gated coarse, else only the guarded-safe ones."""
     guarded = guarded & ~result.coarse
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
@@ -138,9 +129,8 @@ def decide_at_look(
 ) -> LookResult:
     """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
 
-    ``alpha``/``min_effect`` override the design's per row (per-benchmark rules). ``cache``
-    (one dict per run, kept across its looks) saves recomputing earlier looks. ``prior_var``: per row,
-    the per-sample variance main's history gives (NaN: unknown, the base's samples decide how coarse).
+    ``alpha``/``min_effect`` override the design's per row; ``cache`` (one per run) saves recomputing earlier
+    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide).
     """
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
@@ -173,8 +163,7 @@ def decide_at_look(
 
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
-    """Per unit (last axis, ``units`` long): True when every row of that unit (``unit_of_row``, ``(..., rows)``)
-    is settled; a unit with no rows ran nothing to decide and is not stopped here."""
+    """Per unit (last axis): True when every row of that unit (``unit_of_row``) is settled and it has one."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
     unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
@@ -219,9 +208,8 @@ def replay(
     min_effect: np.ndarray | float | None = None,
     prior_var: np.ndarray | None = None,
 ) -> Replay:
-    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: the base and head
-    rates, and a duet design's pairs, as ``look_statistics`` takes them). A unit's rows take part in the
-    looks until it stops. ``prior_var``: the run's prior (``decide_at_look``), as the run recorded it."""
+    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: ``look_statistics``'
+    base, head and pairs); a unit's rows take part in the looks until it stops."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     stopped_after = np.full(units, -1, dtype=np.int64)
     reasons = [""] * units
@@ -242,8 +230,7 @@ def replay(
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
-    """Per row, the run count at which it is expected to settle (for the progress ETA): the first remaining look
-    at which, its estimate and (robust) variance unchanged, it would be rejected or unchanged, else max_runs."""
+    """Per row, the first remaining look at which it would settle, estimate and variance kept (the ETA; else max)."""
     k = result.look
     current = float(design.looks[k])
     out = np.where(result.settled, current, float(design.max_runs))
