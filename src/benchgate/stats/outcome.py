@@ -1,10 +1,6 @@
 """The verdict of a report: the gated rows plus everything else that must not pass silently.
 
-Besides gating rows, a PR fails when the head failed where the base succeeded, has fewer than 2 samples
-where the base has some, nothing could be tested, or the run did not complete; a trusted
-``accept-regression`` label turns a failure into ``accepted``. An undecided row makes the verdict
-``inconclusive`` (never a pass; no label accepts it). A head that does not build fails; a base that does
-not build is an infrastructure ``error``.
+Head-only failures, starved rows, nothing tested or an incomplete run fail too; an undecided row is never a pass.
 """
 
 from __future__ import annotations
@@ -66,11 +62,7 @@ def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
 def decide(
     gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False, problems: Sequence[str] = ()
 ) -> Outcome:
-    """The verdict over the gated comparison table and the run summary.
-
-    ``accept_regression``: a trusted label accepted regressions, so a failure becomes ``accepted``.
-    ``problems``: what else fails this run, found by the caller (e.g. a selection the API contradicts).
-    """
+    """The verdict over the gated table and the run summary (``problems``: what else the caller found failing)."""
     if run.build_failure is not None:
         return _build_failed(run)
     gating_rows = int(gated["gating"].sum())

@@ -1,10 +1,6 @@
-"""The statistics of Node's benchmark/compare.R, as pure functions over DataFrames.
+"""The statistics of Node's benchmark/compare.R over DataFrames, following R step by step to every printed digit.
 
-Per (filename, configuration): the improvement of the mean rate, Welch's two-sided t-test, compare.R's
-stars and accuracy, and Holm's adjustment over the report. The arithmetic follows R step by step, so the
-numbers agree with R to every printed digit (tests/fixtures/analyze holds R's own). Where compare.R is
-fragile (fewer than 2 samples, essentially constant data, names that paste alike) we do better, on
-purpose: docs/statistics.md says how.
+Where compare.R is fragile (under 2 samples, constant data, names that paste alike) we do better: docs/statistics.md.
 """
 
 from __future__ import annotations
