@@ -90,12 +90,6 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
         replayed, units = replay_samples(
             design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs, prior
         )
-    _check_record(shard, design, replayed, units)
-    return replayed
-
-
-def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None, units: list[Unit]) -> None:
-    """The looks must be the design's, and the recorded stops exactly what the replay reaches."""
     where = shard.where
     for index, look in enumerate(shard.record.looks):
         if index >= len(design.looks) or look.runs != design.looks[index]:
@@ -114,6 +108,7 @@ def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None,
             f"{recorded.get(differing)}, replayed {replayed_stops.get(differing)}); was either file changed?",
             where=where,
         )
+    return replayed
 
 
 def decide_shards(
@@ -166,31 +161,16 @@ def decide_shards(
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         result = undecided_decisions(len(keys))
         return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
-    shares = design.unchanged_weights(unchanged_confidence)
-    result = decisions.decide_looks(
-        history,
-        design.weights[:count],
-        alpha,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        power=design.power,
-        unchanged_confidence=unchanged_confidence,
-        unchanged_weights=shares[:count],
-        coarsening=None
-        if max_resolution is None
-        else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_for(keys, prior)),
+    shares, prior_var = design.unchanged_weights(unchanged_confidence), prior_for(keys, prior)
+    coarse = (
+        None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_var)
     )
-    table = decision_table(
-        keys,
-        result,
-        min_effect,
-        inconclusive_above,
-        unchanged_confidence,
-        max_runs=design.max_runs,
-        last_share=shares[-1],
-        prior_var=prior_for(keys, prior),
+    shared = dict(
+        min_effect=min_effect, inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence
     )
+    options = dict(unchanged_weights=shares[:count], power=design.power, correction=correction, coarsening=coarse)
+    result = decisions.decide_looks(history, design.weights[:count], alpha, **options, **shared)
+    table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
     return table.iloc[back].reset_index(drop=True)
 
 

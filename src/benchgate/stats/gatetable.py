@@ -186,16 +186,10 @@ def decide_samples(
         strata = pairs[2] if len(pairs) > 2 else None
         base_pairs, head_pairs, assignment = pair_arrays(samples, pairs[0], pairs[1], keys, strata)
         st = duet_statistics(base_pairs, head_pairs, base, head, strata=assignment)
-    min_effect = np.asarray(min_effect, dtype=float)
-    result = decide_looks(
-        [st],
-        [1.0],
-        np.asarray(alpha, dtype=float),
-        min_effect=min_effect,
+    shared = dict(
+        min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
         unchanged_confidence=unchanged_confidence,
-        coarsening=coarsening,
-        **options,
     )
-    prior_var = None if coarsening is None else coarsening.trusted_var
-    return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence, prior_var=prior_var)
+    result = decide_looks([st], [1.0], np.asarray(alpha, dtype=float), coarsening=coarsening, **shared, **options)
+    return decision_table(keys, result, prior_var=None if coarsening is None else coarsening.trusted_var, **shared)

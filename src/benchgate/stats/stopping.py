@@ -110,13 +110,6 @@ def _reachable(
     return out
 
 
-def coarsening(design: Design, prior_var: np.ndarray | None = None) -> Coarsening | None:
-    """How the design gates rows that cannot reach their target: by what they reach at max-runs (None: strict)."""
-    if design.max_resolution is None:
-        return None
-    return Coarsening(design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var)
-
-
 def decide_at_look(
     design: Design,
     history: list[Stats],
@@ -137,6 +130,11 @@ def decide_at_look(
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
     alpha = design.alpha if alpha is None else alpha
     min_effect = design.min_effect if min_effect is None else min_effect
+    coarsening = None  # strict; else rows that cannot reach their target are gated by what they reach at max-runs
+    if design.max_resolution is not None:
+        coarsening = Coarsening(
+            design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var
+        )
     result = decisions.decide_looks(
         history,
         design.weights[: k + 1],
@@ -149,7 +147,7 @@ def decide_at_look(
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
         unchanged_weights=design.unchanged_weights()[: k + 1],
-        coarsening=coarsening(design, prior_var),
+        coarsening=coarsening,
     )
     dec = result.decision
     undecided = dec == decisions.INCONCLUSIVE
