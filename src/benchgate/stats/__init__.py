@@ -1,7 +1,5 @@
 """Pure statistics over the samples (no I/O): compare.R's table, the gate's tests and decisions, the verdict.
-
-docs/statistics.md describes them; ``analysis.analyze`` is the one analysis every command runs.
-"""
+docs/statistics.md describes them; ``analysis.analyze`` is the one analysis every command runs."""
 
 from benchgate._lazy import exports
 

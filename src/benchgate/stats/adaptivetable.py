@@ -1,8 +1,6 @@
 """The gate's decision table of an adaptive run (``--runs auto``): the recorded looks replayed, checked, decided.
-
 Never a fixed-runs test of the merged samples, which would spend the level again at every look; shards
-are replayed one by one and decided as one Holm family.
-"""
+are replayed one by one and decided as one Holm family."""
 
 from __future__ import annotations
 
@@ -12,13 +10,7 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gatetable import (
-    decision_table,
-    pair_arrays,
-    sample_arrays,
-    sitting_out,
-    undecided_decisions,
-)
+from benchgate.stats.gatetable import decision_table, pair_arrays, sample_arrays, sitting_out, undecided_decisions
 from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
@@ -82,9 +74,7 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
     """Replay one adaptive run's looks for ``keys`` and check them against its record (None: no look).
-
-    InputError when the looks are not the design's or the replay does not reach the recorded stops.
-    """
+    InputError when the looks are not the design's or the replay does not reach the recorded stops."""
     replayed, units = None, []
     if shard.look_samples:
         replayed, units = replay_samples(
@@ -124,10 +114,8 @@ def decide_shards(
     prior=None,
 ) -> pd.DataFrame:
     """The decision table (``gatetable.decide_samples``') of ``keys`` from the adaptive runs ``shards``.
-
     The run stopped by its own design; the decisions follow the report's policy (``alpha``/``min_effect`` per key).
-    InputError when a design is malformed, the shards' designs differ, or a replay contradicts the record.
-    """
+    InputError when a design is malformed, the shards' designs differ, or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
     keys = sorted(set(wanted))

@@ -196,8 +196,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
     nan = np.full(len(result), np.nan)
     columns = dict(change=improvement, ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
     columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, resolution=nan, gated_at=nan, runs_needed=nan)
-    for column, values in {"decision": decision, **columns}.items():
-        result[column] = values
+    result = result.assign(decision=decision, **columns)
     p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
     reasons = np.full(len(result), "", dtype=object)
     for index in np.flatnonzero(gating):

@@ -1,7 +1,5 @@
 """The gate's decision per comparison: Holm-consistent levels, intervals, decisions and the verdict.
-
-A fixed-runs analysis is the one-look case of the sequential design; docs/statistics.md has the rules.
-"""
+A fixed-runs analysis is the one-look case of the sequential design; docs/statistics.md has the rules."""
 
 from __future__ import annotations
 
@@ -37,9 +35,7 @@ DEFAULT_ALPHA = 0.001
 
 def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "holm") -> tuple[np.ndarray, np.ndarray]:
     """Which rows the correction rejects along the last axis, and each row's Holm-consistent level.
-
-    A row rejected at step k gets ``alpha / (m - k + 1)``, the others ``alpha / (m - r)``; NaN p-values do not count.
-    """
+    A row rejected at step k gets ``alpha / (m - k + 1)``, the others ``alpha / (m - r)``; NaN p-values do not count."""
     p = np.asarray(p, dtype=float)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), p.shape)
     if correction == "none":
@@ -177,10 +173,8 @@ def decide_looks(
     coarsening: Coarsening | None = None,
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look; docs/statistics.md's rules).
-
     ``weights[k]``: the level's share spent at look k (fixed runs: ``[1.0]``); ``unchanged_weights``: the unchanged
-    risk's (default ``weights``); ``cache`` (one run's) only saves work; ``with_mde=False`` leaves ``mde`` NaN.
-    """
+    risk's (default ``weights``); ``cache`` (one run's) only saves work; ``with_mde=False`` leaves ``mde`` NaN."""
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")

@@ -174,9 +174,7 @@ def decide_samples(
     **options,
 ):
     """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one).
-
-    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs.
-    """
+    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs."""
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
         return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)

@@ -1,8 +1,6 @@
 """The gate's test for a duet run (``--pairing duet``): a trimmed one-sample t-test on per-pair log ratios.
-
 ``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); rows without two
-pairs fall back to the unpaired gate test (``duet_statistics``).
-"""
+pairs fall back to the unpaired gate test (``duet_statistics``)."""
 
 from __future__ import annotations
 
@@ -110,11 +108,8 @@ def paired_statistics(
         else np.zeros(n.shape, bool)
         for x in (base, head)
     ]
-    # The per-pair variance for projections to more pairs (the futility rule of --runs auto, runs_needed): as the
-    # unpaired test's, trimmed from the first pair and no more than the MAD says, so that one early outlier
-    # does not make a row look hopeless before the test trims (yuenwelch.gate_statistics does the same). Taken
-    # on the ratios before aligning: with a few pairs per CPU-set assignment the medians aligned are noise,
-    # which more pairs remove.
+    # The per-pair variance for projections (as yuenwelch.gate_statistics'): trimmed from the first pair, at most the
+    # MAD's, so one early outlier does not make a row look hopeless; before aligning, whose few-pair medians are noise.
     robust_se2 = se2
     if trim:
         center = _nan_reduce(np.nanmedian, raw, valid)

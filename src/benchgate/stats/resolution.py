@@ -1,7 +1,5 @@
 """Each comparison's resolution and the resolution it is gated at (docs/statistics.md, "Resolution").
-
-Only trusted noise (the base's samples or main's history, never the head's) decides how coarsely a row is gated.
-"""
+Only trusted noise (the base's samples or main's history, never the head's) decides how coarsely a row is gated."""
 
 from __future__ import annotations
 
@@ -27,9 +25,7 @@ PAIRED_PREFIX = "paired"  # benchgate.stats.paired's tests, whose variances mix 
 @dataclass(frozen=True)
 class Coarsening:
     """How rows that cannot reach their target are gated (``runs``: a side at the plan's end, None: the base's).
-
-    ``share``: the unchanged risk's share at that look; ``trusted_var``: per-row history variance (NaN: none).
-    """
+    ``share``: the unchanged risk's share at that look; ``trusted_var``: per-row history variance (NaN: none)."""
 
     max_resolution: float | None = DEFAULT_MAX_RESOLUTION  # None: strict, every row at its target
     runs: float | None = None
@@ -80,10 +76,8 @@ def gated_at(
     st: Stats, floor: np.ndarray, level: np.ndarray, coarsening: Coarsening | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reachable one.
-
     A row coarser than its target is gated at its reach (at the upper ``GATE_SIGMA_CONFIDENCE`` bound of its
-    trusted sigma), capped at the ceiling, provided it reaches the ceiling half the time at its sigma.
-    """
+    trusted sigma), capped at the ceiling, provided it reaches the ceiling half the time at its sigma."""
     floor = np.asarray(floor, dtype=float)
     if coarsening is None or coarsening.max_resolution is None:
         return floor, np.zeros(floor.shape, dtype=bool), np.full(floor.shape, np.nan)
@@ -143,9 +137,7 @@ PRIOR_MIN_RUNS = 3  # fewer stored runs than this: the row falls back to the bas
 
 def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS) -> np.ndarray:
     """Per row, the median of the last ``recent`` squared ``log_spread`` of main's runs (oldest first; NaN: too few).
-
-    The median, so that one noisy run does not set the row's gate.
-    """
+    The median, so that one noisy run does not set the row's gate."""
     out = np.full(len(spreads), np.nan)
     for index, row in enumerate(spreads):
         values = np.asarray(row, dtype=float)[-recent:]

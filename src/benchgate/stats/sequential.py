@@ -1,8 +1,6 @@
 """``--runs auto``: the group-sequential design, alpha spending over planned looks, and its run.json record.
-
 Look k spends ``a × w_k`` of a row's level by a Lan–DeMets function of ``runs / max_runs``, bounded by
-Bonferroni over the looks (valid whatever their correlation); docs/statistics.md has the design.
-"""
+Bonferroni over the looks (valid whatever their correlation); docs/statistics.md has the design."""
 
 from __future__ import annotations
 
@@ -14,12 +12,7 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.defaults import (
-    AUTO_MAX_RUNS,
-    AUTO_MIN_RUNS,
-    DEFAULT_MAX_RESOLUTION,
-    DEFAULT_UNCHANGED_CONFIDENCE,
-)
+from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
 
 METHOD = "alpha-spending-bonferroni-looks"
@@ -34,9 +27,7 @@ DEFAULT_UNCHANGED_SPENDING = "obrien-fleming"  # the unchanged risk, mostly at t
 
 def default_looks(min_runs: int = MIN_RUNS, max_runs: int = MAX_RUNS) -> tuple[int, ...]:
     """A look after every run from ``min_runs`` to 3 × ``min_runs`` (10 more at most), then ~1.25 × apart.
-
-    Quiet benchmarks first rule out 10 % between 10 and 15 runs, each at its own (tests/perf/simulate_gate.py).
-    """
+    Quiet benchmarks first rule out 10 % between 10 and 15 runs, each at its own (tests/perf/simulate_gate.py)."""
     if not (2 <= min_runs <= max_runs):
         raise ValueError(f"need 2 <= min_runs <= max_runs, not {min_runs}, {max_runs}")
     looks = list(range(min_runs, min(DENSE_UNTIL * min_runs, min_runs + DENSE_MAX, max_runs) + 1))
@@ -142,11 +133,7 @@ class Design:
 
 
 # The fields designs recorded before them lack, and what such a design replays with.
-RECORDED_LATER = {
-    "unchanged_confidence": None,
-    "unchanged_spending": DEFAULT_UNCHANGED_SPENDING,
-    "max_resolution": None,
-}
+RECORDED_LATER = dict(unchanged_confidence=None, unchanged_spending=DEFAULT_UNCHANGED_SPENDING, max_resolution=None)
 
 
 def _recorded(item, data: dict):

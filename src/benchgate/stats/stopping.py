@@ -1,8 +1,6 @@
 """The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
-
 A row is settled when decided, *calm* or *futile*; a unit (a row, or a file run whole) stops once all its rows
-are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree.
-"""
+are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree."""
 
 from __future__ import annotations
 
@@ -30,7 +28,13 @@ def look_statistics(
     active = np.asarray(active, dtype=bool)
     picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
     picked = _statistics(design, base[active], head[active], picked_pairs)
-    return _scatter(picked, active, active.shape)
+
+    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``: rows not picked get no samples
+        full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
+        full[active] = values
+        return full
+
+    return combine(spread, picked)
 
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
@@ -40,17 +44,6 @@ def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
     return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
-
-
-def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
-    """The inverse of ``subset``: rows not picked get no samples (n = 0, NaN statistics)."""
-
-    def spread(values: np.ndarray) -> np.ndarray:
-        full = np.full(shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
-        full[rows] = values
-        return full
-
-    return combine(spread, st)
 
 
 @dataclass(frozen=True)
@@ -97,10 +90,9 @@ def _reachable(
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
-        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it): a noisy row's
-        # estimate moves by that much with more runs, and giving up on it early costs a decision (never an error:
-        # the unchanged risk is spent over the looks, whatever the stopping). A row that could not be unchanged
-        # even with an estimate of 0 is too noisy: it stops at once. (A design recorded before: its estimate.)
+        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it), as a noisy row's
+        # moves that much with more runs; one that could not be unchanged even at 0 stops at once. (Older designs:
+        # the estimate itself.)
         share = design.unchanged_weights()[-1]
         nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
         hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
@@ -121,10 +113,8 @@ def decide_at_look(
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
     """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
-
     ``alpha``/``min_effect`` override the design's per row; ``cache`` (one per run) saves recomputing earlier
-    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide).
-    """
+    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")

@@ -1,7 +1,5 @@
 """The gate's test statistics over NaN-padded rates ``(..., rows, n)``; intervals in percent of the change.
-
-``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen among ``TESTS`` by tests/perf/simulate_gate.py.
-"""
+``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen among ``TESTS`` by tests/perf/simulate_gate.py."""
 
 from __future__ import annotations
 
@@ -18,10 +16,8 @@ TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
 # Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
 # five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
 TRIM_FROM = 10
-# Yuen's statistic has a heavier far tail than t with the Satterthwaite df: on normal data its rate of
-# p < 1e-5 is 1.2-1.5 times nominal (n = 10..42 a side) and ~2.6 times at 2.5e-6 (n = 30), the gate's
-# per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
-# at smaller levels (measured with 2-6 million null rows per n; see the design notes of issue 10).
+# Yuen's statistic has a heavier far tail than t with the Satterthwaite df (p < 1e-5 at 1.2-1.5 times nominal on
+# normal data); this df factor brings it to 0.3-0.7 times (2-6 million null rows per n; issue 10's design notes).
 YUEN_DF_FACTOR = 0.8
 DEFAULT_POWER = 0.8  # of the mde
 
@@ -178,9 +174,7 @@ def _constant(side: _Sample) -> np.ndarray:
 
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
     """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded, last axes may differ).
-
-    A trimmed test whose winsorized variances are both 0 on data that is not constant is Welch on log rates there.
-    """
+    A trimmed test whose winsorized variances are both 0 on data that is not constant is Welch on log rates there."""
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
     base = np.asarray(base, dtype=float)
@@ -320,9 +314,7 @@ def runs_needed(
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
     """Runs a side (of ``candidates``, above ``above``) after which ``rows`` would be decided, estimate and spread kept.
-
-    ``levels``: the share of ``level`` spent at each candidate (default all of it); NaN: none.
-    """
+    ``levels``: the share of ``level`` spent at each candidate (default all of it); NaN: none."""
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     shape = np.shape(st.delta)
     out = np.full(shape, np.nan)
