@@ -163,19 +163,6 @@ def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> n
     return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], units)
 
 
-def stop_reasons(design: Design, result: LookResult, unit_of_row: np.ndarray, stopping: np.ndarray) -> list[str]:
-    """Why each unit in ``stopping`` stops at this look: ``max-runs``, ``hopeless`` or ``decided`` ("" elsewhere)."""
-    reasons = [""] * len(stopping)
-    for unit in np.flatnonzero(stopping):
-        if result.look == len(design.looks) - 1:
-            reasons[unit] = "max-runs"
-        elif bool(result.hopeless[np.asarray(unit_of_row) == unit].any()):
-            reasons[unit] = "hopeless"
-        else:
-            reasons[unit] = "decided"
-    return reasons
-
-
 @dataclass(frozen=True)
 class Replay:
     """Every look of a run recomputed: the final decisions and, per unit, the look it stopped after."""
@@ -209,8 +196,9 @@ def replay(
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
         result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache, prior_var=prior_var)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
-        for unit, reason in enumerate(stop_reasons(design, result, unit_of_row, stopping)):
-            reasons[unit] = reason or reasons[unit]
+        for unit in np.flatnonzero(stopping):
+            hopeless = bool(result.hopeless[unit_of_row == unit].any())
+            reasons[unit] = "max-runs" if k == len(design.looks) - 1 else "hopeless" if hopeless else "decided"
         stopped_after[stopping] = k
     if result is None:
         raise ValueError("no look taken yet")

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-STAR_LEVELS = (("***", 0.001), ("**", 0.01), ("*", 0.05))
 RISKS = {"*": 0.05, "**": 0.01, "***": 0.001}
 # R's t.test refuses data whose standard error is below this fraction of the larger mean.
 _ESSENTIALLY_CONSTANT = 10 * np.finfo(float).eps
@@ -37,7 +36,7 @@ def stars(p_values: np.ndarray) -> np.ndarray:
     """compare.R's confidence column for raw p-values ("NA" where the p-value is NaN)."""
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, "", dtype=object)
-    for label, level in reversed(STAR_LEVELS):
+    for label, level in RISKS.items():  # the smallest level last, so that it wins
         out[p < level] = label
     out[np.isnan(p)] = "NA"
     return out
