@@ -92,9 +92,7 @@ def gated_at(
 
 def conservative_variance(st: Stats, confidence: float = SIGMA_CONFIDENCE, *, observed: bool = False) -> np.ndarray:
     """The base's per-sample variance scaled to its upper ``confidence`` bound: ``(n - 1) / chi2_(1-c)(n - 1)``.
-
-    ``observed`` (projections only): at least the test's own se per sample, as a few samples' robust variance can be ~0.
-    """
+    ``observed`` (projections): at least the test's own se per sample (few samples' robust variance can be ~0)."""
     n = np.asarray(st.n_base, dtype=float)
     var = np.asarray(st.var_base, dtype=float)
     if observed:

@@ -25,9 +25,7 @@ DEFAULT_POWER = 0.8  # of the mde
 @dataclass(frozen=True)
 class Stats:
     """One test's statistics per row (arrays ``(..., rows)``): ``delta`` head minus base (log ratio, or rates).
-
-    ``var_base``/``var_head``: per-sample variances that project to more runs; ``companion``: ``either``'s second test.
-    """
+    ``var_base``/``var_head``: per-sample variances that project to more runs; ``companion``: ``either``'s other."""
 
     test: str
     delta: np.ndarray
