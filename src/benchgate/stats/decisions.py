@@ -189,15 +189,19 @@ def decide_looks(
     change = current.change
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
-    if with_mde:
-        rows = ~current.incomplete
-        if rows.any():
-            mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
+    rows = ~current.incomplete
+    if with_mde and rows.any():
+        mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
     shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
-    bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
+    bound = fixed_low  # the one-sided lower bound (percent) ``unchanged`` is judged by; None: the old rule
+    if unchanged_confidence is not None:
+        bound = np.full(shape, np.nan)
+        if rows.any():
+            at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
+            bound[rows] = change_interval(subset(current, rows), at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
@@ -223,18 +227,6 @@ def decide_looks(
         floor,
         coarse,
     )
-
-
-def _unchanged_bound(current: Stats, level, weights, last, fixed_low, confidence: float | None) -> np.ndarray:
-    """Each row's one-sided lower bound (percent) for ``unchanged`` at its last look."""
-    if confidence is None:
-        return fixed_low
-    bound = np.full(level.shape, np.nan)
-    rows = ~current.incomplete
-    if rows.any():
-        at = unchanged_level(confidence, level, weights[np.maximum(last, 0)])
-        bound[rows] = change_interval(subset(current, rows), at[rows])[0]
-    return bound
 
 
 def decide(base: np.ndarray, head: np.ndarray, alpha=DEFAULT_ALPHA, *, test: str = GATE_TEST, **options) -> Decisions:

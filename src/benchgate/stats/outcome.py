@@ -61,8 +61,14 @@ def decide(
     gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False, problems: Sequence[str] = ()
 ) -> Outcome:
     """The verdict over the gated table and the run summary (``problems``: what else the caller found failing)."""
-    if run.build_failure is not None:
-        return _build_failed(run)
+    if (failure := run.build_failure) is not None:  # the head fails the gate (no label accepts it); the base: error
+        commit = failure.ref or "?"
+        if failure.sha:
+            commit = f"{commit} ({failure.sha[:12]})"
+        if failure.infrastructure:
+            problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
+            return Outcome(ERROR, 0, (), (problem,))
+        return Outcome(FAIL, 0, (), (f"the head {commit} does not build",))
     gating_rows = int(gated["gating"].sum())
     head_failures = head_only_failures(run)
     problems = list(problems)
@@ -85,16 +91,3 @@ def decide(
     # Undecided rows never make a pass; a label that accepts regressions does not accept them either.
     verdict = (ACCEPTED if accept_regression else FAIL) if failed else INCONCLUSIVE if undecided else PASS
     return Outcome(verdict, gating_rows, head_failures, tuple(problems), undecided)
-
-
-def _build_failed(run: RunSummary) -> Outcome:
-    """A side that did not build: the head fails the gate (no label accepts that); the base is an error."""
-    failure = run.build_failure
-    assert failure is not None
-    commit = failure.ref or "?"
-    if failure.sha:
-        commit = f"{commit} ({failure.sha[:12]})"
-    if failure.infrastructure:
-        problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
-        return Outcome(ERROR, 0, (), (problem,))
-    return Outcome(FAIL, 0, (), (f"the head {commit} does not build",))
