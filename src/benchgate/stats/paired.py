@@ -14,13 +14,11 @@ PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", PAIRED_TEST)
 PAIRED_TRIM = 0.2
 PAIRED_DF_FACTOR = 0.8
-# Trimmed from 20 pairs on, not from 10 as each side of the unpaired test: a paired test has n - 1 df, not about
-# 2n - 2, and trimming 10-19 pairs left too few at the gate's per-row level (simulated at 10 pairs: power at 1 %
-# noise 0.9 % trimmed, 50.7 % plain, no more false fails; the same from 20 pairs on).
+# Trimmed from 20 pairs on, not 10: a paired test has n - 1 df, not about 2n - 2, and trimming 10-19 pairs left too
+# few at the gate's per-row level (simulated at 10 pairs and 1 % noise: power 0.9 % trimmed, 50.7 % plain).
 PAIRED_TRIM_FROM = 20
-# A CPU-set assignment's median is aligned only from this many pairs of it on: with 2-4, two outliers in one
-# assignment are its median, aligning moves them onto the others and leaves no spread (a false change; simulated
-# at --runs auto's first looks, 5-9 pairs). Below, the assignment's speed difference is noise of either sign.
+# An assignment's median is aligned only from this many of its pairs on: with 2-4, two outliers are its median and
+# aligning moves them onto the others, leaving no spread (a false change at --runs auto's first looks).
 PAIRED_ALIGN_FROM = 5
 
 

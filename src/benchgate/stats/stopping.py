@@ -67,9 +67,8 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
     if candidates.any():
-        # Both ways: a row whose unchanged bound is loose enough to settle while it may still be a 5 % improvement
-        # keeps running until that is rejected too (an improvement found is what the table is for).
-        # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
+        # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
+        # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
         low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
         legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
         calm[candidates] = (low > -effect) & (legacy | (high < effect))
