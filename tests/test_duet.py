@@ -21,7 +21,7 @@ from benchgate.errors import EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, InputError
 from benchgate.results import pairs as pairsfile
 from benchgate.run import duet
 from benchgate.run.process import Job
-from benchgate.stats import paired
+from benchgate.stats import decisions, paired
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -341,7 +341,8 @@ def test_paired_test_cancels_shared_interference_and_a_cpu_set_bias():
     unpaired = paired.gate_statistics(base, head)
     assert np.median(st.se) < np.median(unpaired.se) / 5
     assert np.median(st.se) < 0.002  # the bias is aligned away, not left in the spread
-    result = paired.decide_pairs(base, head, base, head, strata=head_first.astype(int))
+    duet = paired.duet_statistics(base, head, base, head, strata=head_first.astype(int))
+    result = decisions.decide_looks([duet], [1.0])
     assert not (result.decision == 0).any()  # A/A: no regression
 
 

@@ -16,7 +16,7 @@ def test_default_looks_and_weights():
     assert sum(design.weights) == pytest.approx(1.0, abs=1e-12)
     assert all(w > 0 for w in design.weights)
     assert sequential.make_design(spending="obrien-fleming").weights[0] < 1e-20  # spends nothing early
-    assert sequential.fixed_design(30).weights == (1.0,)
+    assert sequential.make_design(looks=(30,)).weights == (1.0,)
     assert sequential.next_look(design, 16) == 19 and sequential.next_look(design, 61) is None
 
 

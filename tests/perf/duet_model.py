@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import simulate_perrow
 
-from benchgate.stats import paired
+from benchgate.stats import decisions, paired
 
 AUTO_MODE = "duet-auto"
 
@@ -71,7 +71,8 @@ def generate(rng: np.random.Generator, model, rows, files_of_row, runs: int, due
 def run_duet(base: np.ndarray, head: np.ndarray, strata: np.ndarray, test: str, runs: int):
     """Decisions of one paired test on the first ``runs`` pairs, and the samples a side each row took."""
     base, head = base[..., :runs], head[..., :runs]
-    result = paired.decide_pairs(base, head, base, head, strata=strata[..., :runs], test=test, with_mde=False)
+    st = paired.duet_statistics(base, head, base, head, test, strata[..., :runs])
+    result = decisions.decide_looks([st], [1.0], with_mde=False)
     return result.decision, np.full(result.decision.shape, float(runs))
 
 

@@ -1,12 +1,6 @@
 """The gate's decision table of an adaptive run (``--runs auto``): the recorded looks replayed, checked, decided.
-
-Deciding an adaptive run is replaying it from the samples each recorded look saw
-(``benchgate.results.lookrecord``): the replay must reach the stops the run recorded (a changed
-results.csv or run.json does not), and the decisions are the sequential design's over the looks, never a
-fixed-runs test of the merged samples, which would spend the level again at every look. Samples written
-after the last look (an interrupted run) take part in compare.R's columns only. Shards of one run are
-replayed one by one and decided as one Holm family.
-"""
+Never a fixed-runs test of the merged samples, which would spend the level again at every look; shards
+are replayed one by one and decided as one Holm family."""
 
 from __future__ import annotations
 
@@ -16,13 +10,7 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.gatetable import (
-    decision_table,
-    pair_arrays,
-    sample_arrays,
-    sitting_out,
-    undecided_decisions,
-)
+from benchgate.stats.gatetable import decision_table, pair_arrays, sample_arrays, sitting_out, undecided_decisions
 from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
@@ -40,8 +28,7 @@ Unit = tuple[str, "str | None"]  # (file, comparison): the comparison is None fo
 def stop_units(
     keys: list[tuple[str, str]], files: list[str] | tuple[str, ...], row_files: frozenset[str] | set[str] = frozenset()
 ) -> tuple[list[Unit], np.ndarray]:
-    """The units that stop (in the selection's file order, then ``keys``' order) and each row's unit: a row of a
-    file in ``row_files`` is its own unit, the others their file's."""
+    """The units that stop (by file order, then ``keys``') and each row's: its own in ``row_files``, else its file."""
     selected = set(files)
     missing = [key[0] for key in keys if key[0] not in selected]
     if missing:
@@ -66,12 +53,8 @@ def replay_samples(
     pairs: tuple | None = None,
     prior=None,
 ) -> tuple[Replay, list[Unit]]:
-    """Replay the looks of one run from the samples each saw, for the rows ``keys``; the replay and its units.
-
-    ``pairs``: a duet run's (base rows, head rows, head CPU sets) in its results.csv
-    (``results.pairs.run_pairs``); each look is decided on the pairs both of whose samples it saw.
-    ``prior``: the run's per-row variances from main's history (``resolution.prior_for``'s mapping).
-    """
+    """Replay one run's looks for the rows ``keys``: the replay and its units (``pairs``: a duet run's, as
+    ``results.pairs.run_pairs`` gives them; ``prior``: ``resolution.prior_for``'s mapping)."""
     looks = [_look(samples, keys, pairs) for samples in look_samples]
     units, unit_of_row = stop_units(keys, files, row_files)
     return replay(design, looks, unit_of_row, len(units), prior_var=prior_for(keys, prior)), units
@@ -90,23 +73,13 @@ def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
-    """Replay one adaptive run's recorded looks for the rows ``keys`` (with its ``prior``) and check it against
-    its record.
-
-    None when no look was recorded. InputError when the looks are not the design's or the
-    replay does not reach the recorded stops (results.csv or run.json changed).
-    """
+    """Replay one adaptive run's looks for ``keys`` and check them against its record (None: no look).
+    InputError when the looks are not the design's or the replay does not reach the recorded stops."""
     replayed, units = None, []
     if shard.look_samples:
         replayed, units = replay_samples(
             design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs, prior
         )
-    _check_record(shard, design, replayed, units)
-    return replayed
-
-
-def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None, units: list[Unit]) -> None:
-    """The looks must be the design's, and the recorded stops exactly what the replay reaches."""
     where = shard.where
     for index, look in enumerate(shard.record.looks):
         if index >= len(design.looks) or look.runs != design.looks[index]:
@@ -125,6 +98,7 @@ def _check_record(shard: AdaptiveShard, design: Design, replayed: Replay | None,
             f"{recorded.get(differing)}, replayed {replayed_stops.get(differing)}); was either file changed?",
             where=where,
         )
+    return replayed
 
 
 def decide_shards(
@@ -139,15 +113,9 @@ def decide_shards(
     max_resolution: float | None = None,
     prior=None,
 ) -> pd.DataFrame:
-    """The decision table (``gatetable.decide_samples``' columns) of ``keys`` from the adaptive runs ``shards``.
-
-    ``alpha``/``min_effect`` per key (the report's policy and rules: the run stopped by its own
-    design, which any stopping rule may; the decisions follow the report's, ``unchanged_confidence``
-    too, its risk spent over the looks by the design's unchanged spending; ``max_resolution``, the report's
-    ceiling for rows that cannot reach their target by the design's max-runs, None: strict; ``prior``: the run's
-    per-row variances from main's history, ``resolution.prior_for``'s mapping). InputError when a
-    shard's design is malformed, the shards' designs differ, or a replay contradicts the record.
-    """
+    """The decision table (``gatetable.decide_samples``') of ``keys`` from the adaptive runs ``shards``.
+    The run stopped by its own design; the decisions follow the report's policy (``alpha``/``min_effect`` per key).
+    InputError when a design is malformed, the shards' designs differ, or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
     keys = sorted(set(wanted))
@@ -181,31 +149,16 @@ def decide_shards(
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         result = undecided_decisions(len(keys))
         return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
-    shares = design.unchanged_weights(unchanged_confidence)
-    result = decisions.decide_looks(
-        history,
-        design.weights[:count],
-        alpha,
-        correction=correction,
-        min_effect=min_effect,
-        inconclusive_above=inconclusive_above,
-        power=design.power,
-        unchanged_confidence=unchanged_confidence,
-        unchanged_weights=shares[:count],
-        coarsening=None
-        if max_resolution is None
-        else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_for(keys, prior)),
+    shares, prior_var = design.unchanged_weights(unchanged_confidence), prior_for(keys, prior)
+    coarse = (
+        None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_var)
     )
-    table = decision_table(
-        keys,
-        result,
-        min_effect,
-        inconclusive_above,
-        unchanged_confidence,
-        max_runs=design.max_runs,
-        last_share=shares[-1],
-        prior_var=prior_for(keys, prior),
+    shared = dict(
+        min_effect=min_effect, inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence
     )
+    options = dict(unchanged_weights=shares[:count], power=design.power, correction=correction, coarsening=coarse)
+    result = decisions.decide_looks(history, design.weights[:count], alpha, **options, **shared)
+    table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
     return table.iloc[back].reset_index(drop=True)
 
 

@@ -1,8 +1,4 @@
-"""The one analysis: ``analyze(run_data, policy) -> Analysis``, used by every command that analyses.
-
-compare.R's table of the samples (``welch.compare_samples``), each row then decided by the rule the run
-and the policy name (``Method``). Whichever decides, the table has ``ANALYSIS_COLUMNS``, every one filled.
-"""
+"""The one analysis: ``analyze(run_data, policy) -> Analysis``: compare.R's table, each row decided by ``Method``."""
 
 from __future__ import annotations
 
@@ -54,14 +50,8 @@ ANALYSIS_COLUMNS = (
 
 @dataclass(frozen=True)
 class RunData:
-    """What a run measured: its samples (``results.read_samples``' frame) and how it was measured.
-
-    ``shards``: an adaptive run's shards with their looks (``results.rundirs.load``); ``pairs``: a
-    duet run's pairs (``results.pairs.pair_indices``). ``method`` says which decides (``of``
-    derives it from them). ``prior``: per (filename, configuration), the per-sample variance of log
-    rates main's history gave the run before it started (run.json's ``prior``; the rows it does not
-    name are gated by their base's samples), so that every analysis gates each row as the run did.
-    """
+    """What a run measured: its samples, an adaptive run's ``shards``, a duet run's ``pairs``, and run.json's
+    ``prior`` (per key, main's history variance), so that every analysis gates each row as the run did."""
 
     samples: pd.DataFrame
     method: Method = Method.UNPAIRED
@@ -137,11 +127,7 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
 def decisions_table(
     comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame, test: str | None = None
 ) -> pd.DataFrame:
-    """``comparisons`` with the gate's columns from ``decided`` (``DECISION_COLUMNS`` per row, in order).
-
-    ``gating``: a judged ``regression``; ``undecided``: a judged ``inconclusive`` row within its noise
-    budget; ``noisy``: a judged inconclusive row too noisy to gate. ``test``: what decided (default the gate's).
-    """
+    """``comparisons`` with the gate's columns from ``decided`` (one row each, in order); ``test``: what decided."""
     gate_test = test or GATE_TEST
     if len(decided) != len(comparisons):
         raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
@@ -192,13 +178,8 @@ _ACCURACY_AT = {"*": "accuracy_1", "**": "accuracy_2", "***": "accuracy_3", "off
 
 
 def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
-    """compare.R's p-value rule: a judged row gates when improvement < 0, its p-value (Holm-adjusted unless
-    ``--correction none``) is below its threshold's level and |improvement| is at least its minimum effect.
-
-    The gate's columns come from compare.R's numbers: its (unadjusted) interval at the row's level, the
-    p-value compared; compare.R estimates no power, so the mde and noise columns are NaN and no row is
-    undecided or noisy.
-    """
+    """compare.R's p-value rule: a judged row gates when improvement < 0, its (Holm-adjusted) p-value is below its
+    level and |improvement| at least its minimum effect; no power estimate, so no row is undecided or noisy."""
     result = comparisons.copy()
     rules = row_rules(result["filename"], policy)
     p_values = result["p_adjusted" if policy.correction == "holm" else "p_value"].to_numpy(dtype=float)
@@ -215,8 +196,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
     nan = np.full(len(result), np.nan)
     columns = dict(change=improvement, ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
     columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, resolution=nan, gated_at=nan, runs_needed=nan)
-    for column, values in {"decision": decision, **columns}.items():
-        result[column] = values
+    result = result.assign(decision=decision, **columns)
     p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
     reasons = np.full(len(result), "", dtype=object)
     for index in np.flatnonzero(gating):
@@ -231,8 +211,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
 
 
 def untested_reason(table: pd.DataFrame) -> str | None:
-    """Why the gate could test nothing (every comparison not ignored has fewer than 2 samples on a side: a
-    ``--runs 1`` run, or no head samples at all), so that the run must not pass; None when one was tested."""
+    """Why the gate could test nothing (every comparison not ignored lacks 2 samples a side); None when one was."""
     considered = table[~table["ignored"]]
     if not len(considered) or not bool(considered["incomplete"].all()):
         return None

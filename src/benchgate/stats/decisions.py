@@ -1,9 +1,5 @@
 """The gate's decision per comparison: Holm-consistent levels, intervals, decisions and the verdict.
-
-A row Holm rejects at step k gets the level ``alpha / (m - k + 1)``, every other row ``alpha / (m - r)``
-(r rows rejected), so its interval excludes 0 exactly when Holm rejects it. A fixed-runs analysis is the
-one-look case of the sequential design (``benchgate.stats.sequential``). See docs/statistics.md.
-"""
+A fixed-runs analysis is the one-look case of the sequential design; docs/statistics.md has the rules."""
 
 from __future__ import annotations
 
@@ -38,11 +34,8 @@ DEFAULT_ALPHA = 0.001
 
 
 def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "holm") -> tuple[np.ndarray, np.ndarray]:
-    """Which rows the correction rejects, and each row's Holm-consistent level (``p < level`` exactly then).
-
-    Along the last axis (one report per leading index); NaN p-values are not counted; ``alpha`` may
-    differ per row (per-benchmark rules), r counting the rows rejected at the row's own alpha.
-    """
+    """Which rows the correction rejects along the last axis, and each row's Holm-consistent level.
+    A row rejected at step k gets ``alpha / (m - k + 1)``, the others ``alpha / (m - r)``; NaN p-values do not count."""
     p = np.asarray(p, dtype=float)
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), p.shape)
     if correction == "none":
@@ -102,8 +95,7 @@ class Decisions:
 
 
 def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
-    """Sequential p-values, each row's last statistics and last look index, carried over from ``cache``
-    (the state after the looks it has seen, checked by identity: a run adding one look does that look only)."""
+    """Sequential p-values, each row's last statistics and last look, carried over from ``cache`` (by identity)."""
     seen = cache.get("seen", [])
     if len(seen) > len(looks) or any(a is not b for a, b in zip(seen, looks, strict=False)):
         seen = []
@@ -143,11 +135,8 @@ def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: 
 
 
 def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarray, rows: np.ndarray):
-    """The intersection over looks of each look's interval at ``level × weight`` (only ``rows`` are computed).
-
-    Repeated confidence intervals (Jennison & Turnbull 1989): they cover together with probability at
-    least 1 - level. Where the looks' intervals do not overlap (a coverage failure), the last look's is kept.
-    """
+    """Repeated confidence intervals (Jennison & Turnbull 1989) of ``rows``: the looks' at ``level × weight``,
+    intersected (where they do not overlap, the last look's)."""
     shape = level.shape
     low, high = np.full(shape, -np.inf), np.full(shape, np.inf)
     last_low, last_high = np.full(shape, np.nan), np.full(shape, np.nan)
@@ -183,17 +172,9 @@ def decide_looks(
     unchanged_weights: np.ndarray | list[float] | None = None,
     coarsening: Coarsening | None = None,
 ) -> Decisions:
-    """Decisions from the statistics of every look so far (one ``Stats`` per look, no samples where a row sat out).
-
-    ``weights[k]``: the share of each row's level spent on rejecting at look k (fixed runs: ``[1.0]``). A row's
-    sequential p-value is ``min_k p_k / weights[k]`` (valid whatever the stopping); Holm runs over those. A
-    rejected row shows its repeated confidence interval, every other row its last look's at its whole level
-    (``fixed_low``/``fixed_high``). It is unchanged when its one-sided bound at ``unchanged_confidence``, that
-    risk spent by ``unchanged_weights`` (default ``weights``), rules out a regression of the floor it is gated
-    at (``coarsening``: ``resolution.gated_at``; None: its target); ``unchanged_confidence`` None: the old
-    rule, the interval at the row's whole level. ``cache`` (kept across one run's looks) only saves work;
-    ``with_mde=False`` leaves ``mde`` NaN. The order of the decisions is docs/statistics.md's.
-    """
+    """Decisions from the statistics of every look so far (one ``Stats`` per look; docs/statistics.md's rules).
+    ``weights[k]``: the level's share spent at look k (fixed runs: ``[1.0]``); ``unchanged_weights``: the unchanged
+    risk's (default ``weights``); ``cache`` (one run's) only saves work; ``with_mde=False`` leaves ``mde`` NaN."""
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")
@@ -208,15 +189,19 @@ def decide_looks(
     change = current.change
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
-    if with_mde:
-        rows = ~current.incomplete
-        if rows.any():
-            mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
+    rows = ~current.incomplete
+    if with_mde and rows.any():
+        mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
     shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
-    bound = _unchanged_bound(current, level, shares, last, fixed_low, unchanged_confidence)
+    bound = fixed_low  # the one-sided lower bound (percent) ``unchanged`` is judged by; None: the old rule
+    if unchanged_confidence is not None:
+        bound = np.full(shape, np.nan)
+        if rows.any():
+            at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
+            bound[rows] = change_interval(subset(current, rows), at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
@@ -242,18 +227,6 @@ def decide_looks(
         floor,
         coarse,
     )
-
-
-def _unchanged_bound(current: Stats, level, weights, last, fixed_low, confidence: float | None) -> np.ndarray:
-    """Each row's one-sided lower bound (percent) for ``unchanged`` at its last look (see ``decide_looks``)."""
-    if confidence is None:
-        return fixed_low
-    bound = np.full(level.shape, np.nan)
-    rows = ~current.incomplete
-    if rows.any():
-        at = unchanged_level(confidence, level, weights[np.maximum(last, 0)])
-        bound[rows] = change_interval(subset(current, rows), at[rows])[0]
-    return bound
 
 
 def decide(base: np.ndarray, head: np.ndarray, alpha=DEFAULT_ALPHA, *, test: str = GATE_TEST, **options) -> Decisions:

@@ -1,8 +1,4 @@
-"""The gate's defaults that the light policy (``gate``) and the numeric tests share.
-
-A leaf module with no imports, so the configuration and the runner can read them without
-loading numpy, and the tests without importing the policy.
-"""
+"""The gate's defaults that the policy (``gate``) and the numeric tests share: a leaf, so no numpy is loaded."""
 
 DEFAULT_INCONCLUSIVE_ABOVE = 10.0  # percent: with min-effect 0, an interval reaching this regression is undecided
 # percent: a row is unchanged when its one-sided bound at this confidence rules out a regression of the floor

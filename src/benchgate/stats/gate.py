@@ -1,8 +1,6 @@
 """The gate's policy (threshold, correction, minimum effect, per-benchmark rules) and what it says per row.
-
 A row gates when it is a ``regression`` of at least the minimum effect and is undecided when
-``inconclusive``; ``benchgate.stats.analysis`` decides the rows and assembles the table.
-"""
+``inconclusive``; ``benchgate.stats.analysis`` decides the rows and assembles the table."""
 
 from __future__ import annotations
 
@@ -85,15 +83,6 @@ class GatePolicy:
                 raise ValueError(f"{name} must be a percentage above 0, at most {MAX_MIN_EFFECT:g}, not {value!r}")
 
 
-def _rule_for(filename: str, rules: tuple[GateRule, ...]) -> GateRule | None:
-    # The last matching rule wins, so later, more specific entries in the config override earlier ones.
-    found = None
-    for rule in rules:
-        if fnmatch.fnmatchcase(filename, rule.pattern):
-            found = rule
-    return found
-
-
 @dataclass(frozen=True)
 class RowRules:
     """What the policy and its rules say for each row of a table (lists in the table's order)."""
@@ -120,7 +109,9 @@ def row_rules(filenames, policy: GatePolicy) -> RowRules:
     thresholds, effects, ignored, sigmas = [], [], [], []
     budget = float("nan") if policy.noisy_max_sigma is None else policy.noisy_max_sigma
     for filename in filenames:
-        rule = _rule_for(str(filename), policy.rules)
+        # The last matching rule wins, so later, more specific entries in the config override earlier ones.
+        matching = [rule for rule in policy.rules if fnmatch.fnmatchcase(str(filename), rule.pattern)]
+        rule = matching[-1] if matching else None
         thresholds.append((rule.threshold if rule else None) or policy.threshold)
         effects.append(rule.min_effect if rule is not None and rule.min_effect is not None else policy.min_effect)
         ignored.append(bool(rule and rule.ignore))

@@ -42,10 +42,7 @@ def _padded(rows: np.ndarray, values: np.ndarray, count: int, fill=np.nan, width
 
 
 def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """``(keys, base, head)``: the rates of each (filename, configuration) per side, NaN-padded ``(rows, n)``.
-
-    ``samples``: ``results.read_samples``' frame; ``keys`` orders the rows (default: order of first appearance).
-    """
+    """``(keys, base, head)``: each key's rates per side, NaN-padded ``(rows, n)`` (keys default: as they appear)."""
     if keys is None:
         keys = list(dict.fromkeys(zip(samples["filename"].tolist(), samples["configuration"].tolist(), strict=True)))
     keys = [(str(f), str(c)) for f, c in keys]
@@ -62,11 +59,7 @@ def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray
 def pair_arrays(
     samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The paired rates of each key as NaN-padded ``(rows, pairs)`` arrays, and each pair's CPU-set assignment.
-
-    ``base_index``/``head_index``: the rows of ``samples`` of each pair's base and head sample
-    (``results.pairs.pair_indices``), pairs in their order; ``strata``: an integer per pair, -1 as padding.
-    """
+    """Each key's paired rates (pairs: rows of ``samples``) NaN-padded ``(rows, pairs)``, and ``strata`` (-1 pads)."""
     base_index, head_index = np.asarray(base_index, dtype=np.int64), np.asarray(head_index, dtype=np.int64)
     strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
     rows = key_rows(samples, keys)[base_index]
@@ -90,8 +83,7 @@ def undecided_decisions(rows: int) -> Decisions:
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
-    """Each row's per-sample noise in percent from trusted data only: the base side's robust variance (log scale:
-    a ratio), so that a head cannot make a row look noisier (a duet row: its pairs' spread)."""
+    """Each row's per-sample noise (percent) from the base side's robust variance only, which the head cannot move."""
     with np.errstate(invalid="ignore", divide="ignore"):
         sigma = np.sqrt(np.asarray(st.var_base, dtype=float))
         return 100 * (sigma if st.log else sigma / st.scale_base)
@@ -103,9 +95,8 @@ def undecided_runs(
     inconclusive_above: float,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Per inconclusive row, the runs a side (more than it has) after which it would be decided (NaN: none up to
-    10,000; elsewhere): when its bound would rule out its target (``resolution.runs_to_reach``), else, for a row
-    whose estimate is beyond its target, when it would be rejected (``runs_needed``)."""
+    """Per inconclusive row, the runs a side after which it would be decided: its bound reaching its target
+    (``resolution.runs_to_reach``), else rejected (``runs_needed``); NaN: none up to 10,000, or decided."""
     current = result.current
     rows = result.decision == INCONCLUSIVE
     runs = np.fmin(current.n_base, current.n_head)
@@ -138,12 +129,8 @@ def decision_table(
     last_share: float = 1.0,
     prior_var: np.ndarray | None = None,
 ):
-    """The decision table of ``result``, one row per key (``decide_samples`` says its columns).
-
-    ``sigma``: the row's per-sample noise (percent, trusted: main's history where ``prior_var`` knows it,
-    else the base's); ``noisy_mde``: the resolution it would reach with ``max_runs`` runs a side at that
-    noise and an estimate of 0 (``last_share``: the unchanged risk's share there).
-    """
+    """The decision table of ``result``, one row per key; ``noisy_mde``: the resolution reached at ``max_runs`` with
+    the trusted noise (``sigma``, history's where known) and an estimate of 0 (``last_share``: the risk spent)."""
     import pandas as pd
 
     needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
@@ -186,13 +173,8 @@ def decide_samples(
     coarsening: Coarsening | None = None,
     **options,
 ):
-    """The fixed-runs decision table, one row per key (``alpha`` and ``min_effect`` may be given per key).
-
-    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), as ``results.rundirs.load``
-    gives them, decided on the pairs (``paired.duet_statistics``). Columns: ``decision_table``'s (runs_needed:
-    runs a side to decide an inconclusive row; resolution: the smallest regression its evidence rules
-    out; gated_at: the one it must rule out to be unchanged; coarse: gated at more than its target).
-    """
+    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one).
+    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs."""
     keys, base, head = sample_arrays(samples, keys)
     if not keys:
         return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
@@ -202,16 +184,10 @@ def decide_samples(
         strata = pairs[2] if len(pairs) > 2 else None
         base_pairs, head_pairs, assignment = pair_arrays(samples, pairs[0], pairs[1], keys, strata)
         st = duet_statistics(base_pairs, head_pairs, base, head, strata=assignment)
-    min_effect = np.asarray(min_effect, dtype=float)
-    result = decide_looks(
-        [st],
-        [1.0],
-        np.asarray(alpha, dtype=float),
-        min_effect=min_effect,
+    shared = dict(
+        min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
         unchanged_confidence=unchanged_confidence,
-        coarsening=coarsening,
-        **options,
     )
-    prior_var = None if coarsening is None else coarsening.trusted_var
-    return decision_table(keys, result, min_effect, inconclusive_above, unchanged_confidence, prior_var=prior_var)
+    result = decide_looks([st], [1.0], np.asarray(alpha, dtype=float), coarsening=coarsening, **shared, **options)
+    return decision_table(keys, result, prior_var=None if coarsening is None else coarsening.trusted_var, **shared)

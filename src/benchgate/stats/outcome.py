@@ -1,11 +1,5 @@
 """The verdict of a report: the gated rows plus everything else that must not pass silently.
-
-Besides gating rows, a PR fails when the head failed where the base succeeded, has fewer than 2 samples
-where the base has some, nothing could be tested, or the run did not complete; a trusted
-``accept-regression`` label turns a failure into ``accepted``. An undecided row makes the verdict
-``inconclusive`` (never a pass; no label accepts it). A head that does not build fails; a base that does
-not build is an infrastructure ``error``.
-"""
+Head-only failures, starved rows, nothing tested or an incomplete run fail too; an undecided row is never a pass."""
 
 from __future__ import annotations
 
@@ -66,13 +60,15 @@ def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
 def decide(
     gated: pd.DataFrame, run: RunSummary, *, accept_regression: bool = False, problems: Sequence[str] = ()
 ) -> Outcome:
-    """The verdict over the gated comparison table and the run summary.
-
-    ``accept_regression``: a trusted label accepted regressions, so a failure becomes ``accepted``.
-    ``problems``: what else fails this run, found by the caller (e.g. a selection the API contradicts).
-    """
-    if run.build_failure is not None:
-        return _build_failed(run)
+    """The verdict over the gated table and the run summary (``problems``: what else the caller found failing)."""
+    if (failure := run.build_failure) is not None:  # the head fails the gate (no label accepts it); the base: error
+        commit = failure.ref or "?"
+        if failure.sha:
+            commit = f"{commit} ({failure.sha[:12]})"
+        if failure.infrastructure:
+            problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
+            return Outcome(ERROR, 0, (), (problem,))
+        return Outcome(FAIL, 0, (), (f"the head {commit} does not build",))
     gating_rows = int(gated["gating"].sum())
     head_failures = head_only_failures(run)
     problems = list(problems)
@@ -95,16 +91,3 @@ def decide(
     # Undecided rows never make a pass; a label that accepts regressions does not accept them either.
     verdict = (ACCEPTED if accept_regression else FAIL) if failed else INCONCLUSIVE if undecided else PASS
     return Outcome(verdict, gating_rows, head_failures, tuple(problems), undecided)
-
-
-def _build_failed(run: RunSummary) -> Outcome:
-    """A side that did not build: the head fails the gate (no label accepts that); the base is an error."""
-    failure = run.build_failure
-    assert failure is not None
-    commit = failure.ref or "?"
-    if failure.sha:
-        commit = f"{commit} ({failure.sha[:12]})"
-    if failure.infrastructure:
-        problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
-        return Outcome(ERROR, 0, (), (problem,))
-    return Outcome(FAIL, 0, (), (f"the head {commit} does not build",))

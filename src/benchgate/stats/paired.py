@@ -1,12 +1,6 @@
-"""The gate's test for a duet run (``--pairing duet``): a paired, trimmed test on the per-pair log ratios.
-
-Base and head of one pair ran at the same moment on two disjoint CPU sets, so the log ratio
-``d = log(head rate) - log(base rate)`` cancels the interference that hit both. ``PAIRED_TEST`` is the
-Tukey–McLaughlin one-sample trimmed t-test on ``d`` (20 % trimmed from ``PAIRED_TRIM_FROM`` pairs on,
-df shrunk by ``PAIRED_DF_FACTOR`` as Yuen's are), after aligning each CPU-set assignment's median; chosen
-by tests/perf/simulate_gate.py's duet mode over the plain paired t, which one slow sample moves. Rows
-without two pairs fall back to the unpaired gate test (``duet_statistics``).
-"""
+"""The gate's test for a duet run (``--pairing duet``): a trimmed one-sample t-test on per-pair log ratios.
+``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); rows without two
+pairs fall back to the unpaired gate test (``duet_statistics``)."""
 
 from __future__ import annotations
 
@@ -14,20 +8,17 @@ import warnings
 
 import numpy as np
 
-from benchgate.stats.decisions import DEFAULT_ALPHA, decide_looks
 from benchgate.stats.yuenwelch import Stats, combine, gate_statistics
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", PAIRED_TEST)
 PAIRED_TRIM = 0.2
 PAIRED_DF_FACTOR = 0.8
-# Trimmed from 20 pairs on, not from 10 as each side of the unpaired test: a paired test has n - 1 df, not about
-# 2n - 2, and trimming 10-19 pairs left too few at the gate's per-row level (simulated at 10 pairs: power at 1 %
-# noise 0.9 % trimmed, 50.7 % plain, no more false fails; the same from 20 pairs on).
+# Trimmed from 20 pairs on, not 10: a paired test has n - 1 df, not about 2n - 2, and trimming 10-19 pairs left too
+# few at the gate's per-row level (simulated at 10 pairs and 1 % noise: power 0.9 % trimmed, 50.7 % plain).
 PAIRED_TRIM_FROM = 20
-# A CPU-set assignment's median is aligned only from this many pairs of it on: with 2-4, two outliers in one
-# assignment are its median, aligning moves them onto the others and leaves no spread (a false change; simulated
-# at --runs auto's first looks, 5-9 pairs). Below, the assignment's speed difference is noise of either sign.
+# An assignment's median is aligned only from this many of its pairs on: with 2-4, two outliers are its median and
+# aligning moves them onto the others, leaving no spread (a false change at --runs auto's first looks).
 PAIRED_ALIGN_FROM = 5
 
 
@@ -61,28 +52,22 @@ def _nan_reduce(function, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return function(np.where(mask, x, np.nan), axis=-1)
 
 
-def _median(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    return _nan_reduce(np.nanmedian, x, mask)
-
-
 def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``d`` with each CPU-set assignment's median moved to the median of the assignments' medians, and the
-    number of assignments aligned per row (1: nothing to align). A speed difference between the CPU sets
-    shifts one assignment's ratios up and the other's down; aligning removes it and keeps each ratio's
-    own deviation, so the trimmed test then trims the outliers of all pairs together."""
+    """``d`` with each CPU-set assignment's median moved to the median of their medians (removing a speed
+    difference between the CPU sets), and the number of assignments aligned per row (1: none)."""
     labels = np.unique(strata[valid]).tolist()
     medians, present = [], []
     for label in labels:
         mask = valid & (strata == label)
         present.append(mask.sum(axis=-1) >= PAIRED_ALIGN_FROM)
-        medians.append(_median(d, mask))
+        medians.append(_nan_reduce(np.nanmedian, d, mask))
     if len(labels) < 2:
         return d, np.ones(d.shape[:-1])
     medians_array = np.stack(medians)
     usable = np.stack(present)
     count = usable.sum(axis=0)
     with np.errstate(invalid="ignore"):
-        center = _median(np.moveaxis(medians_array, 0, -1), np.moveaxis(usable, 0, -1))
+        center = _nan_reduce(np.nanmedian, np.moveaxis(medians_array, 0, -1), np.moveaxis(usable, 0, -1))
     aligned = d.copy()
     for index, label in enumerate(labels):
         mask = valid & (strata == label) & (count >= 2)[..., None] & usable[index][..., None]
@@ -93,12 +78,8 @@ def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.n
 def paired_statistics(
     base: np.ndarray, head: np.ndarray, test: str = PAIRED_TEST, strata: np.ndarray | None = None
 ) -> Stats:
-    """``test``'s statistics per row from paired rates ``(..., rows, pairs)``, NaN-padded: ``base[..., i]`` and
-    ``head[..., i]`` are one pair, ``strata`` (same shape) its CPU-set assignment, aligned by ``PAIRED_TEST``.
-
-    ``var_base``/``var_head`` each hold half the per-pair (robust) variance, so that projections to more
-    runs see the paired standard error.
-    """
+    """``test``'s statistics per row from NaN-padded paired rates ``(..., rows, pairs)``, ``strata`` each pair's
+    CPU-set assignment; ``var_base``/``var_head`` each hold half the per-pair (robust) variance."""
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
     base = np.asarray(base, dtype=float)
@@ -125,15 +106,12 @@ def paired_statistics(
         else np.zeros(n.shape, bool)
         for x in (base, head)
     ]
-    # The per-pair variance for projections to more pairs (the futility rule of --runs auto, runs_needed): as the
-    # unpaired test's, trimmed from the first pair and no more than the MAD says, so that one early outlier
-    # does not make a row look hopeless before the test trims (yuenwelch.gate_statistics does the same). Taken
-    # on the ratios before aligning: with a few pairs per CPU-set assignment the medians aligned are noise,
-    # which more pairs remove.
+    # The per-pair variance for projections (as yuenwelch.gate_statistics'): trimmed from the first pair, at most the
+    # MAD's, so one early outlier does not make a row look hopeless; before aligning, whose few-pair medians are noise.
     robust_se2 = se2
     if trim:
-        center = _median(raw, valid)
-        spread = _median(np.abs(raw - center[..., None]), valid)
+        center = _nan_reduce(np.nanmedian, raw, valid)
+        spread = _nan_reduce(np.nanmedian, np.abs(raw - center[..., None]), valid)
         with np.errstate(divide="ignore", invalid="ignore"):
             mad_se2 = (1.4826 * spread) ** 2 / np.maximum(n, 1)
         robust_se2 = np.fmin(np.fmin(se2, _trimmed(raw, valid, n, trim, 1)[1]), mad_se2)
@@ -170,18 +148,3 @@ def duet_statistics(
     in_pairs = paired_statistics(base_pairs, head_pairs, test, strata)
     use_paired = in_pairs.n_base >= 2
     return combine(lambda a, b: np.where(use_paired, a, b), in_pairs, gate_statistics(base, head))
-
-
-def decide_pairs(
-    base_pairs: np.ndarray,
-    head_pairs: np.ndarray,
-    base: np.ndarray,
-    head: np.ndarray,
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    strata: np.ndarray | None = None,
-    test: str = PAIRED_TEST,
-    **options,
-):
-    """A fixed-runs analysis of a duet run (``duet_statistics``), Holm over all rows (``decide_looks``' options)."""
-    return decide_looks([duet_statistics(base_pairs, head_pairs, base, head, test, strata)], [1.0], alpha, **options)

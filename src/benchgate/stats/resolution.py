@@ -1,27 +1,5 @@
-"""Each comparison's resolution, and the resolution it is gated at.
-
-A comparison's **resolution** is the smallest regression its evidence rules out: minus the one-sided
-bound ``unchanged`` is judged by (``decisions.decide_looks``' ``unchanged_low``, at
-``unchanged-confidence``, its risk spent over the looks). A row is ``unchanged`` when its resolution is
-below the regression it is gated at; "what this run could not have seen" and the runs a row needs are
-said in the same terms.
-
-The resolution a row is **gated at** is its target (``inconclusive-above``, 10 %, or its min-effect)
-unless its noise could not reach that by the runs it is planned to get (max-runs; a fixed run: its runs).
-Then it is gated at the best resolution it can reach (``reachable``), up to ``max-resolution`` (25 %);
-a row that cannot reach even that is gated at its target, as before (and holds the verdict when
-undecided). ``reachable`` is the regression a row rules out with probability ``RESOLUTION_POWER`` when
-nothing changed, at the noise of **trusted data only**: the base side's samples (both sides assumed as
-noisy), or main's history on the same runner, never the head's, so that a pull request cannot make a row
-noisy enough to be gated more loosely. A duet run's paired statistics mix both sides: without history
-its rows are gated at their target.
-
-The runs-to-decide projection (``runs_to_reach``) asks the same question of more runs: the run count at
-which the row's resolution would reach its target with probability ``PROJECTION_POWER``, from a
-conservative sigma (its upper ``SIGMA_CONFIDENCE`` bound from the base's samples) and t quantiles, so
-that few runs do not promise too much (tests/perf/simulate_gate.py measures how often a row rerun at
-the projected count is decided).
-"""
+"""Each comparison's resolution and the resolution it is gated at (docs/statistics.md, "Resolution").
+Only trusted noise (the base's samples or main's history, never the head's) decides how coarsely a row is gated."""
 
 from __future__ import annotations
 
@@ -46,12 +24,8 @@ PAIRED_PREFIX = "paired"  # benchgate.stats.paired's tests, whose variances mix 
 
 @dataclass(frozen=True)
 class Coarsening:
-    """How rows that cannot reach their target are gated: the ceiling, the runs they are planned to get.
-
-    ``runs``: the runs a side at the plan's end (None: each row's base samples, a fixed run);
-    ``share``: the unchanged risk's share at that look; ``trusted_var``: per row, a per-sample
-    variance of log rates from main's history (NaN: use the base's samples).
-    """
+    """How rows that cannot reach their target are gated (``runs``: a side at the plan's end, None: the base's).
+    ``share``: the unchanged risk's share at that look; ``trusted_var``: per-row history variance (NaN: none)."""
 
     max_resolution: float | None = DEFAULT_MAX_RESOLUTION  # None: strict, every row at its target
     runs: float | None = None
@@ -60,8 +34,7 @@ class Coarsening:
 
 
 def trusted_variance(st: Stats, prior: np.ndarray | None = None, confidence: float | None = None) -> np.ndarray:
-    """Each row's per-sample variance from trusted data: ``prior`` (history) where known, else the base's
-    (``confidence``: its upper bound at that confidence, ``conservative_variance``)."""
+    """Each row's per-sample variance from ``prior`` (history) where known, else the base's (at ``confidence``)."""
     if st.test.startswith(PAIRED_PREFIX):
         own = np.full(np.shape(st.delta), np.nan)
     else:
@@ -72,20 +45,16 @@ def trusted_variance(st: Stats, prior: np.ndarray | None = None, confidence: flo
     return np.where(np.isfinite(prior), prior, own)
 
 
-def _se_df(st: Stats, var: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Standard error and df of the gate's test with ``runs`` samples a side of per-sample variance ``var``."""
+def _half_width(st: Stats, var, runs, level, power: float) -> np.ndarray:
+    """``(t_level + t_power) × se`` in the test's units, with ``runs`` samples a side of per-sample variance ``var``."""
+    var, runs = np.asarray(var, dtype=float), np.asarray(runs, dtype=float)
     trim = 0.0 if st.test.startswith(PAIRED_PREFIX) else TRIM.get(st.test, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         trimmed = runs >= TRIM_FROM
         h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
         df = 2 * (h - 1.0)  # Welch-Satterthwaite with equal variances and counts
         df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
-        return np.sqrt(2 * var / runs), df
-
-
-def _half_width(st: Stats, var, runs, level, power: float) -> np.ndarray:
-    """``(t_level + t_power) × se`` in the test's units, with ``runs`` samples a side of per-sample variance ``var``."""
-    se, df = _se_df(st, np.asarray(var, dtype=float), np.asarray(runs, dtype=float))
+        se = np.sqrt(2 * var / runs)
     with np.errstate(invalid="ignore"):
         return (special.stdtrit(df, 1 - np.asarray(level, dtype=float) / 2) + special.stdtrit(df, power)) * se
 
@@ -99,22 +68,16 @@ def _regression_percent(st: Stats, x: np.ndarray) -> np.ndarray:
 def reachable(
     st: Stats, var: np.ndarray, runs: np.ndarray | float, level: np.ndarray | float, power: float = RESOLUTION_POWER
 ) -> np.ndarray:
-    """The regression (percent) a row with per-sample variance ``var`` a side rules out with probability ``power``
-    at ``runs`` a side when nothing changed, by the bound at the two-sided ``level`` (``unchanged_level``)."""
+    """The regression (percent) ruled out with probability ``power`` at ``runs`` a side of ``var``, nothing changed."""
     return _regression_percent(st, _half_width(st, var, runs, level, power))
 
 
 def gated_at(
     st: Stats, floor: np.ndarray, level: np.ndarray, coarsening: Coarsening | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the resolution it is gated at, whether that is coarser than its target, and its reachable one.
-
-    ``floor``: each row's target; ``level``: its unchanged bound's two-sided level at the plan's end.
-    The reachable resolution is the one a row reaches with probability ``RESOLUTION_POWER`` at its
-    trusted sigma's upper ``GATE_SIGMA_CONFIDENCE`` bound; a row gated coarser than its target is gated
-    there, or at the ceiling when that is further, as long as it reaches the ceiling half the time at its
-    sigma. Strict (``coarsening`` None or no ceiling): every row at its target.
-    """
+    """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reachable one.
+    A row coarser than its target is gated at its reach (at the upper ``GATE_SIGMA_CONFIDENCE`` bound of its
+    trusted sigma), capped at the ceiling, provided it reaches the ceiling half the time at its sigma."""
     floor = np.asarray(floor, dtype=float)
     if coarsening is None or coarsening.max_resolution is None:
         return floor, np.zeros(floor.shape, dtype=bool), np.full(floor.shape, np.nan)
@@ -129,10 +92,7 @@ def gated_at(
 
 def conservative_variance(st: Stats, confidence: float = SIGMA_CONFIDENCE, *, observed: bool = False) -> np.ndarray:
     """The base's per-sample variance scaled to its upper ``confidence`` bound: ``(n - 1) / chi2_(1-c)(n - 1)``.
-
-    ``observed`` (a projection, which decides nothing): at least what the test's own standard error says
-    per sample, since the robust variance of very few samples can be near 0 whatever the noise.
-    """
+    ``observed`` (projections): at least the test's own se per sample (few samples' robust variance can be ~0)."""
     n = np.asarray(st.n_base, dtype=float)
     var = np.asarray(st.var_base, dtype=float)
     if observed:
@@ -151,9 +111,8 @@ def runs_to_reach(
     candidates: np.ndarray | None = None,
     shares: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Per row, the fewest runs a side above ``above`` at which it would rule out ``floor`` (percent) with
-    probability ``PROJECTION_POWER``, its estimate (never above 0) and its conservative sigma (NaN: none up to
-    the last candidate). ``level``: the bound's two-sided level (``shares``: its share at each candidate)."""
+    """Per row, the fewest runs a side above ``above`` that rule out ``floor`` with probability ``PROJECTION_POWER``
+    at its estimate (at most 0) and conservative sigma (NaN: none); ``shares``: the level's share per candidate."""
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     var = conservative_variance(st, observed=True)
     estimate = np.fmin(np.asarray(st.delta, dtype=float), 0.0)  # a faster head is not counted on
@@ -175,13 +134,8 @@ PRIOR_MIN_RUNS = 3  # fewer stored runs than this: the row falls back to the bas
 
 
 def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS) -> np.ndarray:
-    """Per row, the per-sample variance of log rates main's history gives (NaN: too few runs, use the base's).
-
-    ``spreads[i]``: row i's stored ``log_spread`` (the standard deviation of its log rates in one run; the
-    history's ``Point.log_spread``) of main's runs on this runner fingerprint, oldest first. The median of the
-    last ``recent`` squared spreads: one noisy run among them does not set the row's gate. The gate's test
-    sees about this variance per sample (its trimmed variance is within 5 % of it at 30 normal samples).
-    """
+    """Per row, the median of the last ``recent`` squared ``log_spread`` of main's runs (oldest first; NaN: too few).
+    The median, so that one noisy run does not set the row's gate."""
     out = np.full(len(spreads), np.nan)
     for index, row in enumerate(spreads):
         values = np.asarray(row, dtype=float)[-recent:]
@@ -192,8 +146,7 @@ def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS)
 
 
 def prior_for(keys, known) -> np.ndarray | None:
-    """Per key ``(filename, configuration)``, its prior variance in ``known`` (a mapping; NaN: none, the base's
-    samples decide); None when ``known`` is empty, so that a run without history is decided as before."""
+    """Per key, its prior variance in the mapping ``known`` (NaN: none); None when ``known`` is empty."""
     if not known:
         return None
     return np.array([known.get((str(f), str(c)), np.nan) for f, c in keys], dtype=float)

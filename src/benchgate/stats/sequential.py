@@ -1,13 +1,6 @@
 """``--runs auto``: the group-sequential design, alpha spending over planned looks, and its run.json record.
-
-Each row's level ``a`` (its Holm level) is spent on *rejecting* over the looks by a Lan–DeMets spending
-function of ``t = runs / max_runs`` (Pocock type ``log(1 + (e - 1) t)``, or O'Brien–Fleming type): look k
-gets ``a × w_k``. The boundaries are the Bonferroni bound over looks, ``P(reject at some look) <= a``
-whatever the correlation between looks, so the trimmed statistics need no joint normality; at the gate's
-per-row levels the correlation would buy almost nothing. Calling a row *unchanged* is a non-binding
-futility stop; its own risk ``1 - unchanged_confidence`` is spent over the looks by ``unchanged_spending``.
-A design recorded without ``unchanged_confidence`` replays with the old rule. See docs/statistics.md.
-"""
+Look k spends ``a × w_k`` of a row's level by a Lan–DeMets function of ``runs / max_runs``, bounded by
+Bonferroni over the looks (valid whatever their correlation); docs/statistics.md has the design."""
 
 from __future__ import annotations
 
@@ -19,12 +12,7 @@ from scipy import special
 
 from benchgate.errors import InputError
 from benchgate.stats import decisions
-from benchgate.stats.defaults import (
-    AUTO_MAX_RUNS,
-    AUTO_MIN_RUNS,
-    DEFAULT_MAX_RESOLUTION,
-    DEFAULT_UNCHANGED_CONFIDENCE,
-)
+from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
 
 METHOD = "alpha-spending-bonferroni-looks"
@@ -39,11 +27,7 @@ DEFAULT_UNCHANGED_SPENDING = "obrien-fleming"  # the unchanged risk, mostly at t
 
 def default_looks(min_runs: int = MIN_RUNS, max_runs: int = MAX_RUNS) -> tuple[int, ...]:
     """A look after every run from ``min_runs`` to 3 × ``min_runs`` (10 more at most), then ~1.25 × apart.
-
-    Most quiet benchmarks can first rule out a 10 % regression between 10 and 15 runs, each at its own
-    run count, so a look after each of those runs stops every file at the first one it can
-    (tests/perf/simulate_gate.py).
-    """
+    Quiet benchmarks first rule out 10 % between 10 and 15 runs, each at its own (tests/perf/simulate_gate.py)."""
     if not (2 <= min_runs <= max_runs):
         raise ValueError(f"need 2 <= min_runs <= max_runs, not {min_runs}, {max_runs}")
     looks = list(range(min_runs, min(DENSE_UNTIL * min_runs, min_runs + DENSE_MAX, max_runs) + 1))
@@ -71,8 +55,7 @@ def spending_fraction(t: np.ndarray, spending: str, alpha: float) -> np.ndarray:
 
 
 def spending_weights(looks: tuple[int, ...], spending: str, alpha: float) -> tuple[float, ...]:
-    """The level's share spent at each look (summing to 1); ``pocock-looks``: Pocock-type on the look index
-    ``k / K`` (a calendar time scale, which Lan–DeMets allows), spending more at the early looks."""
+    """The level's share at each look (summing to 1); ``pocock-looks``: Pocock-type on the look index ``k / K``."""
     if spending == "pocock-looks":
         fractions = np.arange(1, len(looks) + 1, dtype=float) / len(looks)
         spending = "pocock"
@@ -150,11 +133,7 @@ class Design:
 
 
 # The fields designs recorded before them lack, and what such a design replays with.
-RECORDED_LATER = {
-    "unchanged_confidence": None,
-    "unchanged_spending": DEFAULT_UNCHANGED_SPENDING,
-    "max_resolution": None,
-}
+RECORDED_LATER = dict(unchanged_confidence=None, unchanged_spending=DEFAULT_UNCHANGED_SPENDING, max_resolution=None)
 
 
 def _recorded(item, data: dict):
@@ -179,7 +158,7 @@ def make_design(
     **options,
 ) -> Design:
     """The design for ``--runs auto``, checked: ``looks`` (default ``default_looks(min_runs, max_runs)``) and
-    the other fields of ``Design`` (``max_resolution`` None: every row gated at its target, strict)."""
+    the other fields of ``Design``."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")
@@ -207,11 +186,6 @@ def make_design(
     if draft.max_resolution is not None and not (0 < draft.max_resolution <= 1000):
         raise ValueError(f"max_resolution must be a percentage above 0, not {draft.max_resolution!r}")
     return replace(draft, weights=spending_weights(looks, spending, alpha))
-
-
-def fixed_design(runs: int, **options) -> Design:
-    """A fixed-runs analysis as a design: one look at ``runs``, the whole level spent there."""
-    return make_design(looks=(runs,), **options)
 
 
 def next_look(design: Design, runs_done: int) -> int | None:

@@ -1,15 +1,6 @@
 """The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
-
-At each look the rows' decisions are recomputed from every look so far; a row is *settled* when decided
-(regression, improvement, constant, incomplete), *calm* (unchanged, and with min-effect 0 also ruling out
-a change of ``settle_above`` at ``settle_level``: a real 5 % change does not stop as unchanged before it
-is rejected) or *futile* (projected to max-runs with ``futility_variance`` × its variance it could be
-neither rejected nor unchanged; an inconclusive futile row is *hopeless* and ends inconclusive). A unit
-(a row, or a file run whole) stops once all its rows are settled. The sequential p-values and the spent
-unchanged risk are valid whatever the stopping, so no stopping rule raises either error rate
-(docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and
-``benchgate report`` agree.
-"""
+A row is settled when decided, *calm* or *futile*; a unit (a row, or a file run whole) stops once all its rows
+are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree."""
 
 from __future__ import annotations
 
@@ -28,9 +19,8 @@ _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisi
 def look_statistics(
     design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
 ) -> Stats:
-    """The design's test on the samples one look saw (NaN-padded rates ``(..., rows, n)``); rows not ``active``
-    (their unit had stopped) sit it out: no samples. A duet design takes ``pairs``: the paired rates and
-    CPU-set assignments (``gatetable.pair_arrays``), decided by ``paired.duet_statistics``."""
+    """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
+    takes ``pairs``: the paired rates and CPU-set assignments (``gatetable.pair_arrays``)."""
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
@@ -38,7 +28,13 @@ def look_statistics(
     active = np.asarray(active, dtype=bool)
     picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
     picked = _statistics(design, base[active], head[active], picked_pairs)
-    return _scatter(picked, active, active.shape)
+
+    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``: rows not picked get no samples
+        full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
+        full[active] = values
+        return full
+
+    return combine(spread, picked)
 
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
@@ -48,17 +44,6 @@ def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
     return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
-
-
-def _scatter(st: Stats, rows: np.ndarray, shape: tuple[int, ...]) -> Stats:
-    """The inverse of ``subset``: rows not picked get no samples (n = 0, NaN statistics)."""
-
-    def spread(values: np.ndarray) -> np.ndarray:
-        full = np.full(shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
-        full[rows] = values
-        return full
-
-    return combine(spread, st)
 
 
 @dataclass(frozen=True)
@@ -77,15 +62,13 @@ def _scaled(st: Stats, factor: float) -> Stats:
 
 
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
-    """Unchanged rows that may stop: all of them with a min-effect or gated coarser than their target (their
-    question is answered once they reach that resolution), else only the guarded-safe ones."""
+    """Unchanged rows that may stop: all with a min-effect or gated coarse, else only the guarded-safe ones."""
     guarded = guarded & ~result.coarse
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
     if candidates.any():
-        # Both ways: a row whose unchanged bound is loose enough to settle while it may still be a 5 % improvement
-        # keeps running until that is rejected too (an improvement found is what the table is for).
-        # A design recorded before unchanged had its own confidence replays with its own one-sided guard.
+        # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
+        # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
         low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
         legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
         calm[candidates] = (low > -effect) & (legacy | (high < effect))
@@ -106,10 +89,9 @@ def _reachable(
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
-        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it): a noisy row's
-        # estimate moves by that much with more runs, and giving up on it early costs a decision (never an error:
-        # the unchanged risk is spent over the looks, whatever the stopping). A row that could not be unchanged
-        # even with an estimate of 0 is too noisy: it stops at once. (A design recorded before: its estimate.)
+        # Becoming unchanged is judged from an estimate one standard error nearer 0 (never past it), as a noisy row's
+        # moves that much with more runs; one that could not be unchanged even at 0 stops at once. (Older designs:
+        # the estimate itself.)
         share = design.unchanged_weights()[-1]
         nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
         hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
@@ -117,13 +99,6 @@ def _reachable(
         settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
     return out
-
-
-def coarsening(design: Design, prior_var: np.ndarray | None = None) -> Coarsening | None:
-    """How the design gates rows that cannot reach their target: by what they reach at max-runs (None: strict)."""
-    if design.max_resolution is None:
-        return None
-    return Coarsening(design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var)
 
 
 def decide_at_look(
@@ -137,16 +112,18 @@ def decide_at_look(
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
     """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
-
-    ``alpha``/``min_effect`` override the design's per row (per-benchmark rules). ``cache``
-    (one dict per run, kept across its looks) saves recomputing earlier looks. ``prior_var``: per row,
-    the per-sample variance main's history gives (NaN: unknown, the base's samples decide how coarse).
-    """
+    ``alpha``/``min_effect`` override the design's per row; ``cache`` (one per run) saves recomputing earlier
+    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
     alpha = design.alpha if alpha is None else alpha
     min_effect = design.min_effect if min_effect is None else min_effect
+    coarsening = None  # strict; else rows that cannot reach their target are gated by what they reach at max-runs
+    if design.max_resolution is not None:
+        coarsening = Coarsening(
+            design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var
+        )
     result = decisions.decide_looks(
         history,
         design.weights[: k + 1],
@@ -159,7 +136,7 @@ def decide_at_look(
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
         unchanged_weights=design.unchanged_weights()[: k + 1],
-        coarsening=coarsening(design, prior_var),
+        coarsening=coarsening,
     )
     dec = result.decision
     undecided = dec == decisions.INCONCLUSIVE
@@ -173,8 +150,7 @@ def decide_at_look(
 
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
-    """Per unit (last axis, ``units`` long): True when every row of that unit (``unit_of_row``, ``(..., rows)``)
-    is settled; a unit with no rows ran nothing to decide and is not stopped here."""
+    """Per unit (last axis): True when every row of that unit (``unit_of_row``) is settled and it has one."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
     unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
@@ -184,19 +160,6 @@ def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> n
     open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * units)
     rows = np.bincount(codes, minlength=lead * units)
     return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], units)
-
-
-def stop_reasons(design: Design, result: LookResult, unit_of_row: np.ndarray, stopping: np.ndarray) -> list[str]:
-    """Why each unit in ``stopping`` stops at this look: ``max-runs``, ``hopeless`` or ``decided`` ("" elsewhere)."""
-    reasons = [""] * len(stopping)
-    for unit in np.flatnonzero(stopping):
-        if result.look == len(design.looks) - 1:
-            reasons[unit] = "max-runs"
-        elif bool(result.hopeless[np.asarray(unit_of_row) == unit].any()):
-            reasons[unit] = "hopeless"
-        else:
-            reasons[unit] = "decided"
-    return reasons
 
 
 @dataclass(frozen=True)
@@ -219,9 +182,8 @@ def replay(
     min_effect: np.ndarray | float | None = None,
     prior_var: np.ndarray | None = None,
 ) -> Replay:
-    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: the base and head
-    rates, and a duet design's pairs, as ``look_statistics`` takes them). A unit's rows take part in the
-    looks until it stops. ``prior_var``: the run's prior (``decide_at_look``), as the run recorded it."""
+    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: ``look_statistics``'
+    base, head and pairs); a unit's rows take part in the looks until it stops."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
     stopped_after = np.full(units, -1, dtype=np.int64)
     reasons = [""] * units
@@ -233,8 +195,9 @@ def replay(
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
         result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache, prior_var=prior_var)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
-        for unit, reason in enumerate(stop_reasons(design, result, unit_of_row, stopping)):
-            reasons[unit] = reason or reasons[unit]
+        for unit in np.flatnonzero(stopping):
+            hopeless = bool(result.hopeless[unit_of_row == unit].any())
+            reasons[unit] = "max-runs" if k == len(design.looks) - 1 else "hopeless" if hopeless else "decided"
         stopped_after[stopping] = k
     if result is None:
         raise ValueError("no look taken yet")
@@ -242,8 +205,7 @@ def replay(
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
-    """Per row, the run count at which it is expected to settle (for the progress ETA): the first remaining look
-    at which, its estimate and (robust) variance unchanged, it would be rejected or unchanged, else max_runs."""
+    """Per row, the first remaining look at which it would settle, estimate and variance kept (the ETA; else max)."""
     k = result.look
     current = float(design.looks[k])
     out = np.where(result.settled, current, float(design.max_runs))

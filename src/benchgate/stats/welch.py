@@ -1,11 +1,5 @@
-"""The statistics of Node's benchmark/compare.R, as pure functions over DataFrames.
-
-Per (filename, configuration): the improvement of the mean rate, Welch's two-sided t-test, compare.R's
-stars and accuracy, and Holm's adjustment over the report. The arithmetic follows R step by step, so the
-numbers agree with R to every printed digit (tests/fixtures/analyze holds R's own). Where compare.R is
-fragile (fewer than 2 samples, essentially constant data, names that paste alike) we do better, on
-purpose: docs/statistics.md says how.
-"""
+"""The statistics of Node's benchmark/compare.R over DataFrames, following R step by step to every printed digit.
+Where compare.R is fragile (under 2 samples, constant data, names that paste alike) we do better: docs/statistics.md."""
 
 from __future__ import annotations
 
@@ -13,7 +7,6 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-STAR_LEVELS = (("***", 0.001), ("**", 0.01), ("*", 0.05))
 RISKS = {"*": 0.05, "**": 0.01, "***": 0.001}
 # R's t.test refuses data whose standard error is below this fraction of the larger mean.
 _ESSENTIALLY_CONSTANT = 10 * np.finfo(float).eps
@@ -43,7 +36,7 @@ def stars(p_values: np.ndarray) -> np.ndarray:
     """compare.R's confidence column for raw p-values ("NA" where the p-value is NaN)."""
     p = np.asarray(p_values, dtype=float)
     out = np.full(p.shape, "", dtype=object)
-    for label, level in reversed(STAR_LEVELS):
+    for label, level in RISKS.items():  # the smallest level last, so that it wins
         out[p < level] = label
     out[np.isnan(p)] = "NA"
     return out

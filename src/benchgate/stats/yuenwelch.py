@@ -1,9 +1,5 @@
-"""The gate's test statistics per comparison, over NaN-padded rates of shape ``(..., rows, n)``.
-
-``GATE_TEST`` is Yuen's trimmed-mean Welch test on log rates (20 % trimmed from ``TRIM_FROM`` samples a
-side on, plain Welch on log rates below), chosen by tests/perf/simulate_gate.py; the other ``TESTS``
-are its candidates there. Intervals, mde and projections to more runs are in percent of the change.
-"""
+"""The gate's test statistics over NaN-padded rates ``(..., rows, n)``; intervals in percent of the change.
+``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen among ``TESTS`` by tests/perf/simulate_gate.py."""
 
 from __future__ import annotations
 
@@ -20,22 +16,16 @@ TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
 # Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
 # five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
 TRIM_FROM = 10
-# Yuen's statistic has a heavier far tail than t with the Satterthwaite df: on normal data its rate of
-# p < 1e-5 is 1.2-1.5 times nominal (n = 10..42 a side) and ~2.6 times at 2.5e-6 (n = 30), the gate's
-# per-row level. Shrinking the df by this factor brings it to 0.3-0.7 times nominal at 1e-5, falling further
-# at smaller levels (measured with 2-6 million null rows per n; see the design notes of issue 10).
+# Yuen's statistic has a heavier far tail than t with the Satterthwaite df (p < 1e-5 at 1.2-1.5 times nominal on
+# normal data); this df factor brings it to 0.3-0.7 times (2-6 million null rows per n; issue 10's design notes).
 YUEN_DF_FACTOR = 0.8
 DEFAULT_POWER = 0.8  # of the mde
 
 
 @dataclass(frozen=True)
 class Stats:
-    """One test's statistics per row (arrays of one shape, ``(..., rows)``).
-
-    ``delta``: head minus base location (log ratio, or rate difference for ``welch_raw``, a fraction
-    of ``scale_base``); ``var_base``/``var_head``: per-sample variances (a side's squared standard
-    error with n samples is ``var / n``) that project to more runs; ``companion``: ``either``'s second test.
-    """
+    """One test's statistics per row (arrays ``(..., rows)``): ``delta`` head minus base (log ratio, or rates).
+    ``var_base``/``var_head``: per-sample variances that project to more runs; ``companion``: ``either``'s other."""
 
     test: str
     delta: np.ndarray
@@ -70,7 +60,6 @@ class Stats:
         return _to_percent(self, self.delta)
 
 
-# The per-row arrays of ``Stats`` (every field but ``test`` and ``companion``).
 STAT_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
 
 
@@ -183,11 +172,7 @@ def _constant(side: _Sample) -> np.ndarray:
 
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
     """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded, last axes may differ).
-
-    Fewer than two samples on a side: ``incomplete`` (NaN). Constant on both sides: ``constant``, standard
-    error 0. A trimmed test whose winsorized variances are both 0 on data that is not constant falls back
-    to Welch on log rates for that row.
-    """
+    A trimmed test whose winsorized variances are both 0 on data that is not constant is Welch on log rates there."""
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
     base = np.asarray(base, dtype=float)
@@ -263,11 +248,7 @@ def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
 
 
 def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided interval of the change in percent at ``level`` (e.g. 0.001 for 99.9 %).
-
-    ``either``: the intersection of both tests' intervals at ``level / 2`` each (it excludes 0 exactly when
-    either test rejects there).
-    """
+    """Two-sided interval of the change (percent) at ``level``; ``either``: both tests' at ``level / 2`` intersected."""
     level = np.asarray(level, dtype=float)
     if st.companion is not None:
         low_a, high_a = change_interval(replace(st, companion=None), level / 2)
@@ -288,27 +269,19 @@ def mde(st: Stats, level: np.ndarray | float, power: float = DEFAULT_POWER) -> n
     return -_to_percent(st, -x)
 
 
-def _projected(st: Stats, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Standard error and df with ``runs`` samples a side, the per-sample variances unchanged."""
-    trim = TRIM.get(st.test, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d_x = st.var_base / runs
-        d_y = st.var_head / runs
-        trimmed = runs >= TRIM_FROM
-        h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
-        df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
-        df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
-    return np.sqrt(d_x + d_y), df
-
-
 def projected_interval(st: Stats, runs: np.ndarray | float, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """The interval (percent) at ``level`` with ``runs`` samples a side, if estimate and per-sample variances stay."""
     level = np.asarray(level, dtype=float)
     if st.companion is not None:  # either: its log test at half the level
         st, level = replace(st, companion=None), level / 2
-    se, df = _projected(st, np.asarray(runs, dtype=float))
-    with np.errstate(invalid="ignore"):
-        half = _quantile(df, level) * se
+    runs, trim = np.asarray(runs, dtype=float), TRIM.get(st.test, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_x, d_y = st.var_base / runs, st.var_head / runs
+        trimmed = runs >= TRIM_FROM
+        h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
+        df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
+        df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
+        half = _quantile(df, level) * np.sqrt(d_x + d_y)
     return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
 
 
@@ -320,8 +293,7 @@ def regression_floor(min_effect: np.ndarray | float, inconclusive_above: np.ndar
 def unchanged_level(
     confidence: float | None, level: np.ndarray | float, weight: np.ndarray | float = 1.0
 ) -> np.ndarray:
-    """The two-sided level of the bound ``unchanged`` is judged by: one-sided at ``confidence`` (percent),
-    ``weight`` of its risk spent at this look (None: the old rule, ``level``)."""
+    """The two-sided level of ``unchanged``'s one-sided bound at ``confidence`` (None: ``level``), ``weight`` spent."""
     if confidence is None:
         return np.asarray(level, dtype=float)
     return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
@@ -339,11 +311,8 @@ def runs_needed(
     above: np.ndarray | float = 0.0,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Runs a side after which the row would be decided, its estimate and spread unchanged (NaN: none).
-
-    ``candidates``: the run counts to try (default 2 to 10,000); ``levels``: the share of ``level`` spent
-    at each (default all of it); only ``rows`` are computed, and only counts above ``above`` (per row) count.
-    """
+    """Runs a side (of ``candidates``, above ``above``) after which ``rows`` would be decided, estimate and spread kept.
+    ``levels``: the share of ``level`` spent at each candidate (default all of it); NaN: none."""
     candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
     shape = np.shape(st.delta)
     out = np.full(shape, np.nan)
