@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
 from benchgate import sandbox
-from benchgate.build import compilercache, housekeeping, untrusted, worktrees
-from benchgate.build.buildsettings import BuildSettings
+from benchgate.build import untrusted, worktrees
+from benchgate.build.buildsettings import BuildSettings, CcacheStats, ccache_env
 from benchgate.build.cache import BinaryCache, CacheEntry, cache_key, default_cache_dir
 from benchgate.build.steps import run_step
 from benchgate.build.worktrees import resolve_commit
@@ -68,7 +68,7 @@ class BuildResult:
     duration: float
     trusted: bool
     binary_sha256: str
-    ccache: compilercache.CcacheStats | None = None
+    ccache: CcacheStats | None = None
     ccache_mode: str = "disabled"
     sandbox: dict | None = None  # how the untrusted build ran (run.json's sandbox record); None when trusted
     # Shared lock keeping the entry (binary and worktree) from eviction while this process uses it.
@@ -150,7 +150,7 @@ def build_ref(
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
         result = replace(_build_and_store(job), in_use=cache.hold(key))
-    housekeeping.tidy(cache, repo, keep=key)
+    cache.tidy(repo, keep=key)
     return result
 
 
@@ -231,7 +231,7 @@ def _build_and_store(job: BuildJob) -> BuildResult:
     stats_log = untrusted.stats_log_path(confined, job.worktree, log_path.with_suffix(".ccache-stats"))
     env = dict(job.env)
     if ccache:
-        env = compilercache.ccache_env(
+        env = ccache_env(
             env,
             ccache=ccache,
             ccache_dir=job.cache.root / "ccache",
@@ -316,7 +316,7 @@ def _cached_result(job: BuildJob, entry: CacheEntry) -> BuildResult:
         cached=True,
         log=entry.log,
         # The stats of the build that produced the entry; nothing was compiled this time.
-        ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
+        ccache=CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
         ccache_mode="not used (binary cache hit)",
         sandbox=entry.metadata.get("sandbox"),
     )

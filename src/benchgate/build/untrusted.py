@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import sandbox
-from benchgate.build import compilercache, worktrees
+from benchgate.build import worktrees
+from benchgate.build.buildsettings import COMPILER_ENV, CcacheStats
 from benchgate.build.cache import STAGING_PREFIX, BinaryCache
 
 # Inside the (writable) worktree: the one place a sandboxed ccache can append its statistics to.
 STATS_LOG = ".benchgate-ccache-stats"
 STATS_LOG_LIMIT = 16 * 2**20
 # Variables the build's configure and compilers read, as far as the cache key covers them.
-BUILD_ENV = ("CC", "CXX", *compilercache.COMPILER_ENV)
+BUILD_ENV = ("CC", "CXX", *COMPILER_ENV)
 CCACHE_ENV = (
     "CCACHE_DIR",
     "CCACHE_MAXSIZE",
@@ -78,7 +79,7 @@ def stats_log_path(confined: sandbox.Confinement | None, worktree: Path, default
     return worktree / STATS_LOG if confined is not None and confined.sandbox is not None else default
 
 
-def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
+def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> CcacheStats:
     """ccache's statistics of the build (``confined`` None: a trusted build); a sandboxed build's file is
     untrusted (no symlink out, bounded)."""
     try:
@@ -88,7 +89,7 @@ def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_on
             text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
     except (FileNotFoundError, sandbox.UnsafePath):
         text = ""
-    return compilercache.parse_stats_log(text, read_only=read_only)
+    return CcacheStats.parse(text, read_only=read_only)
 
 
 @contextmanager
