@@ -162,11 +162,11 @@ def compiler_identity(env: Mapping[str, str]) -> dict:
 
 def ccache_env(
     env: Mapping[str, str],
-    *,
     ccache: str,
     ccache_dir: Path,
     base_dir: Path,
     stats_log: Path,
+    *,
     read_only: bool,
     max_size: str,
 ) -> dict[str, str]:

@@ -1,12 +1,6 @@
-"""An untrusted build (a pull request's head): what its sandbox shows, and what is taken out of it afterwards.
-
-The head's ``configure`` and build command run in ``benchgate.sandbox``: the worktree is the
-only writable place; the binary cache, the logs, the other worktrees, the user's checkout and
-its git directory are hidden; ccache's directory is readable, not writable. After the build,
-benchgate (outside the sandbox) puts the worktree's ``.git`` link back, reads ccache's
-statistics and copies the binary out without following anything that leads out of the
-worktree; only that copy is stored in the cache.
-"""
+"""A pull request's build: what its sandbox shows, and what benchgate (outside it) takes out afterwards: the
+worktree's ``.git`` link put back, ccache's statistics, and the binary, copied without following anything
+that leads out of the worktree (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +8,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import sandbox
@@ -37,24 +30,16 @@ CCACHE_ENV = (
 )
 
 
-@dataclass(frozen=True)
-class Sandboxing:
-    """Whether an untrusted build runs in the sandbox (False: --no-sandbox), and what else it hides there."""
-
-    use: bool = True
-    hide: tuple[Path, ...] = ()  # e.g. the --output of the run the build is for
-
-
 def confinement(
-    sandboxing: Sandboxing, *, cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
+    use_sandbox: bool, hide: tuple[Path, ...], cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
 ) -> sandbox.Confinement:
-    """How the untrusted build's steps start: in the sandbox (probed once; SandboxUnavailable when
-    impossible), or without it (--no-sandbox) only without credential variables."""
-    if not sandboxing.use:
+    """How the untrusted build's steps start: in the sandbox (SandboxUnavailable when impossible), or without
+    it (--no-sandbox) only without credential variables. It writes only its worktree, and sees no cache."""
+    if not use_sandbox:
         return sandbox.Confinement(None)
     found = sandbox.probe()
     others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
-    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *sandboxing.hide)
+    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *hide)
     read_only: tuple[Path, ...] = ()
     extra: dict[str, str] = {}
     if ccache_dir is not None:
@@ -74,11 +59,6 @@ def log_note(record: dict | None) -> str:
     return "sandbox=none (--no-sandbox: only credential variables removed)"
 
 
-def stats_log_path(confined: sandbox.Confinement | None, worktree: Path, default: Path) -> Path:
-    """Where ccache writes its statistics: the worktree when sandboxed (nothing else is writable)."""
-    return worktree / STATS_LOG if confined is not None and confined.sandbox is not None else default
-
-
 def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> CcacheStats:
     """ccache's statistics of the build (``confined`` None: a trusted build); a sandboxed build's file is
     untrusted (no symlink out, bounded)."""
@@ -94,12 +74,19 @@ def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_on
 
 @contextmanager
 def git_link_kept(worktree: Path) -> Iterator[None]:
-    """Restore the worktree's ``.git`` file after untrusted code ran in the worktree, however it ended."""
-    link = worktrees.read_git_link(worktree)
+    """Put back the worktree's ``.git`` file after untrusted code ran in the worktree, however it ended: the
+    build could have pointed it at a git directory whose config runs a command (core.fsmonitor, say) on the
+    next ``git`` that benchgate runs there, outside the sandbox."""
+    dot_git = worktree / ".git"
+    link = dot_git.read_bytes()
     try:
         yield
     finally:
-        worktrees.restore_git_link(worktree, link)
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            shutil.rmtree(dot_git)
+        elif dot_git.exists() or dot_git.is_symlink():
+            dot_git.unlink()
+        dot_git.write_bytes(link)
 
 
 @contextmanager

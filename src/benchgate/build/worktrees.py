@@ -111,25 +111,6 @@ def list_worktrees(repo: Path) -> list[Path]:
     return [Path(line.split(" ", 1)[1]) for line in listing.splitlines() if line.startswith("worktree ")]
 
 
-def read_git_link(worktree: Path) -> bytes:
-    """The ``.git`` file of a linked worktree ("gitdir: <common dir>/worktrees/<name>")."""
-    return (worktree / ".git").read_bytes()
-
-
-def restore_git_link(worktree: Path, link: bytes) -> None:
-    """Put back the worktree's ``.git`` file as it was before untrusted code could write the worktree.
-
-    The untrusted build could have pointed it at a git directory of its own whose config runs a
-    command (core.fsmonitor, say) on the next ``git`` that benchgate runs there, outside the sandbox.
-    """
-    dot_git = worktree / ".git"
-    if dot_git.is_dir() and not dot_git.is_symlink():
-        shutil.rmtree(dot_git)
-    elif dot_git.exists() or dot_git.is_symlink():
-        dot_git.unlink()
-    dot_git.write_bytes(link)
-
-
 def remove_worktree(path: Path, common_dir: Path | None) -> None:
     """Delete worktree ``path`` and let its repository (``common_dir``, else read from ``path/.git``) forget it."""
     if common_dir is None:
