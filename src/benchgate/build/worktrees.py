@@ -1,8 +1,5 @@
-"""Git plumbing for builds: resolving refs, merge bases, and worktrees outside the user's checkout.
-
-Builds never touch the user's working tree: each one gets a detached ``git worktree``
-under the cache directory, which shares the repository's objects but not its files.
-"""
+"""Git plumbing for builds: refs, merge bases, and detached worktrees under the cache directory (never the
+user's working tree: they share the repository's objects, not its files)."""
 
 from __future__ import annotations
 
@@ -15,8 +12,8 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 
-# Hooks of the user's repository have no business running inside our build worktrees.
 FULL_SHA = re.compile(r"[0-9a-f]{40}")  # a full commit SHA as git and GitHub write it (lowercase)
+# Hooks of the user's repository have no business running inside our build worktrees.
 _GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false")
 
 
@@ -79,17 +76,10 @@ def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
     return completed.stdout.strip()
 
 
-def worktree_head(path: Path) -> str | None:
-    """The commit checked out in worktree ``path``, or None when it is not a usable worktree."""
-    if not (path / ".git").exists():
-        return None
-    completed = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
-    return completed.stdout.strip() if completed.returncode == 0 else None
-
-
 def ensure_worktree(repo: Path, path: Path, sha: str) -> Path:
     """A detached worktree of ``repo`` at ``sha`` in ``path``, reused when it already is one (caller locks)."""
-    if worktree_head(path) == sha:
+    head = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False) if (path / ".git").exists() else None
+    if head is not None and head.stdout.strip() == sha:
         return path
     if path.exists() or path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)

@@ -109,21 +109,15 @@ def _probe(name: str) -> Sandbox:
 
 
 def probe() -> Sandbox:
-    """The sandbox of this machine, probed once per process with a trivial ``bwrap ... true``.
-
-    Raises SandboxUnavailable (exit 2, one line saying how to fix it) when bwrap is missing
-    or cannot create namespaces here (user namespaces disabled, a container without them).
-    """
+    """This machine's sandbox, probed once per process (``bwrap ... true``); SandboxUnavailable (exit 2, one line
+    saying how to fix it) when bwrap is missing or cannot create namespaces here."""
     return _probe(os.environ.get(BWRAP_ENV) or "bwrap")
 
 
 @dataclass(frozen=True)
 class Confinement:
     """How one kind of untrusted process starts: in ``sandbox``, or (None: --no-sandbox) only without credentials.
-
-    ``keep_env`` names variables that pass the allowlist (the build's CC, CFLAGS, CCACHE_*);
-    ``extra_env`` is set inside the sandbox whatever the host's environment says.
-    """
+    ``keep_env`` names more variables that pass (CC, CCACHE_*); ``extra_env`` is set whatever the host's says."""
 
     sandbox: Sandbox | None
     mounts: Mounts = Mounts()

@@ -96,9 +96,8 @@ def history_store_paths(url: str) -> list[str]:
 def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> list[str]:
     """bwrap's mount options after ``--ro-bind / /``: private, hidden and exposed paths, deepest last.
 
-    A path is only mounted where that changes something: hiding what is already hidden, or
-    exposing read-only what is already visible read-only, adds a mount for nothing (each costs
-    start-up time). Hidden tmpfs are remounted read-only last, once everything inside is bound.
+    A path is only mounted where that changes something (each mount costs start-up time). Hidden tmpfs
+    are remounted read-only last, once everything inside is bound.
     """
     wanted: dict[str, str] = {}
     # The runner's tool cache (compilers, node, wrk) is shown even inside a hidden directory.
@@ -124,7 +123,6 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
     for path in sorted(wanted, key=lambda item: (item.count("/") - (item == "/"), item)):
         kind = wanted[path]
         above = next((done_kind for done_path, done_kind in reversed(done) if _inside(path, done_path)), _READ_ONLY)
-        host_visible = above in (_READ_ONLY, _WRITABLE)
         if kind == _PRIVATE:
             if not os.path.isdir(path):
                 continue
@@ -133,7 +131,7 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
         elif kind == _HIDDEN:
             # Inside a private tmpfs the host's directory is invisible already; it is still mounted as an empty
             # read-only one, so a write to it fails there as it does everywhere else (not into the private tmpfs).
-            if not (host_visible or above == _PRIVATE) or not os.path.lexists(path):
+            if above == _HIDDEN or not os.path.lexists(path):
                 continue  # already invisible, or nothing there to hide
             if os.path.isdir(path):
                 args += ["--tmpfs", path]
