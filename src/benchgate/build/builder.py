@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
@@ -107,12 +107,9 @@ def build_ref(
     use_sandbox: bool = True,
     hide: tuple[Path, ...] = (),
 ) -> BuildResult:
-    """Build (or reuse) the binary of ``ref`` in ``repo``; raises HeadBuildError/BaseBuildError on failure.
-
-    ``trusted=False`` (a pull request) builds in ``benchgate.sandbox`` (SandboxUnavailable, exit 2, when none
-    can be made) with a read-only ccache, unless ``use_sandbox=False`` (--no-sandbox: only credential variables
-    removed); ``hide`` names more paths the sandbox hides. ``echo`` receives the build output as it happens.
-    """
+    """Build (or reuse) the binary of ``ref``; HeadBuildError/BaseBuildError on failure. ``trusted=False`` (a PR)
+    builds in ``benchgate.sandbox`` (``hide``: more paths it hides; ``use_sandbox=False``: --no-sandbox) with a
+    read-only ccache. ``echo`` receives the build output as it happens."""
     if side not in SIDES:
         raise InputError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
     started = time.monotonic()
@@ -137,11 +134,20 @@ def build_ref(
             cache.touch(entry)
             with cache.lock(f"git-{worktrees.repo_id(repo)}"):
                 worktrees.ensure_worktree(repo, worktree, sha)
-            return replace(job.cached(entry), in_use=cache.hold(key))
+            stats = entry.metadata.get("ccache")  # of the build that made the entry: nothing was compiled now
+            return job.result(
+                entry,
+                sha=entry.metadata.get("sha", ""),
+                cached=True,
+                log=entry.log,
+                ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
+                ccache_mode="not used (binary cache hit)",
+                sandbox=entry.metadata.get("sandbox"),
+            )
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
-        result = replace(job.build(), in_use=cache.hold(key))
+        result = job.build()
     cache.tidy(repo, keep=key)
     return result
 
@@ -178,11 +184,12 @@ class BuildJob:
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
-        """The result of this job with the binary of ``entry``."""
+        """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
         fields.setdefault("sha", self.sha)
         duration = time.monotonic() - self.started
         return BuildResult(
             entry.binary,
+            in_use=self.cache.hold(self.key),
             ref=self.ref,
             side=self.side,
             key=entry.key,
@@ -191,19 +198,6 @@ class BuildJob:
             trusted=self.trusted,
             binary_sha256=entry.sha256,
             **fields,
-        )
-
-    def cached(self, entry: CacheEntry) -> BuildResult:
-        """The result of a binary cache hit, with the ccache statistics of the build that made the entry."""
-        stats = entry.metadata.get("ccache")
-        return self.result(
-            entry,
-            sha=entry.metadata.get("sha", ""),
-            cached=True,
-            log=entry.log,
-            ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
-            ccache_mode="not used (binary cache hit)",
-            sandbox=entry.metadata.get("sandbox"),
         )
 
     def build(self) -> BuildResult:
@@ -249,7 +243,7 @@ class BuildJob:
                 with untrusted.git_link_kept(self.worktree) if confined else contextlib.nullcontext():
                     failure = self.run_steps(log, env, confined)
                 if ccache:
-                    stats = untrusted.read_stats(confined, stats_log, read_only=not self.trusted)
+                    stats = untrusted.read_stats(stats_log, read_only=not self.trusted)
                     log.write(f"# {stats.summary()}\n".encode())
             built = self.worktree / self.settings.binary_path
             if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
@@ -308,20 +302,19 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
 
 
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
 @contextlib.contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def run_step(

@@ -26,6 +26,9 @@ _WRAPPERS = {"ccache", "sccache"}
 # Environment variables that change what the compiler produces, hence part of the cache key.
 COMPILER_ENV = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
 _COMPILERS = (("CC", "cc"), ("CXX", "c++"))
+# The ``build:`` section's settings, spelt with _ (or -, as in the file).
+_SETTING_NAMES = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja", "timeout"}
+_SETTING_NAMES |= {"ccache", "ccache_max_size", "cache_max_entries", "cache_max_size"}
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,9 @@ class BuildSettings:
         timeout = self.timeout
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
             raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}")
-        if not isinstance(self.ccache_max_size, str) or not re.fullmatch(
-            r"\d+(\.\d+)?\s*([kMGT]i?)?", self.ccache_max_size
-        ):
-            raise InputError(f"ccache max size must look like 10G or 500M, not {self.ccache_max_size!r}")
+        size = self.ccache_max_size
+        if not isinstance(size, str) or not re.fullmatch(r"\d+(\.\d+)?\s*([kMGT]i?)?", size):
+            raise InputError(f"ccache max size must look like 10G or 500M, not {size!r}")
         if not isinstance(self.binary_path, str):
             raise InputError(f"binary path must be a string, not {self.binary_path!r}")
         if not self.binary_path or Path(self.binary_path).is_absolute() or ".." in Path(self.binary_path).parts:
@@ -81,19 +83,16 @@ class BuildSettings:
         """Settings from the ``build:`` section's mapping (keys with - or _; ``cache-dir`` is build_ref's)."""
         normalized = {str(name).replace("-", "_"): value for name, value in config.items()}
         normalized.pop("cache_dir", None)
-        plain = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja"}
-        plain |= {"ccache_max_size", "timeout"}
-        known = plain | {"ccache", "cache_max_entries", "cache_max_size"}
-        unknown = sorted(set(normalized) - known)
+        unknown = sorted(set(normalized) - _SETTING_NAMES)
         if unknown:
-            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values: dict = {name: normalized[name] for name in plain if name in normalized}
-        if "ccache" in normalized:
-            values["use_ccache"] = normalized["ccache"]
-        if "cache_max_entries" in normalized or "cache_max_size" in normalized:
-            size = normalized.get("cache_max_size")
+            raise InputError(
+                f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_SETTING_NAMES))}"
+            )
+        values: dict = {"use_ccache" if name == "ccache" else name: value for name, value in normalized.items()}
+        if "cache_max_entries" in values or "cache_max_size" in values:
+            size = values.pop("cache_max_size", None)
             values["cache_limit"] = CacheLimit(
-                max_entries=normalized.get("cache_max_entries", CacheLimit().max_entries),  # type: ignore[arg-type]
+                max_entries=values.pop("cache_max_entries", CacheLimit().max_entries),
                 max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
             )
         return cls(**values)
