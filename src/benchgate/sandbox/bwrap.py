@@ -33,6 +33,7 @@ NAMESPACE_ARGS = (
 )
 _BASE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _PROBE_TIMEOUT = 30
+_APT = "(apt-get install bubblewrap)"
 _FIX = "or pass --no-sandbox to run the pull request's code without isolation"
 
 
@@ -63,47 +64,43 @@ def unsandboxed_record(reason: str, *, untrusted_head: bool) -> dict:
     return {"used": False, "untrusted_head": untrusted_head, "reason": reason}
 
 
+def _unavailable(why: str) -> SandboxUnavailable:
+    return SandboxUnavailable(f"cannot sandbox the untrusted head: {why} {_FIX}")
+
+
 @functools.lru_cache(maxsize=8)
 def _probe(name: str) -> Sandbox:
     found = shutil.which(name)
     if found is None:
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: bubblewrap is not installed (no {name!r} found); "
-            f"install it (apt-get install bubblewrap) {_FIX}"
-        )
+        raise _unavailable(f"bubblewrap is not installed (no {name!r} found); install it {_APT}")
     tool = os.path.realpath(found)
+    run = functools.partial(
+        subprocess.run, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL
+    )
     try:
-        completed = subprocess.run(
-            [tool, "--version"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL
-        )
+        completed = run([tool, "--version"])
     except (OSError, subprocess.TimeoutExpired) as error:
-        message = f"cannot sandbox the untrusted head: {tool} --version failed ({error}); {_FIX}"
-        raise SandboxUnavailable(message) from None
+        raise _unavailable(f"{tool} --version failed ({error});") from None
     match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", completed.stdout)
     if completed.returncode != 0 or not match:
         shown = (completed.stdout or completed.stderr).strip()[:80]
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: {tool} is not bubblewrap ('--version' printed {shown!r}); "
-            f"install bubblewrap (apt-get install bubblewrap) {_FIX}"
-        )
+        raise _unavailable(f"{tool} is not bubblewrap ('--version' printed {shown!r}); install bubblewrap {_APT}")
     version = match.group(0)
     sandbox = Sandbox(tool=tool, version=version, disable_userns=(int(match[1]), int(match[2])) >= (0, 8))
-    argv = sandbox.command([shutil.which("true") or "/bin/true"], "--tmpfs", "/tmp")
-    env = {"PATH": os.environ.get("PATH", os.defpath)}
     try:
-        completed = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL, env=env
+        completed = run(
+            sandbox.command([shutil.which("true") or "/bin/true"], "--tmpfs", "/tmp"),
+            env={"PATH": os.environ.get("PATH", os.defpath)},
         )
         failed = completed.returncode != 0
         why = " ".join(completed.stderr.split())[:200] or f"exit status {completed.returncode}"
     except (OSError, subprocess.TimeoutExpired) as error:
         failed, why = True, str(error)
     if failed:
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: bwrap {version} could not create a sandbox ({why}); "
-            "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and "
-            "user.max_user_namespaces=10000; on Ubuntu 23.10+ also kernel.apparmor_restrict_unprivileged_userns=0) "
-            + _FIX
+        raise _unavailable(
+            f"bwrap {version} could not create a sandbox ({why}); enable unprivileged user namespaces (sysctl "
+            "kernel.unprivileged_userns_clone=1 and user.max_user_namespaces=10000; on Ubuntu 23.10+ also "
+            "kernel.apparmor_restrict_unprivileged_userns=0)"
         )
     return sandbox
 
