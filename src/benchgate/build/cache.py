@@ -1,8 +1,5 @@
-"""Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary.
-
-Layout and rules: docs/building.md. ``binaries/<key>/`` holds the binary, ``entry.json``, ``build.log``, the
-``COMPLETE`` marker (written last) and ``last-used`` (its mtime is the LRU clock); ``locks/`` the flock locks.
-"""
+"""Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary (layout and
+rules: docs/building.md); an entry's ``COMPLETE`` marker is written last, ``last-used``'s mtime is its LRU clock."""
 
 from __future__ import annotations
 
@@ -290,17 +287,16 @@ class BinaryCache:
 
         self.evict(keep=frozenset({keep}), on_remove=remove_worktree)
         # Worktrees whose entry is gone (interrupted or abandoned builds), when no job is using them.
-        directory, complete = self.root / "worktrees", {entry.key for entry in self.complete_entries()}
-        for worktree in directory.iterdir() if directory.is_dir() else ():
+        complete = {entry.key for entry in self.complete_entries()}
+        for worktree in (self.root / "worktrees").glob("*"):
             key = worktree.name.partition("-")[2]
             if not key or key in complete:
                 continue
             with self.lock(key, wait=False) as free, self.lock(f"{key}.in-use", wait=False) as unused:
                 if free and unused and key not in {entry.key for entry in self.complete_entries()}:
                     worktrees.remove_worktree(worktree, None)
-        logs = self.root / "logs"
         dated = []
-        for path in logs.glob("*.log") if logs.is_dir() else ():
+        for path in (self.root / "logs").glob("*.log"):
             with contextlib.suppress(FileNotFoundError):
                 dated.append((path.stat().st_mtime, path))
         for _, old in sorted(dated)[:-KEPT_LOGS]:

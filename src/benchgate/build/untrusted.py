@@ -40,12 +40,10 @@ def confinement(
     found = sandbox.probe()
     others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
     hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *hide)
-    read_only: tuple[Path, ...] = ()
-    extra: dict[str, str] = {}
     if ccache_dir is not None:
         ccache_dir.mkdir(parents=True, exist_ok=True)  # bound read-only: it must exist to be bound
-        read_only = (ccache_dir,)
-        extra["CCACHE_TEMPDIR"] = "/tmp/ccache"  # read-only mode still needs a scratch directory
+    read_only = (ccache_dir,) if ccache_dir is not None else ()
+    extra = {"CCACHE_TEMPDIR": "/tmp/ccache"} if ccache_dir is not None else {}  # read-only ccache's scratch
     mounts = sandbox.Mounts(read_only=read_only, writable=(worktree,), hidden=hidden)
     return sandbox.Confinement(found, mounts, keep_env=BUILD_ENV + CCACHE_ENV, extra_env=extra)
 
@@ -87,11 +85,8 @@ def git_link_kept(worktree: Path) -> Iterator[None]:
 
 @contextmanager
 def copied_binary(cache: BinaryCache, worktree: Path, binary_path: str) -> Iterator[Path]:
-    """The built binary copied out of the worktree into a staging directory of the cache.
-
-    Raises ``sandbox.UnsafePath`` when ``binary_path`` is missing, leads outside the worktree
-    (a symlink to the cached base binary, say) or is not an executable regular file.
-    """
+    """The built binary copied out of the worktree into the cache's staging; ``sandbox.UnsafePath`` when it is
+    missing, leads outside the worktree (a symlink to the cached base binary, say) or is no executable file."""
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "untrusted-", dir=cache.entries_dir))
     try:
         copy = sandbox.copy_out(worktree, binary_path, staging / Path(binary_path).name)
