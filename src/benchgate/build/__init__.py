@@ -1,12 +1,5 @@
-"""Node binaries: built from git refs in worktrees, cached, or fetched as official releases.
-
-- ``builder``: ``build_ref`` (resolve, look up the cache, configure and build, store).
-- ``cache``: the binary cache, its key, locks and eviction; ``buildsettings``: how to build.
-- ``steps``: one build command, killed with its process tree; ``compilercache``: ccache wiring.
-- ``worktrees``: git plumbing; ``releases``: official binaries and checks of local ones.
-- ``housekeeping``: eviction with worktrees, orphans and old logs after a build.
-- ``untrusted``: a pull request's build in ``benchgate.sandbox``, and what is taken out of it.
-"""
+"""Node binaries: built from git refs in worktrees (the head's in ``benchgate.sandbox``), kept in the binary
+cache, or fetched as official releases. The design: docs/building.md."""
 
 from benchgate._lazy import exports
 

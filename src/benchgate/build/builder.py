@@ -1,10 +1,4 @@
-"""Build a Node binary from a git ref, in its own worktree, reusing the binary cache.
-
-``build_ref`` resolves the ref to a SHA, computes the cache key from the SHA and every
-input that changes the binary, and under that key's lock either returns the verified
-cached binary or builds it (configure, then the build command) in a detached worktree
-under the cache directory, stores it, and evicts least recently used entries.
-"""
+"""Build a Node binary from a git ref, in its own worktree, reusing the binary cache (docs/building.md)."""
 
 from __future__ import annotations
 
@@ -13,18 +7,20 @@ import os
 import re
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
 from benchgate import sandbox
-from benchgate.build import compilercache, housekeeping, untrusted, worktrees
-from benchgate.build.buildsettings import BuildSettings
+from benchgate.build import untrusted, worktrees
+from benchgate.build.buildsettings import BuildSettings, CcacheStats, ccache_env
 from benchgate.build.cache import BinaryCache, CacheEntry, cache_key, default_cache_dir
-from benchgate.build.steps import run_step
 from benchgate.build.worktrees import resolve_commit
 from benchgate.errors import BuildError, InputError
 
@@ -68,7 +64,7 @@ class BuildResult:
     duration: float
     trusted: bool
     binary_sha256: str
-    ccache: compilercache.CcacheStats | None = None
+    ccache: CcacheStats | None = None
     ccache_mode: str = "disabled"
     sandbox: dict | None = None  # how the untrusted build ran (run.json's sandbox record); None when trusted
     # Shared lock keeping the entry (binary and worktree) from eviction while this process uses it.
@@ -111,15 +107,9 @@ def build_ref(
     use_sandbox: bool = True,
     hide: tuple[Path, ...] = (),
 ) -> BuildResult:
-    """Build (or reuse) the binary of ``ref`` in ``repo``; raises HeadBuildError/BaseBuildError on failure.
-
-    ``trusted=False`` (a pull request) runs configure and the build command in ``benchgate.sandbox``
-    with a read-only ccache, and stores only the binary benchgate copies out afterwards; the sandbox
-    is probed before building and ``sandbox.SandboxUnavailable`` (exit 2) raised when none can be
-    made, unless ``use_sandbox=False`` (--no-sandbox: unconfined, only credential variables removed).
-    ``hide`` names more paths the sandbox hides (a run's --output). ``echo`` receives the build
-    output as it happens (the log file always does).
-    """
+    """Build (or reuse) the binary of ``ref``; HeadBuildError/BaseBuildError on failure. ``trusted=False`` (a PR)
+    builds in ``benchgate.sandbox`` (``hide``: more paths it hides; ``use_sandbox=False``: --no-sandbox) with a
+    read-only ccache. ``echo`` receives the build output as it happens."""
     if side not in SIDES:
         raise InputError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
     started = time.monotonic()
@@ -133,8 +123,7 @@ def build_ref(
     key = cache_key({"sha": sha, "trusted": trusted, **settings.key_inputs(env)})
     # The full key in the name lets cleanup tell which entry (and lock) a worktree belongs to.
     worktree = cache.root / "worktrees" / f"{sha[:12]}-{key}"
-    sandboxing = untrusted.Sandboxing(use_sandbox, tuple(hide))
-    job = BuildJob(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, sandboxing)
+    job = BuildJob(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, use_sandbox, hide)
 
     def waiting() -> None:
         print(f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})", file=sys.stderr)
@@ -145,12 +134,21 @@ def build_ref(
             cache.touch(entry)
             with cache.lock(f"git-{worktrees.repo_id(repo)}"):
                 worktrees.ensure_worktree(repo, worktree, sha)
-            return replace(_cached_result(job, entry), in_use=cache.hold(key))
+            stats = entry.metadata.get("ccache")  # of the build that made the entry: nothing was compiled now
+            return job.result(
+                entry,
+                sha=entry.metadata.get("sha", ""),
+                cached=True,
+                log=entry.log,
+                ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
+                ccache_mode="not used (binary cache hit)",
+                sandbox=entry.metadata.get("sandbox"),
+            )
         if reason != "missing":
             print(f"benchgate: cached {side} binary for {sha[:12]} unusable, rebuilding: {reason}", file=sys.stderr)
             cache.remove(key)
-        result = replace(_build_and_store(job), in_use=cache.hold(key))
-    housekeeping.tidy(cache, repo, keep=key)
+        result = job.build()
+    cache.tidy(repo, keep=key)
     return result
 
 
@@ -170,7 +168,8 @@ class BuildJob:
     trusted: bool  # the base: built unconfined, and may write the compiler cache
     started: float  # time.monotonic() when the build was asked for
     echo: TextIO | None  # where the build's output is echoed as well as logged
-    sandboxing: untrusted.Sandboxing
+    use_sandbox: bool  # False: --no-sandbox
+    hide: tuple[Path, ...]  # more paths an untrusted build's sandbox hides (a run's --output)
 
     def error(self, message: str, log: Path | None) -> SideBuildError:
         """The head's failure fails the PR; the base's is an infrastructure error."""
@@ -185,141 +184,181 @@ class BuildJob:
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
-        """The result of this job with the binary of ``entry``."""
+        """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
         fields.setdefault("sha", self.sha)
+        duration = time.monotonic() - self.started
         return BuildResult(
-            binary=entry.binary,
+            entry.binary,
+            in_use=self.cache.hold(self.key),
             ref=self.ref,
             side=self.side,
             key=entry.key,
             worktree=self.worktree,
-            duration=time.monotonic() - self.started,
+            duration=duration,
             trusted=self.trusted,
             binary_sha256=entry.sha256,
             **fields,
         )
 
-
-def _build_and_store(job: BuildJob) -> BuildResult:
-    """Check out, configure and build one side into the binary cache (its log beside it)."""
-    if not job.trusted and job.sandboxing.use:
-        sandbox.probe()  # no sandbox, no untrusted build: refused before anything is checked out
-    logs = job.cache.root / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    log_path = logs / f"{job.side}-{job.sha[:12]}-{job.key[:12]}-{stamp}-{os.getpid()}.log"
-    try:
-        with job.cache.lock(f"git-{worktrees.repo_id(job.repo)}"):
-            worktrees.ensure_worktree(job.repo, job.worktree, job.sha)
-        worktrees.clean_worktree(job.worktree)
-    except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
-        where = f"{job.side} checkout of {job.ref} ({job.sha[:12]}) in {job.worktree}"
-        raise job.error(f"{where} failed: {error.message}", None) from None
-
-    ccache = shutil.which("ccache") if job.settings.use_ccache is not False else None
-    if job.settings.use_ccache and ccache is None:
-        raise InputError("ccache was requested but is not installed")
-    # Only trusted builds (the base branch) may write the compiler cache.
-    access = "read-write" if job.trusted else "read-only"
-    confined = None
-    if not job.trusted:
-        ccache_dir = job.cache.root / "ccache" if ccache else None
-        confined = untrusted.confinement(
-            job.sandboxing, cache=job.cache, worktree=job.worktree, repo=job.repo, ccache_dir=ccache_dir
-        )
-    sandbox_record = confined.record() if confined else None
-    stats_log = untrusted.stats_log_path(confined, job.worktree, log_path.with_suffix(".ccache-stats"))
-    env = dict(job.env)
-    if ccache:
-        env = compilercache.ccache_env(
-            env,
-            ccache=ccache,
-            ccache_dir=job.cache.root / "ccache",
-            base_dir=job.worktree,
-            stats_log=stats_log,
-            read_only=not job.trusted,
-            max_size=job.settings.ccache_max_size,
-        )
-    stats = None
-    try:
-        with open(log_path, "wb") as log:
-            log.write(
-                f"# benchgate build: side={job.side} ref={job.ref} sha={job.sha} key={job.key}\n"
-                f"# worktree={job.worktree} trusted={job.trusted} ccache={access}"
-                f"{'' if ccache else ' (not used)'} {untrusted.log_note(sandbox_record)}\n".encode()
+    def build(self) -> BuildResult:
+        """Check out, configure and build into the binary cache (its log beside it)."""
+        ccache = shutil.which("ccache") if self.settings.use_ccache is not False else None
+        if self.settings.use_ccache and ccache is None:
+            raise InputError("ccache was requested but is not installed")
+        ccache_dir = self.cache.root / "ccache"
+        confined = None
+        if not self.trusted:  # no sandbox, no untrusted build: refused before anything is checked out
+            confined = untrusted.confinement(
+                self.use_sandbox, self.hide, self.cache, self.worktree, self.repo, ccache_dir if ccache else None
             )
-            with untrusted.git_link_kept(job.worktree) if confined else contextlib.nullcontext():
-                failure = _run_steps(job, log, env, confined)
-            if ccache:
-                stats = untrusted.read_stats(confined, stats_log, read_only=not job.trusted)
-                log.write(f"# {stats.summary()}\n".encode())
-        built = job.worktree / job.settings.binary_path
-        if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
-            failure = f"the build produced no executable {job.settings.binary_path}"
-        if failure is not None:
-            job.fail(log_path, failure)
-        metadata = {
-            "sha": job.sha,
-            "ref": job.ref,
-            "side": job.side,
-            "trusted": job.trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
-            "worktree": str(job.worktree),
-            "git_common_dir": str(worktrees.git_common_dir(job.repo)),
-            "original_log": str(log_path),
-            "configure": job.settings.configure_argv(),
-            "build": job.settings.build_argv(),
-            "binary_path": job.settings.binary_path,
-            "ccache": stats.as_dict() if stats else None,
-            "sandbox": sandbox_record,
-        }
-        if confined:
-            # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
-            try:
-                with untrusted.copied_binary(job.cache, job.worktree, job.settings.binary_path) as copy:
-                    entry = job.cache.store(job.key, copy, metadata, log_path)
-            except sandbox.UnsafePath as error:
-                job.fail(log_path, f"the build produced no executable {job.settings.binary_path} ({error})")
-        else:
-            entry = job.cache.store(job.key, built, metadata, log_path)
+        logs = self.cache.root / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        log_path = logs / f"{self.side}-{self.sha[:12]}-{self.key[:12]}-{stamp}-{os.getpid()}.log"
+        try:
+            with self.cache.lock(f"git-{worktrees.repo_id(self.repo)}"):
+                worktrees.ensure_worktree(self.repo, self.worktree, self.sha)
+            worktrees.clean_worktree(self.worktree)
+        except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
+            where = f"{self.side} checkout of {self.ref} ({self.sha[:12]}) in {self.worktree}"
+            raise self.error(f"{where} failed: {error.message}", None) from None
+        # Only trusted builds (the base branch) may write the compiler cache.
+        access = "read-write" if self.trusted else "read-only"
+        sandbox_record = confined.record() if confined else None
+        # A sandboxed ccache can write its statistics only in the worktree.
+        sandboxed = confined is not None and confined.sandbox is not None
+        stats_log = self.worktree / untrusted.STATS_LOG if sandboxed else log_path.with_suffix(".ccache-stats")
+        env = dict(self.env)
+        if ccache:
+            max_size, read_only = self.settings.ccache_max_size, not self.trusted
+            env = ccache_env(env, ccache, ccache_dir, self.worktree, stats_log, read_only=read_only, max_size=max_size)
+        stats = None
+        try:
+            with open(log_path, "wb") as log:
+                log.write(
+                    f"# benchgate build: side={self.side} ref={self.ref} sha={self.sha} key={self.key}\n"
+                    f"# worktree={self.worktree} trusted={self.trusted} ccache={access}"
+                    f"{'' if ccache else ' (not used)'} {untrusted.log_note(sandbox_record)}\n".encode()
+                )
+                with untrusted.git_link_kept(self.worktree) if confined else contextlib.nullcontext():
+                    failure = self.run_steps(log, env, confined)
+                if ccache:
+                    stats = untrusted.read_stats(stats_log, read_only=not self.trusted)
+                    log.write(f"# {stats.summary()}\n".encode())
+            built = self.worktree / self.settings.binary_path
+            if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
+                failure = f"the build produced no executable {self.settings.binary_path}"
+            if failure is not None:
+                self.fail(log_path, failure)
+            metadata = {
+                "sha": self.sha,
+                "ref": self.ref,
+                "side": self.side,
+                "trusted": self.trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
+                "worktree": str(self.worktree),
+                "git_common_dir": str(worktrees.git_common_dir(self.repo)),
+                "original_log": str(log_path),
+                "configure": self.settings.configure_argv(),
+                "build": self.settings.build_argv(),
+                "binary_path": self.settings.binary_path,
+                "ccache": stats.as_dict() if stats else None,
+                "sandbox": sandbox_record,
+            }
+            if confined:
+                # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
+                try:
+                    with untrusted.copied_binary(self.cache, self.worktree, self.settings.binary_path) as copy:
+                        entry = self.cache.store(self.key, copy, metadata, log_path)
+                except sandbox.UnsafePath as error:
+                    self.fail(log_path, f"the build produced no executable {self.settings.binary_path} ({error})")
+            else:
+                entry = self.cache.store(self.key, built, metadata, log_path)
+        finally:
+            with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
+                stats_log.unlink()
+        # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
+        worktrees.clean_worktree(self.worktree)
+        mode = access if ccache else "disabled"
+        return self.result(entry, cached=False, log=log_path, ccache=stats, ccache_mode=mode, sandbox=sandbox_record)
+
+    def run_steps(self, log: BinaryIO, env: dict[str, str], confined: sandbox.Confinement | None) -> str | None:
+        """Configure, then the build command, each logged; what failed, or None."""
+        # The timeout bounds the whole build (configure and build command together).
+        deadline = time.monotonic() + self.settings.timeout if self.settings.timeout else None
+        for argv in (self.settings.configure_argv(), self.settings.build_argv()):
+            if not argv:
+                continue
+            log.write(f"$ {shlex.join(argv)}\n".encode())
+            log.flush()
+            command, step_env = confined.wrap(argv, cwd=self.worktree, env=env) if confined else (argv, env)
+            remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
+            status = run_step(command, self.worktree, step_env, log, self.echo, remaining)
+            if status != 0:
+                return f"`{shlex.join(argv)}` {'timed out' if status is None else f'exited with status {status}'}"
+        return None
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    try:
+        yield
     finally:
-        with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
-            stats_log.unlink()
-    # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
-    worktrees.clean_worktree(job.worktree)
-    mode = access if ccache else "disabled"
-    return job.result(entry, cached=False, log=log_path, ccache=stats, ccache_mode=mode, sandbox=sandbox_record)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
-def _run_steps(job: BuildJob, log: BinaryIO, env: dict[str, str], confined: sandbox.Confinement | None) -> str | None:
-    """Configure, then the build command, each logged; what failed, or None."""
-    # The timeout bounds the whole build (configure and build command together).
-    deadline = time.monotonic() + job.settings.timeout if job.settings.timeout else None
-    for argv in (job.settings.configure_argv(), job.settings.build_argv()):
-        if not argv:
-            continue
-        log.write(f"$ {shlex.join(argv)}\n".encode())
-        log.flush()
-        command, step_env = confined.wrap(argv, cwd=job.worktree, env=env) if confined else (argv, env)
-        remaining = max(deadline - time.monotonic(), 0.001) if deadline is not None else None
-        status = run_step(command, job.worktree, step_env, log, job.echo, remaining)
-        if status != 0:
-            return f"`{shlex.join(argv)}` {'timed out' if status is None else f'exited with status {status}'}"
-    return None
+def run_step(
+    argv: list[str], cwd: Path, env: dict[str, str], log: BinaryIO, echo: TextIO | None, timeout: float | None
+) -> int | None:
+    """Run one build step with output to ``log`` (and ``echo``); its status, None on timeout. On interrupt,
+    SIGTERM or timeout the whole process tree is killed, so an abandoned build leaves nothing running."""
+    timed_out = threading.Event()
+    with _sigterm_unwinds():
+        # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
+        def kill() -> None:
+            timed_out.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
 
-def _cached_result(job: BuildJob, entry: CacheEntry) -> BuildResult:
-    """The result of a binary cache hit."""
-    ccache = entry.metadata.get("ccache")
-    return job.result(
-        entry,
-        sha=entry.metadata.get("sha", ""),
-        cached=True,
-        log=entry.log,
-        # The stats of the build that produced the entry; nothing was compiled this time.
-        ccache=compilercache.CcacheStats(**{k: v for k, v in ccache.items() if k != "hit_rate"}) if ccache else None,
-        ccache_mode="not used (binary cache hit)",
-        sandbox=entry.metadata.get("sandbox"),
-    )
+        timer = threading.Timer(timeout, kill) if timeout else None
+        try:
+            if timer:
+                timer.start()
+            assert process.stdout is not None
+            for line in process.stdout:
+                log.write(line)
+                if echo is not None:
+                    echo.write(line.decode(errors="replace"))
+            status = process.wait()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+    return None if timed_out.is_set() else status
 
 
 def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:

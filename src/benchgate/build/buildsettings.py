@@ -1,20 +1,20 @@
-"""How Node binaries are built: configure flags, commands, binary path, compiler cache, cache bounds.
-
-Defaults follow Node's BUILDING.md: ``./configure`` (``--ninja`` when ninja is installed),
-then ``make -j$(nproc)``, binary at ``out/Release/node``.
-"""
+"""How Node binaries are built: configure and build commands, the binary path, cache bounds, the compilers
+(part of the cache key) and ccache's wiring. Defaults follow Node's BUILDING.md; see docs/building.md."""
 
 from __future__ import annotations
 
+import functools
+import os
 import platform
 import re
 import shlex
 import shutil
+import subprocess
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchgate.build import compilercache
 from benchgate.build.cache import CacheLimit, parse_size
 from benchgate.errors import InputError
 
@@ -22,16 +22,19 @@ DEFAULT_BUILD_COMMAND = "make -j$(nproc)"
 # A build of Node takes one to two hours on a small runner; a build still going after four is stuck
 # (or a pull request keeping the machine busy), and is killed with everything it started.
 DEFAULT_BUILD_TIMEOUT = 4 * 3600.0
+_WRAPPERS = {"ccache", "sccache"}
+# Environment variables that change what the compiler produces, hence part of the cache key.
+COMPILER_ENV = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
+_COMPILERS = (("CC", "cc"), ("CXX", "c++"))
+# The ``build:`` section's settings, spelt with _ (or -, as in the file).
+_SETTING_NAMES = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja", "timeout"}
+_SETTING_NAMES |= {"ccache", "ccache_max_size", "cache_max_entries", "cache_max_size"}
 
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """How binaries are built. Defaults follow Node's BUILDING.md.
-
-    ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and ninja is
-    installed) and ``configure_flags`` appended; an empty ``configure_command`` skips
-    configuring. String commands run through ``sh -c``; tuples run as argv.
-    """
+    """How binaries are built. ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and
+    ninja is installed) and ``configure_flags``; an empty one skips configuring. Strings run with ``sh -c``."""
 
     configure_flags: tuple[str, ...] = ()
     build_command: tuple[str, ...] | str = DEFAULT_BUILD_COMMAND
@@ -55,9 +58,7 @@ class BuildSettings:
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, value := tuple(value))
-            if not isinstance(value, str | tuple) or (
-                isinstance(value, tuple) and not all(isinstance(item, str) for item in value)
-            ):
+            if not isinstance(value, str) and not (isinstance(value, tuple) and all(isinstance(x, str) for x in value)):
                 raise InputError(f"{name.replace('_', '-')} must be a string or a list of strings, not {value!r}")
         if not self.build_command:
             raise InputError("build command is empty")
@@ -66,53 +67,43 @@ class BuildSettings:
                 raise InputError(f"{name.replace('use_', '')} must be true or false, not {getattr(self, name)!r}")
         if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1):
             raise InputError(f"jobs must be a positive integer, not {self.jobs!r}")
-        if self.timeout is not None and (
-            isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or self.timeout <= 0
-        ):
-            raise InputError(f"timeout must be a positive number of seconds, not {self.timeout!r}")
-        if not isinstance(self.ccache_max_size, str) or not re.fullmatch(
-            r"\d+(\.\d+)?\s*([kMGT]i?)?", self.ccache_max_size
-        ):
-            raise InputError(f"ccache max size must look like 10G or 500M, not {self.ccache_max_size!r}")
+        timeout = self.timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+            raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        size = self.ccache_max_size
+        if not isinstance(size, str) or not re.fullmatch(r"\d+(\.\d+)?\s*([kMGT]i?)?", size):
+            raise InputError(f"ccache max size must look like 10G or 500M, not {size!r}")
         if not isinstance(self.binary_path, str):
             raise InputError(f"binary path must be a string, not {self.binary_path!r}")
-        binary = Path(self.binary_path)
-        if not self.binary_path or binary.is_absolute() or ".." in binary.parts:
+        if not self.binary_path or Path(self.binary_path).is_absolute() or ".." in Path(self.binary_path).parts:
             raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, object]) -> BuildSettings:
-        """Settings from a config mapping; keys may use - or _ (configure-flags, configure-command,
-        build-command, binary-path, jobs, ninja, ccache, cache-max-entries, cache-max-size,
-        ccache-max-size, timeout). ``cache-dir`` is accepted and ignored: pass it to build_ref."""
+        """Settings from the ``build:`` section's mapping (keys with - or _; ``cache-dir`` is build_ref's)."""
         normalized = {str(name).replace("-", "_"): value for name, value in config.items()}
         normalized.pop("cache_dir", None)
-        plain = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja"}
-        plain |= {"ccache_max_size", "timeout"}
-        known = plain | {"ccache", "cache_max_entries", "cache_max_size"}
-        unknown = sorted(set(normalized) - known)
+        unknown = sorted(set(normalized) - _SETTING_NAMES)
         if unknown:
-            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        values: dict = {name: normalized[name] for name in plain if name in normalized}
-        if "ccache" in normalized:
-            values["use_ccache"] = normalized["ccache"]
-        if "cache_max_entries" in normalized or "cache_max_size" in normalized:
-            size = normalized.get("cache_max_size")
+            raise InputError(
+                f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_SETTING_NAMES))}"
+            )
+        values: dict = {"use_ccache" if name == "ccache" else name: value for name, value in normalized.items()}
+        if "cache_max_entries" in values or "cache_max_size" in values:
+            size = values.pop("cache_max_size", None)
             values["cache_limit"] = CacheLimit(
-                max_entries=normalized.get("cache_max_entries", CacheLimit().max_entries),  # type: ignore[arg-type]
+                max_entries=values.pop("cache_max_entries", CacheLimit().max_entries),
                 max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
             )
         return cls(**values)
-
-    def uses_ninja(self) -> bool:
-        return self.ninja if self.ninja is not None else shutil.which("ninja") is not None
 
     def configure_argv(self) -> list[str] | None:
         """The configure step as argv, or None when configuring is skipped."""
         if not self.configure_command:
             return None
         extra = list(self.configure_flags)
-        if self.uses_ninja() and "--ninja" not in extra:
+        ninja = self.ninja if self.ninja is not None else shutil.which("ninja") is not None
+        if ninja and "--ninja" not in extra:
             extra.insert(0, "--ninja")
         if isinstance(self.configure_command, str):
             return ["sh", "-c", " ".join([self.configure_command, shlex.join(extra)]).strip()]
@@ -123,9 +114,7 @@ class BuildSettings:
         command = self.build_command
         if command == DEFAULT_BUILD_COMMAND and self.jobs is not None:
             command = f"make -j{self.jobs}"
-        if isinstance(command, str):
-            return ["sh", "-c", command]
-        return list(command)
+        return ["sh", "-c", command] if isinstance(command, str) else list(command)
 
     def key_inputs(self, env: Mapping[str, str]) -> dict:
         """Everything besides the SHA that changes the binary."""
@@ -134,6 +123,100 @@ class BuildSettings:
             # The command as configured: the job count of make -j does not change the binary.
             "build": ["sh", "-c", self.build_command] if isinstance(self.build_command, str) else self.build_command,
             "binary_path": self.binary_path,
-            "compilers": compilercache.compiler_identity(env),
+            "compilers": compiler_identity(env),
             "machine": platform.machine(),
         }
+
+
+def _compiler_command(env: Mapping[str, str], variable: str, default: str) -> list[str]:
+    words = shlex.split(env.get(variable) or default)
+    while words and Path(words[0]).name in _WRAPPERS:
+        words = words[1:]
+    return words or [default]
+
+
+@functools.lru_cache(maxsize=16)
+def _version_line(path: str, mtime: float) -> str:
+    # mtime is part of the memo key so an upgraded compiler is noticed within one process too.
+    try:
+        completed = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unknown ({error})"
+    lines = (completed.stdout or completed.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def compiler_identity(env: Mapping[str, str]) -> dict:
+    """The C and C++ compilers a build would use (command, resolved path, version) and flag variables."""
+    identity: dict = {}
+    for variable, default in _COMPILERS:
+        command = _compiler_command(env, variable, default)
+        resolved = shutil.which(command[0], path=env.get("PATH"))
+        real = os.path.realpath(resolved) if resolved else None
+        version = _version_line(real, os.stat(real).st_mtime) if real else None
+        identity[variable] = {"command": command, "path": real, "version": version}
+    identity["flags"] = {name: env[name] for name in COMPILER_ENV if env.get(name)}
+    return identity
+
+
+def ccache_env(
+    env: Mapping[str, str],
+    ccache: str,
+    ccache_dir: Path,
+    base_dir: Path,
+    stats_log: Path,
+    *,
+    read_only: bool,
+    max_size: str,
+) -> dict[str, str]:
+    """``env`` with CC/CXX wrapped by ccache and ccache pointed at ``ccache_dir``."""
+    result = dict(env)
+    for variable, default in _COMPILERS:
+        result[variable] = shlex.join([ccache, *_compiler_command(env, variable, default)])
+    # Every build has its own worktree path: relative paths (BASEDIR) and an unhashed cwd let them share hits.
+    result |= {"CCACHE_DIR": str(ccache_dir), "CCACHE_MAXSIZE": max_size, "CCACHE_STATSLOG": str(stats_log)}
+    result |= {"CCACHE_BASEDIR": str(base_dir), "CCACHE_NOHASHDIR": "1"}
+    if read_only:
+        result["CCACHE_READONLY"] = "1"
+    else:
+        result.pop("CCACHE_READONLY", None)
+        result.pop("CCACHE_DISABLE", None)
+    return result
+
+
+@dataclass(frozen=True)
+class CcacheStats:
+    """ccache counters of one build, read from its stats log."""
+
+    calls: int
+    hits: int
+    direct_hits: int
+    preprocessed_hits: int
+    misses: int
+    writes: int
+    uncacheable: int
+    read_only: bool
+
+    @classmethod
+    def parse(cls, text: str, *, read_only: bool) -> CcacheStats:
+        """Count the per-compilation outcomes in a ccache stats log's text (one ``# file`` line per call)."""
+        lines = [line.strip() for line in text.splitlines()]
+        calls = sum(line.startswith("#") for line in lines)
+        counts = Counter(line for line in lines if line and not line.startswith("#"))
+        direct, preprocessed = counts["direct_cache_hit"], counts["preprocessed_cache_hit"]
+        hits, misses = direct + preprocessed, counts["cache_miss"]
+        uncacheable = max(calls - hits - misses, 0)
+        return cls(calls, hits, direct, preprocessed, misses, counts["local_storage_write"], uncacheable, read_only)
+
+    @property
+    def hit_rate(self) -> float | None:
+        cacheable = self.hits + self.misses
+        return self.hits / cacheable if cacheable else None
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "hit_rate": self.hit_rate}
+
+    def summary(self) -> str:
+        rate = "n/a" if self.hit_rate is None else f"{self.hit_rate:.0%}"
+        mode = "read-only" if self.read_only else "read-write"
+        return f"ccache ({mode}): {self.hits} hits, {self.misses} misses ({rate}), {self.writes} writes"

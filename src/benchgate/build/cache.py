@@ -1,11 +1,5 @@
-"""Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary.
-
-Under the cache root (``$BENCHGATE_CACHE`` or ``~/.cache/benchgate``; layout in docs/building.md):
-``binaries/<key>/`` holds the binary, ``entry.json``, ``build.log``, the ``COMPLETE`` marker (written
-last) and ``last-used`` (its mtime is the LRU clock); ``binaries/.tmp-*`` are staging directories and
-``locks/<key>.lock`` the per-key ``flock`` locks. An entry is used only when its marker exists and the
-binary's size, mode and sha256 match what ``entry.json`` records; anything else is rebuilt.
-"""
+"""Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary (layout and
+rules: docs/building.md); an entry's ``COMPLETE`` marker is written last, ``last-used``'s mtime is its LRU clock."""
 
 from __future__ import annotations
 
@@ -23,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from benchgate.build import worktrees
 from benchgate.errors import InputError
 
 CACHE_ENV = "BENCHGATE_CACHE"
@@ -35,6 +30,7 @@ LOG_FILE = "build.log"
 STAGING_PREFIX = ".tmp-"
 # A staging directory older than this belongs to a process that died mid-store.
 STALE_STAGING_SECONDS = 600
+KEPT_LOGS = 200
 
 _SIZE_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 _SIZE_UNITS.update({f"{unit}I": 2 ** (10 * power) for power, unit in enumerate("KMGT", start=1)})
@@ -63,14 +59,12 @@ class CacheLimit:
     max_bytes: int | None = 20 * 2**30
 
     def __post_init__(self) -> None:
-        for name in ("max_entries", "max_bytes"):
+        for name, limit, least in (("max_entries", "entry", "at least 1"), ("max_bytes", "size", "positive")):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise InputError(f"cache {name.replace('_', ' ')} must be a whole number, not {value!r}")
-        if self.max_entries is not None and self.max_entries < 1:
-            raise InputError(f"cache entry limit must be at least 1, not {self.max_entries}")
-        if self.max_bytes is not None and self.max_bytes < 1:
-            raise InputError(f"cache size limit must be positive, not {self.max_bytes}")
+            if value is not None and value < 1:
+                raise InputError(f"cache {limit} limit must be {least}, not {value}")
 
 
 def cache_key(inputs: Mapping[str, object]) -> str:
@@ -80,11 +74,8 @@ def cache_key(inputs: Mapping[str, object]) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
@@ -133,42 +124,27 @@ class BinaryCache:
             except OSError as error:
                 raise InputError(f"cannot create cache directory {directory}: {error.strerror}") from None
 
-    # -- locks ---------------------------------------------------------------------------------
-
     @contextlib.contextmanager
-    def lock(self, name: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
-        """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``); blocks while another job holds it."""
+    def lock(self, name: str, *, on_wait: Callable[[], None] | None = None, wait: bool = True) -> Iterator[bool]:
+        """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``), waiting for another job that holds it
+        (``wait=False``: not); yields whether it is held."""
         with open(self.locks_dir / f"{name}.lock", "a+b") as handle:  # closing the descriptor releases the flock
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                if not wait:
+                    yield False
+                    return
                 if on_wait:
                     on_wait()
                 fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
-
-    @contextlib.contextmanager
-    def try_lock(self, name: str) -> Iterator[bool]:
-        """Take the lock ``name`` only if free; yields whether it was taken."""
-        with open(self.locks_dir / f"{name}.lock", "a+b") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
             yield True
 
     def hold(self, key: str) -> IO[bytes]:
-        """Mark the entry for ``key`` as in use (a shared lock) until the returned file is closed.
-
-        Eviction skips held entries, so a binary and its worktree stay while a job benchmarks
-        with them; the lock goes away with the process at the latest.
-        """
+        """Mark the entry for ``key`` as in use (a shared lock that eviction respects) until the file is closed."""
         handle = open(self.locks_dir / f"{key}.in-use.lock", "a+b")  # noqa: SIM115 - the caller closes it
         fcntl.flock(handle, fcntl.LOCK_SH)
         return handle
-
-    # -- entries -------------------------------------------------------------------------------
 
     def entry_dir(self, key: str) -> Path:
         return self.entries_dir / key
@@ -204,6 +180,7 @@ class BinaryCache:
     def store(self, key: str, binary: Path, metadata: Mapping[str, object], log: Path | None = None) -> CacheEntry:
         """Copy ``binary`` into the entry for ``key``: staged, renamed into place, completion marker last."""
         staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.entries_dir))
+        final = self.entry_dir(key)
         try:
             staged_binary = staging / binary.name
             shutil.copyfile(binary, staged_binary)
@@ -212,19 +189,11 @@ class BinaryCache:
             digest, size = file_sha256(staged_binary), staged_binary.stat().st_size
             if log is not None and log.exists():
                 shutil.copyfile(log, staging / LOG_FILE)
-            record = {
-                **metadata,
-                "key": key,
-                "binary_name": binary.name,
-                "sha256": digest,
-                "size": size,
-                "stored_at": time.time(),
-            }
+            record = {**metadata, "key": key, "binary_name": binary.name, "sha256": digest, "size": size}
+            record["stored_at"] = time.time()
             (staging / ENTRY_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
             _fsync_path(staging / ENTRY_FILE)
-            final = self.entry_dir(key)
-            if final.exists():  # an invalid or incomplete leftover; the caller holds the key lock
-                self._discard(final)
+            self.remove(key)  # an invalid or incomplete leftover; the caller holds the key lock
             os.rename(staging, final)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -246,10 +215,8 @@ class BinaryCache:
     def remove(self, key: str) -> None:
         """Remove the entry for ``key`` (caller holds the key lock)."""
         directory = self.entry_dir(key)
-        if directory.exists():
-            self._discard(directory)
-
-    def _discard(self, directory: Path) -> None:
+        if not directory.exists():
+            return
         # Drop the marker first, then move the directory out of the way, so no reader sees a half-deleted entry.
         with contextlib.suppress(FileNotFoundError):
             (directory / COMPLETE_MARKER).unlink()
@@ -275,17 +242,22 @@ class BinaryCache:
     def evict(
         self, *, keep: frozenset[str] = frozenset(), on_remove: Callable[[CacheEntry], None] | None = None
     ) -> list[str]:
-        """Remove least recently used entries until within the limit; returns the evicted keys.
-
-        Entries in ``keep``, entries being built or read (key lock) and entries in use (``hold``) are skipped.
-        Also clears leftovers: stale staging directories and incomplete entries nobody is building.
-        """
+        """Remove least recently used entries until within the limit, and leftovers (stale staging directories,
+        incomplete entries nobody builds); returns the evicted keys. Skips ``keep`` and locked or held entries."""
         evicted: list[str] = []
         with self.lock("cache"):
-            self._clear_leftovers()
+            now = time.time()
+            for directory in self.entries_dir.iterdir():
+                if directory.name.startswith(STAGING_PREFIX):
+                    with contextlib.suppress(FileNotFoundError):
+                        if now - directory.stat().st_mtime > STALE_STAGING_SECONDS:
+                            shutil.rmtree(directory, ignore_errors=True)
+                elif not (directory / COMPLETE_MARKER).exists():
+                    with self.lock(directory.name, wait=False) as taken:
+                        if taken and not (directory / COMPLETE_MARKER).exists():
+                            shutil.rmtree(directory, ignore_errors=True)
             entries = self.complete_entries()
-            total = sum(entry.size for entry in entries)
-            count = len(entries)
+            count, total = len(entries), sum(entry.size for entry in entries)
             for entry in entries:
                 over_count = self.limit.max_entries is not None and count > self.limit.max_entries
                 over_size = self.limit.max_bytes is not None and total > self.limit.max_bytes
@@ -293,7 +265,7 @@ class BinaryCache:
                     break
                 if entry.key in keep:
                     continue
-                with self.try_lock(entry.key) as free, self.try_lock(f"{entry.key}.in-use") as unused:
+                with self.lock(entry.key, wait=False) as free, self.lock(f"{entry.key}.in-use", wait=False) as unused:
                     if not (free and unused):
                         continue
                     self.remove(entry.key)
@@ -304,14 +276,29 @@ class BinaryCache:
                 total -= entry.size
         return evicted
 
-    def _clear_leftovers(self) -> None:
-        now = time.time()
-        for directory in self.entries_dir.iterdir():
-            if directory.name.startswith(STAGING_PREFIX):
-                with contextlib.suppress(FileNotFoundError):
-                    if now - directory.stat().st_mtime > STALE_STAGING_SECONDS:
-                        shutil.rmtree(directory, ignore_errors=True)
-            elif not (directory / COMPLETE_MARKER).exists():
-                with self.try_lock(directory.name) as taken:
-                    if taken and not (directory / COMPLETE_MARKER).exists():
-                        shutil.rmtree(directory, ignore_errors=True)
+    def tidy(self, repo: Path, *, keep: str) -> None:
+        """After a build: evict (never ``keep``) with the worktrees, remove orphan worktrees, keep the newest logs."""
+        common_dir = worktrees.git_common_dir(repo)
+
+        def remove_worktree(entry: CacheEntry) -> None:
+            worktree, recorded = entry.metadata.get("worktree"), entry.metadata.get("git_common_dir")
+            if worktree and Path(worktree).parent == self.root / "worktrees":  # only one of ours
+                worktrees.remove_worktree(Path(worktree), Path(recorded) if recorded else common_dir)
+
+        self.evict(keep=frozenset({keep}), on_remove=remove_worktree)
+        # Worktrees whose entry is gone (interrupted or abandoned builds), when no job is using them.
+        complete = {entry.key for entry in self.complete_entries()}
+        for worktree in (self.root / "worktrees").glob("*"):
+            key = worktree.name.partition("-")[2]
+            if not key or key in complete:
+                continue
+            with self.lock(key, wait=False) as free, self.lock(f"{key}.in-use", wait=False) as unused:
+                if free and unused and key not in {entry.key for entry in self.complete_entries()}:
+                    worktrees.remove_worktree(worktree, None)
+        dated = []
+        for path in (self.root / "logs").glob("*.log"):
+            with contextlib.suppress(FileNotFoundError):
+                dated.append((path.stat().st_mtime, path))
+        for _, old in sorted(dated)[:-KEPT_LOGS]:
+            with contextlib.suppress(FileNotFoundError):
+                old.unlink()

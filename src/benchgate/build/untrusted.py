@@ -1,12 +1,6 @@
-"""An untrusted build (a pull request's head): what its sandbox shows, and what is taken out of it afterwards.
-
-The head's ``configure`` and build command run in ``benchgate.sandbox``: the worktree is the
-only writable place; the binary cache, the logs, the other worktrees, the user's checkout and
-its git directory are hidden; ccache's directory is readable, not writable. After the build,
-benchgate (outside the sandbox) puts the worktree's ``.git`` link back, reads ccache's
-statistics and copies the binary out without following anything that leads out of the
-worktree; only that copy is stored in the cache.
-"""
+"""A pull request's build: what its sandbox shows, and what benchgate (outside it) takes out afterwards: the
+worktree's ``.git`` link put back, ccache's statistics, and the binary, copied without following anything
+that leads out of the worktree (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -14,18 +8,18 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import sandbox
-from benchgate.build import compilercache, worktrees
+from benchgate.build import worktrees
+from benchgate.build.buildsettings import COMPILER_ENV, CcacheStats
 from benchgate.build.cache import STAGING_PREFIX, BinaryCache
 
 # Inside the (writable) worktree: the one place a sandboxed ccache can append its statistics to.
 STATS_LOG = ".benchgate-ccache-stats"
 STATS_LOG_LIMIT = 16 * 2**20
 # Variables the build's configure and compilers read, as far as the cache key covers them.
-BUILD_ENV = ("CC", "CXX", *compilercache.COMPILER_ENV)
+BUILD_ENV = ("CC", "CXX", *COMPILER_ENV)
 CCACHE_ENV = (
     "CCACHE_DIR",
     "CCACHE_MAXSIZE",
@@ -36,30 +30,20 @@ CCACHE_ENV = (
 )
 
 
-@dataclass(frozen=True)
-class Sandboxing:
-    """Whether an untrusted build runs in the sandbox (False: --no-sandbox), and what else it hides there."""
-
-    use: bool = True
-    hide: tuple[Path, ...] = ()  # e.g. the --output of the run the build is for
-
-
 def confinement(
-    sandboxing: Sandboxing, *, cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
+    use_sandbox: bool, hide: tuple[Path, ...], cache: BinaryCache, worktree: Path, repo: Path, ccache_dir: Path | None
 ) -> sandbox.Confinement:
-    """How the untrusted build's steps start: in the sandbox (probed once; SandboxUnavailable when
-    impossible), or without it (--no-sandbox) only without credential variables."""
-    if not sandboxing.use:
+    """How the untrusted build's steps start: in the sandbox (SandboxUnavailable when impossible), or without
+    it (--no-sandbox) only without credential variables. It writes only its worktree, and sees no cache."""
+    if not use_sandbox:
         return sandbox.Confinement(None)
     found = sandbox.probe()
     others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
-    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *sandboxing.hide)
-    read_only: tuple[Path, ...] = ()
-    extra: dict[str, str] = {}
+    hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *hide)
     if ccache_dir is not None:
         ccache_dir.mkdir(parents=True, exist_ok=True)  # bound read-only: it must exist to be bound
-        read_only = (ccache_dir,)
-        extra["CCACHE_TEMPDIR"] = "/tmp/ccache"  # read-only mode still needs a scratch directory
+    read_only = (ccache_dir,) if ccache_dir is not None else ()
+    extra = {"CCACHE_TEMPDIR": "/tmp/ccache"} if ccache_dir is not None else {}  # read-only ccache's scratch
     mounts = sandbox.Mounts(read_only=read_only, writable=(worktree,), hidden=hidden)
     return sandbox.Confinement(found, mounts, keep_env=BUILD_ENV + CCACHE_ENV, extra_env=extra)
 
@@ -73,41 +57,36 @@ def log_note(record: dict | None) -> str:
     return "sandbox=none (--no-sandbox: only credential variables removed)"
 
 
-def stats_log_path(confined: sandbox.Confinement | None, worktree: Path, default: Path) -> Path:
-    """Where ccache writes its statistics: the worktree when sandboxed (nothing else is writable)."""
-    return worktree / STATS_LOG if confined is not None and confined.sandbox is not None else default
-
-
-def read_stats(confined: sandbox.Confinement | None, stats_log: Path, *, read_only: bool) -> compilercache.CcacheStats:
-    """ccache's statistics of the build (``confined`` None: a trusted build); a sandboxed build's file is
-    untrusted (no symlink out, bounded)."""
+def read_stats(stats_log: Path, *, read_only: bool) -> CcacheStats:
+    """ccache's statistics of the build, read as untrusted (a sandboxed build may have made it anything)."""
     try:
-        if confined is None or confined.sandbox is None:
-            text = stats_log.read_text(errors="replace")
-        else:
-            text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
-    except (FileNotFoundError, sandbox.UnsafePath):
+        text = sandbox.read_inside(stats_log.parent, stats_log.name, STATS_LOG_LIMIT).decode(errors="replace")
+    except sandbox.UnsafePath:
         text = ""
-    return compilercache.parse_stats_log(text, read_only=read_only)
+    return CcacheStats.parse(text, read_only=read_only)
 
 
 @contextmanager
 def git_link_kept(worktree: Path) -> Iterator[None]:
-    """Restore the worktree's ``.git`` file after untrusted code ran in the worktree, however it ended."""
-    link = worktrees.read_git_link(worktree)
+    """Put back the worktree's ``.git`` file after untrusted code ran in the worktree, however it ended: the
+    build could have pointed it at a git directory whose config runs a command (core.fsmonitor, say) on the
+    next ``git`` that benchgate runs there, outside the sandbox."""
+    dot_git = worktree / ".git"
+    link = dot_git.read_bytes()
     try:
         yield
     finally:
-        worktrees.restore_git_link(worktree, link)
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            shutil.rmtree(dot_git)
+        elif dot_git.exists() or dot_git.is_symlink():
+            dot_git.unlink()
+        dot_git.write_bytes(link)
 
 
 @contextmanager
 def copied_binary(cache: BinaryCache, worktree: Path, binary_path: str) -> Iterator[Path]:
-    """The built binary copied out of the worktree into a staging directory of the cache.
-
-    Raises ``sandbox.UnsafePath`` when ``binary_path`` is missing, leads outside the worktree
-    (a symlink to the cached base binary, say) or is not an executable regular file.
-    """
+    """The built binary copied out of the worktree into the cache's staging; ``sandbox.UnsafePath`` when it is
+    missing, leads outside the worktree (a symlink to the cached base binary, say) or is no executable file."""
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "untrusted-", dir=cache.entries_dir))
     try:
         copy = sandbox.copy_out(worktree, binary_path, staging / Path(binary_path).name)

@@ -1,8 +1,5 @@
-"""Git plumbing for builds: resolving refs, merge bases, and worktrees outside the user's checkout.
-
-Builds never touch the user's working tree: each one gets a detached ``git worktree``
-under the cache directory, which shares the repository's objects but not its files.
-"""
+"""Git plumbing for builds: refs, merge bases, and detached worktrees under the cache directory (never the
+user's working tree: they share the repository's objects, not its files)."""
 
 from __future__ import annotations
 
@@ -15,8 +12,8 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 
-# Hooks of the user's repository have no business running inside our build worktrees.
 FULL_SHA = re.compile(r"[0-9a-f]{40}")  # a full commit SHA as git and GitHub write it (lowercase)
+# Hooks of the user's repository have no business running inside our build worktrees.
 _GIT = ("git", "-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false")
 
 
@@ -79,17 +76,10 @@ def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
     return completed.stdout.strip()
 
 
-def worktree_head(path: Path) -> str | None:
-    """The commit checked out in worktree ``path``, or None when it is not a usable worktree."""
-    if not (path / ".git").exists():
-        return None
-    completed = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
-    return completed.stdout.strip() if completed.returncode == 0 else None
-
-
 def ensure_worktree(repo: Path, path: Path, sha: str) -> Path:
     """A detached worktree of ``repo`` at ``sha`` in ``path``, reused when it already is one (caller locks)."""
-    if worktree_head(path) == sha:
+    head = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False) if (path / ".git").exists() else None
+    if head is not None and head.stdout.strip() == sha:
         return path
     if path.exists() or path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
@@ -109,25 +99,6 @@ def list_worktrees(repo: Path) -> list[Path]:
     """Every worktree of ``repo`` (its main checkout first), as git lists them."""
     listing = git(repo, "worktree", "list", "--porcelain", check=False).stdout
     return [Path(line.split(" ", 1)[1]) for line in listing.splitlines() if line.startswith("worktree ")]
-
-
-def read_git_link(worktree: Path) -> bytes:
-    """The ``.git`` file of a linked worktree ("gitdir: <common dir>/worktrees/<name>")."""
-    return (worktree / ".git").read_bytes()
-
-
-def restore_git_link(worktree: Path, link: bytes) -> None:
-    """Put back the worktree's ``.git`` file as it was before untrusted code could write the worktree.
-
-    The untrusted build could have pointed it at a git directory of its own whose config runs a
-    command (core.fsmonitor, say) on the next ``git`` that benchgate runs there, outside the sandbox.
-    """
-    dot_git = worktree / ".git"
-    if dot_git.is_dir() and not dot_git.is_symlink():
-        shutil.rmtree(dot_git)
-    elif dot_git.exists() or dot_git.is_symlink():
-        dot_git.unlink()
-    dot_git.write_bytes(link)
 
 
 def remove_worktree(path: Path, common_dir: Path | None) -> None:

@@ -1,16 +1,5 @@
-"""bubblewrap (``bwrap``): probing it once, and the command line that confines one untrusted process.
-
-Every process that runs code from an untrusted head starts as::
-
-    bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-net --unshare-uts --unshare-cgroup-try
-          --die-with-parent --new-session --cap-drop ALL --disable-userns
-          --ro-bind / / --dev /dev --proc /proc  [policy.mount_args: private, hidden, exposed paths]
-          --chdir CWD -- ARGV...
-
-with the environment from ``policy.confined_env``. Why each flag: README ("Security") and
-``/work/notes/sandbox.md``. Inherited file descriptors (the benchmark IPC channel) stay open
-through bwrap, at the same number.
-"""
+"""bubblewrap (``bwrap``): probing it once, the command line that confines one untrusted process, and reading
+what such a process wrote without being led out of its tree. Why each flag and check: docs/security.md."""
 
 from __future__ import annotations
 
@@ -18,6 +7,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +18,7 @@ from benchgate.sandbox.policy import Mounts, confined_env, mount_args, private_h
 
 # Which bwrap to use (default: the one on PATH); tests point it at a missing or failing one.
 BWRAP_ENV = "BENCHGATE_BWRAP"
+# Inherited file descriptors (the benchmark IPC channel) stay open through bwrap, at the same number.
 NAMESPACE_ARGS = (
     "--unshare-user",
     "--unshare-ipc",
@@ -42,6 +33,7 @@ NAMESPACE_ARGS = (
 )
 _BASE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 _PROBE_TIMEOUT = 30
+_APT = "(apt-get install bubblewrap)"
 _FIX = "or pass --no-sandbox to run the pull request's code without isolation"
 
 
@@ -57,23 +49,10 @@ class Sandbox:
     version: str  # e.g. "0.8.0"
     disable_userns: bool = True  # bwrap >= 0.8: no further user namespaces inside
 
-    def namespace_args(self) -> list[str]:
-        return [*NAMESPACE_ARGS, *(["--disable-userns"] if self.disable_userns else [])]
-
-    def command(
-        self, argv: Sequence[str], *, mounts: Mounts, cwd: Path, env: Mapping[str, str], home: str | None
-    ) -> list[str]:
-        """bwrap's command line running ``argv`` in ``cwd`` with ``mounts`` (``home``: ``private_home(env)``)."""
-        return [
-            self.tool,
-            *self.namespace_args(),
-            *_BASE_MOUNTS,
-            *mount_args(mounts, env=env, home=home),
-            "--chdir",
-            os.path.realpath(cwd),
-            "--",
-            *argv,
-        ]
+    def command(self, argv: Sequence[str], *mounts: str) -> list[str]:
+        """bwrap's command line: the namespaces, ``/`` read-only, then ``mounts`` (and --chdir) for ``argv``."""
+        userns = ["--disable-userns"] if self.disable_userns else []
+        return [self.tool, *NAMESPACE_ARGS, *userns, *_BASE_MOUNTS, *mounts, "--", *argv]
 
     def record(self) -> dict:
         """How run.json and the build record say that the untrusted code was sandboxed."""
@@ -85,73 +64,57 @@ def unsandboxed_record(reason: str, *, untrusted_head: bool) -> dict:
     return {"used": False, "untrusted_head": untrusted_head, "reason": reason}
 
 
-def _version(tool: str) -> str:
-    try:
-        completed = subprocess.run(
-            [tool, "--version"], capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        message = f"cannot sandbox the untrusted head: {tool} --version failed ({error}); {_FIX}"
-        raise SandboxUnavailable(message) from None
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", completed.stdout)
-    if completed.returncode != 0 or not match:
-        shown = (completed.stdout or completed.stderr).strip()[:80]
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: {tool} is not bubblewrap ('--version' printed {shown!r}); "
-            f"install bubblewrap (apt-get install bubblewrap) {_FIX}"
-        )
-    return match.group(0)
+def _unavailable(why: str) -> SandboxUnavailable:
+    return SandboxUnavailable(f"cannot sandbox the untrusted head: {why} {_FIX}")
 
 
 @functools.lru_cache(maxsize=8)
 def _probe(name: str) -> Sandbox:
-    tool = shutil.which(name)
-    if tool is None:
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: bubblewrap is not installed (no {name!r} found); "
-            f"install it (apt-get install bubblewrap) {_FIX}"
-        )
-    tool = os.path.realpath(tool)
-    version = _version(tool)
-    major, minor = (int(part) for part in version.split(".")[:2])
-    sandbox = Sandbox(tool=tool, version=version, disable_userns=(major, minor) >= (0, 8))
-    true = shutil.which("true") or "/bin/true"
-    argv = [tool, *sandbox.namespace_args(), *_BASE_MOUNTS, "--tmpfs", "/tmp", "--", true]
-    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    found = shutil.which(name)
+    if found is None:
+        raise _unavailable(f"bubblewrap is not installed (no {name!r} found); install it {_APT}")
+    tool = os.path.realpath(found)
+    run = functools.partial(
+        subprocess.run, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL
+    )
     try:
-        completed = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, stdin=subprocess.DEVNULL, env=env
+        completed = run([tool, "--version"])
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise _unavailable(f"{tool} --version failed ({error});") from None
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", completed.stdout)
+    if completed.returncode != 0 or not match:
+        shown = (completed.stdout or completed.stderr).strip()[:80]
+        raise _unavailable(f"{tool} is not bubblewrap ('--version' printed {shown!r}); install bubblewrap {_APT}")
+    version = match.group(0)
+    sandbox = Sandbox(tool=tool, version=version, disable_userns=(int(match[1]), int(match[2])) >= (0, 8))
+    try:
+        completed = run(
+            sandbox.command([shutil.which("true") or "/bin/true"], "--tmpfs", "/tmp"),
+            env={"PATH": os.environ.get("PATH", os.defpath)},
         )
         failed = completed.returncode != 0
         why = " ".join(completed.stderr.split())[:200] or f"exit status {completed.returncode}"
     except (OSError, subprocess.TimeoutExpired) as error:
         failed, why = True, str(error)
     if failed:
-        raise SandboxUnavailable(
-            f"cannot sandbox the untrusted head: bwrap {version} could not create a sandbox ({why}); "
-            "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and "
-            "user.max_user_namespaces=10000; on Ubuntu 23.10+ also kernel.apparmor_restrict_unprivileged_userns=0) "
-            + _FIX
+        raise _unavailable(
+            f"bwrap {version} could not create a sandbox ({why}); enable unprivileged user namespaces (sysctl "
+            "kernel.unprivileged_userns_clone=1 and user.max_user_namespaces=10000; on Ubuntu 23.10+ also "
+            "kernel.apparmor_restrict_unprivileged_userns=0)"
         )
     return sandbox
 
 
 def probe() -> Sandbox:
-    """The sandbox of this machine, probed once per process with a trivial ``bwrap ... true``.
-
-    Raises SandboxUnavailable (exit 2, one line saying how to fix it) when bwrap is missing
-    or cannot create namespaces here (user namespaces disabled, a container without them).
-    """
+    """This machine's sandbox, probed once per process (``bwrap ... true``); SandboxUnavailable (exit 2, one line
+    saying how to fix it) when bwrap is missing or cannot create namespaces here."""
     return _probe(os.environ.get(BWRAP_ENV) or "bwrap")
 
 
 @dataclass(frozen=True)
 class Confinement:
     """How one kind of untrusted process starts: in ``sandbox``, or (None: --no-sandbox) only without credentials.
-
-    ``keep_env`` names variables that pass the allowlist (the build's CC, CFLAGS, CCACHE_*);
-    ``extra_env`` is set inside the sandbox whatever the host's environment says.
-    """
+    ``keep_env`` names more variables that pass (CC, CCACHE_*); ``extra_env`` is set whatever the host's says."""
 
     sandbox: Sandbox | None
     mounts: Mounts = Mounts()
@@ -166,11 +129,60 @@ class Confinement:
         if self.sandbox is None:
             return list(argv), {**strip_credentials(env), **extra}
         home = private_home(env)
-        command = self.sandbox.command(argv, mounts=self.mounts, cwd=cwd, env=env, home=home)
+        mounts = mount_args(self.mounts, env=env, home=home)
+        command = self.sandbox.command(argv, *mounts, "--chdir", os.path.realpath(cwd))
         return command, confined_env(env, keep=self.keep_env, home=home, extra=extra)
 
     def record(self, reason: str = "--no-sandbox") -> dict:
         """run.json's ``sandbox`` for processes started by this confinement."""
-        if self.sandbox is None:
-            return unsandboxed_record(reason, untrusted_head=True)
-        return self.sandbox.record()
+        return self.sandbox.record() if self.sandbox else unsandboxed_record(reason, untrusted_head=True)
+
+
+# Reading what a sandboxed process left. A hostile build controls every file in its worktree: its "binary"
+# may be a symlink to the cached base binary or a secret, a FIFO that blocks the reader, or sit under a
+# directory that is a symlink to /. So the resolved path must stay inside the tree, and the file is opened
+# without following a last symlink, without blocking, and must be a regular file. By then every process of
+# the sandbox is gone (its PID namespace ended), so nothing can swap the file between check and copy.
+
+
+class UnsafePath(ValueError):
+    """A path a sandboxed process left that benchgate will not read (the message says why)."""
+
+
+def _open_regular(root: Path, relative: str | Path) -> tuple[int, os.stat_result]:
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(real_root, relative))
+    if os.path.commonpath([real_root, target]) != real_root:
+        raise UnsafePath(f"{relative} leads outside its tree (to {target})")
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise UnsafePath(f"{relative} does not exist") from None
+    except OSError as error:
+        raise UnsafePath(f"{relative} cannot be opened ({error.strerror})") from None
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(fd)
+        raise UnsafePath(f"{relative} is not a regular file")
+    return fd, status
+
+
+def copy_out(root: Path, relative: str | Path, destination: Path) -> Path:
+    """Copy the regular file ``root/relative`` to ``destination`` (mode 0755 when it was executable)."""
+    fd, status = _open_regular(root, relative)
+    with os.fdopen(fd, "rb") as source, open(destination, "wb") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+    os.chmod(destination, 0o755 if status.st_mode & 0o111 else 0o644)
+    return destination
+
+
+def read_inside(root: Path, relative: str | Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of the regular file ``root/relative``; b"" when it is missing."""
+    try:
+        fd, _ = _open_regular(root, relative)
+    except UnsafePath:
+        if not os.path.lexists(os.path.join(root, relative)):
+            return b""
+        raise
+    with os.fdopen(fd, "rb") as source:
+        return source.read(limit)

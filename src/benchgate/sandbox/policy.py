@@ -1,19 +1,7 @@
-"""What a sandboxed process sees: which paths are hidden, exposed or writable, and its environment.
+"""What a sandboxed process sees: ``/`` read-only, with private, hidden and exposed paths (docs/security.md).
 
-The filesystem is the host's, read-only (``--ro-bind / /``), with three kinds of exceptions:
-
-- private: an empty writable tmpfs of the process's own, gone when the sandbox ends
-  (``/tmp``, ``/var/tmp`` and ``$HOME``);
-- hidden: an empty read-only tmpfs over a directory (or ``/dev/null`` over a file), so nothing
-  under it can be read, written or connected to: homes, ``/run`` (where the host's Unix sockets
-  live: a read-only mount does not stop ``connect()``), the runner's work directories, the
-  action's venv, benchgate's caches, the run's ``--output``, other worktrees, a few secret files;
-- exposed: a path bound back in at its own place, read-only (a binary in the cache, the
-  benchmark checkout) or writable (a build's own worktree).
-
-Mounts are applied from the shallowest path to the deepest, so the most specific rule wins:
-a binary inside the hidden cache is readable, and a cache inside an exposed checkout is hidden
-again. Environment variables reach the process only from an allowlist.
+Mounts go from the shallowest path to the deepest, so the most specific rule wins: a binary inside the hidden
+cache is readable, a cache inside an exposed checkout hidden again. Environment variables pass an allowlist.
 """
 
 from __future__ import annotations
@@ -32,7 +20,8 @@ ALLOWED_ENV_PREFIXES = ("LC_",)
 CREDENTIAL_ENV = re.compile(
     r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|^ACTIONS_|^BENCHGATE_HISTORY$", re.IGNORECASE
 )
-# Homes and /run (Unix sockets of the host's services: docker, dbus, systemd) are never shown.
+# Homes and /run (Unix sockets of the host's services: docker, dbus, systemd; a read-only mount does not stop
+# connect()) are never shown.
 HIDDEN_SYSTEM_PATHS = ("/home", "/root", "/run", "/var/run")
 # Readable by their owner, root: hidden in case benchgate itself runs as root (see README, Security).
 HIDDEN_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/ssl/private")
@@ -78,30 +67,17 @@ def _covers_system(real: str) -> bool:
 def private_home(env: Mapping[str, str]) -> str | None:
     """The sandbox's $HOME: the host's home path, made an empty private tmpfs (None when unusable)."""
     home = env.get("HOME")
-    if not home or not os.path.isabs(home):
-        return None
-    real = _real(home)
-    if not os.path.isdir(real) or _covers_system(real):
-        return None
-    return real
-
-
-def _runner_root(workspace: str) -> str | None:
-    """A self-hosted runner's own directory (its .credentials, logs, _work): the parent of ``_work``."""
-    work = Path(_real(workspace)).parent
-    return str(work.parent) if work.name == "_work" else None
+    real = _real(home) if home and os.path.isabs(home) else None
+    return real if real and os.path.isdir(real) and not _covers_system(real) else None
 
 
 def standard_hidden(env: Mapping[str, str]) -> list[str]:
     """Paths no sandboxed process sees: homes, /run, the runner's directories, the venv, secret files."""
-    hidden = list(HIDDEN_SYSTEM_PATHS) + list(HIDDEN_SECRET_FILES)
-    for name in RUNNER_DIRECTORIES:
-        if env.get(name):
-            hidden.append(env[name])
-    if env.get("RUNNER_WORKSPACE"):
-        root = _runner_root(env["RUNNER_WORKSPACE"])
-        if root:
-            hidden.append(root)
+    hidden = [*HIDDEN_SYSTEM_PATHS, *HIDDEN_SECRET_FILES, *(env[name] for name in RUNNER_DIRECTORIES if env.get(name))]
+    # A self-hosted runner's own directory (its .credentials, logs, _work): the parent of ``_work``.
+    work = Path(_real(env["RUNNER_WORKSPACE"])).parent if env.get("RUNNER_WORKSPACE") else None
+    if work and work.name == "_work":
+        hidden.append(str(work.parent))
     if sys.prefix != sys.base_prefix:  # benchgate's own virtual environment (the action's, in a job)
         hidden.append(sys.prefix)
     hidden += [item for item in env.get(HIDE_ENV, "").split(os.pathsep) if item]
@@ -117,22 +93,23 @@ def history_store_paths(url: str) -> list[str]:
     return [match.group(1) for match in _SOCKET_HOST.finditer(url)]  # a unix socket's directory
 
 
-def standard_read_only(env: Mapping[str, str]) -> list[str]:
-    """Paths shown even inside a hidden directory: the runner's tool cache (compilers, node, wrk)."""
-    tools = env.get("RUNNER_TOOL_CACHE")
-    return [tools] if tools else []
-
-
 def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> list[str]:
     """bwrap's mount options after ``--ro-bind / /``: private, hidden and exposed paths, deepest last.
 
-    A path is only mounted where that changes something: hiding what is already hidden, or
-    exposing read-only what is already visible read-only, adds a mount for nothing (each costs
-    start-up time). Hidden tmpfs are remounted read-only last, once everything inside is bound.
+    A path is only mounted where that changes something (each mount costs start-up time). Hidden tmpfs
+    are remounted read-only last, once everything inside is bound.
     """
     wanted: dict[str, str] = {}
-
-    def want(paths: Iterable[str | Path], kind: str) -> None:
+    # The runner's tool cache (compilers, node, wrk) is shown even inside a hidden directory.
+    tools = [env["RUNNER_TOOL_CACHE"]] if env.get("RUNNER_TOOL_CACHE") else []
+    for paths, kind in (
+        (tools, _READ_ONLY),
+        (mounts.read_only, _READ_ONLY),
+        (mounts.writable, _WRITABLE),
+        (standard_hidden(env), _HIDDEN),
+        (mounts.hidden, _HIDDEN),
+        ((*PRIVATE_PATHS, *([home] if home else [])), _PRIVATE),
+    ):
         for path in paths:
             real = _real(path)
             if not os.path.isabs(real) or _PRECEDENCE[kind] <= _PRECEDENCE.get(wanted.get(real, ""), 0):
@@ -140,22 +117,12 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
             if kind in (_HIDDEN, _PRIVATE) and _covers_system(real):
                 continue  # never hide the system itself (a misconfigured RUNNER_WORKSPACE=/, say)
             wanted[real] = kind
-
-    want(standard_read_only(env), _READ_ONLY)
-    want(mounts.read_only, _READ_ONLY)
-    want(mounts.writable, _WRITABLE)
-    want(standard_hidden(env), _HIDDEN)
-    want(mounts.hidden, _HIDDEN)
-    want(PRIVATE_PATHS, _PRIVATE)
-    if home:
-        want([home], _PRIVATE)
     args: list[str] = []
     done: list[tuple[str, str]] = []  # (path, kind) of every mount made, shallowest first
     remount: list[str] = []
     for path in sorted(wanted, key=lambda item: (item.count("/") - (item == "/"), item)):
         kind = wanted[path]
         above = next((done_kind for done_path, done_kind in reversed(done) if _inside(path, done_path)), _READ_ONLY)
-        host_visible = above in (_READ_ONLY, _WRITABLE)
         if kind == _PRIVATE:
             if not os.path.isdir(path):
                 continue
@@ -164,7 +131,7 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
         elif kind == _HIDDEN:
             # Inside a private tmpfs the host's directory is invisible already; it is still mounted as an empty
             # read-only one, so a write to it fails there as it does everywhere else (not into the private tmpfs).
-            if not (host_visible or above == _PRIVATE) or not os.path.lexists(path):
+            if above == _HIDDEN or not os.path.lexists(path):
                 continue  # already invisible, or nothing there to hide
             if os.path.isdir(path):
                 args += ["--tmpfs", path]
@@ -184,20 +151,10 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
 def confined_env(
     env: Mapping[str, str], *, keep: Iterable[str] = (), home: str | None, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment of a sandboxed process: the allowlist, ``keep``'s names, then ``extra``.
-
-    Everything else (tokens, the runner's variables, NODE_OPTIONS, LD_PRELOAD ...) stays out.
-    """
-    kept = set(keep)
-    result = {
-        name: value
-        for name, value in env.items()
-        if name in ALLOWED_ENV or name.startswith(ALLOWED_ENV_PREFIXES) or name in kept
-    }
-    result["HOME"] = home or "/tmp"
-    result["TMPDIR"] = "/tmp"
-    result.update(extra or {})
-    return result
+    """The allowlist of ``env`` and ``keep``'s names (no tokens, NODE_OPTIONS, LD_PRELOAD ...), then ``extra``."""
+    kept = ALLOWED_ENV | set(keep)
+    result = {name: value for name, value in env.items() if name in kept or name.startswith(ALLOWED_ENV_PREFIXES)}
+    return {**result, "HOME": home or "/tmp", "TMPDIR": "/tmp", **(extra or {})}
 
 
 def strip_credentials(env: Mapping[str, str]) -> dict[str, str]:
