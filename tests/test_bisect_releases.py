@@ -2,7 +2,8 @@
 
 The suite's ``calibrated/work.js`` does twice the work per operation from Node 20 on (as in
 tests/test_versions.py): a real step, measured, between 18.16.0 and 20.0.0 and none after, so the
-bisection of 18.16.0 .. 22.0.0 names 20.0.0.
+bisection of 18.16.0 .. 20.1.0 names 20.0.0. The later end is 20.1.0, whose V8 is 20.0.0's (11.3): 22.0.0's
+newer V8 runs the loop at a slightly different speed, a real second step that loaded machines made significant.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import json
 
 import pytest
 from nodelike import EXAMPLE_HARNESS
-from test_versions import RELEASES, WORK
+from test_versions import WORK
 
 from benchgate import cli
 from benchgate.bisect.probes import release_candidates
+
+RELEASES = ("18.16.0", "20.0.0", "20.1.0")
 
 
 @pytest.fixture
@@ -54,15 +57,18 @@ def test_a_release_bisection_with_official_binaries_names_the_release(
     captured = capsys.readouterr()
     assert status == 0, captured.err
     report = json.loads(captured.out)
-    assert [culprit["key"] for culprit in report["culprits"]] == ["20.0.0"]
-    assert report["culprits"][0]["label"] == "v20.0.0" and 0.5 < report["culprits"][0]["share"] < 1.5
+    # The release that holds the step is 20.0.0. On a loaded machine a small move between the two later releases
+    # can be significant too (1 run in 6 here): it may be named beside it, with a small share of the step.
+    main, *others = sorted(report["culprits"], key=lambda culprit: -abs(culprit["share"]))
+    assert main["key"] == "20.0.0" and main["label"] == "v20.0.0" and 0.5 < main["share"] < 1.5
+    assert all(abs(culprit["share"]) < 0.25 for culprit in others), report["culprits"]
     (step,) = report["step"].values()
     assert -65 < step["change"] < -35  # twice the work: about -50 %
-    assert [probe["key"] for probe in report["probes"]] == ["18.16.0", "22.0.0", "20.0.0"]
+    assert [probe["key"] for probe in report["probes"]] == ["18.16.0", "20.1.0", "20.0.0"]
     assert all(probe["built"] is False for probe in report["probes"])  # release binaries are never built
     # Each release binary came from benchgate's cache, as `run --base-version` caches it: npm could fetch none,
     # and no entry was written again.
     assert {path: path.read_bytes() for path in release_cache.glob("releases/*/release.json")} == cached
     assert all(any(release_cache.glob(f"releases/npm-v{version}-*/node")) for version in RELEASES)
     text = (tmp_path / "out" / "bisect.md").read_text()
-    assert "`v20.0.0`" in text and "100 %" in text
+    assert "`v20.0.0`" in text and ("100 %" in text or others)
