@@ -75,6 +75,11 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
+def _named(gated: pd.DataFrame) -> zip:
+    """(compare.R's row name, row) per row."""
+    return zip(_names(gated), gated.itertuples(index=False), strict=True)
+
+
 def with_decisions(gated: pd.DataFrame) -> bool:
     """Whether the tables show the decisions' columns: not under compare.R's rule, whose decisions are its own
     columns (its tables stay byte-exact: see docs/formats.md)."""
@@ -92,7 +97,7 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
     align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
     rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
-    for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
+    for name, row in _named(gated):
         accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
         cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
         cells += [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
@@ -122,45 +127,26 @@ def bars_for(gated: pd.DataFrame) -> list[Bar]:
 
 
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
-    """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
-
-    ``problems`` (``outcome.Outcome.problems``: head failures, an incomplete run; or nothing tested) fail the
-    gate whatever the statistics found: the verdict line leads with them, the statistics' finding follows.
-    """
+    """The verdict line (``problems`` first, then the statistics' finding), the failing, undecided, noisy and
+    coarse rows, then the rows the test could not judge and each file's resolution."""
     problems = gatelines.with_untested(gated, problems)
-    failing = gated[gated["gating"]]
-    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
-    lines += [
-        f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
-        for row in failing.itertuples(index=False)
-    ]
-    lines += [
-        f"  UNDECIDED {item.name.translate(_CONTROL)}: {item.sentence()}" for item in undecided[:MAX_SUMMARY_LINES]
-    ]
-    if len(undecided) > MAX_SUMMARY_LINES:
-        lines.append(f"  ... and {len(undecided) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
-    noisy = gatelines.noisy_rows(gated, policy.inconclusive_above)
-    lines += [
-        f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
-        for item in noisy[:MAX_SUMMARY_LINES]
-    ]
-    coarse = gatelines.coarse_rows(gated, policy.inconclusive_above)
-    lines += [f"  COARSE {item.name}: {item.sentence()}".translate(_CONTROL) for item in coarse[:MAX_SUMMARY_LINES]]
-    incomplete = gated[gated["incomplete"]]
-    if len(incomplete):
-        names = ", ".join(_names(incomplete))
-        lines.append(f"incomplete (fewer than 2 samples on a side, not tested): {len(incomplete)}: {names}")
-    constant = gated[gated["constant"]]
-    if len(constant):
-        names = ", ".join(_names(constant))
-        lines.append(
-            f"constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
-            f"benchgate takes p = 0 when the means differ, else 1): {len(constant)}: {names}"
-        )
+    lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
+        lines += [f"  {kind.upper()} {item.line()}".translate(_CONTROL) for item in items[:MAX_SUMMARY_LINES]]
+        if kind == "undecided" and len(items) > MAX_SUMMARY_LINES:
+            lines.append(f"  ... and {len(items) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
+    untested = {
+        "incomplete": "incomplete (fewer than 2 samples on a side, not tested)",
+        "constant": "constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
+        "benchgate takes p = 0 when the means differ, else 1)",
+    }
+    for column, what in untested.items():
+        names = _names(gated[gated[column]])
+        lines += [f"{what}: {len(names)}: {', '.join(names)}"] if names else []
     blind = gatelines.blind_spots(gated)
     if blind:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
@@ -224,19 +210,12 @@ VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
 
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
     mark = VERDICT_MARKS[verdict(gated)]
     headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
-    failing = gated[gated["gating"]]
-    for row in failing.itertuples(index=False):
-        parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
-    for item in undecided:
-        parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
-    for item in gatelines.noisy_rows(gated, policy.inconclusive_above):
-        parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
-    for item in gatelines.coarse_rows(gated, policy.inconclusive_above):
-        parts.append(f"- 🔍 {_code(item.name)}: {item.sentence()}")
+    parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
+        parts += [f"- {gatelines.MARKS[kind]} {item.line(_code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated)
