@@ -4,7 +4,7 @@
   gate's decisions in words; ``bars``: text bars around a centre line.
 - ``comment``: the sticky PR comment; ``commentgate``: its verdict and power sections and what both render;
   ``markup``: untrusted text as code spans, our own text escaped.
-- ``plots``, ``panels`` and ``chartdata``: the ``--plot`` charts (matplotlib loads only when one is drawn).
+- ``plots`` and ``chartdata``: the ``--plot`` charts (matplotlib loads only when one is drawn).
 - ``versionsreport``, ``historytext``, ``historycontext``: ``benchgate versions`` and ``history``.
 
 Nothing here reads or writes files.

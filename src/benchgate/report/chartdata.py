@@ -17,7 +17,6 @@ import pandas as pd
 from benchgate.report.gatelines import gate_headline
 from benchgate.stats.gate import GatePolicy
 
-DPI = 100
 STARRED = ("*", "**", "***")
 
 # Okabe-Ito colours (safe for colour-blind readers); every kind also has its own marker.
