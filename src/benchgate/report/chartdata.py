@@ -1,8 +1,5 @@
-"""What the charts show, computed without matplotlib: row kinds, intervals, the axis scale, labels.
-
-Kept apart from ``plots`` and ``panels`` so that the choices (which interval, which scale, which rows when
-there are too many) are tested without drawing anything.
-"""
+"""What the charts show, computed without matplotlib (so it is tested without drawing): row kinds, intervals,
+the axis scale, labels, which rows when there are too many."""
 
 from __future__ import annotations
 
@@ -46,7 +43,6 @@ def row_kinds(gated: pd.DataFrame) -> list[str]:
     return [FAIL if gating else kind for gating, kind in zip(gated["gating"], kinds, strict=True)]
 
 
-# The legend's words for each kind (the decisions of the gate, or of compare.R's rule).
 KIND_LABELS = {
     FAIL: "fails the gate",
     SLOWER: "regression, not failing the gate",
@@ -86,11 +82,8 @@ def _nice(value: float) -> float:
 
 
 def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
-    """The x axis: ``(linthresh, limits)``; linthresh is None for a linear axis.
-
-    Linear unless the largest value is over ten times what three rows in four reach (a +700 % row would squash
-    -3 % ones into the zero line): then symmetric log, linear within +-linthresh, where most rows are.
-    """
+    """The x axis: ``(linthresh, limits)``, linthresh None for a linear axis: linear unless the largest value is
+    over ten times what three rows in four reach (a +700 % row would squash -3 % ones), then symmetric log."""
     finite = values[np.isfinite(values)]
     low = min(float(finite.min(initial=0.0)), -min_effect)
     high = max(float(finite.max(initial=0.0)), min_effect)
@@ -145,10 +138,7 @@ def change_and_stars(row: Any) -> tuple[str, str]:
 
 
 def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
-    """Positions of the rows to draw, in table order: all of them, or the ``cap`` that matter most.
-
-    Failing rows first, then the other significant ones, then the largest changes.
-    """
+    """Positions of the rows to draw, in table order: all, or the ``cap`` failing, significant, largest first."""
     if len(gated) <= cap:
         return np.arange(len(gated))
     rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
@@ -175,11 +165,8 @@ class ForestRows:
 
 
 def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
-    """Every row up to ``all_up_to`` rows; past that only the decided and undecided ones, at most ``cap``.
-
-    A 1,000-row report drawn whole made a picture 23,000 pixels tall that nobody reads: the unchanged rows
-    become one line (how many, the range of their changes), and so do the decided ones past ``cap``.
-    """
+    """Every row up to ``all_up_to`` rows; past that (a 1,000-row forest is 23,000 pixels tall) the decided and
+    undecided ones, at most ``cap``, and one line on the rest."""
     total = len(gated)
     if total <= all_up_to:
         return ForestRows(np.arange(total), "", "")

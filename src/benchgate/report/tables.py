@@ -1,9 +1,5 @@
-"""Pure rendering of an analysis: text (compare.R's layout), markdown, JSON and CSV.
-
-Every function takes the analysis table (``stats.analysis.analyze``'s, ``ANALYSIS_COLUMNS``)
-and returns a string; nothing here reads or writes files, so the PR comment reuses these pieces
-as they are. ``render`` picks one of ``FORMATS``, for every command that prints an analysis.
-"""
+"""The analysis table (``stats.analysis.analyze``'s) as text (compare.R's layout), markdown, JSON and CSV;
+``render`` picks one of ``FORMATS`` for every command that prints an analysis (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -28,23 +24,9 @@ from benchgate.stats.gate import GatePolicy
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
-    "filename",
-    "configuration",
-    "n_base",
-    "n_head",
-    "mean_base",
-    "mean_head",
-    "improvement",
-    "p_value",
-    "p_adjusted",
-    "df",
-    "confidence",
-    "accuracy_*",
-    "accuracy_**",
-    "accuracy_***",
-    "gating",
-    "gate_reason",
-    *DECISION_KEYS,
+    *("filename", "configuration", "n_base", "n_head", "mean_base", "mean_head", "improvement"),
+    *("p_value", "p_adjusted", "df", "confidence", *(f"accuracy_{key}" for key in ACCURACY_KEYS)),
+    *("gating", "gate_reason", *DECISION_KEYS),
 ]
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
 # R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
@@ -81,15 +63,13 @@ def _named(gated: pd.DataFrame) -> zip:
 
 
 def with_decisions(gated: pd.DataFrame) -> bool:
-    """Whether the tables show the decisions' columns: not under compare.R's rule, whose decisions are its own
-    columns (its tables stay byte-exact: see docs/formats.md)."""
+    """Whether the tables show the decisions' columns: not under compare.R's rule (its tables stay byte-exact)."""
     return gatelines.gate_test(gated) != COMPARE_R_TEST
 
 
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change and
-    decision (not under compare.R's rule) and, when a row fails, a ``gate`` column; ``gate_columns`` False:
-    compare.R's columns alone (versions' tables)."""
+    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change, decision
+    and (when a row fails) ``gate`` columns; ``gate_columns`` False: compare.R's columns alone."""
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
@@ -235,11 +215,8 @@ def _number(value: Any) -> float | None:
 
 
 def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
-    """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
-
-    Per row, compare.R's numbers (``p_adjusted``: the p the gate compares with the threshold, raw under
-    ``--correction none``), then the gate's (``DECISION_COLUMNS``, percent; ``mde`` at ``mde_power``).
-    """
+    """The JSON document: the policy, the verdict and one object per comparison (docs/formats.md), ``None`` where
+    compare.R prints NA; ``p_adjusted`` is the p the gate compares with the threshold (raw under no correction)."""
     gate_p = gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
     rows = [
         {
@@ -287,26 +264,21 @@ def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
 def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """The JSON rows as CSV (CSV_COLUMNS; empty where compare.R prints NA or a table has no decisions)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    reasons = gated["gate_reason"].tolist()
-    for record, reason in zip(analysis_record(gated, policy)["rows"], reasons, strict=True):
-        values = [record[column] for column in CSV_COLUMNS[:11]]
-        values += [record["accuracy"][key] for key in ACCURACY_KEYS]
-        values += ["true" if record["gating"] else "false", reason]
-        values += [record.get(key) for key in DECISION_KEYS]
-        writer.writerow(["" if value is None else value for value in values])
+    writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for record, reason in zip(analysis_record(gated, policy)["rows"], gated["gate_reason"].tolist(), strict=True):
+        accuracy = {f"accuracy_{key}": value for key, value in record["accuracy"].items()}
+        writer.writerow(
+            {**record, **accuracy, "gating": "true" if record["gating"] else "false", "gate_reason": reason}
+        )
     return buffer.getvalue()
 
 
 def render(
     analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
 ) -> str:
-    """The analysis in one of ``FORMATS``: every command that prints an analysis calls this.
-
-    ``problems``: what fails the run besides the statistics; ``markdown``: a command's own markdown report
-    (the PR comment of a run) instead of ``render_markdown``'s.
-    """
+    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics; ``markdown``: a
+    command's own markdown report (a run's PR comment) instead of ``render_markdown``'s."""
     table, policy = analysis.table, analysis.policy
     if output_format == "text":
         return render_text(table, policy, bars=bars, problems=problems)
