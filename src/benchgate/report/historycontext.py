@@ -1,8 +1,5 @@
-"""The PR comment's history section: for each regressed or undecided row, what main did there.
-
-Pure markdown from ``benchgate.history.context.RowHistory``; the comment shows it only when a store
-is configured. Never part of the decision.
-"""
+"""The PR comment's history section (docs/history.md): for each regressed or undecided row, what main did
+there, from ``benchgate.history.context.RowHistory``. Context, never part of the decision."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""``benchgate history`` as text and JSON: change points, and a series as a table with the report's bars.
-
-Pure rendering of ``benchgate.history.model`` objects: no store, no I/O.
-"""
+"""``benchgate history`` as text and JSON (``benchgate.history.model`` objects, no I/O): change points, and a
+series as a table with the report's bars."""
 
 from __future__ import annotations
 
