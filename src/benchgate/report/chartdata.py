@@ -51,25 +51,11 @@ KIND_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class Intervals:
-    """Point estimates and interval ends per row, in percent, and what the interval is."""
-
-    point: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    description: str
-
-
-def intervals(gated: pd.DataFrame) -> Intervals:
-    """The decisions' interval (``ci_low``/``ci_high``) around their estimate (``change``)."""
-    compare_r = len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R"
-    return Intervals(
-        gated["change"].to_numpy(dtype=float),
-        gated["ci_low"].to_numpy(dtype=float),
-        gated["ci_high"].to_numpy(dtype=float),
-        "compare.R's confidence interval at the threshold's level" if compare_r else "the gate's confidence interval",
-    )
+def interval_name(gated: pd.DataFrame) -> str:
+    """What the forest's lines are: the decisions' interval (``ci_low``, ``ci_high``) around ``change``."""
+    if len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R":
+        return "compare.R's confidence interval at the threshold's level"
+    return "the gate's confidence interval"
 
 
 def _nice(value: float) -> float:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from benchgate.errors import InputError
 from benchgate.report import chartdata
-from benchgate.report.chartdata import COLOURS, FAIL, Intervals
+from benchgate.report.chartdata import COLOURS, FAIL
 from benchgate.stats.gate import GatePolicy
 
 if TYPE_CHECKING:
@@ -94,17 +94,18 @@ def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layo
         ax.add_collection(collection)
 
 
-def _marks(ax: Axes, found: Intervals, kinds: list[str], ys: np.ndarray, limits: tuple[float, float], legend) -> None:
-    """Interval lines and point markers, one collection per kind (gid ``interval-KIND``, ``point-KIND``)."""
+def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float], legend) -> None:
+    """Interval lines and point markers (``found``: change, low, high), one collection per kind (gid
+    ``interval-KIND``, ``point-KIND``)."""
     for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
         mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
-        low, high = (np.clip(ends[mine], *limits) for ends in (found.low, found.high))
+        low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
         drawn = np.isfinite(low) & np.isfinite(high)
         width, size = (2.2, 5.5) if kind == FAIL else (1.5, 4.5)
         colour, label = COLOURS[kind], legend[kind] if mine.size else None
         ax.hlines(ys[mine][drawn], low[drawn], high[drawn], color=colour, lw=width, zorder=2, gid=f"interval-{kind}")
         point = {"marker": chartdata.MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
-        ax.plot(found.point[mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
+        ax.plot(found[0][mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
 
 
 def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: float) -> None:
@@ -119,11 +120,11 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
         ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
 
 
-def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float]:
+def _x_axis(ax: Axes, found: np.ndarray, min_effect: float, lines: str) -> tuple[float, float]:
     """Scale, limits, ticks, the zero and min-effect lines and the label of the x axis; returns the limits."""
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    linthresh, limits = chartdata.x_scale(np.concatenate([found.point, found.low, found.high]), min_effect)
+    linthresh, limits = chartdata.x_scale(found.ravel(), min_effect)
     if linthresh is not None:
         ax.set_xscale("symlog", linthresh=linthresh, linscale=1.0)
         ax.xaxis.set_major_locator(FixedLocator(chartdata.symlog_ticks(linthresh, limits)))
@@ -139,7 +140,7 @@ def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float
         dashed = {"color": "#555555", "linewidth": 0.8, "linestyle": (0, (4, 3)), "zorder": 1}
         ax.axvline(sign * min_effect, label=label, gid="min-effect", **dashed)
     scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
-    what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {found.description}"
+    what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {lines}"
     ax.set_xlabel(what, fontsize=FONT_POINTS)
     return limits
 
@@ -168,7 +169,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     chosen = shown.positions
     table = gated.iloc[chosen]
     kinds = [kinds_all[i] for i in chosen]
-    found = chartdata.intervals(table)
+    found = table[["change", "ci_low", "ci_high"]].to_numpy(dtype=float).T
     names = [(str(f), str(c)) for f, c in zip(table["filename"], table["configuration"], strict=True)]
     rows = _layout_rows(names)
     labels = [
@@ -185,7 +186,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     box = (layout.left, layout.bottom, layout.plot, height - layout.top - layout.bottom)
     figure, ax = _figure((width, height), box, titles)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    limits = _x_axis(ax, found, policy.min_effect)
+    limits = _x_axis(ax, found, policy.min_effect, chartdata.interval_name(table))
     _bands(ax, rows, labels, layout)
 
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
