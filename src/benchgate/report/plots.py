@@ -1,8 +1,5 @@
-"""The ``--plot`` charts as PNG bytes: the forest plot of an analysis and the distributions of its samples.
-
-matplotlib (``benchgate[plot]``) is imported only when a chart is drawn, on the Agg canvas (no display, no
-pyplot state). What the charts show is computed in ``chartdata``; the design is in docs/formats.md.
-"""
+"""The ``--plot`` charts as PNG bytes (the forest plot and the samples' distributions), drawn on matplotlib's
+Agg canvas, imported only when a chart is drawn; what they show is computed in ``chartdata``."""
 
 from __future__ import annotations
 
@@ -58,28 +55,12 @@ def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
     return rows
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Inches of the forest's parts: label column, plot, value column; header and footer."""
-
-    left: float
-    plot: float = 5.6
-    right: float = 2.25
-    top: float = 1.35
-    bottom: float = 0.8
-
-    @property
-    def ends(self) -> tuple[float, float]:
-        """The figure's left and right edges in the plot's axes coordinates (0 to 1 is the plot)."""
-        return -self.left / self.plot, 1 + self.right / self.plot
-
-
-def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layout: _Layout) -> None:
+def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends: tuple[float, float]) -> None:
     """Grey bands with the file name over each file's rows and stripes on every other row, across labels, plot and
-    values, so the eye follows a row at 200 rows."""
+    values (``ends``: the figure's edges in axes coordinates), so the eye follows a row at 200 rows."""
     from matplotlib.collections import PolyCollection
 
-    start, end = layout.ends
+    start, end = ends
     bands: dict[str, list] = {"#E2E2E2": [], "#F4F4F4": []}
     for y, ((_, position), label) in enumerate(zip(rows, labels, strict=True)):
         if position is None or y % 2:
@@ -94,7 +75,7 @@ def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layo
         ax.add_collection(collection)
 
 
-def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float], legend) -> None:
+def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float]) -> None:
     """Interval lines and point markers (``found``: change, low, high), one collection per kind (gid
     ``interval-KIND``, ``point-KIND``)."""
     for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
@@ -102,7 +83,7 @@ def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits
         low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
         drawn = np.isfinite(low) & np.isfinite(high)
         width, size = (2.2, 5.5) if kind == FAIL else (1.5, 4.5)
-        colour, label = COLOURS[kind], legend[kind] if mine.size else None
+        colour, label = COLOURS[kind], chartdata.KIND_LABELS[kind] if mine.size else None
         ax.hlines(ys[mine][drawn], low[drawn], high[drawn], color=colour, lw=width, zorder=2, gid=f"interval-{kind}")
         point = {"marker": chartdata.MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
         ax.plot(found[0][mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
@@ -158,12 +139,8 @@ def _figure(size: tuple[float, float], box: tuple[float, ...], titles: tuple[str
 
 
 def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
-    """The forest plot: change and interval per comparison, in the table's order, under a grey band per file.
-
-    Failing rows have a bold label in the gate's colour, a diamond, a thicker line and FAIL. Past FOREST_ALL_ROWS
-    rows only the decided and undecided ones are drawn (at most MAX_FOREST_ROWS); a line under the plot sums up
-    the rest.
-    """
+    """The forest plot: change and interval per comparison in table order, under a grey band per file; failing
+    rows stand out (bold, a diamond, FAIL); past FOREST_ALL_ROWS rows, ``chartdata.forest_rows`` picks them."""
     kinds_all = chartdata.row_kinds(gated)
     shown = chartdata.forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
     chosen = shown.positions
@@ -178,16 +155,16 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
 
     # The label column is as wide as the longest label needs (DejaVu Sans: ~0.6 em a character).
     left = min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4)
-    layout = _Layout(left=left, bottom=_Layout.bottom + (0.3 if shown.rest else 0.0))
-    height = layout.top + layout.bottom + ROW_INCHES * max(len(rows), 3)
-    width = layout.left + layout.plot + layout.right
+    plot, right, top, bottom = 5.6, 2.25, 1.35, 0.8 + (0.3 if shown.rest else 0.0)  # inches
+    height = top + bottom + ROW_INCHES * max(len(rows), 3)
+    width = left + plot + right
     what = "change of the mean rate per comparison, head vs base"
     titles = chartdata.title_lines(gated, policy, len(table), what, which=shown.which)
-    box = (layout.left, layout.bottom, layout.plot, height - layout.top - layout.bottom)
+    box = (left, bottom, plot, height - top - bottom)
     figure, ax = _figure((width, height), box, titles)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     limits = _x_axis(ax, found, policy.min_effect, chartdata.interval_name(table))
-    _bands(ax, rows, labels, layout)
+    _bands(ax, rows, labels, (-left / plot, 1 + right / plot))
 
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
     ax.set_yticks(ys, [label for label, (_, p) in zip(labels, rows, strict=True) if p is not None])
@@ -199,8 +176,8 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     ax.tick_params(axis="y", length=0)
     for side in ("left", "right"):
         ax.spines[side].set_visible(False)
-    _marks(ax, found, kinds, ys, limits, chartdata.KIND_LABELS)
-    _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
+    _marks(ax, found, kinds, ys, limits)
+    _values(ax, table, kinds, ys, x=1 + 0.4 / plot)  # clear of a top tick label at the axis' end
 
     if shown.rest:
         figure.text(0.15 / width, 0.2 / height, shown.rest, fontsize=FONT_POINTS, va="center", gid="rest")
