@@ -67,6 +67,13 @@ def with_decisions(gated: pd.DataFrame) -> bool:
     return gatelines.gate_test(gated) != COMPARE_R_TEST
 
 
+def _cells(row: Any, decided: bool) -> list[str]:
+    """compare.R's cells of a row (confidence, improvement, accuracies), then the gate's change and decision."""
+    accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+    decision = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
+    return [str(row.confidence), format_improvement(row.improvement), *accuracy, *decision]
+
+
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
     """compare.R's printed table (each line starts with exactly what it prints), then the gate's change, decision
     and (when a row fails) ``gate`` columns; ``gate_columns`` False: compare.R's columns alone."""
@@ -78,10 +85,7 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
     rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
     for name, row in _named(gated):
-        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
-        cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
-        cells += [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
-        rows.append(cells + (["FAIL" if row.gating else ""] if failing else []))
+        rows.append([name, *_cells(row, decided), *(["FAIL" if row.gating else ""] if failing else [])])
     text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
@@ -171,17 +175,9 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
     rows = []
     for row in markdown_order(gated).itertuples(index=False):
-        if row.gating:
-            gate = "❌ fails"
-        elif row.ignored:
-            gate = "ignored"
-        else:
-            gate = "❓ undecided" if row.undecided else ""
-        confidence = str(row.confidence).replace("*", "\\*")
-        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
-        cells = [_code(row_name(row.filename, row.configuration)), confidence, format_improvement(row.improvement)]
-        decision = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
-        rows.append([*cells, *accuracy, *decision, gate])
+        gate = "❌ fails" if row.gating else "ignored" if row.ignored else "❓ undecided" if row.undecided else ""
+        cells = [cell.replace("*", "\\*") for cell in _cells(row, decided)]  # only the stars have any
+        rows.append([_code(row_name(row.filename, row.configuration)), *cells, gate])
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
