@@ -271,21 +271,13 @@ def _panel(
     colour = COLOURS[FAIL] if failing else "black"
     weight = "bold" if failing else "normal"
     improvement, stars = chartdata.change_and_stars(row)
+    names = (str(row.filename), str(row.configuration) or "-")
     title = {"va": "bottom", "color": colour}
     change = f"{improvement} {stars}" + (" FAIL" if failing else "")
+    name, configuration = (chartdata.text(chartdata.shorten(value, PANEL_LABEL)) for value in names)
     marks.texts += [
-        (
-            left,
-            y0 + 0.14,
-            chartdata.text(chartdata.shorten(str(row.filename), PANEL_LABEL)),
-            {**title, "fontweight": "bold"},
-        ),
-        (
-            left,
-            y0 + 0.27,
-            chartdata.text(chartdata.shorten(str(row.configuration) or "-", PANEL_LABEL)),
-            {**title, "fontweight": weight},
-        ),
+        (left, y0 + 0.14, name, {**title, "fontweight": "bold"}),
+        (left, y0 + 0.27, configuration, {**title, "fontweight": weight}),
         (right, y0 + 0.14, change, {**title, "ha": "right", "fontweight": weight}),
     ]
 
@@ -305,11 +297,8 @@ def _draw(ax: Axes, marks: Marks) -> None:
     ax.add_collection(LineCollection(marks.lines["zero"], **zero))
     for failing, frames in marks.frames.items():
         colour, width = (COLOURS[FAIL], 1.8) if failing else ("#B8B8B8", 0.6)
-        ax.add_collection(
-            PolyCollection(
-                frames, facecolors="none", edgecolors=colour, linewidths=width, zorder=5, gid=f"frames-{failing}"
-            )
-        )
+        frame = {"facecolors": "none", "edgecolors": colour, "linewidths": width, "zorder": 5}
+        ax.add_collection(PolyCollection(frames, gid=f"frames-{failing}", **frame))
     for x, y, value, style in marks.texts:
         ax.text(x, y, value, fontsize=PANEL_FONT, **style)
 
