@@ -24,7 +24,7 @@ MAX_NAME_IN_CHART = 90
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
     """Rows with stars, decided or undecided: gating, undecided, regressions worst first, improvements best first."""
     decided = gated["decision"].isin(["regression", "improvement"])
-    rows = gated[gated["confidence"].isin(["*", "**", "***"]) | decided | gated["undecided"]]
+    rows = gated[gated["confidence"].isin(tables.ACCURACY_KEYS) | decided | gated["undecided"]]
     improvement = rows["improvement"].to_numpy(dtype=float)
     group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
     return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order

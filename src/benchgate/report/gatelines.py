@@ -13,9 +13,7 @@ import pandas as pd
 from benchgate.stats.analysis import untested_reason
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import THRESHOLDS, GatePolicy
-from benchgate.stats.yuenwelch import DEFAULT_POWER, GATE_TEST
-
-MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
+from benchgate.stats.yuenwelch import GATE_TEST
 
 
 def gate_test(gated: pd.DataFrame) -> str:

@@ -21,6 +21,7 @@ from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
 from benchgate.stats.gate import GatePolicy
+from benchgate.stats.yuenwelch import DEFAULT_POWER
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
@@ -247,7 +248,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
         "inconclusive_above": float(policy.inconclusive_above),
         "unchanged_confidence": float(policy.unchanged_confidence),
         "noisy_max_sigma": policy.noisy_max_sigma,
-        "mde_power": gatelines.MDE_POWER,
+        "mde_power": DEFAULT_POWER,  # the power the mde is stated at
         "rows": rows,
     }
 

@@ -11,9 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from benchgate.report.markup import block, code, plain, table
-from benchgate.report.tables import false_positive_note, render_compare_table
-
-STARRED = ("*", "**", "***")
+from benchgate.report.tables import ACCURACY_KEYS, false_positive_note, render_compare_table
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,7 @@ def category(filename: str) -> str:
 
 def significant(gated: pd.DataFrame) -> pd.DataFrame:
     """The rows compare.R stars (p < 0.05 or better), in compare.R's order."""
-    return gated[gated["confidence"].astype(str).isin(STARRED) & gated["improvement"].notna()]
+    return gated[gated["confidence"].astype(str).isin(ACCURACY_KEYS) & gated["improvement"].notna()]
 
 
 def _sections(steps: Sequence[VersionStep]) -> Iterator[tuple[str, list[tuple[VersionStep, int, pd.DataFrame]]]]:
