@@ -48,13 +48,9 @@ def changes_json(changes: Sequence[ChangePoint]) -> str:
         {
             "id": change.id,
             **asdict(change.key),
-            "commit": change.commit,
-            "before_commit": change.before_commit,
-            "date": change.date,
-            "index": change.index,
+            **{name: getattr(change, name) for name in ("commit", "before_commit", "date", "index")},
             "change": round(change.change, 4) if math.isfinite(change.change) else None,
-            "mean_before": change.mean_before,
-            "mean_after": change.mean_after,
+            **{name: getattr(change, name) for name in ("mean_before", "mean_after")},
             "confidence": round(change.confidence, 6),
         }
         for change in changes

@@ -225,10 +225,9 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "p_adjusted": _number(p_adjusted),
             "df": _number(row.df),
             "confidence": str(row.confidence),
-            "accuracy": {
-                key: _number(value)
-                for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
-            },
+            "accuracy": dict(
+                zip(ACCURACY_KEYS, map(_number, (row.accuracy_1, row.accuracy_2, row.accuracy_3)), strict=True)
+            ),
             "gating": bool(row.gating),
             "decision": str(row.decision),
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
