@@ -278,10 +278,8 @@ def render(
     table, policy = analysis.table, analysis.policy
     if output_format == "text":
         return render_text(table, policy, bars=bars, problems=problems)
-    if output_format == "markdown":
-        return markdown if markdown is not None else render_markdown(table, policy)
-    if output_format == "json":
-        return render_json(table, policy)
-    if output_format == "csv":
-        return render_csv(table, policy)
-    raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
+    if output_format == "markdown" and markdown is not None:
+        return markdown
+    if output_format not in FORMATS:
+        raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
+    return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)
