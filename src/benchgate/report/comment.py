@@ -10,7 +10,7 @@ from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
 from benchgate.report import commentgate, gatelines, tables
-from benchgate.report.bars import Bar, render_bars
+from benchgate.report.bars import render_bars
 from benchgate.report.commentgate import CommentContext
 from benchgate.report.markup import block, code, plain, table
 from benchgate.results.runrecord import Binary, RunSummary
@@ -43,8 +43,8 @@ def bar_chart(rows: pd.DataFrame) -> str:
     rows = rows[rows["improvement"].notna()]
     if rows.empty:
         return ""
-    bars = [Bar(bar.label[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence) for bar in tables.bars_for(rows)]
-    return block(render_bars(bars))  # untrusted names: block drops backticks (they could close the fence)
+    # Untrusted names: block drops backticks (they could close the fence).
+    return block(render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
 
 
 def false_positive_note(count: int, settings: Settings) -> str:

@@ -103,10 +103,10 @@ def false_positive_note(count: int) -> str:
     )
 
 
-def bars_for(gated: pd.DataFrame) -> list[Bar]:
-    """One chart bar per row, in the table's order."""
+def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
+    """One chart bar per row, in the table's order, its name cut to ``limit`` characters."""
     return [
-        Bar(name, float(improvement), str(confidence))
+        Bar(name[:limit], float(improvement), str(confidence))
         for name, improvement, confidence in zip(_names(gated), gated["improvement"], gated["confidence"], strict=True)
     ]
 
