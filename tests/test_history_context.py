@@ -14,7 +14,7 @@ from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
 from benchgate.history.recording import record_run
 from benchgate.history.site import series_href
 from benchgate.report.comment import MARKER
-from benchgate.report.historycontext import render_history_context
+from benchgate.report.historytext import render_history_context
 
 COMPARE = ("buffers/buffer-compare.js", "n=100 size=16")
 

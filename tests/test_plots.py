@@ -21,7 +21,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 from plotting import EXAMPLE, write_compare_csv  # noqa: E402
 
 from benchgate import results, stats  # noqa: E402
-from benchgate.report import chartdata, panels, plots  # noqa: E402
+from benchgate.report import chartdata, plots  # noqa: E402
 from benchgate.stats import analysis
 from benchgate.stats.gate import GatePolicy  # noqa: E402
 
@@ -166,7 +166,7 @@ def test_forest_of_200_rows_is_readable(large, example):
 
 def test_distributions_have_a_panel_per_comparison_with_every_sample(example):
     gated, samples = example
-    figure = panels.distributions_figure(gated, samples, POLICY)
+    figure = plots.distributions_figure(gated, samples, POLICY)
     ax = figure.axes[0]
     by_gid = {collection.get_gid(): collection for collection in ax.collections if collection.get_gid()}
 
@@ -182,8 +182,8 @@ def test_distributions_have_a_panel_per_comparison_with_every_sample(example):
 
 
 def test_distributions_normalise_to_the_base_mean():
-    assert np.allclose(panels.normalised(np.array([90.0, 100.0, 110.0]), 100.0), [-10.0, 0.0, 10.0])
-    assert panels.box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))[-1] == 4.0  # whisker stops short of the outlier
+    assert np.allclose(plots.normalised(np.array([90.0, 100.0, 110.0]), 100.0), [-10.0, 0.0, 10.0])
+    assert plots.box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))[-1] == 4.0  # whisker stops short of the outlier
 
 
 def test_untrusted_names_are_drawn_literally(tmp_path):

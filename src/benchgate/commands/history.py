@@ -180,7 +180,7 @@ def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str]
     from benchgate.history.changepoints import MIN_POINTS, change_points
     from benchgate.history.context import row_history
     from benchgate.history.reading import series
-    from benchgate.report.historycontext import render_history_context
+    from benchgate.report.historytext import render_history_context
 
     try:
         stored = series(resolve_store(None, configured, environment), branch="main")

@@ -1,14 +1,5 @@
-"""Text bar charts of the improvements, in the style Node developers know from node-benchmark-compare.
-
-::
-
-                                 -43.1%               0%               +43.1%
-    buffers/buffer-tojson.js len=256 n=10000              |████████████████████  +43.09% ***
-    streams/creation.js kind='transform' n=50000000    ░░█|                      -4.24% ***
-
-The scale is symmetric around 0 and set by the largest |improvement|, so bars of
-different rows compare at a glance. Pure rendering: no I/O, no colours.
-"""
+"""Text bars of the improvements, as node-benchmark-compare draws them: an axis symmetric around 0, set by the
+largest |improvement|, so rows compare at a glance (``buffers/tojson.js n=1  |█████░  +43.09% ***``)."""
 
 from __future__ import annotations
 

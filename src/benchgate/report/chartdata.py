@@ -1,8 +1,5 @@
-"""What the charts show, computed without matplotlib: row kinds, intervals, the axis scale, labels.
-
-Kept apart from ``plots`` and ``panels`` so that the choices (which interval, which scale, which rows when
-there are too many) are tested without drawing anything.
-"""
+"""What the charts show, computed without matplotlib (so it is tested without drawing): row kinds, intervals,
+the axis scale, labels, which rows when there are too many."""
 
 from __future__ import annotations
 
@@ -17,7 +14,6 @@ import pandas as pd
 from benchgate.report.gatelines import gate_headline
 from benchgate.stats.gate import GatePolicy
 
-DPI = 100
 STARRED = ("*", "**", "***")
 
 # Okabe-Ito colours (safe for colour-blind readers); every kind also has its own marker.
@@ -47,7 +43,6 @@ def row_kinds(gated: pd.DataFrame) -> list[str]:
     return [FAIL if gating else kind for gating, kind in zip(gated["gating"], kinds, strict=True)]
 
 
-# The legend's words for each kind (the decisions of the gate, or of compare.R's rule).
 KIND_LABELS = {
     FAIL: "fails the gate",
     SLOWER: "regression, not failing the gate",
@@ -56,25 +51,11 @@ KIND_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class Intervals:
-    """Point estimates and interval ends per row, in percent, and what the interval is."""
-
-    point: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    description: str
-
-
-def intervals(gated: pd.DataFrame) -> Intervals:
-    """The decisions' interval (``ci_low``/``ci_high``) around their estimate (``change``)."""
-    compare_r = len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R"
-    return Intervals(
-        gated["change"].to_numpy(dtype=float),
-        gated["ci_low"].to_numpy(dtype=float),
-        gated["ci_high"].to_numpy(dtype=float),
-        "compare.R's confidence interval at the threshold's level" if compare_r else "the gate's confidence interval",
-    )
+def interval_name(gated: pd.DataFrame) -> str:
+    """What the forest's lines are: the decisions' interval (``ci_low``, ``ci_high``) around ``change``."""
+    if len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R":
+        return "compare.R's confidence interval at the threshold's level"
+    return "the gate's confidence interval"
 
 
 def _nice(value: float) -> float:
@@ -87,11 +68,8 @@ def _nice(value: float) -> float:
 
 
 def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
-    """The x axis: ``(linthresh, limits)``; linthresh is None for a linear axis.
-
-    Linear unless the largest value is over ten times what three rows in four reach (a +700 % row would squash
-    -3 % ones into the zero line): then symmetric log, linear within +-linthresh, where most rows are.
-    """
+    """The x axis: ``(linthresh, limits)``, linthresh None for a linear axis: linear unless the largest value is
+    over ten times what three rows in four reach (a +700 % row would squash -3 % ones), then symmetric log."""
     finite = values[np.isfinite(values)]
     low = min(float(finite.min(initial=0.0)), -min_effect)
     high = max(float(finite.max(initial=0.0)), min_effect)
@@ -146,10 +124,7 @@ def change_and_stars(row: Any) -> tuple[str, str]:
 
 
 def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
-    """Positions of the rows to draw, in table order: all of them, or the ``cap`` that matter most.
-
-    Failing rows first, then the other significant ones, then the largest changes.
-    """
+    """Positions of the rows to draw, in table order: all, or the ``cap`` failing, significant, largest first."""
     if len(gated) <= cap:
         return np.arange(len(gated))
     rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
@@ -176,11 +151,8 @@ class ForestRows:
 
 
 def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
-    """Every row up to ``all_up_to`` rows; past that only the decided and undecided ones, at most ``cap``.
-
-    A 1,000-row report drawn whole made a picture 23,000 pixels tall that nobody reads: the unchanged rows
-    become one line (how many, the range of their changes), and so do the decided ones past ``cap``.
-    """
+    """Every row up to ``all_up_to`` rows; past that (a 1,000-row forest is 23,000 pixels tall) the decided and
+    undecided ones, at most ``cap``, and one line on the rest."""
     total = len(gated)
     if total <= all_up_to:
         return ForestRows(np.arange(total), "", "")

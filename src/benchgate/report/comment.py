@@ -1,11 +1,5 @@
-"""The PR comment: pure markdown rendering of one report.
-
-Top to bottom: the verdict and why, base and head, the significant rows, text bars, what the run could not
-have seen, every row (collapsed), compare.R's note, the runner, failures, labels, how to override, the run's
-link; a hidden marker lets the poster edit the same comment each run. Untrusted text (benchmark names,
-stderr, environment) is shown only in code spans or blocks. Past GitHub's 65,536 characters, detail is
-dropped in a fixed order and the comment says where the full report is.
-"""
+"""The sticky PR comment of one report (docs/action.md), under a hidden marker; untrusted text only in code spans
+or blocks. Past GitHub's 65,536 characters, detail is dropped in a fixed order and it says where the rest is."""
 
 from __future__ import annotations
 
@@ -16,9 +10,9 @@ from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
 from benchgate.report import commentgate, gatelines, tables
-from benchgate.report.bars import Bar, render_bars
+from benchgate.report.bars import render_bars
 from benchgate.report.commentgate import CommentContext
-from benchgate.report.markup import CONTROL, block, code, plain, table
+from benchgate.report.markup import block, code, plain, table
 from benchgate.results.runrecord import Binary, RunSummary
 
 MARKER = "<!-- benchgate:comment -->"
@@ -28,18 +22,16 @@ MAX_NAME_IN_CHART = 90
 
 
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """Rows with compare.R stars or a decision other than unchanged: gating first, then undecided, then
-    regressions (worst first), then improvements (best first)."""
+    """Rows with stars, decided or undecided: gating, undecided, regressions worst first, improvements best first."""
     decided = gated["decision"].isin(["regression", "improvement"])
-    rows = gated[gated["confidence"].isin(["*", "**", "***"]) | decided | gated["undecided"]]
+    rows = gated[gated["confidence"].isin(tables.ACCURACY_KEYS) | decided | gated["undecided"]]
     improvement = rows["improvement"].to_numpy(dtype=float)
     group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
     return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order
 
 
 def _significant_heading(rows: pd.DataFrame, total: int) -> str:
-    """The heading of the shown rows; undecided rows are counted apart so that a row without stars is
-    never called significant."""
+    """The heading of the shown rows; undecided rows are counted apart (a row without stars is not significant)."""
     undecided = int(rows["undecided"].sum())
     if not undecided:
         return f"#### Significant changes ({len(rows)} of {total})"
@@ -51,12 +43,8 @@ def bar_chart(rows: pd.DataFrame) -> str:
     rows = rows[rows["improvement"].notna()]
     if rows.empty:
         return ""
-    # Names are untrusted: no backticks (they could close the fence), bounded length.
-    bars = [
-        Bar(CONTROL.sub(" ", bar.label).replace("`", "'")[:MAX_NAME_IN_CHART], bar.improvement, bar.confidence)
-        for bar in tables.bars_for(rows)
-    ]
-    return block(render_bars(bars))
+    # Untrusted names: block drops backticks (they could close the fence).
+    return block(render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
 
 
 def false_positive_note(count: int, settings: Settings) -> str:

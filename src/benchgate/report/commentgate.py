@@ -46,9 +46,8 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
     count = outcome.gating_rows
-    floor = ctx.settings.inconclusive_above
-    undecided = gatelines.undecided_rows(ctx.gated, floor)
-    held = int(ctx.gated["undecided"].sum())
+    prior = ctx.run.prior_variances if ctx.run is not None else {}
+    listed = gatelines.listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
     if outcome.verdict == FAIL:
         title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
         if not count:
@@ -56,49 +55,41 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     elif outcome.verdict == ACCEPTED:
         title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
     elif outcome.verdict == INCONCLUSIVE:
+        held = int(ctx.gated["undecided"].sum())
         title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
     else:
         title = "### ✅ benchgate: no regression fails the gate"
-    prior = ctx.run.prior_variances if ctx.run is not None else {}
-    coarse = gatelines.coarse_rows(ctx.gated, floor, prior)
-    if coarse and outcome.verdict != FAIL:
-        title += f" ({plural(len(coarse), 'comparison')} gated coarser than their target)"
+    if listed["coarse"] and outcome.verdict != FAIL:
+        title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
     gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
     lines += _listed([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
     lines += [f"- {plain(problem)}" for problem in outcome.problems]
-    if undecided:
-        if outcome.verdict == INCONCLUSIVE:
-            lines += ["", "This is not a pass: each of these could still hide a regression.", ""]
-        else:
-            lines += ["", f"Also undecided ({len(undecided)}):", ""]
-        lines += _listed([f"- ❓ {code(item.name)}: {plain(item.sentence())}" for item in undecided])
-        if outcome.verdict == INCONCLUSIVE:
-            lines += [
-                "",
-                f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
-                f", or sets a min-effect for a benchmark known to be noisy.",
-            ]
-    return lines + noisy_lines(gatelines.noisy_rows(ctx.gated, floor)) + coarse_lines(coarse)
+    inconclusive = outcome.verdict == INCONCLUSIVE
+    not_a_pass = "This is not a pass: each of these could still hide a regression."
+    lines += listed_lines("undecided", listed["undecided"], not_a_pass if inconclusive else None)
+    if listed["undecided"] and inconclusive:
+        lines += [
+            "",
+            f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
+            f", or sets a min-effect for a benchmark known to be noisy.",
+        ]
+    return lines + listed_lines("noisy", listed["noisy"]) + listed_lines("coarse", listed["coarse"])
 
 
-def coarse_lines(coarse: list[gatelines.Coarse]) -> list[str]:
-    """The rows gated coarser than their target, each with its noise and the resolution it was gated at."""
-    if not coarse:
+HEADINGS = {
+    "undecided": "Also undecided ({}):",
+    "noisy": "Too noisy to gate ({}), apart from the undecided rows:",
+    "coarse": "Gated coarser than their target ({}), their noise could not reach it:",
+}
+
+
+def listed_lines(kind: str, items: list, heading: str | None = None) -> list[str]:
+    """A heading (``HEADINGS``' by default) and the rows of one kind (``gatelines.MARKS``), at most MAX_LISTED."""
+    if not items:
         return []
-    lines = ["", f"Gated coarser than their target ({len(coarse)}), their noise could not reach it:", ""]
-    return lines + _listed([f"- 🔍 {code(item.name)}: {plain(item.sentence())}" for item in coarse])
-
-
-def noisy_lines(noisy: list[gatelines.Noisy]) -> list[str]:
-    """The rows too noisy to gate, apart from the other undecided ones, each with the rule that would settle it."""
-    if not noisy:
-        return []
-    lines = ["", f"Too noisy to gate ({len(noisy)}), apart from the undecided rows:", ""]
-    settled = [
-        f"- 🔊 {code(item.name)}: {plain(item.sentence())}; settled by {code(item.settling_rule())}" for item in noisy
-    ]
-    return lines + _listed(settled)
+    lines = _listed([f"- {gatelines.MARKS[kind]} {item.line(code, plain)}" for item in items])
+    return ["", (heading or HEADINGS[kind]).format(len(items)), "", *lines]
 
 
 def power_lines(ctx: CommentContext) -> list[str]:

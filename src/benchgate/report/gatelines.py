@@ -1,13 +1,10 @@
-"""The gate in words: the verdict line, change cells, undecided rows with the runs they need, what a run could see.
-
-Pure text from the analysis table (``stats.analysis.analyze``'s), shared by the text report, the markdown
-report and the PR comment. Callers put benchmark names in code spans (markdown), as they do elsewhere.
-"""
+"""The gate in words, from ``stats.analysis.analyze``'s table: the verdict line, change cells, the undecided,
+noisy and coarse rows, what a run could see. Shared by the text and markdown reports and the PR comment."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +13,7 @@ import pandas as pd
 from benchgate.stats.analysis import untested_reason
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import THRESHOLDS, GatePolicy
-from benchgate.stats.yuenwelch import DEFAULT_POWER, GATE_TEST
-
-MDE_POWER = DEFAULT_POWER  # the power the mde is stated at
+from benchgate.stats.yuenwelch import GATE_TEST
 
 
 def gate_test(gated: pd.DataFrame) -> str:
@@ -32,8 +27,7 @@ def change_cell(row: Any) -> str:
 
 
 def decision_cell(row: Any) -> str:
-    """The decision with the resolution it promises: ``unchanged (≤ 10 %)`` (a regression of that size or more
-    passes at most 1 - unchanged-confidence of the time); other decisions as they are."""
+    """The decision with the resolution an unchanged row promises: ``unchanged (≤ 10 %)``."""
     if str(row.decision) != "unchanged" or not math.isfinite(row.gated_at):
         return str(row.decision)
     return f"unchanged (≤ {row.gated_at:.3g} %)"
@@ -43,20 +37,25 @@ def _name(row: Any) -> str:
     return f"{row.filename} {row.configuration}"
 
 
+def _key(row: Any) -> tuple[str, str]:
+    return row.filename, row.configuration
+
+
 def _floor(row: Any, inconclusive_above: float) -> float:
     """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
     return float(row.min_effect) if row.min_effect > 0 else inconclusive_above
 
 
-def runs_text(needed: float) -> str:
-    """How many runs an undecided row needs: ``about 48 runs a side would decide it`` or why none would."""
-    if needed is None or not math.isfinite(needed):
-        return "no number of runs up to 10,000 would decide it at this noise"
-    return f"about {int(needed)} runs a side would decide it"
+class _Listed:
+    """A row listed under the verdict: ``name: sentence`` in every report."""
+
+    def line(self, span: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
+        """``name: sentence``, the name (and a rule) through ``span``, the sentence through ``prose``."""
+        return f"{span(self.name)}: {prose(self.sentence())}"
 
 
 @dataclass(frozen=True)
-class Undecided:
+class Undecided(_Listed):
     """One undecided row, ready to print."""
 
     name: str
@@ -69,19 +68,20 @@ class Undecided:
 
 
 def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Undecided]:
-    """The judged inconclusive rows, widest interval first (the ones furthest from a decision); the rows too
-    noisy to gate are listed apart (``noisy_rows``)."""
+    """The undecided rows but the noisy ones (``noisy_rows``), widest interval first."""
     rows = gated[gated["undecided"] & ~gated["noisy"]]
     rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
-    rows = rows.sort_values("_width", ascending=False, kind="mergesort")
-    return [
-        Undecided(_name(row), change_cell(row), _floor(row, inconclusive_above), runs_text(row.runs_needed))
-        for row in rows.itertuples(index=False)
-    ]
+    listed = []
+    for row in rows.sort_values("_width", ascending=False, kind="mergesort").itertuples(index=False):
+        runs = "no number of runs up to 10,000 would decide it at this noise"
+        if row.runs_needed is not None and math.isfinite(row.runs_needed):
+            runs = f"about {int(row.runs_needed)} runs a side would decide it"
+        listed.append(Undecided(_name(row), change_cell(row), _floor(row, inconclusive_above), runs))
+    return listed
 
 
 @dataclass(frozen=True)
-class Noisy:
+class Noisy(_Listed):
     """One row too noisy to gate at its floor: its noise, the smallest regression more runs could rule out."""
 
     name: str
@@ -103,9 +103,12 @@ class Noisy:
             return budget
         return f"{{match: '{self.filename}', min-effect: {math.ceil(self.mde)}%}} in rules, or {budget}"
 
+    def line(self, span: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
+        return f"{super().line(span, prose)}; settled by {span(self.settling_rule())}"
+
 
 def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Noisy]:
-    """The judged inconclusive rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
+    """The undecided rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
         Noisy(_name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided)
@@ -114,7 +117,7 @@ def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Noisy]:
 
 
 @dataclass(frozen=True)
-class Coarse:
+class Coarse(_Listed):
     """One row gated coarser than its target: its (base side's) noise could not reach the target by max-runs."""
 
     name: str
@@ -136,21 +139,26 @@ def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
     return gated[gated["coarse"] & (gated["decision"] == "unchanged")]
 
 
-def coarse_rows(gated: pd.DataFrame, inconclusive_above: float, prior=()) -> list[Coarse]:
-    """The judged unchanged rows gated coarser than their target (``gate``'s ``coarse``), coarsest first;
-    ``prior``: the (filename, configuration) keys whose σ came from main's history."""
+def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Coarse]:
+    """The unchanged rows gated coarser than their target, coarsest first; ``prior``: the (filename,
+    configuration) keys whose σ came from main's history."""
     rows = _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort")
     return [
-        Coarse(
-            _name(row),
-            row.sigma,
-            row.gated_at,
-            row.resolution,
-            _floor(row, inconclusive_above),
-            (row.filename, row.configuration) in prior,
-        )
+        Coarse(_name(row), row.sigma, row.gated_at, row.resolution, _floor(row, floor), _key(row) in prior)
         for row in rows.itertuples(index=False)
     ]
+
+
+MARKS = {"undecided": "❓", "noisy": "🔊", "coarse": "🔍"}
+
+
+def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[_Listed]]:
+    """The rows every report lists under its verdict, by kind (``MARKS``'s order)."""
+    return {
+        "undecided": undecided_rows(gated, floor),
+        "noisy": noisy_rows(gated, floor),
+        "coarse": coarse_rows(gated, floor, prior),
+    }
 
 
 @dataclass(frozen=True)
@@ -168,8 +176,8 @@ class Blind:
 
 
 def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution among its unchanged judged rows (the regression its evidence rules out,
-    under which one could hide), largest first. A file with no unchanged row has none."""
+    """Per file, the largest resolution among its unchanged judged rows (under which a regression could hide),
+    largest first."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
     spots = []

@@ -1,7 +1,5 @@
-"""``benchgate history`` as text and JSON: change points, and a series as a table with the report's bars.
-
-Pure rendering of ``benchgate.history.model`` objects: no store, no I/O.
-"""
+"""``benchgate history`` as text and JSON (change points; a series as a table with the report's bars), and the PR
+comment's history section (docs/history.md): what main did at each regressed or undecided row, never evidence."""
 
 from __future__ import annotations
 
@@ -9,11 +7,16 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
+from urllib.parse import quote
 
+from benchgate.history.context import RECENT_COMMITS, RowHistory
 from benchgate.history.model import ChangePoint, Series, SeriesKey
+from benchgate.history.site import series_href
 from benchgate.report.bars import Bar, render_bars
+from benchgate.report.markup import code, table
 
 MARK = "◆"  # a change point: the first run after it
+MAX_ROWS = 30  # of the comment's section
 
 
 def series_name(key: SeriesKey) -> str:
@@ -45,13 +48,9 @@ def changes_json(changes: Sequence[ChangePoint]) -> str:
         {
             "id": change.id,
             **asdict(change.key),
-            "commit": change.commit,
-            "before_commit": change.before_commit,
-            "date": change.date,
-            "index": change.index,
+            **{name: getattr(change, name) for name in ("commit", "before_commit", "date", "index")},
             "change": round(change.change, 4) if math.isfinite(change.change) else None,
-            "mean_before": change.mean_before,
-            "mean_after": change.mean_after,
+            **{name: getattr(change, name) for name in ("mean_before", "mean_after")},
             "confidence": round(change.confidence, 6),
         }
         for change in changes
@@ -74,3 +73,43 @@ def render_series(series: Series, changes: Sequence[ChangePoint]) -> str:
         bars.append(Bar(label, versus, f"{MARK} change" if index in marked else ""))
     header = f"{series_name(series.key)}: {len(series.points)} runs, trimmed mean (ops/s) vs the first run"
     return f"{header}\n{render_bars(bars)}"
+
+
+def series_link(site_url: str, history: RowHistory) -> str:
+    """Where the row's series is on the site: its section of its benchmark's page (``site.series_href``)."""
+    if history.series is None:
+        return f"{site_url.rstrip('/')}/#{quote(f'{history.filename} {history.configuration}')}"
+    return f"{site_url.rstrip('/')}/{series_href(history.series.key)}"
+
+
+def _moved(history: RowHistory) -> str:
+    if history.series is None:
+        return ""
+    change = history.moved
+    if change is None:
+        return f"no change point in its last {RECENT_COMMITS} runs"
+    return f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
+
+
+def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None = None) -> str:
+    """A markdown section (a heading and a table); '' when there is nothing to say."""
+    if not rows:
+        return ""
+    header = ["benchmark", "main's runs", "main's run-to-run spread", "main moved recently"]
+    header += ["series"] if site_url else []
+    shown = []
+    for history in rows[:MAX_ROWS]:
+        name = code(f"{history.filename} {history.configuration}", in_table=True, limit=120)
+        if history.series is None:
+            cells = [name, "0", "no stored runs", ""]
+        else:
+            spread = f"±{history.spread:.1f}%" if math.isfinite(history.spread) else "n/a (one run)"
+            cells = [name, str(history.runs), spread, _moved(history)]
+        if site_url:
+            cells.append(f"[series]({series_link(site_url, history)})" if history.series is not None else "")
+        shown.append(cells)
+    note = "Context, not evidence: the gate decides from this pull request's samples only."
+    lines = ["#### History of main", "", note, "", *table(header, shown, "lrrl" + ("l" if site_url else ""))]
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n… and {len(rows) - MAX_ROWS} more rows")
+    return "\n".join(lines)

@@ -1,9 +1,5 @@
-"""Markdown for the PR comment: untrusted text in code spans or blocks, our own text escaped.
-
-Everything from a run directory (benchmark names, stderr, environment) is untrusted: shown
-through ``code`` or ``block`` it cannot inject markdown, HTML or @-mentions; ``plain``
-escapes text we build ourselves so it renders literally and pings nobody.
-"""
+"""Markdown for the PR comment: untrusted text (anything from a run directory) through ``code`` or ``block``
+cannot inject markdown, HTML or @-mentions; ``plain`` escapes our own text so it renders literally."""
 
 from __future__ import annotations
 
@@ -37,17 +33,13 @@ def plain(text: str) -> str:
 
 
 def block(text: str) -> str:
-    """Untrusted text as a fenced text block."""
-    # Backticks cannot close the fence once they are gone.
+    """Untrusted text as a fenced text block (backticks cannot close the fence once they are gone)."""
     return "```text\n" + CONTROL.sub(" ", text).replace("`", "'").rstrip("\n") + "\n```"
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str) -> list[str]:
-    """A GitHub table's lines, ``align`` a letter per column (l, c, r); cells are escaped by the caller.
-
-    tabulate lays it out; cells are not padded to their column's width, since one long benchmark
-    name would widen every row of a comment limited to 65,536 characters.
-    """
+    """A GitHub table's lines, ``align`` a letter per column (l, c, r); cells are escaped by the caller and not
+    padded (one long benchmark name would widen every row of a comment limited to 65,536 characters)."""
     rule = "|" + "|".join({"l": ":--", "c": ":-:", "r": "--:"}[letter] for letter in align) + "|"
     edges = DataRow("|", "|", "|")
     layout = TableFormat(None, lambda *_: rule, None, None, edges, edges, 1, None)

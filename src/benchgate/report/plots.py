@@ -1,14 +1,11 @@
-"""The forest plot of an analysis, for reviewers who would rather look than read a 200-row table.
-
-``chart_files`` renders it and ``panels``' distributions as PNG bytes (``FILE.png``, ``FILE-distributions.png``);
-the command writes them. matplotlib (``benchgate[plot]``) is imported only when a chart is drawn, on the Agg
-canvas (no display, no pyplot state).
-"""
+"""The ``--plot`` charts as PNG bytes (the forest plot and the samples' distributions), drawn on matplotlib's
+Agg canvas, imported only when a chart is drawn; what they show is computed in ``chartdata``."""
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,33 +14,15 @@ import numpy as np
 import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.report.chartdata import (
-    COLOURS,
-    DPI,
-    FAIL,
-    FASTER,
-    KIND_LABELS,
-    MARKERS,
-    SLOWER,
-    UNCLEAR,
-    Intervals,
-    change_and_stars,
-    forest_rows,
-    intervals,
-    percent,
-    row_kinds,
-    shorten,
-    symlog_ticks,
-    text,
-    title_lines,
-    x_scale,
-)
+from benchgate.report import chartdata
+from benchgate.report.chartdata import COLOURS, FAIL
 from benchgate.stats.gate import GatePolicy
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+DPI = 100
 PLOT_EXTRA = "pip install 'benchgate[plot]'"
 DISTRIBUTIONS_SUFFIX = "-distributions"
 FONT_POINTS = 8.0  # row labels and values; a row is ROW_INCHES tall, so labels never overlap
@@ -76,28 +55,12 @@ def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
     return rows
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Inches of the forest's parts: label column, plot, value column; header and footer."""
-
-    left: float
-    plot: float = 5.6
-    right: float = 2.25
-    top: float = 1.35
-    bottom: float = 0.8
-
-    @property
-    def ends(self) -> tuple[float, float]:
-        """The figure's left and right edges in the plot's axes coordinates (0 to 1 is the plot)."""
-        return -self.left / self.plot, 1 + self.right / self.plot
-
-
-def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layout: _Layout) -> None:
+def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends: tuple[float, float]) -> None:
     """Grey bands with the file name over each file's rows and stripes on every other row, across labels, plot and
-    values, so the eye follows a row at 200 rows."""
+    values (``ends``: the figure's edges in axes coordinates), so the eye follows a row at 200 rows."""
     from matplotlib.collections import PolyCollection
 
-    start, end = layout.ends
+    start, end = ends
     bands: dict[str, list] = {"#E2E2E2": [], "#F4F4F4": []}
     for y, ((_, position), label) in enumerate(zip(rows, labels, strict=True)):
         if position is None or y % 2:
@@ -112,17 +75,18 @@ def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], layo
         ax.add_collection(collection)
 
 
-def _marks(ax: Axes, found: Intervals, kinds: list[str], ys: np.ndarray, limits: tuple[float, float], legend) -> None:
-    """Interval lines and point markers, one collection per kind (gid ``interval-KIND``, ``point-KIND``)."""
-    for kind in (FAIL, SLOWER, FASTER, UNCLEAR):
+def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float]) -> None:
+    """Interval lines and point markers (``found``: change, low, high), one collection per kind (gid
+    ``interval-KIND``, ``point-KIND``)."""
+    for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
         mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
-        low, high = (np.clip(ends[mine], *limits) for ends in (found.low, found.high))
+        low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
         drawn = np.isfinite(low) & np.isfinite(high)
         width, size = (2.2, 5.5) if kind == FAIL else (1.5, 4.5)
-        colour, label = COLOURS[kind], legend[kind] if mine.size else None
+        colour, label = COLOURS[kind], chartdata.KIND_LABELS[kind] if mine.size else None
         ax.hlines(ys[mine][drawn], low[drawn], high[drawn], color=colour, lw=width, zorder=2, gid=f"interval-{kind}")
-        point = {"marker": MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
-        ax.plot(found.point[mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
+        point = {"marker": chartdata.MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
+        ax.plot(found[0][mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
 
 
 def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: float) -> None:
@@ -130,24 +94,24 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
     style = {"ha": "left", "fontsize": FONT_POINTS, "family": "monospace", "transform": ax.get_yaxis_transform()}
     ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
     for i, row in enumerate(table.itertuples(index=False)):
-        value, stars = change_and_stars(row)
+        value, stars = chartdata.change_and_stars(row)
         failing = kinds[i] == FAIL
         flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
         colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
         ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
 
 
-def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float]:
+def _x_axis(ax: Axes, found: np.ndarray, min_effect: float, lines: str) -> tuple[float, float]:
     """Scale, limits, ticks, the zero and min-effect lines and the label of the x axis; returns the limits."""
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    linthresh, limits = x_scale(np.concatenate([found.point, found.low, found.high]), min_effect)
+    linthresh, limits = chartdata.x_scale(found.ravel(), min_effect)
     if linthresh is not None:
         ax.set_xscale("symlog", linthresh=linthresh, linscale=1.0)
-        ax.xaxis.set_major_locator(FixedLocator(symlog_ticks(linthresh, limits)))
+        ax.xaxis.set_major_locator(FixedLocator(chartdata.symlog_ticks(linthresh, limits)))
         ax.xaxis.set_minor_locator(FixedLocator([]))
     ax.set_xlim(*limits)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: percent(value)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: chartdata.percent(value)))
     ax.tick_params(axis="x", labelsize=FONT_POINTS, top=True, labeltop=True)
     ax.grid(axis="x", color="#D8D8D8", linewidth=0.6)
     ax.set_axisbelow(True)
@@ -157,41 +121,50 @@ def _x_axis(ax: Axes, found: Intervals, min_effect: float) -> tuple[float, float
         dashed = {"color": "#555555", "linewidth": 0.8, "linestyle": (0, (4, 3)), "zorder": 1}
         ax.axvline(sign * min_effect, label=label, gid="min-effect", **dashed)
     scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
-    what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {found.description}"
+    what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {lines}"
     ax.set_xlabel(what, fontsize=FONT_POINTS)
     return limits
 
 
-def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
-    """The forest plot: change and interval per comparison, in the table's order, under a grey band per file.
-
-    Failing rows have a bold label in the gate's colour, a diamond, a thicker line and FAIL. Past FOREST_ALL_ROWS
-    rows only the decided and undecided ones are drawn (at most MAX_FOREST_ROWS); a line under the plot sums up
-    the rest.
-    """
+def _figure(size: tuple[float, float], box: tuple[float, ...], titles: tuple[str, str]) -> tuple[Figure, Axes]:
+    """A figure of ``size`` inches under its title and subtitle, with one Axes at ``box`` (inches from bottom left)."""
     from matplotlib.figure import Figure
 
-    kinds_all = row_kinds(gated)
-    shown = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
+    width, height = size
+    figure = Figure(figsize=size, dpi=DPI)
+    ax = figure.add_axes((box[0] / width, box[1] / height, box[2] / width, box[3] / height))
+    figure.text(0.15 / width, 1 - 0.3 / height, titles[0], fontsize=11, fontweight="bold", va="center")
+    figure.text(0.15 / width, 1 - 0.55 / height, titles[1], fontsize=8.5, va="center")
+    return figure, ax
+
+
+def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
+    """The forest plot: change and interval per comparison in table order, under a grey band per file; failing
+    rows stand out (bold, a diamond, FAIL); past FOREST_ALL_ROWS rows, ``chartdata.forest_rows`` picks them."""
+    kinds_all = chartdata.row_kinds(gated)
+    shown = chartdata.forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
     chosen = shown.positions
     table = gated.iloc[chosen]
     kinds = [kinds_all[i] for i in chosen]
-    found = intervals(table)
+    found = table[["change", "ci_low", "ci_high"]].to_numpy(dtype=float).T
     names = [(str(f), str(c)) for f, c in zip(table["filename"], table["configuration"], strict=True)]
     rows = _layout_rows(names)
-    labels = [text(shorten(names[p][1] or "-" if p is not None else name, MAX_LABEL)) for name, p in rows]
+    labels = [
+        chartdata.text(chartdata.shorten(names[p][1] or "-" if p is not None else name, MAX_LABEL)) for name, p in rows
+    ]
 
     # The label column is as wide as the longest label needs (DejaVu Sans: ~0.6 em a character).
     left = min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4)
-    layout = _Layout(left=left, bottom=_Layout.bottom + (0.3 if shown.rest else 0.0))
-    height = layout.top + layout.bottom + ROW_INCHES * max(len(rows), 3)
-    width = layout.left + layout.plot + layout.right
-    figure = Figure(figsize=(width, height), dpi=DPI)
-    box = (layout.left / width, layout.bottom / height, layout.plot / width, 1 - (layout.top + layout.bottom) / height)
-    ax = figure.add_axes(box)
+    plot, right, top, bottom = 5.6, 2.25, 1.35, 0.8 + (0.3 if shown.rest else 0.0)  # inches
+    height = top + bottom + ROW_INCHES * max(len(rows), 3)
+    width = left + plot + right
+    what = "change of the mean rate per comparison, head vs base"
+    titles = chartdata.title_lines(gated, policy, len(table), what, which=shown.which)
+    box = (left, bottom, plot, height - top - bottom)
+    figure, ax = _figure((width, height), box, titles)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    limits = _x_axis(ax, found, policy.min_effect)
-    _bands(ax, rows, labels, layout)
+    limits = _x_axis(ax, found, policy.min_effect, chartdata.interval_name(table))
+    _bands(ax, rows, labels, (-left / plot, 1 + right / plot))
 
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
     ax.set_yticks(ys, [label for label, (_, p) in zip(labels, rows, strict=True) if p is not None])
@@ -203,17 +176,168 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     ax.tick_params(axis="y", length=0)
     for side in ("left", "right"):
         ax.spines[side].set_visible(False)
-    _marks(ax, found, kinds, ys, limits, KIND_LABELS)
-    _values(ax, table, kinds, ys, x=1 + 0.4 / layout.plot)  # clear of a top tick label at the axis' end
+    _marks(ax, found, kinds, ys, limits)
+    _values(ax, table, kinds, ys, x=1 + 0.4 / plot)  # clear of a top tick label at the axis' end
 
-    what = "change of the mean rate per comparison, head vs base"
-    title, subtitle = title_lines(gated, policy, len(table), what, which=shown.which)
     if shown.rest:
         figure.text(0.15 / width, 0.2 / height, shown.rest, fontsize=FONT_POINTS, va="center", gid="rest")
-    figure.text(0.15 / width, 1 - 0.3 / height, title, fontsize=11, fontweight="bold", va="center")
-    figure.text(0.15 / width, 1 - 0.55 / height, subtitle, fontsize=FONT_POINTS + 0.5, va="center")
     legend = {"ncol": 5, "frameon": False, "fontsize": FONT_POINTS, "handletextpad": 0.4, "columnspacing": 1.4}
     figure.legend(loc="upper left", bbox_to_anchor=(0.1 / width, 1 - 0.68 / height), **legend)
+    return figure
+
+
+# The distributions chart: compare.R --plot's box plot, faceted by file, overlaps its labels at 200
+# configurations; here each comparison gets its own panel with its own scale (rates in percent of the base mean, a
+# Tukey box and every sample as a dot). All panels share one Axes, one collection per kind of mark: 200 Axes with
+# their own ticks take about ten times as long to draw.
+SIDE_COLOURS = {"base": "#7A7A7A", "head": "#0072B2"}
+PANEL_WIDTH, PANEL_HEIGHT = 3.4, 1.5  # inches, titles and tick labels included
+MAX_PANELS = 300  # beyond this the failing and significant rows come first
+PANEL_FONT = 7.5
+PANEL_LABEL = 48  # characters of a file name or configuration in a panel title
+# Where a panel's plot box sits inside its 1 x 1 cell (y grows downwards), and its two rows.
+BOX_LEFT, BOX_RIGHT, BOX_TOP, BOX_BOTTOM = 0.1, 0.97, 0.3, 0.78
+ROWS = {"base": 0.42, "head": 0.66}
+HALF_BOX = 0.075  # half the height of a box, in panel units
+
+
+def normalised(rates: np.ndarray, reference: float) -> np.ndarray:
+    """Rates as percent change from ``reference`` (the base mean): 0 is the base mean, +10 is 10 % faster."""
+    return (np.asarray(rates, dtype=float) / reference - 1.0) * 100.0
+
+
+def box_stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
+    """Whisker low, first quartile, median, third quartile, whisker high (Tukey: 1.5 IQR, at a sample)."""
+    q1, median, q3 = np.percentile(values, [25, 50, 75])
+    reach = 1.5 * (q3 - q1)
+    inside = values[(values >= q1 - reach) & (values <= q3 + reach)]
+    return float(inside.min()), float(q1), float(median), float(q3), float(inside.max())
+
+
+@dataclass
+class Marks:
+    """Everything the panels draw, gathered so each kind is one matplotlib collection."""
+
+    boxes: dict[str, list] = field(default_factory=lambda: {"base": [], "head": []})
+    lines: dict[str, list] = field(default_factory=lambda: {"base": [], "head": [], "grid": [], "zero": []})
+    dots: dict[str, list] = field(default_factory=lambda: {"base": [], "head": []})
+    frames: dict[bool, list] = field(default_factory=lambda: {False: [], True: []})
+    texts: list[tuple[float, float, str, dict]] = field(default_factory=list)
+
+
+def _panel(
+    marks: Marks, origin: tuple[float, float], row, rates: dict[str, np.ndarray], failing: bool, seed: int
+) -> None:
+    """Add one comparison's panel, its cell's top left corner at ``origin``, to ``marks``."""
+    from matplotlib.ticker import MaxNLocator
+
+    x0, y0 = origin
+    left, right, top, bottom = x0 + BOX_LEFT, x0 + BOX_RIGHT, y0 + BOX_TOP, y0 + BOX_BOTTOM
+    reference = float(row.mean_base) if math.isfinite(row.mean_base) and row.mean_base > 0 else float(row.mean_head)
+    values = {side: normalised(rates[side], reference) for side in ROWS}
+    every = np.concatenate(list(values.values()))
+    low, high = (min(float(every.min()), 0.0), max(float(every.max()), 0.0)) if every.size else (-1.0, 1.0)
+    pad = max((high - low) * 0.06, 0.05)
+    low, high = low - pad, high + pad
+
+    def x(value):  # the panel's own scale onto its box
+        return left + (np.asarray(value, dtype=float) - low) / (high - low) * (right - left)
+
+    for tick in MaxNLocator(nbins=3).tick_values(low, high):
+        if low <= tick <= high:
+            marks.lines["grid"].append([(x(tick), top), (x(tick), bottom)])
+            marks.texts.append((float(x(tick)), bottom + 0.03, chartdata.percent(tick), {"ha": "center", "va": "top"}))
+    marks.lines["zero"].append([(x(0.0), top), (x(0.0), bottom)])
+    rng = np.random.default_rng(seed)  # seeded jitter: the same data draws the same picture
+    for side, y in ROWS.items():
+        y = y0 + y
+        if x0 == 0:  # the first column names the rows; the legend line above says it for the rest
+            marks.texts.append((left - 0.015, y, side, {"ha": "right", "va": "center", "color": SIDE_COLOURS[side]}))
+        data = values[side]
+        if data.size == 0:
+            marks.texts.append(((left + right) / 2, y, "no samples", {"ha": "center", "va": "center"}))
+            continue
+        whisker_low, q1, median, q3, whisker_high = (float(v) for v in x(box_stats(data)))
+        marks.boxes[side].append([(q1, y - HALF_BOX), (q3, y - HALF_BOX), (q3, y + HALF_BOX), (q1, y + HALF_BOX)])
+        marks.lines[side] += [
+            [(median, y - HALF_BOX), (median, y + HALF_BOX)],
+            [(whisker_low, y), (q1, y)],
+            [(q3, y), (whisker_high, y)],
+        ]
+        jitter = rng.uniform(-0.6, 0.6, data.size) * HALF_BOX
+        marks.dots[side] += list(zip(x(data), y + jitter, strict=True))
+    marks.frames[failing].append([(left, top), (right, top), (right, bottom), (left, bottom)])
+
+    colour = COLOURS[FAIL] if failing else "black"
+    weight = "bold" if failing else "normal"
+    improvement, stars = chartdata.change_and_stars(row)
+    names = (str(row.filename), str(row.configuration) or "-")
+    title = {"va": "bottom", "color": colour}
+    change = f"{improvement} {stars}" + (" FAIL" if failing else "")
+    name, configuration = (chartdata.text(chartdata.shorten(value, PANEL_LABEL)) for value in names)
+    marks.texts += [
+        (left, y0 + 0.14, name, {**title, "fontweight": "bold"}),
+        (left, y0 + 0.27, configuration, {**title, "fontweight": weight}),
+        (right, y0 + 0.14, change, {**title, "ha": "right", "fontweight": weight}),
+    ]
+
+
+def _draw(ax: Axes, marks: Marks) -> None:
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    for side, colour in SIDE_COLOURS.items():
+        box = {"facecolors": colour, "alpha": 0.22, "edgecolors": colour, "linewidths": 0.9, "zorder": 2}
+        ax.add_collection(PolyCollection(marks.boxes[side], gid=f"boxes-{side}", **box))
+        ax.add_collection(LineCollection(marks.lines[side], colors=colour, linewidths=1.1, zorder=3))
+        if marks.dots[side]:
+            xs, ys = zip(*marks.dots[side], strict=True)
+            ax.scatter(xs, ys, s=7, color=colour, alpha=0.65, linewidths=0, zorder=4, gid=f"dots-{side}")
+    ax.add_collection(LineCollection(marks.lines["grid"], colors="#E2E2E2", linewidths=0.5, zorder=1))
+    zero = {"colors": "black", "linewidths": 0.6, "linestyles": (0, (2, 2)), "zorder": 1}
+    ax.add_collection(LineCollection(marks.lines["zero"], **zero))
+    for failing, frames in marks.frames.items():
+        colour, width = (COLOURS[FAIL], 1.8) if failing else ("#B8B8B8", 0.6)
+        frame = {"facecolors": "none", "edgecolors": colour, "linewidths": width, "zorder": 5}
+        ax.add_collection(PolyCollection(frames, gid=f"frames-{failing}", **frame))
+    for x, y, value, style in marks.texts:
+        ax.text(x, y, value, fontsize=PANEL_FONT, **style)
+
+
+def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> Figure:
+    """One panel per comparison (table order, left to right, top to bottom): base and head samples."""
+    kinds = chartdata.row_kinds(gated)
+    chosen = chartdata.selection(gated, kinds, MAX_PANELS)
+    table = gated.iloc[chosen]
+    columns = 1 if len(table) <= 1 else 2 if len(table) <= 4 else 3 if len(table) <= 9 else 4
+    grid_rows = max(math.ceil(len(table) / columns), 1)
+    top, bottom, side = 1.05, 0.1, 0.15
+    width = 2 * side + columns * PANEL_WIDTH
+    height = top + bottom + grid_rows * PANEL_HEIGHT
+    titles = chartdata.title_lines(gated, policy, len(table), "samples per comparison, base vs head")
+    figure, ax = _figure((width, height), (side, bottom, columns * PANEL_WIDTH, grid_rows * PANEL_HEIGHT), titles)
+    ax.set_xlim(0, columns)
+    ax.set_ylim(grid_rows, 0)
+    ax.set_axis_off()
+
+    grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
+    rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
+    empty = np.zeros(0)
+    marks = Marks()
+    for index, row in enumerate(table.itertuples(index=False)):
+        by_side = {side: rates.get((row.filename, row.configuration, side), empty) for side in ROWS}
+        origin = (index % columns, index // columns)
+        _panel(marks, origin, row, by_side, kinds[chosen[index]] == FAIL, seed=index)
+    _draw(ax, marks)
+
+    figure.text(
+        0.15 / width,
+        1 - 0.8 / height,
+        "rates in % of the base mean (0, dashed) · base above, head below · box: quartiles and median, "
+        "whiskers to 1.5 IQR · dots: every sample · each panel has its own scale",
+        fontsize=PANEL_FONT + 0.5,
+        va="center",
+        color="#333333",
+    )
     return figure
 
 
@@ -228,8 +352,6 @@ def png_bytes(figure: Figure) -> bytes:
 
 def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
     """Both charts as ``{path: PNG bytes}``: the forest at ``path``, the distributions beside it."""
-    from benchgate.report.panels import distributions_figure
-
     forest_path, distributions_path = chart_paths(path)
     return {
         forest_path: png_bytes(forest_figure(gated, policy)),

@@ -1,9 +1,5 @@
-"""Pure rendering of an analysis: text (compare.R's layout), markdown, JSON and CSV.
-
-Every function takes the analysis table (``stats.analysis.analyze``'s, ``ANALYSIS_COLUMNS``)
-and returns a string; nothing here reads or writes files, so the PR comment reuses these pieces
-as they are. ``render`` picks one of ``FORMATS``, for every command that prints an analysis.
-"""
+"""The analysis table (``stats.analysis.analyze``'s) as text (compare.R's layout), markdown, JSON and CSV;
+``render`` picks one of ``FORMATS`` for every command that prints an analysis (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -25,26 +21,13 @@ from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
 from benchgate.stats.gate import GatePolicy
+from benchgate.stats.yuenwelch import DEFAULT_POWER
 
 ACCURACY_KEYS = ("*", "**", "***")
 CSV_COLUMNS = [
-    "filename",
-    "configuration",
-    "n_base",
-    "n_head",
-    "mean_base",
-    "mean_head",
-    "improvement",
-    "p_value",
-    "p_adjusted",
-    "df",
-    "confidence",
-    "accuracy_*",
-    "accuracy_**",
-    "accuracy_***",
-    "gating",
-    "gate_reason",
-    *DECISION_KEYS,
+    *("filename", "configuration", "n_base", "n_head", "mean_base", "mean_head", "improvement"),
+    *("p_value", "p_adjusted", "df", "confidence", *(f"accuracy_{key}" for key in ACCURACY_KEYS)),
+    *("gating", "gate_reason", *DECISION_KEYS),
 ]
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
 # R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
@@ -75,16 +58,26 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
+def _named(gated: pd.DataFrame) -> zip:
+    """(compare.R's row name, row) per row."""
+    return zip(_names(gated), gated.itertuples(index=False), strict=True)
+
+
 def with_decisions(gated: pd.DataFrame) -> bool:
-    """Whether the tables show the decisions' columns: not under compare.R's rule, whose decisions are its own
-    columns (its tables stay byte-exact: see docs/formats.md)."""
+    """Whether the tables show the decisions' columns: not under compare.R's rule (its tables stay byte-exact)."""
     return gatelines.gate_test(gated) != COMPARE_R_TEST
 
 
+def _cells(row: Any, decided: bool) -> list[str]:
+    """compare.R's cells of a row (confidence, improvement, accuracies), then the gate's change and decision."""
+    accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
+    decision = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
+    return [str(row.confidence), format_improvement(row.improvement), *accuracy, *decision]
+
+
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change and
-    decision (not under compare.R's rule) and, when a row fails, a ``gate`` column; ``gate_columns`` False:
-    compare.R's columns alone (versions' tables)."""
+    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change, decision
+    and (when a row fails) ``gate`` columns; ``gate_columns`` False: compare.R's columns alone."""
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
@@ -92,11 +85,8 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
     align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
     rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
-    for name, row in zip(_names(gated), gated.itertuples(index=False), strict=True):
-        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
-        cells = [name, str(row.confidence), format_improvement(row.improvement), *accuracy]
-        cells += [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
-        rows.append(cells + (["FAIL" if row.gating else ""] if failing else []))
+    for name, row in _named(gated):
+        rows.append([name, *_cells(row, decided), *(["FAIL" if row.gating else ""] if failing else [])])
     text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
@@ -113,54 +103,35 @@ def false_positive_note(count: int) -> str:
     )
 
 
-def bars_for(gated: pd.DataFrame) -> list[Bar]:
-    """One chart bar per row, in the table's order."""
+def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
+    """One chart bar per row, in the table's order, its name cut to ``limit`` characters."""
     return [
-        Bar(name, float(improvement), str(confidence))
+        Bar(name[:limit], float(improvement), str(confidence))
         for name, improvement, confidence in zip(_names(gated), gated["improvement"], gated["confidence"], strict=True)
     ]
 
 
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
-    """The gate's verdict line, why each failing row fails, the undecided rows, then rows the test could not judge.
-
-    ``problems`` (``outcome.Outcome.problems``: head failures, an incomplete run; or nothing tested) fail the
-    gate whatever the statistics found: the verdict line leads with them, the statistics' finding follows.
-    """
+    """The verdict line (``problems`` first, then the statistics' finding), the failing, undecided, noisy and
+    coarse rows, then the rows the test could not judge and each file's resolution."""
     problems = gatelines.with_untested(gated, problems)
-    failing = gated[gated["gating"]]
-    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
-    lines += [
-        f"  FAIL {row_name(row.filename, row.configuration)}: {row.gate_reason}"
-        for row in failing.itertuples(index=False)
-    ]
-    lines += [
-        f"  UNDECIDED {item.name.translate(_CONTROL)}: {item.sentence()}" for item in undecided[:MAX_SUMMARY_LINES]
-    ]
-    if len(undecided) > MAX_SUMMARY_LINES:
-        lines.append(f"  ... and {len(undecided) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
-    noisy = gatelines.noisy_rows(gated, policy.inconclusive_above)
-    lines += [
-        f"  NOISY {item.name}: {item.sentence()}; settled by {item.settling_rule()}".translate(_CONTROL)
-        for item in noisy[:MAX_SUMMARY_LINES]
-    ]
-    coarse = gatelines.coarse_rows(gated, policy.inconclusive_above)
-    lines += [f"  COARSE {item.name}: {item.sentence()}".translate(_CONTROL) for item in coarse[:MAX_SUMMARY_LINES]]
-    incomplete = gated[gated["incomplete"]]
-    if len(incomplete):
-        names = ", ".join(_names(incomplete))
-        lines.append(f"incomplete (fewer than 2 samples on a side, not tested): {len(incomplete)}: {names}")
-    constant = gated[gated["constant"]]
-    if len(constant):
-        names = ", ".join(_names(constant))
-        lines.append(
-            f"constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
-            f"benchgate takes p = 0 when the means differ, else 1): {len(constant)}: {names}"
-        )
+    lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
+        lines += [f"  {kind.upper()} {item.line()}".translate(_CONTROL) for item in items[:MAX_SUMMARY_LINES]]
+        if kind == "undecided" and len(items) > MAX_SUMMARY_LINES:
+            lines.append(f"  ... and {len(items) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
+    untested = {
+        "incomplete": "incomplete (fewer than 2 samples on a side, not tested)",
+        "constant": "constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
+        "benchgate takes p = 0 when the means differ, else 1)",
+    }
+    for column, what in untested.items():
+        names = _names(gated[gated[column]])
+        lines += [f"{what}: {len(names)}: {', '.join(names)}"] if names else []
     blind = gatelines.blind_spots(gated)
     if blind:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
@@ -205,17 +176,9 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
     rows = []
     for row in markdown_order(gated).itertuples(index=False):
-        if row.gating:
-            gate = "❌ fails"
-        elif row.ignored:
-            gate = "ignored"
-        else:
-            gate = "❓ undecided" if row.undecided else ""
-        confidence = str(row.confidence).replace("*", "\\*")
-        accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
-        cells = [_code(row_name(row.filename, row.configuration)), confidence, format_improvement(row.improvement)]
-        decision = [gatelines.change_cell(row), gatelines.decision_cell(row)] if decided else []
-        rows.append([*cells, *accuracy, *decision, gate])
+        gate = "❌ fails" if row.gating else "ignored" if row.ignored else "❓ undecided" if row.undecided else ""
+        cells = [cell.replace("*", "\\*") for cell in _cells(row, decided)]  # only the stars have any
+        rows.append([_code(row_name(row.filename, row.configuration)), *cells, gate])
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
@@ -224,19 +187,12 @@ VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
 
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    undecided = gatelines.undecided_rows(gated, policy.inconclusive_above)
     mark = VERDICT_MARKS[verdict(gated)]
     headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
-    failing = gated[gated["gating"]]
-    for row in failing.itertuples(index=False):
-        parts.append(f"- {_code(row_name(row.filename, row.configuration))}: {row.gate_reason}")
-    for item in undecided:
-        parts.append(f"- ❓ {_code(item.name)}: {item.sentence()}")
-    for item in gatelines.noisy_rows(gated, policy.inconclusive_above):
-        parts.append(f"- 🔊 {_code(item.name)}: {item.sentence()}; settled by {_code(item.settling_rule())}")
-    for item in gatelines.coarse_rows(gated, policy.inconclusive_above):
-        parts.append(f"- 🔍 {_code(item.name)}: {item.sentence()}")
+    parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
+        parts += [f"- {gatelines.MARKS[kind]} {item.line(_code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated)
@@ -256,11 +212,8 @@ def _number(value: Any) -> float | None:
 
 
 def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
-    """The JSON document: the policy, the verdict and one object per comparison, ``None`` where compare.R prints NA.
-
-    Per row, compare.R's numbers (``p_adjusted``: the p the gate compares with the threshold, raw under
-    ``--correction none``), then the gate's (``DECISION_COLUMNS``, percent; ``mde`` at ``mde_power``).
-    """
+    """The JSON document: the policy, the verdict and one object per comparison (docs/formats.md), ``None`` where
+    compare.R prints NA; ``p_adjusted`` is the p the gate compares with the threshold (raw under no correction)."""
     gate_p = gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
     rows = [
         {
@@ -272,10 +225,9 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "p_adjusted": _number(p_adjusted),
             "df": _number(row.df),
             "confidence": str(row.confidence),
-            "accuracy": {
-                key: _number(value)
-                for key, value in zip(ACCURACY_KEYS, (row.accuracy_1, row.accuracy_2, row.accuracy_3), strict=True)
-            },
+            "accuracy": dict(
+                zip(ACCURACY_KEYS, map(_number, (row.accuracy_1, row.accuracy_2, row.accuracy_3)), strict=True)
+            ),
             "gating": bool(row.gating),
             "decision": str(row.decision),
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
@@ -295,7 +247,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
         "inconclusive_above": float(policy.inconclusive_above),
         "unchanged_confidence": float(policy.unchanged_confidence),
         "noisy_max_sigma": policy.noisy_max_sigma,
-        "mde_power": gatelines.MDE_POWER,
+        "mde_power": DEFAULT_POWER,  # the power the mde is stated at
         "rows": rows,
     }
 
@@ -308,33 +260,26 @@ def render_json(gated: pd.DataFrame, policy: GatePolicy) -> str:
 def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """The JSON rows as CSV (CSV_COLUMNS; empty where compare.R prints NA or a table has no decisions)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    reasons = gated["gate_reason"].tolist()
-    for record, reason in zip(analysis_record(gated, policy)["rows"], reasons, strict=True):
-        values = [record[column] for column in CSV_COLUMNS[:11]]
-        values += [record["accuracy"][key] for key in ACCURACY_KEYS]
-        values += ["true" if record["gating"] else "false", reason]
-        values += [record.get(key) for key in DECISION_KEYS]
-        writer.writerow(["" if value is None else value for value in values])
+    writer = csv.DictWriter(buffer, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for record, reason in zip(analysis_record(gated, policy)["rows"], gated["gate_reason"].tolist(), strict=True):
+        accuracy = {f"accuracy_{key}": value for key, value in record["accuracy"].items()}
+        writer.writerow(
+            {**record, **accuracy, "gating": "true" if record["gating"] else "false", "gate_reason": reason}
+        )
     return buffer.getvalue()
 
 
 def render(
     analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
 ) -> str:
-    """The analysis in one of ``FORMATS``: every command that prints an analysis calls this.
-
-    ``problems``: what fails the run besides the statistics; ``markdown``: a command's own markdown report
-    (the PR comment of a run) instead of ``render_markdown``'s.
-    """
+    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics; ``markdown``: a
+    command's own markdown report (a run's PR comment) instead of ``render_markdown``'s."""
     table, policy = analysis.table, analysis.policy
     if output_format == "text":
         return render_text(table, policy, bars=bars, problems=problems)
-    if output_format == "markdown":
-        return markdown if markdown is not None else render_markdown(table, policy)
-    if output_format == "json":
-        return render_json(table, policy)
-    if output_format == "csv":
-        return render_csv(table, policy)
-    raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
+    if output_format == "markdown" and markdown is not None:
+        return markdown
+    if output_format not in FORMATS:
+        raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
+    return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)

@@ -1,23 +1,17 @@
-"""The report of ``benchgate versions``: Node releases compared pairwise, in the shape of the "State of Node.js
-performance" posts.
-
-Per category, each step's significant rows as compare.R's table (stars from Welch's t-test, as the posts show
-them), after a summary of which steps got faster or slower and where. Benchmark names come from the run
-directories (untrusted): in markdown they only appear inside fenced blocks or code spans.
+"""``benchgate versions``' report: Node releases compared pairwise, in the shape of the "State of Node.js
+performance" posts (docs/cli.md). Benchmark names are untrusted: in markdown only in fenced blocks or code spans.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from benchgate.report.markup import block, code, plain, table
-from benchgate.report.tables import false_positive_note, render_compare_table
-
-STARRED = ("*", "**", "***")
+from benchgate.report.tables import ACCURACY_KEYS, false_positive_note, render_compare_table
 
 
 @dataclass(frozen=True)
@@ -41,18 +35,16 @@ def category(filename: str) -> str:
     return filename.split("/", 1)[0]
 
 
-def in_category(gated: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The rows of one category."""
-    return gated[[category(str(filename)) == name for filename in gated["filename"]]]
-
-
 def significant(gated: pd.DataFrame) -> pd.DataFrame:
     """The rows compare.R stars (p < 0.05 or better), in compare.R's order."""
-    return gated[gated["confidence"].astype(str).isin(STARRED) & gated["improvement"].notna()]
+    return gated[gated["confidence"].astype(str).isin(ACCURACY_KEYS) & gated["improvement"].notna()]
 
 
-def categories(steps: Sequence[VersionStep]) -> list[str]:
-    return sorted({category(str(name)) for step in steps for name in step.gated["filename"]})
+def _sections(steps: Sequence[VersionStep]) -> Iterator[tuple[str, list[tuple[VersionStep, int, pd.DataFrame]]]]:
+    """Per category (sorted), per step: its number of comparisons there and its significant rows."""
+    for name in sorted({category(str(filename)) for step in steps for filename in step.gated["filename"]}):
+        mine = [step.gated[[category(str(f)) == name for f in step.gated["filename"]]] for step in steps]
+        yield name, [(step, len(rows), significant(rows)) for step, rows in zip(steps, mine, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -64,19 +56,19 @@ class StepSummary:
     best: tuple[str, float] | None  # (row name, improvement %)
     worst: tuple[str, float] | None
 
-
-def summarize(step: VersionStep) -> StepSummary:
-    rows = significant(step.gated)
-    names = [f"{f} {c}" for f, c in zip(rows["filename"], rows["configuration"], strict=True)]
-    changes = rows["improvement"].to_numpy(dtype=float)
-    where = [category(str(filename)) for filename in rows["filename"]]
-    high, low = (int(changes.argmax()), int(changes.argmin())) if len(rows) else (0, 0)
-    return StepSummary(
-        Counter(name for name, change in zip(where, changes, strict=True) if change > 0),
-        Counter(name for name, change in zip(where, changes, strict=True) if change <= 0),
-        (names[high], float(changes[high])) if len(rows) and changes[high] > 0 else None,
-        (names[low], float(changes[low])) if len(rows) and changes[low] < 0 else None,
-    )
+    @classmethod
+    def of(cls, step: VersionStep) -> StepSummary:
+        rows = significant(step.gated)
+        names = [f"{f} {c}" for f, c in zip(rows["filename"], rows["configuration"], strict=True)]
+        changes = rows["improvement"].to_numpy(dtype=float)
+        moved = [(category(str(name)), change > 0) for name, change in zip(rows["filename"], changes, strict=True)]
+        high, low = (int(changes.argmax()), int(changes.argmin())) if len(rows) else (0, 0)
+        return cls(
+            Counter(name for name, faster in moved if faster),
+            Counter(name for name, faster in moved if not faster),
+            (names[high], float(changes[high])) if len(rows) and changes[high] > 0 else None,
+            (names[low], float(changes[low])) if len(rows) and changes[low] < 0 else None,
+        )
 
 
 def failure_lines(failures: Sequence) -> tuple[str, ...]:
@@ -97,7 +89,7 @@ def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
     """One line per step: how many rows got faster and slower, where, and the largest of each."""
     lines = []
     for step in steps:
-        found = summarize(step)
+        found = StepSummary.of(step)
         faster, slower = found.faster.total(), found.slower.total()
         line = f"{step.name}: {faster} faster, {slower} slower of {len(step.gated)} comparisons"
         line += f"; faster in {_where(found.faster)}" if faster else ""
@@ -108,10 +100,6 @@ def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
     return lines
 
 
-def _table(rows: pd.DataFrame) -> str:
-    return render_compare_table(rows, gate_columns=False)
-
-
 def _versions(steps: Sequence[VersionStep]) -> list[str]:
     return [steps[0].base, *(step.head for step in steps)] if steps else []
 
@@ -120,14 +108,11 @@ def render_versions_text(steps: Sequence[VersionStep]) -> str:
     """The report as text: the summary, then per category each step's compare.R table of its significant rows."""
     out = [f"Node.js performance: {' → '.join(_versions(steps))}", "", "summary:"]
     out += [f"  {line}" for line in summary_lines(steps)]
-    for name in categories(steps):
+    for name, section in _sections(steps):
         out += ["", f"== {name} =="]
-        for step in steps:
-            mine = in_category(step.gated, name)
-            rows = significant(mine)
-            out += ["", f"{step.name}: {len(rows)} of {len(mine)} comparisons significant"]
-            if len(rows):
-                out.append(_table(rows))
+        for step, count, rows in section:
+            out += ["", f"{step.name}: {len(rows)} of {count} comparisons significant"]
+            out += [render_compare_table(rows, gate_columns=False)] if len(rows) else []
     failed = [(step, line) for step in steps for line in step.failures]
     if failed:
         out += ["", "failures:"] + [f"  {step.name}: {line}" for step, line in failed]
@@ -150,24 +135,18 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
     ]
     rows = []
     for step in steps:
-        found = summarize(step)
+        found = StepSummary.of(step)
         best = f"{found.best[1]:+.2f} % {code(found.best[0], in_table=True, limit=80)}" if found.best else ""
         worst = f"{found.worst[1]:+.2f} % {code(found.worst[0], in_table=True, limit=80)}" if found.worst else ""
-        faster_in = code(_where(found.faster), in_table=True) if found.faster else ""
-        slower_in = code(_where(found.slower), in_table=True) if found.slower else ""
-        rows.append(
-            [step.name, str(found.faster.total()), str(found.slower.total()), faster_in, slower_in, best, worst]
-        )
+        where = [code(_where(counts), in_table=True) if counts else "" for counts in (found.faster, found.slower)]
+        rows.append([step.name, str(found.faster.total()), str(found.slower.total()), *where, best, worst])
     header = ["step", "faster", "slower", "faster in", "slower in", "largest gain", "largest loss"]
     out += table(header, rows, "lrrllrr")
-    for name in categories(steps):
+    for name, section in _sections(steps):
         out += ["", f"## {code(name)}"]
-        for step in steps:
-            mine = in_category(step.gated, name)
-            rows = significant(mine)
-            out += ["", f"### {step.name}", "", f"{len(rows)} of {len(mine)} comparisons significant."]
-            if len(rows):
-                out += ["", block(_table(rows))]
+        for step, count, rows in section:
+            out += ["", f"### {step.name}", "", f"{len(rows)} of {count} comparisons significant."]
+            out += ["", block(render_compare_table(rows, gate_columns=False))] if len(rows) else []
     failed = [(step, line) for step in steps for line in step.failures]
     if failed:
         out += ["", "## Failures", "", "Benchmarks that did not run on a release (a file newer than it, say):", ""]
