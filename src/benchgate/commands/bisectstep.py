@@ -124,6 +124,8 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
     actions_env.set_outputs({"reports": reports})
     if site is not None:
         from benchgate.commands.history import site as write_site
+        from benchgate.config.historysettings import configured_history, resolve_store
 
-        return write_site(out_dir=site, store=store or None, config_path=config_path)
+        configured = configured_history(config_path)
+        return write_site(site, resolve_store(store or None, configured), configured)
     return EXIT_OK
