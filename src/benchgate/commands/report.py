@@ -1,8 +1,6 @@
 """`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR.
 
-RESULTS (run directories, CSV files or globs; several are shards of one run) are untrusted
-(``benchgate.results.runrecord``). Whatever happens to the posting, stdout, the job summary and
-``--report-path`` carry the full report, and the exit status (docs/cli.md) still follows the gate.
+Whatever happens to the posting, stdout, the job summary and ``--report-path`` carry the full report.
 """
 
 from __future__ import annotations
@@ -58,61 +56,30 @@ class ReportResult:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "report", help="analyse run directories, apply config and labels, post the PR comment and check"
-    )
+    parser = subparsers.add_parser("report", help="analyse run directories, apply config and labels, post to the PR")
     parser.add_argument("results", nargs="*", metavar="RESULTS", help="run directories, results CSVs, or globs")
-    parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="repository configuration file")
+    parser.add_argument("--config", dest="config_path", metavar="FILE", default=config.DEFAULT_CONFIG_PATH)
     flags.add_flags(parser, "report")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--pr", type=int, help="pull request number (default from $GITHUB_EVENT_PATH)")
     parser.add_argument("--token", help="GitHub token (default $GITHUB_TOKEN; prefer the variable)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL or https://api.github.com)")
-    parser.add_argument(
-        "--comment-author",
-        metavar="LOGIN",
-        help="login the token comments as, for a GitHub App token (e.g. my-app[bot]); default "
-        "$BENCHGATE_COMMENT_AUTHOR, else asked of GitHub (a user token), else github-actions[bot]. "
-        "Only that login's comment is ever edited",
-    )
-    parser.add_argument(
-        "--head-sha", help="the approved head commit; results for another commit or a PR that moved are refused"
-    )
-    parser.add_argument("--label", action="append", default=[], help="with --dry-run: act as if the PR had LABEL")
+    parser.add_argument("--comment-author", metavar="LOGIN", help="the login a GitHub App token comments as")
+    parser.add_argument("--head-sha", help="the approved head commit; results for another are refused")
+    parser.add_argument("--label", dest="dry_run_labels", action="append", default=[], help="with --dry-run")
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
-    parser.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE.png",
-        help="also draw the charts (needs benchgate[plot]): FILE.png (forest plot) and FILE-distributions.png; "
-        "put them beside --report-path to upload both as the workflow's artifact, and the comment links there",
-    )
+    parser.add_argument("--plot", dest="plot_path", type=Path, metavar="FILE.png", help="also draw the charts")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
-    parser.add_argument(
-        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
-    )
+    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
-    parser.add_argument(
-        "--nothing-to-benchmark",
-        action="store_true",
-        help="authorize found that the PR's changed files map to no benchmark category: report that (checked "
-        "against the API's changed files when posting); RESULTS may then be absent",
-    )
-    parser.add_argument(
-        "--benchmark-dir",
-        type=Path,
-        help="the base checkout's benchmark/ (default ./benchmark), for mapping the PR's changed files",
-    )
+    parser.add_argument("--nothing-to-benchmark", action="store_true", help="no category to benchmark: say so")
+    parser.add_argument("--benchmark-dir", type=Path, help="the base checkout's benchmark/, for the changed files")
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    options = flags.flag_values(args, "report")
-    names = {field.name for field in fields(ReportOptions)} - {"config_path", "options", "dry_run_labels", "plot_path"}
-    given = {name: getattr(args, name) for name in names}
-    return report_results(
-        args.results, config_path=args.config, options=options, dry_run_labels=args.label, plot_path=args.plot, **given
-    ).exit_status
+    given = {field.name: getattr(args, field.name) for field in fields(ReportOptions) if field.name != "options"}
+    return report_results(args.results, options=flags.flag_values(args, "report"), **given).exit_status
 
 
 def _approved_sha(head_sha: str | None) -> str | None:
@@ -141,7 +108,7 @@ def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> No
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """What ``report_results`` is asked to do (the command's options; see ``register``)."""
+    """What ``report_results`` is asked to do: the command's options, by their dests."""
 
     config_path: str | Path | None = config.DEFAULT_CONFIG_PATH
     options: dict | None = None  # the gate's options by their configuration key (OPTION_KEYS)
@@ -174,15 +141,12 @@ class _Posting:
     check_url: str | None = None
 
 
-def report_results(
-    results: Sequence[str], request: ReportOptions | None = None, *, client=None, stdout=None, **fields_
-) -> ReportResult:
-    """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check.
+def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
+    """Analyse ``results``, decide the gate, post (or print, with ``dry_run``) the comment and check.
 
-    ``request`` (or its fields as keywords) says how; ``client``: a GitHub client instead of one from
-    the token; ``stdout``: where the report is printed.
+    ``request`` holds ``ReportOptions``' fields; ``client`` replaces the one made from the token.
     """
-    options = request or ReportOptions(**fields_)
+    options = ReportOptions(**request)
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
     head_sha = _approved_sha(options.head_sha)
