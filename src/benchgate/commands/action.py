@@ -1,11 +1,6 @@
-"""`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command.
+"""`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command (docs/action.md).
 
-Each reads its step's environment: the inputs as ``BENCHGATE_<INPUT>`` (the ``env:`` list each step
-of action.yml declares, the security boundary: a step sees only what it names) and the runner's
-``GITHUB_*`` variables. ``run`` merges authorize's run-settings with the run job's inputs by the one
-precedence (``benchgate.config.settings.resolve``: file < inputs < labels that count), the same in
-mode ``all`` and in split jobs; then each step runs the benchgate command it stands for, in a child
-process, and writes its outputs to ``$GITHUB_OUTPUT``.
+Each reads only its step's environment: the inputs as ``BENCHGATE_<INPUT>`` and the runner's ``GITHUB_*``.
 """
 
 from __future__ import annotations
@@ -67,8 +62,7 @@ def authorize_step(environ: Mapping[str, str]) -> int:
 def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
     """authorize's run-settings (JSON, with ``sources``) and this job's inputs, by the one precedence.
 
-    A carried value counts at the level it came from: a label's stays above the inputs, a file's or an
-    input's is replaced by an input given here. InputError when the JSON is not an object of texts.
+    A carried value counts at the level it came from: a label's stays above the inputs given here.
     """
     try:
         carried = json.loads(text) if text.strip() else {}
@@ -178,10 +172,6 @@ def report_step(environ: Mapping[str, str]) -> int:
     return _benchgate([*argv, "--", *results])
 
 
-STEP_HANDLERS = {
-    "authorize": authorize_step,
-    "run": run_step,
-    "record": record_step,
-    "report": report_step,
-    "bisect": bisectstep.bisect_step,  # the nightly loop over new change points
-}
+STEP_HANDLERS = dict(
+    zip(STEPS, (authorize_step, run_step, record_step, report_step, bisectstep.bisect_step), strict=True)
+)

@@ -1,9 +1,7 @@
 """`benchgate action bisect`: action.yml's bisect mode, the nightly loop over the store's new change points.
 
-A change point since ``bisect-since`` (an ISO-8601 date, or days back; 2 by default) whose two runs are
-more than one commit apart and that has no report yet is bisected with ``benchgate bisect --change ID``;
-its report is copied to the site's ``bisect/ID.md``. Only the repository's own events on its default
-branch run it (``events.mode_refusal``): it builds main's commits with the store and the build cache.
+Each change point since ``bisect-since`` spanning more than one commit, and not yet reported, is bisected
+(``benchgate bisect --change ID``) and its report copied to the site; docs/bisect.md says when it runs.
 """
 
 from __future__ import annotations
