@@ -13,13 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config.historysettings import (
-    ENVIRONMENT,
-    HistorySettings,
-    configured_history,
-    history_settings,
-    resolve_store,
-)
+from benchgate.config.historysettings import ENVIRONMENT, configured_history, history_settings, resolve_store
 from benchgate.errors import EXIT_OK, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
@@ -54,7 +48,7 @@ def _handler(args: argparse.Namespace) -> int:
     configured = configured_history(args.config)
     url = resolve_store(args.store, configured)
     if args.history_command == "site":
-        return site(args.out_dir, url, configured, args.commit_url)
+        return site(args.out_dir, url, configured.site_url or None, args.commit_url)
     if args.history_command == "record":
         from benchgate.history.recording import record_run
 
@@ -91,7 +85,7 @@ def _handler(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def site(out_dir: Path, url: str, configured: HistorySettings, commit_url: str | None = None) -> int:
+def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str | None = None) -> int:
     """Write the static site of every series into ``out_dir``; ``commit_url`` links commits (``{sha}``)."""
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
@@ -101,7 +95,7 @@ def site(out_dir: Path, url: str, configured: HistorySettings, commit_url: str |
     if commit_url is not None and "{sha}" not in commit_url:
         raise InputError(f"must contain {{sha}} where the commit goes, not {commit_url[:80]!r}", where="--commit-url")
     points = find_changes(all_series).points
-    written = write_site(Path(out_dir), all_series, points, site_url=configured.site_url or None, commit_url=commit_url)
+    written = write_site(Path(out_dir), all_series, points, site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK
 
