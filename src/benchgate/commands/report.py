@@ -228,10 +228,9 @@ def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[
     """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
     if options.dry_run or not posting.pr or posting.errors:
         return []
+    benchmark_dir = options.benchmark_dir or default_benchmark_dir()
     try:  # a failure to ask is a posting error, never a pass
-        placed = pull_request_categories(
-            posting.client, posting.pr, settings, options.benchmark_dir or default_benchmark_dir()
-        )
+        placed = pull_request_categories(posting.client, posting.pr, settings, benchmark_dir)
     except BenchgateError as error:
         posting.errors.append(error)
         return []
@@ -249,23 +248,17 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: Repor
         options.report_path.parent.mkdir(parents=True, exist_ok=True)
         options.report_path.write_text(full_report, encoding="utf-8")
     actions_env.write_step_summary(render_comment(context, limit=SUMMARY_CHARACTERS))
-    result, gated = context.outcome, context.gated
-    for row in gated[gated["gating"]].itertuples(index=False):
-        actions_env.error_annotation(f"{row.filename} {row.configuration}: {row.gate_reason}", title="benchgate")
-    if context.run.build_failure is not None:
-        actions_env.error_annotation(result.problems[0], title="benchgate")
-    for failure in result.head_failures:
-        actions_env.error_annotation(
-            f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
-        )
+    result, failing = context.outcome, context.gated[context.gated["gating"]]
+    annotations = [f"{row.filename} {row.configuration}: {row.gate_reason}" for row in failing.itertuples()]
+    annotations += result.problems[:1] if context.run.build_failure is not None else []
+    annotations += [f"{f.filename} {f.configuration} failed on the head: {f.reason}" for f in result.head_failures]
+    for message in annotations:
+        actions_env.error_annotation(message, title="benchgate")
     with actions_env.commands_stopped(stdout):  # benchmark names are untrusted text
-        if options.dry_run:
-            stdout.write(body)
-        elif nothing:
-            stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
+        if options.dry_run or nothing:
+            stdout.write(body if options.dry_run else f"{NOTHING_TO_BENCHMARK}\n")
         else:
-            printed = tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report)
-            stdout.write(printed)
+            stdout.write(tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report))
     if not options.dry_run:
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()

@@ -118,11 +118,8 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
         return None
     from benchgate import config
 
-    values: dict = {}
-    if config_path is not None:
-        values.update(config.load_settings(config_path, {}, config_required=True).build)
-    values.update(overrides)
-    return BuildSettings.from_mapping(values)
+    given = config.load_settings(config_path, {}, config_required=True).build if config_path is not None else ()
+    return BuildSettings.from_mapping({**dict(given), **overrides})
 
 
 def _failure_lines(failures) -> list[str]:
@@ -154,16 +151,12 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
             name = f"{failure.filename} {failure.configuration}".strip()
             print(f"failed: {name} on the {failure.side}: {failure.reason}")
         if outcome.head_only_failures(summary):
-            why = "the head failed where the base succeeded, and no sample was measured"
-            print(f"gate: FAIL: {why}")
+            print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
             return EXIT_GATE_FAILED
         for item in summary.skipped:
             print(f"skipped: {item.filename}: {item.reason}")
-        raise RunError(
-            f"no benchmark produced a sample ({len(summary.failures)} failure(s), {len(summary.skipped)} "
-            "skip(s), listed above)",
-            where=str(output),
-        )
+        counts = f"{len(summary.failures)} failure(s), {len(summary.skipped)} skip(s)"
+        raise RunError(f"no benchmark produced a sample ({counts}, listed above)", where=str(output))
     run_data, summary = RunData.load([str(output)])
     analysis = analyze(run_data, settings.policy())
     decision = outcome.decide(analysis.table, summary, accept_regression=settings.accept_regression)
