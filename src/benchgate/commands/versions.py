@@ -131,40 +131,26 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
         resume = True
     print(f"benchgate: versions: {base} → {head}", file=sys.stderr)
     node_args = run["node_args"]
-    options = RunOptions(
-        output=directory,
-        base_version=base,
-        head_version=head,
-        base_node_args=node_args,
-        head_node_args=node_args,
-        resume=resume,
-        analyze=False,
-        **{name: value for name, value in run.items() if name != "node_args"},
-    )
-    status = run_benchmarks(options)
+    sides = dict(base_version=base, head_version=head, base_node_args=node_args, head_node_args=node_args)
+    others = {name: value for name, value in run.items() if name != "node_args"}
+    status = run_benchmarks(RunOptions(output=directory, resume=resume, analyze=False, **sides, **others))
     return None if status == EXIT_OK and record_path.is_file() else status
 
 
 def _check_same_request(record: dict, run: dict, directory: Path) -> None:
     """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
     selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
-    given = run.get("benchmark_dir")
-    wanted = {
-        "runs": run["runs"],
-        "categories": list(run["categories"]),
-        "filter": list(run["filters"]),
-        "exclude": list(run["excludes"]),
-        "set": list(run["set_args"]),
-    }
+    lists = {"categories": "categories", "filter": "filters", "exclude": "excludes", "set": "set_args"}
+    wanted = {"runs": run["runs"], **{key: list(run[name]) for key, name in lists.items()}}
     if wanted["categories"] == ["all"]:
         del wanted["categories"]  # the run records the categories 'all' stood for
-    found = {"runs": record.get("runs"), **{name: selection.get(name) for name in wanted if name != "runs"}}
-    if given is not None and selection.get("benchmark_dir") != str(Path(given).resolve()):
-        wanted["benchmark_dir"], found["benchmark_dir"] = str(Path(given).resolve()), selection.get("benchmark_dir")
+    if run.get("benchmark_dir") is not None:
+        wanted["benchmark_dir"] = str(Path(run["benchmark_dir"]).resolve())
     for name, value in wanted.items():
-        if found.get(name) != value:
+        found = record.get(name) if name == "runs" else selection.get(name)
+        if found != value:
             raise InputError(
-                f"{directory} holds a run with {name} {found.get(name)!r}, not {value!r}: "
+                f"{directory} holds a run with {name} {found!r}, not {value!r}: "
                 "give another --output, or remove that step to measure it again"
             )
 
