@@ -122,7 +122,6 @@ def authorize(
         return _own_commit(f"{event_name} of the repository's own commit", settings)
     if event_name not in events.PULL_REQUEST_EVENTS:
         raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
-
     repository = repository or os.environ.get("GITHUB_REPOSITORY")
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
@@ -131,16 +130,14 @@ def authorize(
 
         client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
-
     if event_name == "workflow_dispatch":
         requester = actor or os.environ.get("GITHUB_ACTOR") or ""
-        inputs = event.get("inputs") or {}
         pr = actions_env.pull_request_number(event)
         if not requester or not client.can_write(requester):
             raise _refuse(f"@{requester or '?'} started the workflow but lacks write, maintain or admin permission")
         if pr is None:
             return _own_commit(f"started by @{requester}, who has write access", settings, requester)
-        wanted = str(inputs.get("sha") or "").strip()
+        wanted = str((event.get("inputs") or {}).get("sha") or "").strip()
         if not FULL_SHA.fullmatch(wanted):
             raise _refuse(
                 f"workflow_dispatch of PR #{pr} needs the sha input: the full 40-digit head commit you approve"
@@ -151,16 +148,14 @@ def authorize(
             raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
         approved_sha, how = pull.head_sha, f"started by @{requester}, who has write access"
     else:
-        action = event.get("action")
         label = ((event.get("label") or {}).get("name")) or ""
-        if action != "labeled" or label != prefix:
+        if event.get("action") != "labeled" or label != prefix:
             return _publish(Authorization(False, f"not a run request (the {prefix!r} label was not just added)"))
         pr = actions_env.pull_request_number(event)
         if pr is None:
             raise _refuse("the event payload names no pull request")
         approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
-        adders = labels.label_adders(client.label_events(pr))
-        requester = adders.get(label, "")
+        requester = labels.label_adders(client.label_events(pr)).get(label, "")
         if not requester:
             raise _refuse(f"the issue events of #{pr} do not show who added {label!r}")
         sender = str((event.get("sender") or {}).get("login") or "")
