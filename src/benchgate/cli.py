@@ -1,7 +1,4 @@
-"""Command-line entry point: parses arguments and hands each subcommand to its module.
-
-Each ``benchgate.commands.<name>`` has ``register(subparsers)``, which adds its parser and sets ``handler``.
-"""
+"""Command-line entry point: parses arguments and hands each subcommand to its module."""
 
 from __future__ import annotations
 

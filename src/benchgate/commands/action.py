@@ -1,7 +1,6 @@
 """`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command (docs/action.md).
 
 Each reads only its step's environment: the inputs as ``BENCHGATE_<INPUT>`` and the runner's ``GITHUB_*``.
-The bisect step bisects each new change point of the store that spans more than one commit (docs/bisect.md).
 """
 
 from __future__ import annotations
@@ -63,10 +62,7 @@ def authorize_step(environ: Mapping[str, str]) -> int:
 
 
 def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
-    """authorize's run-settings (JSON, with ``sources``) and this job's inputs, by the one precedence.
-
-    A carried value counts at the level it came from: a label's stays above the inputs given here.
-    """
+    """authorize's run-settings (JSON, with ``sources``) and this job's inputs; a label's value stays above inputs."""
     try:
         carried = json.loads(text) if text.strip() else {}
     except ValueError as error:

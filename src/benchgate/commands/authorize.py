@@ -1,8 +1,4 @@
-"""`benchgate authorize`: may this event start a benchmark run, and of which exact commit?
-
-Only someone with write, maintain or admin permission (checked through the API) can start one; the
-rules per event, and why, are in docs/security.md.
-"""
+"""`benchgate authorize`: may this event start a benchmark run, and of which exact commit (docs/security.md)?"""
 
 from __future__ import annotations
 

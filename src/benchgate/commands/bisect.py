@@ -1,7 +1,4 @@
-"""`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end.
-
-The search, the state file and the report are ``benchgate.bisect``'s; this module picks the candidates.
-"""
+"""`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end."""
 
 from __future__ import annotations
 
@@ -139,13 +136,8 @@ def _handler(args: argparse.Namespace) -> int:
         bisection = search.Bisection(candidates, budget)
     if prober.repo is not None and prober.selection.benchmark_dir is None:
         prober.use_benchmarks_of(candidates[-1].key)
-    done = driver.run(
-        bisection,
-        prober.measure,
-        state_path=state_path,
-        setup=setup,
-        progress=sys.stderr if args.progress else None,
-    )
+    progress = sys.stderr if args.progress else None
+    done = driver.run(bisection, prober.measure, state_path=state_path, setup=setup, progress=progress)
     data = render.report_data(bisection, done, setup)
     (args.output / "bisect.json").write_text(json.dumps(data, indent=2) + "\n")
     markdown = render.render(data, markdown=True)

@@ -1,7 +1,4 @@
-"""`benchgate history record|changes|show|site`: the store of trusted runs of main and what it shows.
-
-Each subcommand is a function tests call with keyword arguments (the store: ``resolve_store``).
-"""
+"""`benchgate history record|changes|show|site`: the store of trusted runs of main and what it shows."""
 
 from __future__ import annotations
 
@@ -101,11 +98,7 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
 
 
 def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str] | None = None) -> str:
-    """The PR comment's history section for the regressed and undecided rows of ``gated``; '' without a store.
-
-    Only a configured store counts ($BENCHGATE_HISTORY or the configuration's ``history.store``); one
-    that cannot be read is said on stderr and the comment goes out without the section.
-    """
+    """The PR comment's history section of ``gated``'s regressed and undecided rows; '' without a configured store."""
     from benchgate.errors import BenchgateError
 
     configured = history_settings(settings.history)

@@ -1,7 +1,4 @@
-"""`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR.
-
-Whatever happens to the posting, stdout, the job summary and ``--report-path`` carry the full report.
-"""
+"""`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR."""
 
 from __future__ import annotations
 
@@ -136,10 +133,7 @@ class _Posting:
 
 
 def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
-    """Analyse ``results``, decide the gate, post (or print, with ``dry_run``) the comment and check.
-
-    ``request`` holds ``ReportOptions``' fields; ``client`` replaces the one made from the token.
-    """
+    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: ReportOptions' fields."""
     options = ReportOptions(**request)
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})

@@ -134,10 +134,7 @@ def _failure_lines(failures) -> list[str]:
 
 
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
-    """compare.R's table, the environment and every failure; the verdict's exit status.
-
-    A run that measured nothing is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
-    """
+    """compare.R's table, the environment and every failure; the verdict's exit status (a RunError: no sample)."""
     from benchgate import results
     from benchgate.report import comment, tables
     from benchgate.run import system

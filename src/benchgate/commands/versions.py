@@ -1,7 +1,4 @@
-"""`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report.
-
-Each consecutive pair is one run into ``OUTPUT/steps/V1..V2``; a complete step is reused, an interrupted one resumed.
-"""
+"""`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report."""
 
 from __future__ import annotations
 
@@ -67,11 +64,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
-    """Run every consecutive pair of ``versions`` into ``output/steps``, then write ``output/report.md``.
-
-    ``run`` holds `benchgate run`'s options for every step. 0 once the report is written (it does not
-    gate), else the status of the step that could not finish (the steps before it are reused next time).
-    """
+    """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
     from benchgate.report.versionsreport import render_versions_markdown, render_versions_text
 
     if store:
