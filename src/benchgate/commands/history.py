@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from benchgate import config
 from benchgate.config.historysettings import ENVIRONMENT, configured_history, history_settings, resolve_store
-from benchgate.errors import EXIT_OK, HistoryTooShort, InputError
+from benchgate.errors import EXIT_OK, BenchgateError, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
 
@@ -97,13 +96,10 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
     return EXIT_OK
 
 
-def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str] | None = None) -> str:
+def comment_context(settings: Any, gated: Any) -> str:
     """The PR comment's history section of ``gated``'s regressed and undecided rows; '' without a configured store."""
-    from benchgate.errors import BenchgateError
-
     configured = history_settings(settings.history)
-    environment = os.environ if environment is None else environment
-    if not (environment.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
+    if not (os.environ.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
         return ""
     wanted = gated["gating"].astype(bool) | gated["undecided"].astype(bool)
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
@@ -115,7 +111,7 @@ def comment_context(settings: Any, gated: Any, *, environment: Mapping[str, str]
     from benchgate.report.historycontext import render_history_context
 
     try:
-        stored = series(resolve_store(None, configured, environment), branch="main")
+        stored = series(resolve_store(None, configured), branch="main")
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""
