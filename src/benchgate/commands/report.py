@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    given = {field.name: getattr(args, field.name) for field in fields(ReportOptions) if field.name != "options"}
-    return report_results(args.results, options=flags.flag_values(args, "report"), **given).exit_status
+    given = {**vars(args), "options": flags.flag_values(args, "report")}
+    return report_results(given.pop("results"), **given).exit_status
 
 
 def _approved_sha(head_sha: str | None) -> str | None:
@@ -97,28 +97,6 @@ def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> No
         raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
 
 
-@dataclass(frozen=True)
-class ReportOptions:
-    """What ``report_results`` is asked to do: the command's options, by their dests."""
-
-    config_path: str | Path | None = config.DEFAULT_CONFIG_PATH
-    options: dict | None = None  # the gate's options by their configuration key (OPTION_KEYS)
-    repository: str | None = None
-    pr: int | None = None
-    token: str | None = None
-    api_url: str | None = None
-    comment_author: str | None = None
-    head_sha: str | None = None
-    dry_run_labels: Sequence[str] = ()
-    report_path: Path | None = None
-    plot_path: Path | None = None  # the charts go there and the comment points to the run's artifacts
-    dry_run: bool = False
-    retries: int = 5
-    nothing_to_benchmark: bool = False  # authorize found no benchmark category: ``results`` may be empty
-    benchmark_dir: Path | None = None
-    output_format: str = "text"  # of the analysis printed when posting (markdown: the full report)
-
-
 @dataclass
 class _Posting:
     """Where the report goes: the client and PR, the PR's labels' decision, what went wrong on the way."""
@@ -133,8 +111,13 @@ class _Posting:
 
 
 def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
-    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: ReportOptions' fields."""
-    options = ReportOptions(**request)
+    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: the options' dests.
+
+    ``options`` holds the gate's options by their configuration key; the rest default as on the command line.
+    """
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    options = argparse.Namespace(**{**vars(parser.parse_args(["report"])), "options": None, **request})
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
     head_sha = _approved_sha(options.head_sha)
@@ -177,7 +160,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     return _finish(posting, body, result, options.report_path)
 
 
-def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> _Posting:
+def _connect(options: argparse.Namespace, settings, head_sha: str | None, client) -> _Posting:
     """The client, the PR and its labels' decision; an unreachable or refusing GitHub is a posting error."""
     repository = options.repository or os.environ.get("GITHUB_REPOSITORY")
     pr = options.pr or actions_env.pull_request_number(actions_env.read_event())
@@ -218,7 +201,7 @@ def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> 
     return posting
 
 
-def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[str]:
+def _unbenchmarked(posting: _Posting, settings, options: argparse.Namespace) -> list[str]:
     """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
     if options.dry_run or not posting.pr or posting.errors:
         return []
@@ -232,7 +215,7 @@ def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[
     return [f"nothing was benchmarked, but the pull request's changed files map to {touched}"] if touched else []
 
 
-def _publish_locally(context: CommentContext, analysis: Analysis, options: ReportOptions, stdout, nothing) -> str:
+def _publish_locally(context: CommentContext, analysis: Analysis, options: argparse.Namespace, stdout, nothing) -> str:
     """The comment's body; the full report, summary, annotations and stdout first, so a failed post loses nothing."""
     body, full_report = render_comment(context), render_comment(context, limit=None)
     history_section = comment_context(context.settings, context.gated)  # '' unless a history store is configured
