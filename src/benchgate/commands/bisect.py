@@ -80,15 +80,9 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
     by_release = args.from_version or args.to_version
     if bool(by_commit) == bool(by_release):
         raise InputError("give --from REF --to REF --repo PATH, or --from-version X --to-version Y, or --change ID")
-    prober = probes.Prober(
-        workdir=args.output.resolve(),
-        selection=selection,
-        release_source=args.release_source,
-        use_sandbox=args.use_sandbox,
-        seed=args.seed,
-        build_cache=args.build_cache,
-        trusted_branch=args.trusted_branch,
-    )
+    names = ("release_source", "use_sandbox", "seed", "build_cache", "trusted_branch")
+    given = {name: getattr(args, name) for name in names}
+    prober = probes.Prober(workdir=args.output.resolve(), selection=selection, **given)
     if by_commit:
         if not (args.from_ref and args.to_ref and args.repo):
             raise InputError("a commit bisection needs --from REF, --to REF and --repo PATH")
