@@ -34,8 +34,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args = build_parser(only=argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.handler(args))
     except BenchgateError as error:

@@ -53,12 +53,10 @@ def authorize_step(environ: Mapping[str, str]) -> int:
     from benchgate.commands.authorize import authorize, print_result
 
     benchmark_dir = Path(given(environ, "repo-path") or ".") / "benchmark"
-    result = authorize(
-        config_path=given(environ, "config") or config.DEFAULT_CONFIG_PATH,
-        options=input_values(environ, flags.for_command("authorize")),
-        benchmark_dir=benchmark_dir if benchmark_dir.is_dir() else None,
-    )
-    return print_result(result)
+    config_path = given(environ, "config") or config.DEFAULT_CONFIG_PATH
+    options = input_values(environ, flags.for_command("authorize"))
+    found = benchmark_dir if benchmark_dir.is_dir() else None
+    return print_result(authorize(config_path=config_path, options=options, benchmark_dir=found))
 
 
 def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
@@ -158,9 +156,8 @@ def report_step(environ: Mapping[str, str]) -> int:
     argv += [f"--benchmark-dir={benchmark_dir}"] if benchmark_dir.is_dir() else []
     # report checks --head-sha against the head commit the results record. A run of given binaries
     # (mode all) measured no commit, so only a build of the approved commit is checked against it.
-    head_sha = given(environ, "head-sha") or (
-        "" if given(environ, "given-binaries") else given(environ, "approved-sha")
-    )
+    approved = "" if given(environ, "given-binaries") else given(environ, "approved-sha")
+    head_sha = given(environ, "head-sha") or approved
     options = {**input_values(environ, flags.for_command("report")), "pr": given(environ, "pr"), "head-sha": head_sha}
     argv += [f"--{name}={value}" for name, value in options.items() if value]
     results = [item.strip() for item in given(environ, "results").split(",") if item.strip()]
