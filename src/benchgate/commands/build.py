@@ -52,7 +52,7 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
 def add_build_options(parser: argparse.ArgumentParser) -> None:
     """How a binary is built; shared by `benchgate build` and `run --repo`. None: the ``build:`` section's."""
     parser.add_argument("--configure-flags", metavar="FLAGS", help="flags for ./configure (one string)")
-    parser.add_argument("--configure-flag", action="append", default=[], metavar="FLAG", help="one (repeatable)")
+    parser.add_argument("--configure-flag", action="append", default=[], metavar="FLAG", help="one flag (repeatable)")
     parser.add_argument("--configure-command", metavar="CMD", help="configure step (default ./configure; '' skips)")
     parser.add_argument("--build-command", metavar="CMD", help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})")
     parser.add_argument("--binary-path", metavar="PATH", help="built binary, relative (default: out/Release/node)")

@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL or https://api.github.com)")
     parser.add_argument("--comment-author", metavar="LOGIN", help="the login a GitHub App token comments as")
     parser.add_argument("--head-sha", help="the approved head commit; results for another are refused")
-    parser.add_argument("--label", dest="dry_run_labels", action="append", default=[], help="with --dry-run")
+    parser.add_argument("--label", dest="dry_run_labels", action="append", default=[], help="with --dry-run: as if")
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
     parser.add_argument("--plot", dest="plot_path", type=Path, metavar="FILE.png", help="also draw the charts")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")

@@ -61,13 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
     parser.add_argument("--jobs", default="per-configuration", choices=("per-configuration", "per-file"))
     parser.add_argument("--store", dest="history_store", metavar="URL", help="the history store giving the noise")
-    parser.add_argument("--progress-interval", type=float, default=30.0, metavar="SECONDS", help="when not a tty")
+    parser.add_argument("--progress-interval", type=float, default=30.0, metavar="SECONDS")
     parser.set_defaults(handler=_handler)
 
 
 def add_release_options(parser: argparse.ArgumentParser) -> None:
     """Where official releases come from, the schedule's seed, the process limit, progress; run and versions."""
-    parser.add_argument("--release-source", default="auto", choices=releases.SOURCES, help="of --*-version")
+    parser.add_argument("--release-source", default="auto", choices=releases.SOURCES)
     parser.add_argument("--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site")
     parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT, metavar="SECONDS")
