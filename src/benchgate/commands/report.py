@@ -175,13 +175,8 @@ def _connect(options: argparse.Namespace, settings, head_sha: str | None, client
         from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
 
         author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
-        client = from_environment(
-            repository=repository,
-            token=options.token,
-            api_url=options.api_url,
-            max_retries=options.retries,
-            comment_author=author,
-        )
+        given = {"token": options.token, "api_url": options.api_url, "max_retries": options.retries}
+        client = from_environment(repository=repository, comment_author=author, **given)
     posting = _Posting(client, pr)
     try:
         posting.pr_info = client.pull_request(pr) if pr else None
