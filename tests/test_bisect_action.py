@@ -18,7 +18,7 @@ from actionsim import parse_outputs, run_action
 from bisectrepo import write_main_run
 
 from benchgate import cli
-from benchgate.commands import bisectstep
+from benchgate.commands import action
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_OK
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def test_bisect_is_refused_off_the_default_branchs_own_events(tmp_path, capsys, 
         "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
         "BENCHGATE_REPO_PATH": str(tmp_path / "nowhere"),  # refused before it is looked at
     }
-    assert bisectstep.bisect_step(environ) == EXIT_BAD_INPUT
+    assert action.bisect_step(environ) == EXIT_BAD_INPUT
     out = capsys.readouterr().out
     assert error_lines(out) == [out.strip()] and refused in out
 
@@ -118,16 +118,16 @@ def main_with_a_step(tmp_path: Path, *, every: int) -> tuple[dict[str, str], str
 def test_a_change_point_one_commit_apart_is_not_bisected(tmp_path, monkeypatch, capsys):
     environ, store = main_with_a_step(tmp_path, every=1)
     since = (datetime.now(UTC) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (point,) = bisectstep.change_points_since(store, environ["BENCHGATE_CONFIG"], since)  # the step is found
-    assert bisectstep.commits_between(Path(environ["BENCHGATE_REPO_PATH"]), point.before_commit, point.commit) == 1
+    (point,) = action.change_points_since(store, environ["BENCHGATE_CONFIG"], since)  # the step is found
+    assert action.commits_between(Path(environ["BENCHGATE_REPO_PATH"]), point.before_commit, point.commit) == 1
 
     def no_bisection(argv):
         raise AssertionError(f"bisected a change point that names its commit: {argv}")
 
-    monkeypatch.setattr(bisectstep, "run_bisect", no_bisection)
+    monkeypatch.setattr(action, "run_bisect", no_bisection)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
     capsys.readouterr()
-    assert bisectstep.bisect_step(environ) == EXIT_OK
+    assert action.bisect_step(environ) == EXIT_OK
     assert parse_outputs(tmp_path / "output") == {"reports": "0"}
     assert not (tmp_path / "bisect").exists() and (tmp_path / "site" / "index.html").exists()
     assert error_lines(capsys.readouterr().out) == []
@@ -145,9 +145,9 @@ def test_a_change_point_two_commits_apart_is_bisected_once(tmp_path, monkeypatch
         (output / "bisect.json").write_text('{"culprits": []}\n')
         return EXIT_OK
 
-    monkeypatch.setattr(bisectstep, "run_bisect", bisection)
+    monkeypatch.setattr(action, "run_bisect", bisection)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
-    assert bisectstep.bisect_step(environ) == EXIT_OK
+    assert action.bisect_step(environ) == EXIT_OK
     (argv,) = calls
     change_id = argv[argv.index("--change") + 1]
     assert f"--repo={environ['BENCHGATE_REPO_PATH']}" in argv and "--resume" not in argv
@@ -158,13 +158,13 @@ def test_a_change_point_two_commits_apart_is_bisected_once(tmp_path, monkeypatch
     # The next night: the site holds its report, so it is not bisected again.
     environ["BENCHGATE_BISECT_OUTPUT"] = str(tmp_path / "bisect-2")
     (tmp_path / "output").unlink()
-    assert bisectstep.bisect_step(environ) == EXIT_OK
+    assert action.bisect_step(environ) == EXIT_OK
     assert len(calls) == 1 and parse_outputs(tmp_path / "output") == {"reports": "0"}
 
 
 def test_a_bad_since_is_one_line_with_the_bad_input_status(tmp_path, capsys):
     environ, _ = main_with_a_step(tmp_path, every=2)
     capsys.readouterr()
-    assert bisectstep.bisect_step({**environ, "BENCHGATE_BISECT_SINCE": "last tuesday"}) == EXIT_BAD_INPUT
+    assert action.bisect_step({**environ, "BENCHGATE_BISECT_SINCE": "last tuesday"}) == EXIT_BAD_INPUT
     out = capsys.readouterr().out
     assert error_lines(out) == [out.strip()] and "input bisect-since" in out

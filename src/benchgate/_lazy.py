@@ -1,9 +1,5 @@
-"""Package exports that load their module on first use.
-
-Every subpackage's ``__init__`` names its public API this way, so importing one light
-module of a package (the gate's policy, say) never loads pandas, scipy or PyGithub
-through a sibling, and packages never import each other just by being imported.
-"""
+"""Package exports that load their module on first use, so importing a light module never loads pandas,
+scipy or PyGithub through a sibling, and packages never import each other just by being imported."""
 
 from __future__ import annotations
 

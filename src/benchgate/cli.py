@@ -1,9 +1,4 @@
-"""Command-line entry point: parses arguments and hands each subcommand to its module.
-
-Each subcommand lives in ``benchgate.commands.<name>`` and exposes
-``register(subparsers)`` (adds its parser, sets ``handler``) and a plain
-function that tests call directly with keyword arguments.
-"""
+"""Command-line entry point: parses arguments and hands each subcommand to its module."""
 
 from __future__ import annotations
 
@@ -27,11 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full parser, or with ``only`` just that subcommand's.
-
-    Importing a subcommand imports what it needs (pandas, scipy, PyGithub), so a
-    command like a cached ``benchgate build`` starts fast when only its own module loads.
-    """
+    """The full parser, or with ``only`` just that subcommand's (so a command loads only its own module)."""
     parser = _Parser(prog="benchgate", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"benchgate {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -43,8 +34,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(only=argv[0] if argv else None)
-    args = parser.parse_args(argv)
+    args = build_parser(only=argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.handler(args))
     except BenchgateError as error:

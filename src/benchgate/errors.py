@@ -1,8 +1,4 @@
-"""Errors that reach the user as one line, and the exit statuses they map to.
-
-Every command returns one of these statuses, so scripts and the action can tell
-a failed gate from bad input from an unreachable GitHub.
-"""
+"""Errors that reach the user as one line, and the exit statuses (docs/cli.md) they map to."""
 
 from __future__ import annotations
 
@@ -12,11 +8,8 @@ EXIT_BAD_INPUT = 2
 EXIT_GITHUB_UNREACHABLE = 3
 EXIT_BUILD_FAILED = 4
 EXIT_RUN_FAILED = 5
-# The gate could not decide: a comparison's interval still allows a regression of the floor (10 % or
-# min-effect). Never a pass; more runs (or a min-effect for a known-noisy benchmark) decide it.
-EXIT_INCONCLUSIVE = 6
-# The history store (benchgate history): unreachable or locked (try again later), corrupt or of a schema this
-# benchgate does not read (needs a person), or too few stored runs for what was asked.
+EXIT_INCONCLUSIVE = 6  # an interval still allows a regression of the floor: never a pass; more runs decide it
+# The history store: unreachable or locked (try again later), corrupt or unreadable (needs a person), too short.
 EXIT_STORE_UNAVAILABLE = 7
 EXIT_STORE_CORRUPT = 8
 EXIT_HISTORY_TOO_SHORT = 9
@@ -29,6 +22,10 @@ class BenchgateError(Exception):
 
     exit_status = EXIT_BAD_INPUT
 
+    def __init_subclass__(cls, exit_status: int | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.exit_status = cls.exit_status if exit_status is None else exit_status
+
     def __init__(self, message: str, *, where: str | None = None) -> None:
         self.message = message
         self.where = where
@@ -40,43 +37,29 @@ class BenchgateError(Exception):
         return " | ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
-class InputError(BenchgateError):
+class InputError(BenchgateError, exit_status=EXIT_BAD_INPUT):
     """Bad input: a malformed file, option or configuration (exit 2)."""
 
-    exit_status = EXIT_BAD_INPUT
 
-
-class BuildError(BenchgateError):
+class BuildError(BenchgateError, exit_status=EXIT_BUILD_FAILED):
     """A Node build that failed (exit 4)."""
 
-    exit_status = EXIT_BUILD_FAILED
 
-
-class RunError(BenchgateError):
+class RunError(BenchgateError, exit_status=EXIT_RUN_FAILED):
     """A benchmark run that could not proceed (exit 5)."""
 
-    exit_status = EXIT_RUN_FAILED
 
-
-class GitHubUnavailable(BenchgateError):
+class GitHubUnavailable(BenchgateError, exit_status=EXIT_GITHUB_UNREACHABLE):
     """GitHub could not be reached after retries (exit 3)."""
 
-    exit_status = EXIT_GITHUB_UNREACHABLE
 
-
-class StoreUnavailable(BenchgateError):
+class StoreUnavailable(BenchgateError, exit_status=EXIT_STORE_UNAVAILABLE):
     """The history store cannot be reached or is locked by another writer (exit 7); nothing was written."""
 
-    exit_status = EXIT_STORE_UNAVAILABLE
 
-
-class StoreCorrupt(BenchgateError):
+class StoreCorrupt(BenchgateError, exit_status=EXIT_STORE_CORRUPT):
     """The history store is not a benchgate store, is damaged, or has a schema this version cannot read (exit 8)."""
 
-    exit_status = EXIT_STORE_CORRUPT
 
-
-class HistoryTooShort(BenchgateError):
+class HistoryTooShort(BenchgateError, exit_status=EXIT_HISTORY_TOO_SHORT):
     """No series has enough stored runs for what was asked, e.g. change points (exit 9)."""
-
-    exit_status = EXIT_HISTORY_TOO_SHORT

@@ -1,1 +1,1 @@
-"""One module per subcommand: ``register(subparsers)`` plus a function tests call directly."""
+"""One module per subcommand: ``register(subparsers)`` adds its parser and sets ``handler``."""

@@ -21,44 +21,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "analyze",
         help="analyse compare.js CSV files like compare.R, and gate",
-        description="Welch's t-test per benchmark configuration, as Node's benchmark/compare.R, "
-        "and the gate's decision per configuration (Yuen's trimmed test on log rates, Holm-corrected): "
-        "regression, improvement, unchanged or inconclusive.",
+        description="Welch's t-test per configuration, as Node's benchmark/compare.R, and the gate's decision.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="compare.js CSV files (shards of one run); - is stdin")
     parser.add_argument("--base-label", default="old", metavar="LABEL", help="binary label of the base (default old)")
     parser.add_argument("--head-label", default="new", metavar="LABEL", help="binary label of the head (default new)")
     flags.add_flags(parser, "analyze")
-    parser.add_argument(
-        "--rule",
-        default="gate",
-        choices=list(gate.RULES),
-        help="gate: the gate's decisions (default); compare-r: compare.R's rule, a Holm-adjusted p-value below "
-        "the threshold's level",
-    )
-    parser.add_argument(
-        "--gate",
-        action="store_true",
-        help="exit 1 when a row fails the gate or no comparison could be tested, 6 when a row is inconclusive "
-        "(0 otherwise)",
-    )
+    parser.add_argument("--rule", default="gate", choices=list(gate.RULES), help="gate (default) or compare.R's")
+    parser.add_argument("--gate", action="store_true", help="exit 1 when the gate fails, 6 when inconclusive")
     parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
     parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
-    parser.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE.png",
-        help="also draw the charts (needs benchgate[plot]): FILE.png, a forest plot of the changes with their "
-        "confidence intervals, and FILE-distributions.png, the samples of base and head per comparison",
-    )
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the charts (needs benchgate[plot])")
     parser.set_defaults(handler=_handler)
 
 
 def write_charts(path: Path, analysis: Analysis) -> list[Path]:
-    """Draw both charts (``report.plots.chart_files``), write them and name them on stderr; returns the paths.
-
-    matplotlib is imported here, so only a ``--plot`` loads it.
-    """
+    """Draw both charts (``report.plots.chart_files``), write them and name them on stderr; returns the paths."""
     files = plots.chart_files(path, analysis.table, analysis.samples, analysis.policy)
     for file, data in files.items():
         file.parent.mkdir(parents=True, exist_ok=True)

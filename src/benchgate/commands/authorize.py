@@ -1,21 +1,4 @@
-"""`benchgate authorize`: may this event start a benchmark run, and of which exact commit?
-
-A PR's code runs on the benchmark machine, so a run starts only when someone with write, maintain
-or admin permission asked for it, checked through the API:
-
-- ``pull_request`` / ``pull_request_target`` ``labeled`` with the request label (``benchmark``): the
-  issue events API names who added it, the collaborator permission API gives their role, and that
-  user must be the event's ``sender`` (an event that does not agree with the API is refused). The
-  approved commit is the PR head *when the label was added*; a PR that moved since is refused.
-- ``workflow_dispatch``: the user who started it (``GITHUB_ACTOR``) is checked the same way; with a
-  ``pr`` input, the ``sha`` input is required: the full 40-digit commit the user approves, which must
-  still be the PR's head (no prefix match).
-- ``push`` and ``schedule`` run the repository's own commits: approved as is.
-
-Other labels are not a request (``approved=false``, exit 0); a refusal exits 2 with the reason.
-The outputs give the approved PR and SHA and the run-settings (config < inputs < trusted labels;
-when none name categories, the ones the PR's changed files map to) for the token-less benchmark job.
-"""
+"""`benchgate authorize`: may this event start a benchmark run, and of which exact commit (docs/security.md)?"""
 
 from __future__ import annotations
 
@@ -53,27 +36,19 @@ class Authorization:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "authorize", help="check that a run was requested by someone with write permission; pin the approved SHA"
-    )
+    parser = subparsers.add_parser("authorize", help="check who requested a run; pin the approved SHA")
     parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="configuration file (base branch)")
     flags.add_flags(parser, "authorize")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL)")
     parser.add_argument("--retries", type=int, default=5)
-    parser.add_argument(
-        "--benchmark-dir",
-        type=Path,
-        help="the base checkout's benchmark/ (default ./benchmark): which categories exist, for the changed files",
-    )
+    parser.add_argument("--benchmark-dir", type=Path, help="the base checkout's benchmark/, for the changed files")
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    names = ("repository", "api_url", "retries", "benchmark_dir")
-    options = {name: getattr(args, name) for name in names}
-    result = authorize(config_path=args.config, options=flags.flag_values(args, "authorize"), **options)
-    return print_result(result)
+    options = {name: getattr(args, name) for name in ("repository", "api_url", "retries", "benchmark_dir")}
+    return print_result(authorize(config_path=args.config, options=flags.flag_values(args, "authorize"), **options))
 
 
 def print_result(result: Authorization) -> int:
@@ -143,7 +118,6 @@ def authorize(
         return _own_commit(f"{event_name} of the repository's own commit", settings)
     if event_name not in events.PULL_REQUEST_EVENTS:
         raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
-
     repository = repository or os.environ.get("GITHUB_REPOSITORY")
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
@@ -152,16 +126,14 @@ def authorize(
 
         client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
-
     if event_name == "workflow_dispatch":
         requester = actor or os.environ.get("GITHUB_ACTOR") or ""
-        inputs = event.get("inputs") or {}
         pr = actions_env.pull_request_number(event)
         if not requester or not client.can_write(requester):
             raise _refuse(f"@{requester or '?'} started the workflow but lacks write, maintain or admin permission")
         if pr is None:
             return _own_commit(f"started by @{requester}, who has write access", settings, requester)
-        wanted = str(inputs.get("sha") or "").strip()
+        wanted = str((event.get("inputs") or {}).get("sha") or "").strip()
         if not FULL_SHA.fullmatch(wanted):
             raise _refuse(
                 f"workflow_dispatch of PR #{pr} needs the sha input: the full 40-digit head commit you approve"
@@ -172,16 +144,14 @@ def authorize(
             raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
         approved_sha, how = pull.head_sha, f"started by @{requester}, who has write access"
     else:
-        action = event.get("action")
         label = ((event.get("label") or {}).get("name")) or ""
-        if action != "labeled" or label != prefix:
+        if event.get("action") != "labeled" or label != prefix:
             return _publish(Authorization(False, f"not a run request (the {prefix!r} label was not just added)"))
         pr = actions_env.pull_request_number(event)
         if pr is None:
             raise _refuse("the event payload names no pull request")
         approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
-        adders = labels.label_adders(client.label_events(pr))
-        requester = adders.get(label, "")
+        requester = labels.label_adders(client.label_events(pr)).get(label, "")
         if not requester:
             raise _refuse(f"the issue events of #{pr} do not show who added {label!r}")
         sender = str((event.get("sender") or {}).get("login") or "")
@@ -218,16 +188,6 @@ def authorize(
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
-    return _publish(
-        Authorization(
-            True,
-            how,
-            pr,
-            approved_sha,
-            pull.base_sha,
-            pull.base_ref,
-            requester,
-            settings=_run_settings(resolved),
-            nothing_to_benchmark=nothing,
-        )
-    )
+    settings = _run_settings(resolved)
+    decided = Authorization(True, how, pr, approved_sha, pull.base_sha, pull.base_ref, requester, settings, nothing)
+    return _publish(decided)

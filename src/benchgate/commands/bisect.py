@@ -1,9 +1,4 @@
-"""`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end.
-
-The search, the state file and the report are ``benchgate.bisect``'s; this module parses the command
-line, picks the candidates (``--from/--to --repo``, ``--from-version/--to-version``, or ``--change ID``
-from the history store), runs the loop and prints or posts the report.
-"""
+"""`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end."""
 
 from __future__ import annotations
 
@@ -25,9 +20,7 @@ MARKER = "<!-- benchgate bisect -->"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "bisect", help="find the commit or release at which benchmark rows become like the later end"
-    )
+    parser = subparsers.add_parser("bisect", help="find the commit or release at which benchmark rows changed")
     parser.add_argument("categories", nargs="*", metavar="CATEGORY", help="benchmark categories, as for run")
     parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the state and the probes")
     ends = parser.add_argument_group("what is bisected (one of)")
@@ -36,9 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ends.add_argument("--repo", type=Path, help="the Node checkout the commits are built from")
     ends.add_argument("--from-version", metavar="X.Y.Z", help="the earlier official release")
     ends.add_argument("--to-version", metavar="X.Y.Z", help="the later official release")
-    ends.add_argument(
-        "--releases", metavar="LIST", help="comma-separated releases to choose from (default: every published one)"
-    )
+    ends.add_argument("--releases", metavar="LIST", help="comma-separated releases to choose from (default: all)")
     ends.add_argument("--change", metavar="ID", help="a change point of `history changes --format json`")
     ends.add_argument("--store", metavar="URL", help="with --change: the history store (default $BENCHGATE_STORE)")
     parser.add_argument("--release-source", default="auto", choices=releases.SOURCES)
@@ -49,9 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trusted-branch", default="main", help="commits on it build trusted (default main)")
     add_sandbox_option(parser)
     budget = parser.add_argument_group("budget")
-    budget.add_argument(
-        "--batch-runs", type=int, default=10, help="runs of a probe's first batch and of each more (10)"
-    )
+    budget.add_argument("--batch-runs", type=int, default=10, help="runs of a probe's first batch and of each more")
     budget.add_argument("--probe-runs", type=int, default=40, help="runs of one undecided probe at most (40)")
     budget.add_argument("--max-probes", type=int, default=20, help="candidates measured at most, ends included (20)")
     budget.add_argument("--max-hours", type=float, default=24.0, help="wall time spent measuring at most (24)")
@@ -59,25 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the bisection in --output")
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
     parser.add_argument("--link", default=DEFAULT_LINK, metavar="URL", help="commit links: URL/SHA")
-    parser.add_argument(
-        "--post",
-        metavar="WHERE",
-        help="post the report through GitHub: issue:N or pr:N comments on it, new opens an issue "
-        "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL)",
-    )
-    parser.add_argument(
-        "--post-only",
-        action="store_true",
-        help="with --post: post the finished report in --output (bisect.md, bisect.json) without bisecting; "
-        "for a job that holds the token and runs no code of the repository",
-    )
+    parser.add_argument("--post", metavar="WHERE", help="post the report: issue:N, pr:N or new (an issue)")
+    parser.add_argument("--post-only", action="store_true", help="with --post: post the report in --output")
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines")
     parser.set_defaults(handler=_handler)
-
-
-def _positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise InputError(f"{name} must be positive, not {value:g}")
 
 
 def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.Candidate], probes.Prober]:
@@ -106,28 +80,21 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
     by_release = args.from_version or args.to_version
     if bool(by_commit) == bool(by_release):
         raise InputError("give --from REF --to REF --repo PATH, or --from-version X --to-version Y, or --change ID")
-    prober = probes.Prober(
-        workdir=args.output.resolve(),
-        selection=selection,
-        release_source=args.release_source,
-        use_sandbox=args.use_sandbox,
-        seed=args.seed,
-        build_cache=args.build_cache,
-        trusted_branch=args.trusted_branch,
-    )
+    names = ("release_source", "use_sandbox", "seed", "build_cache", "trusted_branch")
+    given = {name: getattr(args, name) for name in names}
+    prober = probes.Prober(workdir=args.output.resolve(), selection=selection, **given)
     if by_commit:
         if not (args.from_ref and args.to_ref and args.repo):
             raise InputError("a commit bisection needs --from REF, --to REF and --repo PATH")
         prober.repo = args.repo.resolve()
-        candidates = probes.commit_candidates(prober.repo, args.from_ref, args.to_ref, args.link)
-        setup = {"from": candidates[0].key, "to": candidates[-1].key, "source": "build"}
+        candidates, source = probes.commit_candidates(prober.repo, args.from_ref, args.to_ref, args.link), "build"
     else:
         if not (args.from_version and args.to_version):
             raise InputError("a release bisection needs --from-version and --to-version")
         listed = [item.strip() for item in args.releases.split(",")] if args.releases else None
         candidates = probes.release_candidates(args.from_version, args.to_version, listed)
-        setup = {"from": candidates[0].key, "to": candidates[-1].key, "source": f"release:{args.release_source}"}
-    setup["selection"] = selection.record()
+        source = f"release:{args.release_source}"
+    setup = {"from": candidates[0].key, "to": candidates[-1].key, "source": source, "selection": selection.record()}
     if selection.benchmark_dir is not None:
         setup["benchmark_dir"] = str(selection.benchmark_dir)
     return setup, candidates, prober
@@ -135,7 +102,8 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
 
 def _handler(args: argparse.Namespace) -> int:
     for name in ("batch_runs", "probe_runs", "max_probes", "max_hours"):
-        _positive(f"--{name.replace('_', '-')}", getattr(args, name))
+        if getattr(args, name) <= 0:
+            raise InputError(f"--{name.replace('_', '-')} must be positive, not {getattr(args, name):g}")
     if args.post and not re.fullmatch(r"(issue|pr):[1-9][0-9]*|new", args.post):
         raise InputError(f"--post {args.post!r}: expected issue:N, pr:N or new")
     if args.post_only:
@@ -162,13 +130,8 @@ def _handler(args: argparse.Namespace) -> int:
         bisection = search.Bisection(candidates, budget)
     if prober.repo is not None and prober.selection.benchmark_dir is None:
         prober.use_benchmarks_of(candidates[-1].key)
-    done = driver.run(
-        bisection,
-        prober.measure,
-        state_path=state_path,
-        setup=setup,
-        progress=sys.stderr if args.progress else None,
-    )
+    progress = sys.stderr if args.progress else None
+    done = driver.run(bisection, prober.measure, state_path=state_path, setup=setup, progress=progress)
     data = render.report_data(bisection, done, setup)
     (args.output / "bisect.json").write_text(json.dumps(data, indent=2) + "\n")
     markdown = render.render(data, markdown=True)

@@ -19,78 +19,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "build",
         help="build the Node binary of a git ref in a worktree, reusing the binary cache",
-        description="Build the Node checkout at REF in its own git worktree under the cache directory "
-        "(never in your working tree) and print the binary's path on the last line. "
-        "Options taking values that start with '-' need '=', e.g. --configure-flags=--debug.",
+        description="Build REF in its own git worktree under the cache directory and print the binary's path last. "
+        "Values starting with '-' need '=', e.g. --configure-flags=--debug.",
     )
     parser.add_argument("ref", metavar="REF", help="commit, branch or tag to build")
     parser.add_argument("--repo", type=Path, default=Path("."), help="the Node git repository (default: .)")
     parser.add_argument("--side", choices=SIDES, default="base", help="which side this binary is (default: base)")
     add_build_options(parser)
-    parser.add_argument("--cache-dir", type=Path, default=None, help="default: $BENCHGATE_CACHE or ~/.cache/benchgate")
+    parser.add_argument("--cache-dir", type=Path, help="default: $BENCHGATE_CACHE or ~/.cache/benchgate")
     parser.add_argument("--cache-max-entries", type=int, default=CacheLimit().max_entries, metavar="N")
-    parser.add_argument("--cache-max-size", default=None, metavar="SIZE", help="e.g. 20G (default 20GiB)")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help=f"for the whole build, configure included (default {DEFAULT_BUILD_TIMEOUT / 3600:g} h)",
-    )
+    parser.add_argument("--cache-max-size", metavar="SIZE", help="e.g. 20G (default 20GiB)")
+    timeout = f"for the whole build (default {DEFAULT_BUILD_TIMEOUT / 3600:g} h)"
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help=timeout)
     trust = parser.add_mutually_exclusive_group()
+    untrusted = "PR code: built in the sandbox, ccache read-only (default for --side head)"
     trust.add_argument(
-        "--untrusted",
-        "--read-only-ccache",
-        dest="trusted",
-        action="store_false",
-        default=None,
-        help="PR code: built in the sandbox (bwrap), ccache read-only (default for --side head)",
+        "--untrusted", "--read-only-ccache", dest="trusted", action="store_false", default=None, help=untrusted
     )
-    trust.add_argument(
-        "--trusted", dest="trusted", action="store_true", help="let a head build write ccache (trusted refs only)"
-    )
+    trust.add_argument("--trusted", dest="trusted", action="store_true", help="let a head build write ccache")
     add_sandbox_option(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="echo build output to stderr")
-    parser.add_argument("--record", type=Path, default=None, metavar="FILE", help="write the build record as JSON")
+    parser.add_argument("--record", type=Path, metavar="FILE", help="write the build record as JSON")
     parser.set_defaults(handler=_handler)
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
-    """``--no-sandbox``, shared by `benchgate build` and `benchgate run`."""
-    parser.add_argument(
-        "--no-sandbox",
-        dest="use_sandbox",
-        action="store_false",
-        help="run untrusted code (a pull request's build and benchmarks) without the bwrap sandbox; "
-        "for machines that cannot make one, where nothing else is at stake (recorded in run.json and the comment)",
-    )
+    """``--no-sandbox``, shared by `benchgate build`, `run` and `bisect`."""
+    no_sandbox = "run untrusted code without the bwrap sandbox (recorded in run.json and the comment)"
+    parser.add_argument("--no-sandbox", dest="use_sandbox", action="store_false", help=no_sandbox)
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
-    """The options saying how a binary is built; shared by `benchgate build` and `benchgate run --repo`.
-
-    Every default is None ("not given"), so a configuration file's ``build:`` section can fill the rest.
-    """
-    parser.add_argument("--configure-flags", default=None, metavar="FLAGS", help="flags for ./configure (one string)")
-    parser.add_argument(
-        "--configure-flag",
-        dest="configure_flag",
-        action="append",
-        default=[],
-        metavar="FLAG",
-        help="one flag for ./configure (repeatable), e.g. --configure-flag=--without-intl",
-    )
-    parser.add_argument(
-        "--configure-command", default=None, metavar="CMD", help="configure step (default ./configure; '' skips)"
-    )
-    parser.add_argument(
-        "--build-command", default=None, metavar="CMD", help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})"
-    )
-    parser.add_argument(
-        "--binary-path", default=None, metavar="PATH", help="built binary, relative (default: out/Release/node)"
-    )
-    parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
-    parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, default=None, help="default: if installed")
+    """How a binary is built; shared by `benchgate build` and `run --repo`. None: the ``build:`` section's."""
+    parser.add_argument("--configure-flags", metavar="FLAGS", help="flags for ./configure (one string)")
+    parser.add_argument("--configure-flag", action="append", default=[], metavar="FLAG", help="one flag (repeatable)")
+    parser.add_argument("--configure-command", metavar="CMD", help="configure step (default ./configure; '' skips)")
+    parser.add_argument("--build-command", metavar="CMD", help=f"run with sh -c (default: {DEFAULT_BUILD_COMMAND})")
+    parser.add_argument("--binary-path", metavar="PATH", help="built binary, relative (default: out/Release/node)")
+    parser.add_argument("--ninja", action=argparse.BooleanOptionalAction, help="default: if installed")
+    parser.add_argument("--ccache", action=argparse.BooleanOptionalAction, help="default: if installed")
 
 
 def build_overrides(args: argparse.Namespace) -> dict[str, object]:

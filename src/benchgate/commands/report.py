@@ -1,9 +1,4 @@
-"""`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR.
-
-RESULTS (run directories, CSV files or globs; several are shards of one run) are untrusted
-(``benchgate.results.runrecord``). Whatever happens to the posting, stdout, the job summary and
-``--report-path`` carry the full report, and the exit status (docs/cli.md) still follows the gate.
-"""
+"""`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR."""
 
 from __future__ import annotations
 
@@ -11,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +19,7 @@ from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateE
 from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 from benchgate.report import plots, tables
-from benchgate.report.comment import (
-    GITHUB_COMMENT_LIMIT,
-    MARKER,
-    NOTHING_TO_BENCHMARK,
-    CommentContext,
-    render_comment,
-)
+from benchgate.report.comment import GITHUB_COMMENT_LIMIT, MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.commentgate import check_title
 from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs, runrecord
@@ -58,61 +47,30 @@ class ReportResult:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "report", help="analyse run directories, apply config and labels, post the PR comment and check"
-    )
+    parser = subparsers.add_parser("report", help="analyse run directories, apply config and labels, post to the PR")
     parser.add_argument("results", nargs="*", metavar="RESULTS", help="run directories, results CSVs, or globs")
-    parser.add_argument("--config", default=config.DEFAULT_CONFIG_PATH, help="repository configuration file")
+    parser.add_argument("--config", dest="config_path", metavar="FILE", default=config.DEFAULT_CONFIG_PATH)
     flags.add_flags(parser, "report")
     parser.add_argument("--repository", help="owner/name (default $GITHUB_REPOSITORY)")
     parser.add_argument("--pr", type=int, help="pull request number (default from $GITHUB_EVENT_PATH)")
     parser.add_argument("--token", help="GitHub token (default $GITHUB_TOKEN; prefer the variable)")
     parser.add_argument("--api-url", help="GitHub API URL (default $GITHUB_API_URL or https://api.github.com)")
-    parser.add_argument(
-        "--comment-author",
-        metavar="LOGIN",
-        help="login the token comments as, for a GitHub App token (e.g. my-app[bot]); default "
-        "$BENCHGATE_COMMENT_AUTHOR, else asked of GitHub (a user token), else github-actions[bot]. "
-        "Only that login's comment is ever edited",
-    )
-    parser.add_argument(
-        "--head-sha", help="the approved head commit; results for another commit or a PR that moved are refused"
-    )
-    parser.add_argument("--label", action="append", default=[], help="with --dry-run: act as if the PR had LABEL")
+    parser.add_argument("--comment-author", metavar="LOGIN", help="the login a GitHub App token comments as")
+    parser.add_argument("--head-sha", help="the approved head commit; results for another are refused")
+    parser.add_argument("--label", dest="dry_run_labels", action="append", default=[], help="with --dry-run: as if")
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
-    parser.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE.png",
-        help="also draw the charts (needs benchgate[plot]): FILE.png (forest plot) and FILE-distributions.png; "
-        "put them beside --report-path to upload both as the workflow's artifact, and the comment links there",
-    )
+    parser.add_argument("--plot", dest="plot_path", type=Path, metavar="FILE.png", help="also draw the charts")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
-    parser.add_argument(
-        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
-    )
+    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
-    parser.add_argument(
-        "--nothing-to-benchmark",
-        action="store_true",
-        help="authorize found that the PR's changed files map to no benchmark category: report that (checked "
-        "against the API's changed files when posting); RESULTS may then be absent",
-    )
-    parser.add_argument(
-        "--benchmark-dir",
-        type=Path,
-        help="the base checkout's benchmark/ (default ./benchmark), for mapping the PR's changed files",
-    )
+    parser.add_argument("--nothing-to-benchmark", action="store_true", help="no category to benchmark: say so")
+    parser.add_argument("--benchmark-dir", type=Path, help="the base checkout's benchmark/, for the changed files")
     parser.set_defaults(handler=_handler)
 
 
 def _handler(args: argparse.Namespace) -> int:
-    options = flags.flag_values(args, "report")
-    names = {field.name for field in fields(ReportOptions)} - {"config_path", "options", "dry_run_labels", "plot_path"}
-    given = {name: getattr(args, name) for name in names}
-    return report_results(
-        args.results, config_path=args.config, options=options, dry_run_labels=args.label, plot_path=args.plot, **given
-    ).exit_status
+    given = {**vars(args), "options": flags.flag_values(args, "report")}
+    return report_results(given.pop("results"), **given).exit_status
 
 
 def _approved_sha(head_sha: str | None) -> str | None:
@@ -139,28 +97,6 @@ def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> No
         raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
 
 
-@dataclass(frozen=True)
-class ReportOptions:
-    """What ``report_results`` is asked to do (the command's options; see ``register``)."""
-
-    config_path: str | Path | None = config.DEFAULT_CONFIG_PATH
-    options: dict | None = None  # the gate's options by their configuration key (OPTION_KEYS)
-    repository: str | None = None
-    pr: int | None = None
-    token: str | None = None
-    api_url: str | None = None
-    comment_author: str | None = None
-    head_sha: str | None = None
-    dry_run_labels: Sequence[str] = ()
-    report_path: Path | None = None
-    plot_path: Path | None = None  # the charts go there and the comment points to the run's artifacts
-    dry_run: bool = False
-    retries: int = 5
-    nothing_to_benchmark: bool = False  # authorize found no benchmark category: ``results`` may be empty
-    benchmark_dir: Path | None = None
-    output_format: str = "text"  # of the analysis printed when posting (markdown: the full report)
-
-
 @dataclass
 class _Posting:
     """Where the report goes: the client and PR, the PR's labels' decision, what went wrong on the way."""
@@ -174,15 +110,14 @@ class _Posting:
     check_url: str | None = None
 
 
-def report_results(
-    results: Sequence[str], request: ReportOptions | None = None, *, client=None, stdout=None, **fields_
-) -> ReportResult:
-    """Analyse ``results``, decide the gate, and post (or print, with ``dry_run``) the comment and check.
+def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
+    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: the options' dests.
 
-    ``request`` (or its fields as keywords) says how; ``client``: a GitHub client instead of one from
-    the token; ``stdout``: where the report is printed.
+    ``options`` holds the gate's options by their configuration key; the rest default as on the command line.
     """
-    options = request or ReportOptions(**fields_)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    options = argparse.Namespace(**{**vars(parser.parse_args(["report"])), "options": None, **request})
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
     head_sha = _approved_sha(options.head_sha)
@@ -225,7 +160,7 @@ def report_results(
     return _finish(posting, body, result, options.report_path)
 
 
-def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> _Posting:
+def _connect(options: argparse.Namespace, settings, head_sha: str | None, client) -> _Posting:
     """The client, the PR and its labels' decision; an unreachable or refusing GitHub is a posting error."""
     repository = options.repository or os.environ.get("GITHUB_REPOSITORY")
     pr = options.pr or actions_env.pull_request_number(actions_env.read_event())
@@ -240,13 +175,8 @@ def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> 
         from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
 
         author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
-        client = from_environment(
-            repository=repository,
-            token=options.token,
-            api_url=options.api_url,
-            max_retries=options.retries,
-            comment_author=author,
-        )
+        given = {"token": options.token, "api_url": options.api_url, "max_retries": options.retries}
+        client = from_environment(repository=repository, comment_author=author, **given)
     posting = _Posting(client, pr)
     try:
         posting.pr_info = client.pull_request(pr) if pr else None
@@ -266,14 +196,13 @@ def _connect(options: ReportOptions, settings, head_sha: str | None, client) -> 
     return posting
 
 
-def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[str]:
+def _unbenchmarked(posting: _Posting, settings, options: argparse.Namespace) -> list[str]:
     """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
     if options.dry_run or not posting.pr or posting.errors:
         return []
+    benchmark_dir = options.benchmark_dir or default_benchmark_dir()
     try:  # a failure to ask is a posting error, never a pass
-        placed = pull_request_categories(
-            posting.client, posting.pr, settings, options.benchmark_dir or default_benchmark_dir()
-        )
+        placed = pull_request_categories(posting.client, posting.pr, settings, benchmark_dir)
     except BenchgateError as error:
         posting.errors.append(error)
         return []
@@ -281,7 +210,7 @@ def _unbenchmarked(posting: _Posting, settings, options: ReportOptions) -> list[
     return [f"nothing was benchmarked, but the pull request's changed files map to {touched}"] if touched else []
 
 
-def _publish_locally(context: CommentContext, analysis: Analysis, options: ReportOptions, stdout, nothing) -> str:
+def _publish_locally(context: CommentContext, analysis: Analysis, options: argparse.Namespace, stdout, nothing) -> str:
     """The comment's body; the full report, summary, annotations and stdout first, so a failed post loses nothing."""
     body, full_report = render_comment(context), render_comment(context, limit=None)
     history_section = comment_context(context.settings, context.gated)  # '' unless a history store is configured
@@ -291,23 +220,17 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: Repor
         options.report_path.parent.mkdir(parents=True, exist_ok=True)
         options.report_path.write_text(full_report, encoding="utf-8")
     actions_env.write_step_summary(render_comment(context, limit=SUMMARY_CHARACTERS))
-    result, gated = context.outcome, context.gated
-    for row in gated[gated["gating"]].itertuples(index=False):
-        actions_env.error_annotation(f"{row.filename} {row.configuration}: {row.gate_reason}", title="benchgate")
-    if context.run.build_failure is not None:
-        actions_env.error_annotation(result.problems[0], title="benchgate")
-    for failure in result.head_failures:
-        actions_env.error_annotation(
-            f"{failure.filename} {failure.configuration} failed on the head: {failure.reason}", title="benchgate"
-        )
+    result, failing = context.outcome, context.gated[context.gated["gating"]]
+    annotations = [f"{row.filename} {row.configuration}: {row.gate_reason}" for row in failing.itertuples()]
+    annotations += result.problems[:1] if context.run.build_failure is not None else []
+    annotations += [f"{f.filename} {f.configuration} failed on the head: {f.reason}" for f in result.head_failures]
+    for message in annotations:
+        actions_env.error_annotation(message, title="benchgate")
     with actions_env.commands_stopped(stdout):  # benchmark names are untrusted text
-        if options.dry_run:
-            stdout.write(body)
-        elif nothing:
-            stdout.write(f"{NOTHING_TO_BENCHMARK}\n")
+        if options.dry_run or nothing:
+            stdout.write(body if options.dry_run else f"{NOTHING_TO_BENCHMARK}\n")
         else:
-            printed = tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report)
-            stdout.write(printed)
+            stdout.write(tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report))
     if not options.dry_run:
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()

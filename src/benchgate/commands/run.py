@@ -1,13 +1,11 @@
-"""`benchgate run`: run a Node checkout's benchmarks with a base and a head binary, then analyse.
-
-The run itself is ``benchgate.run.local.run_benchmarks`` (its options and checks: ``benchgate.run.plan``).
-"""
+"""`benchgate run`: run a Node checkout's benchmarks with a base and a head binary (``run.local``), then analyse."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 import sys
+from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 
@@ -34,110 +32,45 @@ def _category_list(text: str) -> tuple[str, ...] | None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="run Node's benchmark suite with a base and a head binary (like benchmark/compare.js), then analyse",
-    )
+    parser = subparsers.add_parser("run", help="run Node's benchmarks with a base and a head binary, then analyse")
     parser.add_argument("categories", nargs="*", metavar="CATEGORY", help="benchmark categories, or 'all'")
     parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: ./benchmark)")
     parser.add_argument("--output", "-o", type=Path, required=True, help="directory for results.csv and run.json")
     for side in ("base", "head"):
         parser.add_argument(f"--{side}-binary", metavar="PATH", help=f"the {side} node executable")
         parser.add_argument(f"--{side}-version", metavar="X.Y.Z", help=f"an official release as the {side}")
-        parser.add_argument(
-            f"--{side}-node-args",
-            type=_node_args,
-            default=(),
-            metavar="ARGS",
-            help=f"runtime flags for the {side}, e.g. '--jitless'",
-        )
+        parser.add_argument(f"--{side}-node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags")
     add_release_options(parser)
     flags.add_flags(parser, "run")
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")
     parser.add_argument("--changed-map", type=Path, metavar="YAML", help="replace the shipped changed-files map")
-    parser.add_argument(
-        "--changed-default",
-        type=_category_list,
-        metavar="CATS",
-        help="comma-separated categories for changed files the map cannot place",
-    )
+    parser.add_argument("--changed-default", type=_category_list, metavar="CATS", help="for files the map misses")
     parser.add_argument("--repo", type=Path, help="a Node git checkout: build base and head from --base-ref/--head-ref")
     parser.add_argument("--base-ref", metavar="REF", help="with --repo: the base commit (default: the merge base)")
     parser.add_argument("--head-ref", metavar="REF", help="with --repo: the head commit (the pull request)")
     parser.add_argument("--base-branch", default="main", help="with --repo: branch for the merge base (default main)")
     parser.add_argument("--build-cache", type=Path, metavar="DIR", help="build cache (default: $BENCHGATE_CACHE)")
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="with --repo: build as this benchgate configuration's build: section says (the base branch's copy); "
-        "the build options below override it",
-    )
+    parser.add_argument("--config", type=Path, metavar="FILE", help="with --repo: build as its build: section says")
     trust = parser.add_mutually_exclusive_group()
-    trust.add_argument(
-        "--trusted",
-        action="store_true",
-        help="with --repo: the head is your own code, built (read-write ccache) and run without the sandbox",
-    )
-    trust.add_argument(
-        "--untrusted-head",
-        action="store_true",
-        help="given binaries, but the head or its benchmark/ is a pull request's: run every benchmark process "
-        "(both sides) and the head's --version in the sandbox (--repo heads always are, unless --trusted)",
-    )
+    trust.add_argument("--trusted", action="store_true", help="with --repo: the head is your own code, no sandbox")
+    trust.add_argument("--untrusted-head", action="store_true", help="given binaries: run them in the sandbox")
     add_sandbox_option(parser)
-    build_options = parser.add_argument_group("how --repo builds (as `benchgate build`)")
-    add_build_options(build_options)
+    add_build_options(parser.add_argument_group("how --repo builds (as `benchgate build`)"))
     parser.add_argument("--resume", action="store_true", help="continue the interrupted run in --output")
-    parser.add_argument(
-        "--no-analyze", dest="analyze", action="store_false", help="do not print the analysis at the end"
-    )
-    parser.add_argument(
-        "--format", dest="output_format", default="text", choices=FORMATS, help="the printed analysis (default text)"
-    )
-    parser.add_argument(
-        "--jobs",
-        default="per-configuration",
-        choices=("per-configuration", "per-file"),
-        help="what one benchmark process runs: one configuration of a file, as its common.js forks it (default; "
-        "with --runs auto each comparison stops on its own), or the whole file, as compare.js runs it",
-    )
-    parser.add_argument(
-        "--store",
-        dest="history_store",
-        metavar="URL",
-        help="the history store whose runs of main give each row's noise before the run (default $BENCHGATE_HISTORY, "
-        "else --config's history.store; none: the base's samples)",
-    )
-    parser.add_argument(
-        "--progress-interval",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="seconds between progress lines when stderr is not a terminal",
-    )
+    parser.add_argument("--no-analyze", dest="analyze", action="store_false", help="do not print the analysis")
+    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
+    parser.add_argument("--jobs", default="per-configuration", choices=("per-configuration", "per-file"))
+    parser.add_argument("--store", dest="history_store", metavar="URL", help="the history store giving the noise")
+    parser.add_argument("--progress-interval", type=float, default=30.0, metavar="SECONDS")
     parser.set_defaults(handler=_handler)
 
 
 def add_release_options(parser: argparse.ArgumentParser) -> None:
     """Where official releases come from, the schedule's seed, the process limit, progress; run and versions."""
-    parser.add_argument(
-        "--release-source",
-        default="auto",
-        choices=releases.SOURCES,
-        help="where --*-version binaries come from (auto: dist site, then npm)",
-    )
-    parser.add_argument(
-        "--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site or a mirror of it"
-    )
+    parser.add_argument("--release-source", default="auto", choices=releases.SOURCES)
+    parser.add_argument("--dist-mirror", default=releases.DEFAULT_DIST_URL, metavar="URL", help="the dist site")
     parser.add_argument("--seed", type=int, help="seed of the schedule's random order (recorded)")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_PROCESS_TIMEOUT,
-        metavar="SECONDS",
-        help=f"limit for each benchmark process (default {DEFAULT_PROCESS_TIMEOUT:g})",
-    )
+    parser.add_argument("--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT, metavar="SECONDS")
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress output")
 
 
@@ -160,10 +93,7 @@ _RUN_OPTION_NAMES = {"filter": "filters", "exclude": "excludes", "set": "set_arg
 
 
 def run_option_values(settings: Settings, command: str) -> dict:
-    """RunOptions' values of ``command``'s setting flags, from ``settings`` ("" is None, as RunOptions has it).
-
-    The gate's settings (those ``analyze`` takes too) reach the run as one ``policy``, ``settings.policy()``.
-    """
+    """RunOptions' values of ``command``'s setting flags ("" is None); the gate's settings as one ``policy``."""
     values: dict = {"policy": settings.policy()}
     for setting in flags.for_command(command):
         if "analyze" in setting.commands:
@@ -176,49 +106,35 @@ def run_option_values(settings: Settings, command: str) -> dict:
 
 
 def history_store(option: str | None, config_path: Path | None) -> str | None:
-    """The run's history store: ``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``; None."""
+    """``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``, else None."""
     from benchgate.config.historysettings import configured_history, configured_store
 
     return configured_store(option, configured_history(config_path))
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
-    """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options on top.
-
-    None when neither is given (the defaults).
-    """
+    """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options; None: neither."""
     if config_path is None and not overrides:
         return None
     from benchgate import config
 
-    values: dict = {}
-    if config_path is not None:
-        values.update(config.load_settings(config_path, {}, config_required=True).build)
-    values.update(overrides)
-    return BuildSettings.from_mapping(values)
+    given = config.load_settings(config_path, {}, config_required=True).build if config_path is not None else ()
+    return BuildSettings.from_mapping({**dict(given), **overrides})
 
 
 def _failure_lines(failures) -> list[str]:
     """One line per distinct failure of run.json; the same failure in several runs is one line with a count."""
-    grouped: dict[tuple, int] = {}
-    for failure in failures:
-        key = (failure.side, failure.filename, failure.configuration or "", failure.reason, bool(failure.gating))
-        grouped[key] = grouped.get(key, 0) + 1
+    grouped = Counter((f.side, f.filename, f.configuration or "", f.reason, bool(f.gating)) for f in failures)
     lines = []
     for (side, filename, configuration, reason, gating), count in grouped.items():
         runs = f" in {count} runs" if count > 1 else ""
-        lines.append(
-            f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}"
-            + (" (gating: the base succeeded)" if gating else "")
-        )
+        gated = " (gating: the base succeeded)" if gating else ""
+        lines.append(f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}{gated}")
     return lines
 
 
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
-    """compare.R's table, the environment and every failure; the exit status of the verdict (stats.outcome).
-
-    A run that measured nothing is a RunError (exit 5) unless the head alone failed (the gate fails, exit 1).
-    """
+    """compare.R's table, the environment and every failure; the verdict's exit status (a RunError: no sample)."""
     from benchgate import results
     from benchgate.report import comment, tables
     from benchgate.run import system
@@ -232,16 +148,12 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
             name = f"{failure.filename} {failure.configuration}".strip()
             print(f"failed: {name} on the {failure.side}: {failure.reason}")
         if outcome.head_only_failures(summary):
-            why = "the head failed where the base succeeded, and no sample was measured"
-            print(f"gate: FAIL: {why}")
+            print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
             return EXIT_GATE_FAILED
         for item in summary.skipped:
             print(f"skipped: {item.filename}: {item.reason}")
-        raise RunError(
-            f"no benchmark produced a sample ({len(summary.failures)} failure(s), {len(summary.skipped)} "
-            "skip(s), listed above)",
-            where=str(output),
-        )
+        counts = f"{len(summary.failures)} failure(s), {len(summary.skipped)} skip(s)"
+        raise RunError(f"no benchmark produced a sample ({counts}, listed above)", where=str(output))
     run_data, summary = RunData.load([str(output)])
     analysis = analyze(run_data, settings.policy())
     decision = outcome.decide(analysis.table, summary, accept_regression=settings.accept_regression)

@@ -1,8 +1,4 @@
-"""`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report.
-
-Each consecutive pair is one run (``run.local.run_benchmarks``) into ``OUTPUT/steps/V1..V2``, analysed
-as `benchgate run` analyses its run; a complete step is reused and an interrupted one resumed.
-"""
+"""`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report."""
 
 from __future__ import annotations
 
@@ -10,6 +6,7 @@ import argparse
 import re
 import sys
 from dataclasses import replace
+from importlib.util import find_spec
 from pathlib import Path
 
 from benchgate.build import releases
@@ -21,24 +18,14 @@ VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "versions",
-        help="compare consecutive Node releases pairwise with their official binaries, as a report",
-    )
-    parser.add_argument(
-        "targets",
-        nargs="+",
-        metavar="VERSION_OR_CATEGORY",
-        help="two or more releases (X.Y.Z, oldest first), then the benchmark categories (default: all)",
-    )
+    parser = subparsers.add_parser("versions", help="compare consecutive Node releases pairwise, as a report")
+    parser.add_argument("targets", nargs="+", metavar="VERSION_OR_CATEGORY", help="releases, then categories")
     parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the steps and the report")
     parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: ./benchmark)")
     flags.add_flags(parser, "versions")
-    parser.add_argument(
-        "--node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags for every release"
-    )
+    parser.add_argument("--node-args", type=_node_args, default=(), metavar="ARGS", help="for every release")
     add_release_options(parser)
-    parser.add_argument("--store", metavar="URL", help="record each step into this history store (a release series)")
+    parser.add_argument("--store", metavar="URL", help="record each step into this history store")
     parser.add_argument("--no-plot", dest="plot", action="store_false", help="no forest plot per step")
     parser.set_defaults(handler=_handler)
 
@@ -77,12 +64,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
-    """Run every consecutive pair of ``versions`` into ``output/steps``, then write ``output/report.md``.
-
-    ``run`` holds `benchgate run`'s options shared by every step (categories, filters, runs, ...).
-    Returns the exit status: 0 once the report is written (it reports, it does not gate), or the
-    status of the step that could not finish (its earlier steps stay on disk, reused next time).
-    """
+    """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
     from benchgate.report.versionsreport import render_versions_markdown, render_versions_text
 
     if store:
@@ -142,40 +124,26 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
         resume = True
     print(f"benchgate: versions: {base} → {head}", file=sys.stderr)
     node_args = run["node_args"]
-    options = RunOptions(
-        output=directory,
-        base_version=base,
-        head_version=head,
-        base_node_args=node_args,
-        head_node_args=node_args,
-        resume=resume,
-        analyze=False,
-        **{name: value for name, value in run.items() if name != "node_args"},
-    )
-    status = run_benchmarks(options)
+    sides = dict(base_version=base, head_version=head, base_node_args=node_args, head_node_args=node_args)
+    others = {name: value for name, value in run.items() if name != "node_args"}
+    status = run_benchmarks(RunOptions(output=directory, resume=resume, analyze=False, **sides, **others))
     return None if status == EXIT_OK and record_path.is_file() else status
 
 
 def _check_same_request(record: dict, run: dict, directory: Path) -> None:
     """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
     selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
-    given = run.get("benchmark_dir")
-    wanted = {
-        "runs": run["runs"],
-        "categories": list(run["categories"]),
-        "filter": list(run["filters"]),
-        "exclude": list(run["excludes"]),
-        "set": list(run["set_args"]),
-    }
+    lists = {"categories": "categories", "filter": "filters", "exclude": "excludes", "set": "set_args"}
+    wanted = {"runs": run["runs"], **{key: list(run[name]) for key, name in lists.items()}}
     if wanted["categories"] == ["all"]:
         del wanted["categories"]  # the run records the categories 'all' stood for
-    found = {"runs": record.get("runs"), **{name: selection.get(name) for name in wanted if name != "runs"}}
-    if given is not None and selection.get("benchmark_dir") != str(Path(given).resolve()):
-        wanted["benchmark_dir"], found["benchmark_dir"] = str(Path(given).resolve()), selection.get("benchmark_dir")
+    if run.get("benchmark_dir") is not None:
+        wanted["benchmark_dir"] = str(Path(run["benchmark_dir"]).resolve())
     for name, value in wanted.items():
-        if found.get(name) != value:
+        found = record.get(name) if name == "runs" else selection.get(name)
+        if found != value:
             raise InputError(
-                f"{directory} holds a run with {name} {found.get(name)!r}, not {value!r}: "
+                f"{directory} holds a run with {name} {found!r}, not {value!r}: "
                 "give another --output, or remove that step to measure it again"
             )
 
@@ -192,6 +160,7 @@ def _record_step(directory: Path, head: str, store: str) -> None:
 
 def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):
     """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
+    from benchgate.commands.analyze import write_charts
     from benchgate.report.versionsreport import VersionStep, failure_lines
     from benchgate.stats.analysis import RunData, analyze
 
@@ -199,17 +168,7 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     policy = replace(run["policy"], threshold="off")
     run_data, summary = RunData.load([str(output / directory)])
     analysis = analyze(run_data, policy)
-    chart = None
-    if plot and len(analysis.table):
-        try:
-            from benchgate.report import plots
-
-            plots.require_matplotlib()
-        except InputError:
-            plot = False
-        if plot:
-            chart = f"charts/{base}..{head}.png"
-            (output / "charts").mkdir(parents=True, exist_ok=True)
-            for path, data in plots.chart_files(output / chart, analysis.table, run_data.samples, policy).items():
-                path.write_bytes(data)
+    chart = f"charts/{base}..{head}.png" if plot and len(analysis.table) and find_spec("matplotlib") else None
+    if chart is not None:
+        write_charts(output / chart, analysis)
     return VersionStep(base, head, analysis.table, directory, chart, failures=failure_lines(summary.failures))
