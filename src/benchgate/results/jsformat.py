@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 # A number as JavaScript writes it (and as a harness may send it as text): no "Infinity", no "1_000".
@@ -36,25 +37,10 @@ def js_number(value: float) -> str:
 
 
 def _positional(value: float) -> str:
-    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent.
-
-    Times under 1e-4 s take this path for many samples; it is plain string work so that the
-    runner, which writes every sample through js_number, never loads numpy mid-benchmark.
-    """
-    mantissa, _, exponent = repr(value).partition("e")
-    sign = "-" if mantissa.startswith("-") else ""
-    whole, _, fraction = mantissa.lstrip("-").partition(".")
-    digits = whole + fraction
-    point = len(whole) + int(exponent or 0)  # where the decimal point goes in ``digits``
-    if point <= 0:
-        text = "0." + "0" * -point + digits
-    elif point >= len(digits):
-        text = digits + "0" * (point - len(digits))
-    else:
-        text = digits[:point] + "." + digits[point:]
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return sign + text
+    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent (no numpy:
+    the runner writes every sample through js_number)."""
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _quote(field: str) -> str:
