@@ -1,8 +1,4 @@
-"""compare.js's formatting: numbers as JavaScript prints them, configurations as ``util.inspect`` shows them.
-
-Pure string functions; ``benchgate.results`` uses them to write results.csv (it remains the only
-module that reads or writes that file) and the session to name a benchmark's configuration.
-"""
+"""compare.js's formatting: numbers as JavaScript prints them, configurations as ``util.inspect`` shows them."""
 
 from __future__ import annotations
 
@@ -53,14 +49,8 @@ def is_decimal_text(text: str) -> bool:
 
 
 def field_text(value: Any) -> str | None:
-    """The text compare.js writes for a report's ``rate`` or ``time``, or None when it may not be written.
-
-    compare.js interpolates the JSON value into a template literal: a number comes out as JavaScript's
-    ``Number#toString``, a string verbatim. So a number gives ``js_number``, a string that is a finite
-    decimal number is kept as it is (``"1.000000000"`` keeps its zeros, no float round trip), and
-    anything else (``null``, ``true``, ``"5,.123456789"``, a quote, a newline, ``"NaN"``) gives None:
-    compare.js would write it raw and corrupt the CSV.
-    """
+    """The text compare.js writes for a report's ``rate`` or ``time`` (its template literal: a number as JavaScript
+    prints it, a string verbatim), or None when it would corrupt the CSV (only finite decimal strings are kept)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -77,12 +67,7 @@ def field_text(value: Any) -> str | None:
 def format_sample_line(
     binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
 ) -> str:
-    """One CSV line exactly as compare.js writes it (quotes doubled in the configuration).
-
-    ``rate`` and ``time`` are the report's JSON values (see ``field_text``); ``time`` None writes an
-    empty field (a time the harness sent in a form that cannot be written). ValueError for a value
-    that may not be written, so nothing can corrupt the file.
-    """
+    """One CSV line exactly as compare.js writes it (``time`` None: an empty field); ValueError for a bad value."""
     rate_text = field_text(rate)
     time_text = "" if time is None else field_text(time)
     if rate_text is None or time_text is None:

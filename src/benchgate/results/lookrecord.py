@@ -1,10 +1,6 @@
-"""An adaptive run's record (``runs: "auto"`` in run.json): its design, the looks it took and why units stopped.
+"""An adaptive run's record (``runs: "auto"``; docs/formats.md): its design, the looks it took, why units stopped.
 
-The fields are in docs/formats.md ("run.json": ``design``, ``looks``, ``stops``, ``stopped``). A stop
-is a *unit*: one comparison of a file run one configuration a job, or a whole file (``configuration``
-null). Records before ``stops: 2`` kept an object of whole-file stops: they are read as such, which is
-what they were; ``--resume`` refuses them. The run record's model checks the entries' types and sizes;
-the stops are checked against a replay of the samples by whoever decides from them.
+A unit is one comparison of a file run one configuration a job, or a whole file (``configuration`` null).
 """
 
 from dataclasses import dataclass

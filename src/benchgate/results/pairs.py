@@ -1,8 +1,5 @@
-"""A duet run's pairing (``--pairing duet``): pairs.csv next to results.csv, and run.json's ``pairing``.
-
-The format is in docs/formats.md ("pairs.csv"). Read back, all of it is untrusted: every field is
-type-checked, and a record that could not have come from a run is refused with one line.
-"""
+"""A duet run's pairing (``--pairing duet``, docs/formats.md): pairs.csv next to results.csv, and run.json's
+``pairing``; read back as untrusted input, every field checked."""
 
 from __future__ import annotations
 
@@ -111,12 +108,8 @@ def _number(text: str, where: str, line: int, what: str, low: int, high: int) ->
 
 
 def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
-    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json.
-
-    InputError (one line, naming pairs.csv and the line) for a missing file, a bad field, a line
-    out of range or used twice, the two lines of a pair from different rows or the same side,
-    or counts that differ from run.json's ``pairing`` and results.csv.
-    """
+    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json;
+    InputError naming pairs.csv and the line for anything a run could not have written."""
     where = str(path)
     try:
         size = path.stat().st_size
@@ -188,11 +181,7 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
 
 
 def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
-    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None.
-
-    Read and checked against ``samples`` and run.json's ``pairing`` (``read_pairs``): what an adaptive
-    duet run's looks are replayed with (``benchgate.stats.adaptivetable``).
-    """
+    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None."""
     if not pairing.duet:
         return None
     return pair_indices(read_pairs(record_path.parent / PAIRS_FILE, pairing, samples))

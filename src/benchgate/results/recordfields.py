@@ -1,9 +1,5 @@
-"""run.json's limits, its field types, and the one-line error a bad field gets.
-
-run.json is untrusted input (it comes back from the benchmark job). Every limit of the
-record is here, once; the field types below check type, size and range and say what is
-wrong in words, and ``describe`` turns pydantic's first error into "run record field
-PATH: WHY" for the file, wherever the field is.
+"""run.json's limits (all of them, once), its field types, and the one-line error a bad field gets
+("run record field PATH: WHY", from pydantic's first error).
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ def json_name(value: Any) -> str:
 
 
 def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
-    """A field's error, in words (through pydantic's context: braces in it are kept); ``field`` names the field
-    when the check is the whole record's."""
+    """A field's error in words (``field``: its path, when the check is the whole record's)."""
     return PydanticCustomError("run_record", "{reason}", {"reason": reason, "field": field})
 
 

@@ -1,7 +1,4 @@
-"""The parts of run.json (``benchgate.results.runrecord.RunRecord``): binaries, selection, options, progress,
-failures and skips, the sandbox, a build failure, the configurations of each file, the prior from main's history,
-and the checks of the free-form fields (environment, durations, design).
-"""
+"""The parts of run.json (``benchgate.results.runrecord.RunRecord``) and the checks of its free-form fields."""
 
 from typing import Annotated, Any, Literal
 
@@ -137,12 +134,7 @@ class PriorRow(fields.Model):
 
 
 class Prior(fields.Model):
-    """run.json's ``prior`` (``benchgate.run.prior``): what main's history said of each row's noise before the run.
-
-    ``store``: the store's URL, password hidden; ``runner``: the runner fingerprint whose runs were read;
-    ``node_flags``: the base's node arguments they ran with; ``recent``: at most this many runs per row. A row
-    not in ``rows`` had too few: its base's samples decide how coarsely it is gated.
-    """
+    """run.json's ``prior`` (``benchgate.run.prior``, docs/formats.md): main's history of each row's noise."""
 
     store: fields.Text(1024)
     runner: fields.Text(64)

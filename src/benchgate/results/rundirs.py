@@ -1,8 +1,5 @@
-"""Run directories from benchmark jobs: results.csv and run.json of each shard, size-capped and merged.
-
-Everything here is untrusted input (see ``benchgate.results.runrecord``): sizes are capped
-before reading, benchmark names are bounded, and shards that ran different binaries are refused.
-"""
+"""Run directories from benchmark jobs (untrusted): results.csv and run.json of each shard, size-capped and merged;
+shards that ran different binaries are refused."""
 
 from __future__ import annotations
 
@@ -118,12 +115,7 @@ def locate(arguments: list[str]) -> list[tuple[Path, Path | None]]:
 
 
 def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveShard]]:
-    """Read, size-check and validate the samples and run records of every shard.
-
-    Returns the samples, the merged run summary and the adaptive runs among them with the samples
-    of each recorded look (none when the runs had a fixed number of runs or
-    nothing was measured). Each file is located and each run.json read once.
-    """
+    """The samples, merged run summary and adaptive runs (with each look's samples) of every shard, checked."""
     located = locate(arguments)
     for csv, _ in located:
         _size_checked(csv, MAX_CSV_BYTES)
@@ -164,14 +156,8 @@ def _duet_pairs(located, records, frames) -> tuple:
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
-    """The run's summary when every argument is a run that selected no benchmark, else None.
-
-    ``benchgate run --changed-from`` on a change that touches no benchmarked area
-    (a docs-only PR) writes a complete run.json with an empty file selection and
-    no results.csv: nothing to benchmark, which is a pass, not missing results.
-    Anything else (a results.csv, an incomplete run, a non-empty selection) is None,
-    so ``load`` reads it as usual and refuses what is missing.
-    """
+    """The run's summary when every argument is a complete run that selected no benchmark (``--changed-from`` on a
+    docs-only PR: a pass, not missing results), else None (``load`` then refuses what is missing)."""
     summaries = []
     for argument in arguments:
         for match in _matches(argument):
@@ -199,11 +185,7 @@ class AdaptiveShard:
 
 
 def _shards(located: list[tuple[Path, Path | None]], records: list, frames: list) -> list[AdaptiveShard]:
-    """The adaptive runs among ``load``'s run directories, with the samples of each recorded look.
-
-    Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
-    first ``csv_bytes`` bytes, as the live run read them (``load`` size-checked the file).
-    """
+    """The adaptive runs among ``load``'s run directories, with each look's samples (results.csv's first bytes)."""
     shards = []
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None or not record.adaptive_run:

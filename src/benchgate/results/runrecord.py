@@ -1,11 +1,5 @@
-"""run.json, one versioned model: written atomically by the run, read back as untrusted data by everyone else.
-
-A PR's code ran on the machine that wrote these files, so every field of run.json is type-
-and length-checked when it is read (``load_run_record``: one loader for resume, report, history,
-versions and analyze), with the limits of ``benchgate.results.recordfields``. Fields this
-version does not know are kept, never shown. ``RunRecord.summary`` reduces a record to the
-plain values the report shows (``RunSummary``); reading whole run directories (shards,
-samples) is ``benchgate.results.rundirs``.
+"""run.json (docs/formats.md), one versioned model: written atomically by the run, read back as untrusted data
+(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown).
 """
 
 import json
@@ -330,10 +324,7 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
 
 
 def write_run_record(path: Path, record: RunRecord | dict[str, Any]) -> RunRecord:
-    """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed).
-
-    A dict is the run's record as it is being filled; what is written is exactly its fields.
-    """
+    """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed)."""
     if not isinstance(record, RunRecord):
         record = RunRecord.model_validate(record)
     data = record.to_json()
