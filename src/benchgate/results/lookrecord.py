@@ -14,28 +14,34 @@ AUTO = "auto"
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
 
 
-@dataclass(frozen=True)
-class Look:
-    """One look: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
-
-    runs: int
-    csv_bytes: int
-    csv_sha256: str | None = None  # of those bytes (None: a record from before the digest)
+def _sha256(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise invalid("must be a sha256 in hex (64 lowercase hex digits)")
+    return value
 
 
-@dataclass(frozen=True)
-class Stop:
-    """Why a unit stopped after ``after_runs`` runs (look index ``look``): decided, hopeless or max-runs.
+class Look(Model):
+    """One of run.json's ``looks``: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
 
-    The unit is one comparison of ``filename`` (``configuration``: compare.js's column), or the whole
-    file when ``configuration`` is None.
-    """
+    runs: Integer(1, MAX_RUNS)
+    csv_bytes: Integer(0, 2**62)
+    csv_sha256: Annotated[str, BeforeValidator(_sha256)] | None = None  # of those bytes (None: before the digest)
 
-    filename: str
-    configuration: str | None
-    after_runs: int
-    look: int
-    reason: str
+
+def _short(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 32:
+        raise invalid("must be a short string")
+    return value
+
+
+class Stop(Model):
+    """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
+
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None  # None: the whole file
+    after_runs: Integer(1, MAX_RUNS)
+    look: Integer(0, MAX_LOOKS - 1)
+    reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
 
     @property
     def unit(self) -> tuple[str, str | None]:
@@ -52,36 +58,6 @@ class AdaptiveRecord:
     stops: tuple[Stop, ...]
     row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)
     version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
-
-
-def _sha256(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise invalid("must be a sha256 in hex (64 lowercase hex digits)")
-    return value
-
-
-class LookEntry(Model):
-    """One of run.json's ``looks``."""
-
-    runs: Integer(1, MAX_RUNS)
-    csv_bytes: Integer(0, 2**62)
-    csv_sha256: Annotated[str, BeforeValidator(_sha256)] | None = None
-
-
-def _short(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) > 32:
-        raise invalid("must be a short string")
-    return value
-
-
-class StopEntry(Model):
-    """One of run.json's ``stopped``."""
-
-    filename: Text(MAX_NAME)
-    configuration: Text(MAX_NAME) | None = None
-    after_runs: Integer(1, MAX_RUNS)
-    look: Integer(0, MAX_LOOKS - 1)
-    reason: Annotated[str, BeforeValidator(_short)]
 
 
 def legacy_stops(data: dict) -> dict:

@@ -17,9 +17,7 @@ from benchgate.results.lookrecord import (
     STOPS_VERSION,
     AdaptiveRecord,
     Look,
-    LookEntry,
     Stop,
-    StopEntry,
     check_stops,
     legacy_stops,
 )
@@ -93,9 +91,9 @@ class RunRecord(fields.Model):
     configurations: Annotated[dict[str, FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
     whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
     design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
-    looks: Annotated[tuple[LookEntry, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    looks: Annotated[tuple[Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
     stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
-    stopped: Annotated[tuple[StopEntry, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    stopped: Annotated[tuple[Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
     prior: Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
@@ -151,23 +149,14 @@ class RunRecord(fields.Model):
 
     def adaptive(self) -> AdaptiveRecord:
         """The design, looks and stops of an adaptive run, as the replay reads them."""
-        version = self.stops_version
+        whole_files = self.stops_version != STOPS_VERSION  # every stop of an older record is a whole file's
         return AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
-            tuple(Look(look.runs, look.csv_bytes, look.csv_sha256) for look in self.looks),
-            tuple(
-                Stop(
-                    stop.filename,
-                    stop.configuration if version == STOPS_VERSION else None,
-                    stop.after_runs,
-                    stop.look,
-                    stop.reason,
-                )
-                for stop in self.stopped
-            ),
-            frozenset(self.configurations) if version == STOPS_VERSION else frozenset(),
-            version,
+            self.looks,
+            tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
+            frozenset() if whole_files else frozenset(self.configurations),
+            self.stops_version,
         )
 
     def summary(self) -> "RunSummary":
