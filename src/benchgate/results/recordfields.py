@@ -88,7 +88,7 @@ _REASONS = {
     "tuple_type": "must be a list, not {kind}",
     "string_type": "must be a string, not {kind}",
     "string_too_long": "is {length} characters long, more than {max_length}",
-    "too_long": "has {actual_length} entries, more than {max_length}",
+    "too_long": "has {length} entries, more than {max_length}",
     "bool_type": "must be true or false",
     "int_type": "must be a whole number, not {kind}",
     "greater_than_equal": "must be a whole number of at least {ge}, not {value}",

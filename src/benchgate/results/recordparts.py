@@ -174,17 +174,3 @@ def check_runs(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= fields.MAX_RUNS:
         raise fields.invalid(f"must be a whole number from 1 to {fields.MAX_RUNS}, or auto, not {str(value)[:20]!r}")
     return value
-
-
-def check_durations(value: Any) -> Any:
-    if not isinstance(value, dict) or len(value) > fields.MAX_FILES:
-        raise fields.invalid("must map file names to seconds")
-    if not all(isinstance(seconds, int | float) and not isinstance(seconds, bool) for seconds in value.values()):
-        raise fields.invalid("must map file names to seconds")
-    return value
-
-
-def check_design(value: Any) -> Any:
-    if value is not None and (not isinstance(value, dict) or len(value) > 64):
-        raise fields.invalid("must be an object (the adaptive run's design)")
-    return value

@@ -11,34 +11,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
+from benchgate.results import lookrecord
 from benchgate.results import recordfields as fields
-from benchgate.results.lookrecord import (
-    AUTO,
-    STOPS_VERSION,
-    AdaptiveRecord,
-    Look,
-    Stop,
-    check_stops,
-    legacy_stops,
-)
+from benchgate.results import recordparts as parts
 from benchgate.results.pairs import Pairing
-from benchgate.results.recordparts import (
-    Binaries,
-    Binary,
-    BuildFailure,
-    FailureEntry,
-    FileConfigurations,
-    Options,
-    Prior,
-    Progress,
-    SandboxUse,
-    Selection,
-    SkipEntry,
-    check_design,
-    check_durations,
-    check_environment,
-    check_runs,
-)
+from benchgate.results.recordparts import Binary, BuildFailure, SandboxUse
 
 SCHEMA = 1
 
@@ -66,35 +43,35 @@ class RunRecord(fields.Model):
 
     schema_version: int = Field(alias="schema")
     tool: fields.Text(64) | None = None
-    binaries: Binaries = Binaries()
-    selection: Selection = Selection()
+    binaries: parts.Binaries = parts.Binaries()
+    selection: parts.Selection = parts.Selection()
     seed: fields.Integer(0, 2**64) | None = None
-    runs: Annotated[int | str | None, BeforeValidator(check_runs)] = None  # "auto": an adaptive run
+    runs: Annotated[int | str | None, BeforeValidator(parts.check_runs)] = None  # "auto": an adaptive run
     started_at: fields.Text(64) | None = None
     ended_at: fields.Text(64) | None = None
     complete: fields.Flag = True
     interrupted: fields.Flag = False
     schedule: fields.Text(64) | None = None
-    options: Options = Options()
-    durations: Annotated[dict[str, float], BeforeValidator(check_durations)] = {}
+    options: parts.Options = parts.Options()
+    durations: Annotated[dict[str, Annotated[float, Field(strict=True)]], Field(max_length=fields.MAX_FILES)] = {}
     samples: fields.Integer(0, fields.MAX_COUNT) = 0
-    environment: Annotated[dict[str, Any], BeforeValidator(check_environment)] = {}
+    environment: Annotated[dict[str, Any], BeforeValidator(parts.check_environment)] = {}
     pairing: Pairing = Pairing()
-    failures: Annotated[tuple[FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
-    skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    failures: Annotated[tuple[parts.FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    skipped: Annotated[tuple[parts.SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
     protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=fields.MAX_LIST)] = ()
-    progress: Progress = Progress()
+    progress: parts.Progress = parts.Progress()
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
     build_failure: BuildFailure | None = None
     jobs: Literal["per-configuration", "per-file"] | None = None
-    configurations: Annotated[dict[str, FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
+    configurations: Annotated[dict[str, parts.FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
     whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
-    design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
-    looks: Annotated[tuple[Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    design: Annotated[dict[str, Any], Field(max_length=64)] | None = None
+    looks: Annotated[tuple[lookrecord.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
     stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
-    stopped: Annotated[tuple[Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
-    prior: Prior | None = None  # None: no history store, or a record from before the prior
+    stopped: Annotated[tuple[lookrecord.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    prior: parts.Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
     @classmethod
@@ -102,13 +79,8 @@ class RunRecord(fields.Model):
         value = data.get("schema") if isinstance(data, dict) else None
         if value != SCHEMA or isinstance(value, bool):
             raise fields.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
-        return legacy_stops(data)  # an older adaptive record's stops, as the list they mean
-
-    @model_validator(mode="before")
-    @classmethod
-    def _configurations_of_selected_files(cls, data: Any) -> Any:
         # Checked first: a file's configurations say how its stops are read.
-        configurations = data.get("configurations") if isinstance(data, dict) else None
+        configurations = data.get("configurations")
         if isinstance(configurations, dict) and configurations:
             selection = data.get("selection")
             files = selection.get("files") if isinstance(selection, dict) else None
@@ -116,7 +88,7 @@ class RunRecord(fields.Model):
             unknown = [name for name in configurations if name not in files]
             if unknown:
                 raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
-        return data
+        return lookrecord.legacy_stops(data)  # an older adaptive record's stops, as the list they mean
 
     @model_validator(mode="after")
     def _fits_the_selection(self) -> "RunRecord":
@@ -131,7 +103,7 @@ class RunRecord(fields.Model):
                 type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
             ):
                 raise fields.invalid("must be a list of run counts", "design.looks")
-            check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
+            lookrecord.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -141,16 +113,16 @@ class RunRecord(fields.Model):
     @property
     def adaptive_run(self) -> bool:
         """A ``--runs auto`` run."""
-        return self.runs == AUTO
+        return self.runs == lookrecord.AUTO
 
     @property
     def stops_version(self) -> int:
         return 1 if self.stops is None else self.stops
 
-    def adaptive(self) -> AdaptiveRecord:
+    def adaptive(self) -> lookrecord.AdaptiveRecord:
         """The design, looks and stops of an adaptive run, as the replay reads them."""
-        whole_files = self.stops_version != STOPS_VERSION  # every stop of an older record is a whole file's
-        return AdaptiveRecord(
+        whole_files = self.stops_version != lookrecord.STOPS_VERSION  # every stop of an older record is a whole file's
+        return lookrecord.AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
             self.looks,
@@ -218,7 +190,7 @@ class RunRecord(fields.Model):
                 if name not in part.model_fields_set:
                     raise InputError(f"--resume: run record field {path}: is missing ({kind} expected)", where=where)
                 part = getattr(part, name)
-        if self.adaptive_run and self.stops_version != STOPS_VERSION:
+        if self.adaptive_run and self.stops_version != lookrecord.STOPS_VERSION:
             raise InputError(
                 "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
                 "`benchgate report` reads it, but it cannot be continued: start a new run",
