@@ -90,11 +90,8 @@ class PairsWriter(AppendedCsv):
 
 def truncate_pairs(path: Path, pairs: int) -> None:
     """Keep the header and the first ``pairs`` pairs: ``--resume`` drops what the last checkpoint did not count."""
-    if not path.exists():
-        return
-    lines = path.read_bytes().split(b"\n")
-    kept = b"\n".join(lines[: pairs + 1]) + b"\n"
-    path.write_bytes(kept)
+    if path.exists():
+        path.write_bytes(b"\n".join(path.read_bytes().split(b"\n")[: pairs + 1]) + b"\n")
 
 
 def _fail(where: str, line: int, reason: str) -> InputError:
@@ -149,26 +146,14 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             if sides[index] != side:
                 raise _fail(where, number, f"{side}_line {line} is a {sides[index]} sample")
             if filenames[index] != filename or configurations[index] != configuration:
-                raise _fail(
-                    where,
-                    number,
-                    f"{side}_line {line} is a sample of another row ({filenames[index]} {configurations[index]})"[:300],
-                )
+                row = f"{filenames[index]} {configurations[index]}"
+                raise _fail(where, number, f"{side}_line {line} is a sample of another row ({row})"[:300])
             lines[side] = line
         for what, cpus in (("base_cpus", base_cpus), ("head_cpus", head_cpus)):
             if len(cpus) > 256 or not _CPUS.match(cpus):
                 raise _fail(where, number, f"{what} must be a CPU list such as 0 or 2-3, not {cpus[:20]!r}")
-        pairs.append(
-            Pair(
-                filename,
-                configuration,
-                _number(iteration, where, number, "iteration", 0, MAX_COUNT),
-                lines["base"],
-                lines["head"],
-                base_cpus,
-                head_cpus,
-            )
-        )
+        iteration = _number(iteration, where, number, "iteration", 0, MAX_COUNT)
+        pairs.append(Pair(filename, configuration, iteration, lines["base"], lines["head"], base_cpus, head_cpus))
     if len(pairs) != pairing.pairs:
         raise InputError(f"{len(pairs)} pairs, but run.json's pairing.pairs says {pairing.pairs}", where=where)
     if count != 2 * pairing.pairs + pairing.unpaired_samples:
