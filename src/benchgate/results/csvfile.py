@@ -167,14 +167,9 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
             warnings.simplefilter("error", pd.errors.ParserWarning)
+            # utf-8 is strict: bad bytes go to the exact path, which names their line.
             frame = pd.read_csv(
-                io.BytesIO(data),
-                encoding="utf-8",  # strict: bad bytes go to the exact path, which names their line
-                dtype=dtype,
-                na_filter=False,
-                skipinitialspace=True,
-                index_col=False,
-                engine="c",
+                io.BytesIO(data), encoding="utf-8", dtype=dtype, na_filter=False, skipinitialspace=True, index_col=False
             )
     except Exception:  # any parser complaint: the exact parser below finds and names the line
         return None

@@ -84,23 +84,6 @@ _INSPECT_LINE_WIDTH = 16  # util.inspect's kMinLineWidth
 _INSPECT_BREAK_LENGTH = 128  # util.inspect's default breakLength
 
 
-def _inspect_escape(text: str, quote: str) -> str:
-    out = []
-    for char in text:
-        point = ord(char)
-        if point in _INSPECT_NAMED:
-            out.append(_INSPECT_NAMED[point])
-        elif char == quote:
-            out.append("\\" + quote)
-        elif point < 0x20 or 0x7F <= point <= 0x9F:
-            out.append(f"\\x{point:02X}")
-        elif 0xD800 <= point <= 0xDFFF:
-            out.append(f"\\u{point:x}")  # a lone surrogate (paired ones are one code point here)
-        else:
-            out.append(char)
-    return quote + "".join(out) + quote
-
-
 def _inspect_quoted(text: str) -> str:
     quote = "'"
     if "'" in text:
@@ -108,7 +91,17 @@ def _inspect_quoted(text: str) -> str:
             quote = '"'
         elif "`" not in text and "${" not in text:
             quote = "`"
-    return _inspect_escape(text, quote)
+
+    def escape(match: re.Match) -> str:
+        point = ord(match[0])
+        if point in _INSPECT_NAMED:
+            return _INSPECT_NAMED[point]
+        if point == ord(quote):
+            return "\\" + quote
+        # A lone surrogate (paired ones are one code point here) as \u, other controls as \x.
+        return f"\\u{point:x}" if point >= 0xD800 else f"\\x{point:02X}"
+
+    return quote + re.sub(rf"[\x00-\x1f\\\x7f-\x9f\ud800-\udfff{quote}]", escape, text) + quote
 
 
 def _inspect_string(text: str) -> str:

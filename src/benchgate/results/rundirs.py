@@ -78,13 +78,6 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     )
 
 
-def _size_checked(path: Path, limit: int) -> Path:
-    size = path.stat().st_size
-    if size > limit:
-        raise InputError(f"file is too large ({size} bytes, limit {limit})", where=str(path))
-    return path
-
-
 def _matches(argument: str) -> list[str]:
     """The paths a glob argument matches, in order; any other argument is the one path."""
     return sorted(glob.glob(argument)) if glob.has_magic(argument) else [argument]
@@ -118,7 +111,8 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     """The samples, merged run summary and adaptive runs (with each look's samples) of every shard, checked."""
     located = locate(arguments)
     for csv, _ in located:
-        _size_checked(csv, MAX_CSV_BYTES)
+        if (size := csv.stat().st_size) > MAX_CSV_BYTES:
+            raise InputError(f"file is too large ({size} bytes, limit {MAX_CSV_BYTES})", where=str(csv))
     records = [load_run_record(path) if path is not None else None for _, path in located]
     run = merge([record.summary() if record is not None else RunSummary(shards=1) for record in records])
     if run.build_failure is not None:
@@ -139,20 +133,17 @@ def _duet_pairs(located, records, frames) -> tuple:
     """The rows of each pair of a duet run's shards (pairs.csv checked), and each pair's CPU stratum."""
     import numpy as np
 
-    bases, heads, assignments = [], [], []
-    offset = 0
+    shards, offset = [], 0
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         pairs = read_pairs(record_path.parent / PAIRS_FILE, record.pairing, frame)  # size-capped there
-        base, head, head_cpus = pair_indices(pairs, offset)
-        bases.append(base)
-        heads.append(head)
-        assignments.extend(head_cpus)
+        shards.append(pair_indices(pairs, offset))
         offset += len(frame)
+    assignments = [cpus for _, _, head_cpus in shards for cpus in head_cpus]
     codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
     strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
-    return np.concatenate(bases), np.concatenate(heads), strata
+    return np.concatenate([shard[0] for shard in shards]), np.concatenate([shard[1] for shard in shards]), strata
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
@@ -166,11 +157,10 @@ def nothing_selected(arguments: list[str]) -> RunSummary | None:
             if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
                 return None
             record = load_run_record(record_path)
-            summary = record.summary()
-            measured = record.samples != 0 or record.build_failure is not None
-            if not summary.complete or record.selection.files != () or summary.failures or measured:
+            measured = record.samples != 0 or record.build_failure is not None or record.failures
+            if not record.complete or record.selection.files != () or measured:
                 return None
-            summaries.append(summary)
+            summaries.append(record.summary())
     return merge(summaries) if summaries else None
 
 
