@@ -1,9 +1,6 @@
-"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it.
-
-Samples are a DataFrame of ``SAMPLE_COLUMNS`` (``side`` Categorical, names as text, ``time_ns`` exact). Reading
-takes two paths to one result: pandas' C parser (fast) and, whenever it finds anything off, an exact
-record-by-record parse that knows every record's physical line and raises the precise error. Times are read as
-seconds (float64) and as whole nanoseconds (nullable Int64): a float64 cannot hold ``"1234567890.123456789"``.
+"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. Reading takes two
+paths to one sample frame: pandas' C parser (fast) and, when it finds anything off, an exact parse that names the
+line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``.
 """
 
 from __future__ import annotations
@@ -52,10 +49,7 @@ def nanoseconds(text: str) -> int | None:
 
 
 def parse_times(texts: Sequence[str] | np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, int | None]:
-    """A CSV's time fields as (seconds, nanoseconds, index of the first bad field or None); empty: missing (NaN, NA).
-
-    Blanks around a field are ignored; a field that is not a finite decimal number is bad (its seconds are NaN).
-    """
+    """A CSV's time fields as (seconds, nanoseconds, index of the first bad field or None); empty: missing (NaN, NA)."""
     import numpy as np
     import pandas as pd
 
@@ -248,10 +242,7 @@ def read_samples(
     base_label: str = "old",
     head_label: str = "new",
 ) -> pd.DataFrame:
-    """One sample frame of compare.js CSV files (``-`` is stdin; several: shards of one run, concatenated).
-
-    InputError naming the file and the physical line for anything that is not a valid sample: no row is dropped.
-    """
+    """One sample frame of compare.js CSV files (``-``: stdin; several: shards); InputError naming a bad line."""
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")
     return concat_samples([_parse(*_read_bytes(source), base_label, head_label) for source in sources])
@@ -287,7 +278,7 @@ def read_samples_prefixes(
     """
     name, data = _read_bytes(path)
     for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
-        if digest is not None and 0 <= size <= len(data) and prefix_sha256(data[:size]) != digest:
+        if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
             raise InputError(
                 f"the recorded looks do not follow from results.csv: its first {size} bytes changed after "
                 f"look {look} (their sha256 is not the one run.json holds)",
@@ -296,15 +287,10 @@ def read_samples_prefixes(
     return tuple(_prefix_samples(name, data, size) for size in sizes)
 
 
-def prefix_sha256(data: bytes) -> str:
-    """The digest a look records of the results.csv it saw (its first ``csv_bytes`` bytes)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def file_prefix_sha256(path: Path, size: int) -> str:
-    """``prefix_sha256`` of a file's first ``size`` bytes."""
+    """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
     with open(path, "rb") as handle:
-        return prefix_sha256(handle.read(size))
+        return hashlib.sha256(handle.read(size)).hexdigest()
 
 
 def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:

@@ -81,11 +81,8 @@ def _location(parts: Sequence[int | str]) -> str:
 
 
 _REASONS = {
-    "model_type": "must be an object, not {kind}",
-    "model_attributes_type": "must be an object, not {kind}",
-    "dict_type": "must be an object, not {kind}",
-    "list_type": "must be a list, not {kind}",
-    "tuple_type": "must be a list, not {kind}",
+    **dict.fromkeys(("model_type", "model_attributes_type", "dict_type"), "must be an object, not {kind}"),
+    **dict.fromkeys(("list_type", "tuple_type"), "must be a list, not {kind}"),
     "string_type": "must be a string, not {kind}",
     "string_too_long": "is {length} characters long, more than {max_length}",
     "too_long": "has {length} entries, more than {max_length}",
@@ -96,8 +93,7 @@ _REASONS = {
     "float_type": "must be a number, not {kind}",
     "finite_number": "must be a finite number",
     "missing": "is missing",
-    "run_record": "{reason}",
-}
+}  # and a run_record error (``invalid``): its reason
 
 
 def _reason(error: dict) -> str:

@@ -259,11 +259,7 @@ def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:
 
 
 def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
-    """Read and check run.json (size-capped, then every field); InputError naming the file, the field and why.
-
-    ``resume``: for ``--resume``, which also needs every field the run is rebuilt from
-    (``RunRecord.check_resumable``) and refuses a run that stopped at its build.
-    """
+    """Read and check run.json (size-capped, then every field; ``resume``: also what --resume needs) or InputError."""
     where = str(path)
     try:
         size = path.stat().st_size
