@@ -8,16 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Integer, Model, Text, invalid
+from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Digest, Integer, Model, Text, invalid
 
 AUTO = "auto"
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
-
-
-def _sha256(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise invalid("must be a sha256 in hex (64 lowercase hex digits)")
-    return value
 
 
 class Look(Model):
@@ -25,7 +19,7 @@ class Look(Model):
 
     runs: Integer(1, MAX_RUNS)
     csv_bytes: Integer(0, 2**62)
-    csv_sha256: Annotated[str, BeforeValidator(_sha256)] | None = None  # of those bytes (None: before the digest)
+    csv_sha256: Digest | None = None  # of those bytes (None: before the digest)
 
 
 def _short(value: Any) -> Any:

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 PAIRS_FILE = "pairs.csv"
 PAIRS_HEADER = ("filename", "configuration", "iteration", "base_line", "head_line", "base_cpus", "head_cpus")
 SEQUENTIAL, DUET = "sequential", "duet"
-PAIRINGS = (SEQUENTIAL, DUET)
 MAX_PAIRS_BYTES = 64 * 1024 * 1024
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 

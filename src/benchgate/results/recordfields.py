@@ -62,10 +62,16 @@ def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
 
 SHA = r"^[0-9a-f]{7,64}$"
 SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
+SHA256 = r"^[0-9a-f]{64}$"
 Commit = Annotated[str, Field(pattern=SHA, strict=True)]
+Digest = Annotated[str, Field(pattern=SHA256, strict=True)]
 Flag = Annotated[bool, Field(strict=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-_PATTERNS = {SHA: "must be a hexadecimal commit SHA", SHARD: "must look like I/N"}
+_PATTERNS = {
+    SHA: "must be a hexadecimal commit SHA",
+    SHARD: "must look like I/N",
+    SHA256: "must be a sha256 in hex (64 lowercase hex digits)",
+}
 
 
 def _location(parts: Sequence[int | str]) -> str:

@@ -53,12 +53,8 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     missing = _missing_shards(records)
     if missing:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
-    build_failures = [summary.build_failure for summary in records if summary.build_failure is not None]
-    # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
-    build_failures.sort(key=lambda failure: failure.infrastructure)
-    # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
+    failures = [summary.build_failure for summary in records if summary.build_failure is not None]
     sandboxes = [summary.sandbox for summary in records if summary.sandbox is not None]
-    sandboxes.sort(key=lambda use: not use.unconfined_untrusted)
     return RunSummary(
         base=records[0].base,
         head=records[0].head,
@@ -71,8 +67,10 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         skipped=tuple(skipped for summary in records for skipped in summary.skipped),
         shards=len(summaries),
         has_record=True,
-        build_failure=build_failures[0] if build_failures else None,
-        sandbox=sandboxes[0] if sandboxes else None,
+        # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
+        build_failure=min(failures, key=lambda failure: failure.infrastructure, default=None),
+        # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
+        sandbox=min(sandboxes, key=lambda use: not use.unconfined_untrusted, default=None),
         pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
         prior=tuple(row for summary in records for row in summary.prior),  # the shards' rows are their own
     )

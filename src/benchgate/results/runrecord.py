@@ -134,7 +134,6 @@ class RunRecord(fields.Model):
     def summary(self) -> "RunSummary":
         """What the report shows about this one record."""
         looks = self.design["looks"] if self.adaptive_run else None
-        warnings = tuple(self.environment.get("warnings", ()))
         return RunSummary(
             base=self.binaries.base,
             head=self.binaries.head,
@@ -142,7 +141,7 @@ class RunRecord(fields.Model):
             adaptive_runs=(looks[0], looks[-1]) if looks else None,
             complete=self.complete,
             environment=_shown_environment(self.environment),
-            warnings=warnings,
+            warnings=tuple(self.environment.get("warnings", ())),
             failures=tuple(
                 Failure(
                     item.filename,
