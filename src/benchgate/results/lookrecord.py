@@ -58,12 +58,8 @@ def legacy_stops(data: dict) -> dict:
     """A record before ``stops: 2``: its object of whole-file stops, as the list of stops it means."""
     stopped = data.get("stopped")
     if data.get("stops", 1) == 1 and isinstance(stopped, dict):
-        data = {
-            **data,
-            "stopped": [
-                {**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()
-            ],
-        }
+        items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
+        data = {**data, "stopped": items}
     return data
 
 

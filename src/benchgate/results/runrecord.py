@@ -143,15 +143,8 @@ class RunRecord(fields.Model):
             environment=_shown_environment(self.environment),
             warnings=tuple(self.environment.get("warnings", ())),
             failures=tuple(
-                Failure(
-                    item.filename,
-                    item.configuration or "",
-                    item.side,
-                    item.exit_status,
-                    item.reason or "",
-                    item.stderr_tail or "",
-                )
-                for item in self.failures
+                Failure(f.filename, f.configuration or "", f.side, f.exit_status, f.reason or "", f.stderr_tail or "")
+                for f in self.failures
             ),
             skipped=tuple(Skipped(item.filename, item.reason or "") for item in self.skipped),
             shards=1,
