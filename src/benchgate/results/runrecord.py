@@ -69,7 +69,7 @@ class RunRecord(fields.Model):
     whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
     design: Annotated[dict[str, Any], Field(max_length=64)] | None = None
     looks: Annotated[tuple[lookrecord.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
-    stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
+    stops: Literal[1, 2] = 1  # 2: STOPS_VERSION, per-unit stops (1: an older record's whole-file stops)
     stopped: Annotated[tuple[lookrecord.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
     prior: parts.Prior | None = None  # None: no history store, or a record from before the prior
 
@@ -103,7 +103,7 @@ class RunRecord(fields.Model):
                 type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
             ):
                 raise fields.invalid("must be a list of run counts", "design.looks")
-            lookrecord.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
+            lookrecord.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops)
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -115,20 +115,16 @@ class RunRecord(fields.Model):
         """A ``--runs auto`` run."""
         return self.runs == lookrecord.AUTO
 
-    @property
-    def stops_version(self) -> int:
-        return 1 if self.stops is None else self.stops
-
     def adaptive(self) -> lookrecord.AdaptiveRecord:
         """The design, looks and stops of an adaptive run, as the replay reads them."""
-        whole_files = self.stops_version != lookrecord.STOPS_VERSION  # every stop of an older record is a whole file's
+        whole_files = self.stops != lookrecord.STOPS_VERSION  # every stop of an older record is a whole file's
         return lookrecord.AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
             self.looks,
             tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
             frozenset() if whole_files else frozenset(self.configurations),
-            self.stops_version,
+            self.stops,
         )
 
     def summary(self) -> "RunSummary":
@@ -182,7 +178,7 @@ class RunRecord(fields.Model):
                 if name not in part.model_fields_set:
                     raise InputError(f"--resume: run record field {path}: is missing ({kind} expected)", where=where)
                 part = getattr(part, name)
-        if self.adaptive_run and self.stops_version != lookrecord.STOPS_VERSION:
+        if self.adaptive_run and self.stops != lookrecord.STOPS_VERSION:
             raise InputError(
                 "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
                 "`benchgate report` reads it, but it cannot be continued: start a new run",
