@@ -52,10 +52,9 @@ class Pairing(Model):
 
     @model_validator(mode="after")
     def _duet_counts(self) -> Pairing:
-        if self.duet:
-            for key in ("file", "pairs", "unpaired_samples", "dropped"):
-                if key not in self.model_fields_set:
-                    raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{key}")
+        missing = [key for key in ("file", "pairs", "unpaired_samples", "dropped") if key not in self.model_fields_set]
+        if self.duet and missing:
+            raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{missing[0]}")
         return self
 
     @property

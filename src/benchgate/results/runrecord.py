@@ -3,6 +3,7 @@
 """
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,9 +199,7 @@ def _shown_environment(environment: dict[str, Any]) -> tuple[tuple[str, str], ..
     for key, item in environment.items():
         if key == "warnings":
             continue
-        if isinstance(item, bool | int | str) or (
-            isinstance(item, float) and item == item and abs(item) != float("inf")
-        ):
+        if isinstance(item, bool | int | str) or (isinstance(item, float) and math.isfinite(item)):
             pairs.append((key, str(item)))
         elif isinstance(item, list) and len(item) <= 64 and all(isinstance(x, int | str) for x in item):
             pairs.append((key, ", ".join(str(x) for x in item)[:512]))
