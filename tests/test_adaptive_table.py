@@ -48,9 +48,18 @@ def live_shard(
         keys = sorted({(row[1], row[2]) for row in rows})
         replayed, units = adaptivetable.replay_samples(DESIGN, names, look_samples, keys, row_files)
         k = len(looks)
-        looks.append(Look(runs, len(rows)))
+        looks.append(Look(runs=runs, csv_bytes=len(rows)))
         for position in np.flatnonzero(replayed.stopped_after == k):
-            stops.append(Stop(*units[position], runs, k, replayed.reasons[position]))
+            filename, configuration = units[position]
+            stops.append(
+                Stop(
+                    filename=filename,
+                    configuration=configuration,
+                    after_runs=runs,
+                    look=k,
+                    reason=replayed.reasons[position],
+                )
+            )
             stopped.add(units[position])
         if len(stopped) == len(units):
             break
@@ -94,13 +103,13 @@ def test_a_record_the_samples_do_not_replay_to_is_refused():
     rng = np.random.default_rng(3)
     shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0)})
     keys = [("fast.js", "n=1"), ("same.js", "n=1")]
-    moved = tuple(Stop(s.filename, None, s.after_runs, s.look + 1, s.reason) for s in shard.record.stops)
+    moved = tuple(s.model_copy(update={"configuration": None, "look": s.look + 1}) for s in shard.record.stops)
     forged = AdaptiveShard(
         "run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved), shard.look_samples
     )
     with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
         adaptivetable.decide_shards([forged], keys)
-    off_design = (Look(4, shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
+    off_design = (Look(runs=4, csv_bytes=shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
     odd = AdaptiveShard(
         "run.json",
         AdaptiveRecord(DESIGN.to_json(), shard.record.files, off_design, shard.record.stops),
@@ -188,10 +197,7 @@ def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one(monkeypatch)
     table = adaptivetable.decide_shards([per_row], keys).set_index("configuration")
     assert table.loc["len=256", "decision"] == "regression"
     # the replay must reach each recorded per-row stop: a row's stop moved to a later look is refused
-    moved = tuple(
-        Stop(s.filename, s.configuration, s.after_runs, s.look + (s.configuration == "len=256"), s.reason)
-        for s in per_row.record.stops
-    )
+    moved = tuple(s.model_copy(update={"look": s.look + (s.configuration == "len=256")}) for s in per_row.record.stops)
     record = per_row.record
     forged = AdaptiveShard(
         "run.json",

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from benchgate import results
 from benchgate.errors import InputError
-from benchgate.results import csvfile, timefield
+from benchgate.results import csvfile
 
 HEADER = '"binary","filename","configuration","rate","time"\n'
 
@@ -147,6 +147,6 @@ def test_a_time_that_is_not_a_number_is_an_error_naming_its_line(tmp_path, bad):
 
 
 def test_nanoseconds_helper_refuses_what_is_not_a_number():
-    assert timefield.nanoseconds("abc") is None
-    assert timefield.nanoseconds("1e400") is None
-    assert timefield.nanoseconds(" 2.5 ") == 2_500_000_000
+    assert csvfile.nanoseconds("abc") is None
+    assert csvfile.nanoseconds("1e400") is None
+    assert csvfile.nanoseconds(" 2.5 ") == 2_500_000_000

@@ -1,14 +1,4 @@
-"""The results on disk, which every later stage reads: the compare.js CSV and the run record.
-
-- ``csvfile``: results.csv, written sample by sample like compare.js and read back exactly.
-- ``jsformat``: numbers and configurations formatted as JavaScript and ``util.inspect`` print them.
-- ``timefield``: the time column read back exactly (seconds and whole nanoseconds).
-- ``runrecord``: run.json, one versioned model (``RunRecord``): one writer (atomic), one loader (untrusted data).
-- ``lookrecord``: an adaptive run's looks and stops in run.json, and the view the replay reads.
-- ``recordfields``: run.json's limits and field types, and the one-line error of a bad field.
-- ``recordparts``: the parts of run.json (binaries, selection, failures, sandbox, build failure, ...).
-- ``pairs``: a duet run's pairing (pairs.csv and run.json's ``pairing``), written and checked when read.
-- ``rundirs``: run directories and shards, size-capped and merged; an adaptive run's samples look by look.
+"""The results on disk, which every later stage reads: results.csv, run.json and pairs.csv (docs/formats.md).
 
 It imports nothing of benchgate's but ``benchgate.errors``.
 """
@@ -23,11 +13,7 @@ _MODULES = {
     "recordfields": ("MAX_RECORD_BYTES",),
     "rundirs": ("load",),
     "pairs": ("PAIRS_FILE", "PairsWriter", "pairing_record"),
-    "recordparts": (
-        "Binary",
-        "BuildFailure",
-        "SandboxUse",
-    ),
+    "recordparts": ("Binary", "BuildFailure", "SandboxUse"),
     "runrecord": (
         "RunRecord",
         "Failure",

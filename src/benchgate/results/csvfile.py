@@ -1,14 +1,6 @@
-"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it.
-
-Samples come back as a DataFrame with ``SAMPLE_COLUMNS``: ``side`` (Categorical: base, head),
-``filename`` and ``configuration`` (their text exactly, never numbers), ``rate``, ``time`` (seconds,
-float64) and ``time_ns`` (exact whole nanoseconds, nullable Int64: a float64 cannot hold Node's
-9-decimal time strings past about 10**7 s). A time is missing (NaN, NA) where the file has no time
-column or the field is empty.
-
-Reading takes two paths to the same result: pandas' C parser on the raw bytes (fast), and, whenever
-that parser or a check on its result finds anything off, an exact record-by-record parse that knows
-the physical line of every record (quoted newlines and blank lines included) and raises the precise error.
+"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. Reading takes two
+paths to one sample frame: pandas' C parser (fast) and, when it finds anything off, an exact parse that names the
+line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``.
 """
 
 from __future__ import annotations
@@ -17,31 +9,76 @@ import codecs
 import csv
 import hashlib
 import io
-import math
 import os
 import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.results.jsformat import DECIMAL, format_sample_line
-from benchgate.results.timefield import parse_times
+from benchgate.results.jsformat import DECIMAL, format_sample_line, is_decimal_text
 
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
 BASE, HEAD = "base", "head"
 SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time", "time_ns"]
 _NOT_BLANK = re.compile(rb"\S")
+_INT64_MAX = 2**63 - 1
+_NANO = Decimal(10) ** 9
+# The form Node's harness sends, read without Python per row: at most 9 whole and 9 fraction digits (< 2**63 ns).
+_NODE_FORM = r"^([0-9]{1,9})(?:\.([0-9]{0,9}))?\Z"
+
+
+def nanoseconds(text: str) -> int | None:
+    """The decimal number of seconds ``text`` as whole nanoseconds (half to even); None when not one or past int64."""
+    text = text.strip()
+    if not DECIMAL.fullmatch(text):
+        return None
+    try:
+        value = int((Decimal(text) * _NANO).to_integral_value(rounding=ROUND_HALF_EVEN))
+    except (InvalidOperation, OverflowError):
+        return None
+    return value if -_INT64_MAX <= value <= _INT64_MAX else None
+
+
+def parse_times(texts: Sequence[str] | np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, int | None]:
+    """A CSV's time fields as (seconds, nanoseconds, index of the first bad field or None); empty: missing (NaN, NA)."""
+    import numpy as np
+    import pandas as pd
+
+    array = np.asarray(texts, dtype=object)
+    seconds = np.full(len(array), np.nan)
+    nanos = np.zeros(len(array), dtype=np.int64)
+    parts = pd.Series(array, dtype=object).str.extract(_NODE_FORM)
+    known = parts[0].notna().to_numpy(copy=True)
+    whole, fraction = parts[0][known].astype("int64"), parts[1][known].fillna("").str.ljust(9, "0")
+    nanos[known] = whole.to_numpy() * 10**9 + fraction.astype("int64").to_numpy()
+    # Exactly float(text) below 2**53 ns (104 days): an exact integer over 1e9, rounded once.
+    seconds[known] = nanos[known] / 1e9
+    first_bad = None
+    for index in np.flatnonzero(~known):
+        text = array[index].strip()
+        if not text:
+            continue  # missing
+        if not is_decimal_text(text):
+            first_bad = int(index) if first_bad is None else first_bad
+            continue
+        seconds[index] = float(text)
+        exact = nanoseconds(text)
+        if exact is not None:
+            nanos[index], known[index] = exact, True
+    return seconds, pd.arrays.IntegerArray(nanos, ~known), first_bad
 
 
 def _read_bytes(source: str | Path) -> tuple[str, bytes]:
-    """Return (display name, raw bytes) for a path or "-" (stdin)."""
+    """(display name, raw bytes) of a path or "-" (stdin)."""
     if str(source) == "-":
         return "<stdin>", sys.stdin.buffer.read()
     path = Path(source)
@@ -91,15 +128,14 @@ def _samples_frame(
     import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
     import pandas as pd
 
-    rate = np.asarray(rate, dtype="float64")
     if time_ns is None:
-        time_ns = pd.array([None] * len(rate), dtype="Int64")
+        time_ns = [None] * len(rate)
     return pd.DataFrame(
         {
             "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
             "filename": filename,
             "configuration": configuration,
-            "rate": rate,
+            "rate": np.asarray(rate, dtype="float64"),
             "time": np.asarray(time, dtype="float64"),
             "time_ns": pd.array(time_ns, dtype="Int64"),
         }
@@ -125,14 +161,9 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
             warnings.simplefilter("error", pd.errors.ParserWarning)
+            # utf-8 is strict: bad bytes go to the exact path, which names their line.
             frame = pd.read_csv(
-                io.BytesIO(data),
-                encoding="utf-8",  # strict: bad bytes go to the exact path, which names their line
-                dtype=dtype,
-                na_filter=False,
-                skipinitialspace=True,
-                index_col=False,
-                engine="c",
+                io.BytesIO(data), encoding="utf-8", dtype=dtype, na_filter=False, skipinitialspace=True, index_col=False
             )
     except Exception:  # any parser complaint: the exact parser below finds and names the line
         return None
@@ -157,8 +188,7 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
 def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame:
     """Record-by-record parse that tracks physical lines (quoted newlines, blank lines) for its errors."""
     position = {column: columns.index(column) for column in (*REQUIRED_COLUMNS, "time") if column in columns}
-    has_time = "time" in position
-    sides, filenames, configurations, rates, times, lines = [], [], [], [], [], []
+    samples, lines = [], []
     reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
     limit = csv.field_size_limit()
     csv.field_size_limit(max(limit, len(text) + 1))
@@ -170,48 +200,40 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
             line, line_end = line_end + 1, reader.line_num
             if len(record) == 0 or (len(record) == 1 and not record[0].strip()):
                 continue  # blank lines hold no sample (R's read.csv skips them too)
-            where = f"line {line}"
             if len(record) != len(columns):
                 spans = f" (a quoted field runs on to line {line_end}: unbalanced quote?)" if line_end > line else ""
-                raise InputError(
-                    f"{where}: expected {len(columns)} fields as in the header, found {len(record)}{spans}", where=name
-                )
+                problem = f"expected {len(columns)} fields as in the header, found {len(record)}{spans}"
+                raise InputError(f"line {line}: {problem}", where=name)
+            label, filename, configuration, rate = (record[position[column]] for column in REQUIRED_COLUMNS)
             if [field.strip() for field in record] == columns:
-                raise InputError(
-                    f"{where}: a second header line (files joined with cat?); pass each CSV as its own argument",
-                    where=name,
+                problem = "a second header line (files joined with cat?); pass each CSV as its own argument"
+            elif label.strip() not in (base_label, head_label):
+                problem = (
+                    f"binary label {label.strip()!r} is neither the base label {base_label!r} nor the head "
+                    f"label {head_label!r} (use --base-label/--head-label)"
                 )
-            label = record[position["binary"]].strip()
-            if label not in (base_label, head_label):
-                raise InputError(
-                    f"{where}: binary label {label!r} is neither the base label {base_label!r} nor the head "
-                    f"label {head_label!r} (use --base-label/--head-label)",
-                    where=name,
-                )
-            filename = record[position["filename"]]
-            if not filename:
-                raise InputError(f"{where}: empty filename", where=name)
-            raw_rate = record[position["rate"]]
+            elif not filename:
+                problem = "empty filename"
             # A number as compare.js writes it (no Python-only forms like 1_000), blanks around it allowed.
-            rate = float(raw_rate) if DECIMAL.fullmatch(raw_rate.strip()) else math.nan
-            if not (math.isfinite(rate) and rate > 0):
-                raise InputError(f"{where}: rate {raw_rate!r} is not a finite positive number", where=name)
-            sides.append(0 if label == base_label else 1)
-            filenames.append(filename)
-            configurations.append(record[position["configuration"]])
-            rates.append(rate)
-            times.append(record[position["time"]] if has_time else "")
-            lines.append(line)
+            elif not (is_decimal_text(rate.strip()) and float(rate) > 0):
+                problem = f"rate {rate!r} is not a finite positive number"
+            else:
+                time = record[position["time"]] if "time" in position else ""
+                samples.append((int(label.strip() == head_label), filename, configuration, float(rate), time))
+                lines.append(line)
+                continue
+            raise InputError(f"line {line}: {problem}", where=name)
     except csv.Error as error:
         raise InputError(f"line {line_end + 1}: malformed CSV: {error}", where=name) from None
     finally:
         csv.field_size_limit(limit)
-    if not rates:
+    if not samples:
         raise InputError("no rows after the header", where=name)
+    sides, filenames, configurations, rates, times = zip(*samples, strict=True)
     seconds, nanoseconds, bad = parse_times(times)
     if bad is not None:
         raise InputError(f"line {lines[bad]}: time {times[bad]!r} is not a finite number (nor empty)", where=name)
-    return _samples_frame(sides, filenames, configurations, rates, seconds, nanoseconds)
+    return _samples_frame(sides, list(filenames), list(configurations), rates, seconds, nanoseconds)
 
 
 def read_samples(
@@ -220,13 +242,7 @@ def read_samples(
     base_label: str = "old",
     head_label: str = "new",
 ) -> pd.DataFrame:
-    """Read one or more compare.js CSV files (``-`` is stdin) into one sample frame.
-
-    Several files are concatenated, as shards of one run. Accepts both header forms (``","`` and the
-    older ``", "``), RFC 4180 quoting, CRLF and a UTF-8 BOM; the time column may be absent and a time
-    field empty. Raises InputError naming the file and the physical line for anything that is not a
-    valid sample; no row is dropped (blank lines are not rows).
-    """
+    """One sample frame of compare.js CSV files (``-``: stdin; several: shards); InputError naming a bad line."""
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")
     return concat_samples([_parse(*_read_bytes(source), base_label, head_label) for source in sources])
@@ -256,15 +272,13 @@ def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataF
 def read_samples_prefixes(
     path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
 ) -> tuple[pd.DataFrame, ...]:
-    """The samples in the first ``size`` bytes of a results.csv, for each of ``sizes`` (what each look of an
-    adaptive run saw), reading the file once. A prefix ends at a line break (samples are appended whole).
+    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw).
 
-    ``digests[k]`` (when given and not None): the sha256 that look k recorded of the first ``sizes[k]``
-    bytes; a prefix that no longer has it changed after the look, and the looks do not follow from it.
+    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes; a prefix without it changed since.
     """
     name, data = _read_bytes(path)
     for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
-        if digest is not None and 0 <= size <= len(data) and prefix_sha256(data[:size]) != digest:
+        if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
             raise InputError(
                 f"the recorded looks do not follow from results.csv: its first {size} bytes changed after "
                 f"look {look} (their sha256 is not the one run.json holds)",
@@ -273,15 +287,10 @@ def read_samples_prefixes(
     return tuple(_prefix_samples(name, data, size) for size in sizes)
 
 
-def prefix_sha256(data: bytes) -> str:
-    """The digest a look records of the results.csv it saw (its first ``csv_bytes`` bytes)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def file_prefix_sha256(path: Path, size: int) -> str:
-    """``prefix_sha256`` of a file's first ``size`` bytes."""
+    """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
     with open(path, "rb") as handle:
-        return prefix_sha256(handle.read(size))
+        return hashlib.sha256(handle.read(size)).hexdigest()
 
 
 def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
@@ -295,47 +304,32 @@ def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
 
 
 class AppendedCsv:
-    """A CSV file appended line by line, its header first, each line flushed as it is written (a crash loses
-    none); with ``fsync`` each line also reaches the disk before the next is measured."""
+    """A CSV file appended line by line in a ``with`` block, its header first, each line flushed as it is written
+    (a crash loses none); with ``fsync`` each line also reaches the disk before the next is measured."""
 
     header = ""
     fsync = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle: IO[str] | None = None
 
     def __enter__(self) -> Self:
-        self.open()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def open(self) -> None:
-        """Open the file for appending; a new or empty one gets the header."""
         new_file = not self.path.exists() or self.path.stat().st_size == 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = self.path.open("a", encoding="utf-8", newline="")
         if new_file:
-            self._handle.write(self.header)
-            self._handle.flush()
+            self.write_line(self.header)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._handle.close()
 
     def write_line(self, line: str) -> None:
-        """Append one line (opening the file first if need be) and flush it."""
-        if self._handle is None:
-            self.open()
-        assert self._handle is not None
+        """Append one line and flush it."""
         self._handle.write(line)
         self._handle.flush()
         if self.fsync:
             os.fsync(self._handle.fileno())
-
-    def close(self) -> None:
-        """Close the file (it may be opened again)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
 
 
 class ResultsWriter(AppendedCsv):
@@ -347,21 +341,14 @@ class ResultsWriter(AppendedCsv):
     def append(
         self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
     ) -> None:
-        """Write one sample as compare.js does (``jsformat.format_sample_line``: ``time`` None writes an empty
-        field); ValueError, and nothing written, for a value that would corrupt the file."""
+        """Write one sample as compare.js does (``jsformat.format_sample_line``); ValueError for a bad value."""
         self.write_line(format_sample_line(binary, filename, configuration, rate, time))
 
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
-    """(binary, filename, configuration) of the samples written past byte ``offset`` of a results.csv.
-
-    ``benchgate run --resume`` uses it to see which configurations an interrupted job already wrote.
-    """
+    """(binary, filename, configuration) of the samples past byte ``offset``: what an interrupted job wrote."""
     with path.open("rb") as handle:
         handle.seek(offset)
         tail = handle.read().decode("utf-8")
-    keys = []
-    for record in csv.reader(io.StringIO(tail, newline="")):
-        if len(record) >= 3 and record[0] in ("old", "new"):
-            keys.append((record[0], record[1], record[2]))
-    return keys
+    records = csv.reader(io.StringIO(tail, newline=""))
+    return [(record[0], record[1], record[2]) for record in records if len(record) >= 3 and record[0] in ("old", "new")]

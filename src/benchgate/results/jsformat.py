@@ -1,14 +1,11 @@
-"""compare.js's formatting: numbers as JavaScript prints them, configurations as ``util.inspect`` shows them.
-
-Pure string functions; ``benchgate.results`` uses them to write results.csv (it remains the only
-module that reads or writes that file) and the session to name a benchmark's configuration.
-"""
+"""compare.js's formatting: numbers as JavaScript prints them, configurations as ``util.inspect`` shows them."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 # A number as JavaScript writes it (and as a harness may send it as text): no "Infinity", no "1_000".
@@ -36,25 +33,10 @@ def js_number(value: float) -> str:
 
 
 def _positional(value: float) -> str:
-    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent.
-
-    Times under 1e-4 s take this path for many samples; it is plain string work so that the
-    runner, which writes every sample through js_number, never loads numpy mid-benchmark.
-    """
-    mantissa, _, exponent = repr(value).partition("e")
-    sign = "-" if mantissa.startswith("-") else ""
-    whole, _, fraction = mantissa.lstrip("-").partition(".")
-    digits = whole + fraction
-    point = len(whole) + int(exponent or 0)  # where the decimal point goes in ``digits``
-    if point <= 0:
-        text = "0." + "0" * -point + digits
-    elif point >= len(digits):
-        text = digits + "0" * (point - len(digits))
-    else:
-        text = digits[:point] + "." + digits[point:]
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return sign + text
+    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent (no numpy:
+    the runner writes every sample through js_number)."""
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _quote(field: str) -> str:
@@ -67,14 +49,8 @@ def is_decimal_text(text: str) -> bool:
 
 
 def field_text(value: Any) -> str | None:
-    """The text compare.js writes for a report's ``rate`` or ``time``, or None when it may not be written.
-
-    compare.js interpolates the JSON value into a template literal: a number comes out as JavaScript's
-    ``Number#toString``, a string verbatim. So a number gives ``js_number``, a string that is a finite
-    decimal number is kept as it is (``"1.000000000"`` keeps its zeros, no float round trip), and
-    anything else (``null``, ``true``, ``"5,.123456789"``, a quote, a newline, ``"NaN"``) gives None:
-    compare.js would write it raw and corrupt the CSV.
-    """
+    """The text compare.js writes for a report's ``rate`` or ``time`` (its template literal: a number as JavaScript
+    prints it, a string verbatim), or None when it would corrupt the CSV (only finite decimal strings are kept)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -91,12 +67,7 @@ def field_text(value: Any) -> str | None:
 def format_sample_line(
     binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None
 ) -> str:
-    """One CSV line exactly as compare.js writes it (quotes doubled in the configuration).
-
-    ``rate`` and ``time`` are the report's JSON values (see ``field_text``); ``time`` None writes an
-    empty field (a time the harness sent in a form that cannot be written). ValueError for a value
-    that may not be written, so nothing can corrupt the file.
-    """
+    """One CSV line exactly as compare.js writes it (``time`` None: an empty field); ValueError for a bad value."""
     rate_text = field_text(rate)
     time_text = "" if time is None else field_text(time)
     if rate_text is None or time_text is None:
@@ -113,23 +84,6 @@ _INSPECT_LINE_WIDTH = 16  # util.inspect's kMinLineWidth
 _INSPECT_BREAK_LENGTH = 128  # util.inspect's default breakLength
 
 
-def _inspect_escape(text: str, quote: str) -> str:
-    out = []
-    for char in text:
-        point = ord(char)
-        if point in _INSPECT_NAMED:
-            out.append(_INSPECT_NAMED[point])
-        elif char == quote:
-            out.append("\\" + quote)
-        elif point < 0x20 or 0x7F <= point <= 0x9F:
-            out.append(f"\\x{point:02X}")
-        elif 0xD800 <= point <= 0xDFFF:
-            out.append(f"\\u{point:x}")  # a lone surrogate (paired ones are one code point here)
-        else:
-            out.append(char)
-    return quote + "".join(out) + quote
-
-
 def _inspect_quoted(text: str) -> str:
     quote = "'"
     if "'" in text:
@@ -137,7 +91,17 @@ def _inspect_quoted(text: str) -> str:
             quote = '"'
         elif "`" not in text and "${" not in text:
             quote = "`"
-    return _inspect_escape(text, quote)
+
+    def escape(match: re.Match) -> str:
+        point = ord(match[0])
+        if point in _INSPECT_NAMED:
+            return _INSPECT_NAMED[point]
+        if point == ord(quote):
+            return "\\" + quote
+        # A lone surrogate (paired ones are one code point here) as \u, other controls as \x.
+        return f"\\u{point:x}" if point >= 0xD800 else f"\\x{point:02X}"
+
+    return quote + re.sub(rf"[\x00-\x1f\\\x7f-\x9f\ud800-\udfff{quote}]", escape, text) + quote
 
 
 def _inspect_string(text: str) -> str:

@@ -1,10 +1,6 @@
-"""An adaptive run's record (``runs: "auto"`` in run.json): its design, the looks it took and why units stopped.
+"""An adaptive run's record (``runs: "auto"``; docs/formats.md): its design, the looks it took, why units stopped.
 
-The fields are in docs/formats.md ("run.json": ``design``, ``looks``, ``stops``, ``stopped``). A stop
-is a *unit*: one comparison of a file run one configuration a job, or a whole file (``configuration``
-null). Records before ``stops: 2`` kept an object of whole-file stops: they are read as such, which is
-what they were; ``--resume`` refuses them. The run record's model checks the entries' types and sizes;
-the stops are checked against a replay of the samples by whoever decides from them.
+A unit is one comparison of a file run one configuration a job, or a whole file (``configuration`` null).
 """
 
 from dataclasses import dataclass
@@ -12,34 +8,34 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Integer, Model, Text, invalid
+from benchgate.results.recordfields import MAX_LOOKS, MAX_NAME, MAX_RUNS, Digest, Integer, Model, Text, invalid
 
 AUTO = "auto"
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
 
 
-@dataclass(frozen=True)
-class Look:
-    """One look: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
+class Look(Model):
+    """One of run.json's ``looks``: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
 
-    runs: int
-    csv_bytes: int
-    csv_sha256: str | None = None  # of those bytes (None: a record from before the digest)
+    runs: Integer(1, MAX_RUNS)
+    csv_bytes: Integer(0, 2**62)
+    csv_sha256: Digest | None = None  # of those bytes (None: before the digest)
 
 
-@dataclass(frozen=True)
-class Stop:
-    """Why a unit stopped after ``after_runs`` runs (look index ``look``): decided, hopeless or max-runs.
+def _short(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 32:
+        raise invalid("must be a short string")
+    return value
 
-    The unit is one comparison of ``filename`` (``configuration``: compare.js's column), or the whole
-    file when ``configuration`` is None.
-    """
 
-    filename: str
-    configuration: str | None
-    after_runs: int
-    look: int
-    reason: str
+class Stop(Model):
+    """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
+
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None  # None: the whole file
+    after_runs: Integer(1, MAX_RUNS)
+    look: Integer(0, MAX_LOOKS - 1)
+    reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
 
     @property
     def unit(self) -> tuple[str, str | None]:
@@ -58,46 +54,12 @@ class AdaptiveRecord:
     version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
 
 
-def _sha256(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise invalid("must be a sha256 in hex (64 lowercase hex digits)")
-    return value
-
-
-class LookEntry(Model):
-    """One of run.json's ``looks``."""
-
-    runs: Integer(1, MAX_RUNS)
-    csv_bytes: Integer(0, 2**62)
-    csv_sha256: Annotated[str, BeforeValidator(_sha256)] | None = None
-
-
-def _short(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) > 32:
-        raise invalid("must be a short string")
-    return value
-
-
-class StopEntry(Model):
-    """One of run.json's ``stopped``."""
-
-    filename: Text(MAX_NAME)
-    configuration: Text(MAX_NAME) | None = None
-    after_runs: Integer(1, MAX_RUNS)
-    look: Integer(0, MAX_LOOKS - 1)
-    reason: Annotated[str, BeforeValidator(_short)]
-
-
 def legacy_stops(data: dict) -> dict:
     """A record before ``stops: 2``: its object of whole-file stops, as the list of stops it means."""
     stopped = data.get("stopped")
     if data.get("stops", 1) == 1 and isinstance(stopped, dict):
-        data = {
-            **data,
-            "stopped": [
-                {**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()
-            ],
-        }
+        items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
+        data = {**data, "stopped": items}
     return data
 
 

@@ -1,8 +1,5 @@
-"""A duet run's pairing (``--pairing duet``): pairs.csv next to results.csv, and run.json's ``pairing``.
-
-The format is in docs/formats.md ("pairs.csv"). Read back, all of it is untrusted: every field is
-type-checked, and a record that could not have come from a run is refused with one line.
-"""
+"""A duet run's pairing (``--pairing duet``, docs/formats.md): pairs.csv next to results.csv, and run.json's
+``pairing``; read back as untrusted input, every field checked."""
 
 from __future__ import annotations
 
@@ -27,7 +24,6 @@ if TYPE_CHECKING:
 PAIRS_FILE = "pairs.csv"
 PAIRS_HEADER = ("filename", "configuration", "iteration", "base_line", "head_line", "base_cpus", "head_cpus")
 SEQUENTIAL, DUET = "sequential", "duet"
-PAIRINGS = (SEQUENTIAL, DUET)
 MAX_PAIRS_BYTES = 64 * 1024 * 1024
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 
@@ -56,10 +52,9 @@ class Pairing(Model):
 
     @model_validator(mode="after")
     def _duet_counts(self) -> Pairing:
-        if self.duet:
-            for key in ("file", "pairs", "unpaired_samples", "dropped"):
-                if key not in self.model_fields_set:
-                    raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{key}")
+        missing = [key for key in ("file", "pairs", "unpaired_samples", "dropped") if key not in self.model_fields_set]
+        if self.duet and missing:
+            raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{missing[0]}")
         return self
 
     @property
@@ -93,11 +88,8 @@ class PairsWriter(AppendedCsv):
 
 def truncate_pairs(path: Path, pairs: int) -> None:
     """Keep the header and the first ``pairs`` pairs: ``--resume`` drops what the last checkpoint did not count."""
-    if not path.exists():
-        return
-    lines = path.read_bytes().split(b"\n")
-    kept = b"\n".join(lines[: pairs + 1]) + b"\n"
-    path.write_bytes(kept)
+    if path.exists():
+        path.write_bytes(b"\n".join(path.read_bytes().split(b"\n")[: pairs + 1]) + b"\n")
 
 
 def _fail(where: str, line: int, reason: str) -> InputError:
@@ -111,12 +103,8 @@ def _number(text: str, where: str, line: int, what: str, low: int, high: int) ->
 
 
 def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
-    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json.
-
-    InputError (one line, naming pairs.csv and the line) for a missing file, a bad field, a line
-    out of range or used twice, the two lines of a pair from different rows or the same side,
-    or counts that differ from run.json's ``pairing`` and results.csv.
-    """
+    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json;
+    InputError naming pairs.csv and the line for anything a run could not have written."""
     where = str(path)
     try:
         size = path.stat().st_size
@@ -156,26 +144,14 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             if sides[index] != side:
                 raise _fail(where, number, f"{side}_line {line} is a {sides[index]} sample")
             if filenames[index] != filename or configurations[index] != configuration:
-                raise _fail(
-                    where,
-                    number,
-                    f"{side}_line {line} is a sample of another row ({filenames[index]} {configurations[index]})"[:300],
-                )
+                row = f"{filenames[index]} {configurations[index]}"
+                raise _fail(where, number, f"{side}_line {line} is a sample of another row ({row})"[:300])
             lines[side] = line
         for what, cpus in (("base_cpus", base_cpus), ("head_cpus", head_cpus)):
             if len(cpus) > 256 or not _CPUS.match(cpus):
                 raise _fail(where, number, f"{what} must be a CPU list such as 0 or 2-3, not {cpus[:20]!r}")
-        pairs.append(
-            Pair(
-                filename,
-                configuration,
-                _number(iteration, where, number, "iteration", 0, MAX_COUNT),
-                lines["base"],
-                lines["head"],
-                base_cpus,
-                head_cpus,
-            )
-        )
+        iteration = _number(iteration, where, number, "iteration", 0, MAX_COUNT)
+        pairs.append(Pair(filename, configuration, iteration, lines["base"], lines["head"], base_cpus, head_cpus))
     if len(pairs) != pairing.pairs:
         raise InputError(f"{len(pairs)} pairs, but run.json's pairing.pairs says {pairing.pairs}", where=where)
     if count != 2 * pairing.pairs + pairing.unpaired_samples:
@@ -188,11 +164,7 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
 
 
 def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
-    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None.
-
-    Read and checked against ``samples`` and run.json's ``pairing`` (``read_pairs``): what an adaptive
-    duet run's looks are replayed with (``benchgate.stats.adaptivetable``).
-    """
+    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None."""
     if not pairing.duet:
         return None
     return pair_indices(read_pairs(record_path.parent / PAIRS_FILE, pairing, samples))

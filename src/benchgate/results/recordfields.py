@@ -1,9 +1,5 @@
-"""run.json's limits, its field types, and the one-line error a bad field gets.
-
-run.json is untrusted input (it comes back from the benchmark job). Every limit of the
-record is here, once; the field types below check type, size and range and say what is
-wrong in words, and ``describe`` turns pydantic's first error into "run record field
-PATH: WHY" for the file, wherever the field is.
+"""run.json's limits (all of them, once), its field types, and the one-line error a bad field gets
+("run record field PATH: WHY", from pydantic's first error).
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ def json_name(value: Any) -> str:
 
 
 def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
-    """A field's error, in words (through pydantic's context: braces in it are kept); ``field`` names the field
-    when the check is the whole record's."""
+    """A field's error in words (``field``: its path, when the check is the whole record's)."""
     return PydanticCustomError("run_record", "{reason}", {"reason": reason, "field": field})
 
 
@@ -67,10 +62,16 @@ def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
 
 SHA = r"^[0-9a-f]{7,64}$"
 SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
+SHA256 = r"^[0-9a-f]{64}$"
 Commit = Annotated[str, Field(pattern=SHA, strict=True)]
+Digest = Annotated[str, Field(pattern=SHA256, strict=True)]
 Flag = Annotated[bool, Field(strict=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-_PATTERNS = {SHA: "must be a hexadecimal commit SHA", SHARD: "must look like I/N"}
+_PATTERNS = {
+    SHA: "must be a hexadecimal commit SHA",
+    SHARD: "must look like I/N",
+    SHA256: "must be a sha256 in hex (64 lowercase hex digits)",
+}
 
 
 def _location(parts: Sequence[int | str]) -> str:
@@ -86,14 +87,11 @@ def _location(parts: Sequence[int | str]) -> str:
 
 
 _REASONS = {
-    "model_type": "must be an object, not {kind}",
-    "model_attributes_type": "must be an object, not {kind}",
-    "dict_type": "must be an object, not {kind}",
-    "list_type": "must be a list, not {kind}",
-    "tuple_type": "must be a list, not {kind}",
+    **dict.fromkeys(("model_type", "model_attributes_type", "dict_type"), "must be an object, not {kind}"),
+    **dict.fromkeys(("list_type", "tuple_type"), "must be a list, not {kind}"),
     "string_type": "must be a string, not {kind}",
     "string_too_long": "is {length} characters long, more than {max_length}",
-    "too_long": "has {actual_length} entries, more than {max_length}",
+    "too_long": "has {length} entries, more than {max_length}",
     "bool_type": "must be true or false",
     "int_type": "must be a whole number, not {kind}",
     "greater_than_equal": "must be a whole number of at least {ge}, not {value}",
@@ -101,8 +99,7 @@ _REASONS = {
     "float_type": "must be a number, not {kind}",
     "finite_number": "must be a finite number",
     "missing": "is missing",
-    "run_record": "{reason}",
-}
+}  # and a run_record error (``invalid``): its reason
 
 
 def _reason(error: dict) -> str:

@@ -1,7 +1,4 @@
-"""The parts of run.json (``benchgate.results.runrecord.RunRecord``): binaries, selection, options, progress,
-failures and skips, the sandbox, a build failure, the configurations of each file, the prior from main's history,
-and the checks of the free-form fields (environment, durations, design).
-"""
+"""The parts of run.json (``benchgate.results.runrecord.RunRecord``) and the checks of its free-form fields."""
 
 from typing import Annotated, Any, Literal
 
@@ -137,12 +134,7 @@ class PriorRow(fields.Model):
 
 
 class Prior(fields.Model):
-    """run.json's ``prior`` (``benchgate.run.prior``): what main's history said of each row's noise before the run.
-
-    ``store``: the store's URL, password hidden; ``runner``: the runner fingerprint whose runs were read;
-    ``node_flags``: the base's node arguments they ran with; ``recent``: at most this many runs per row. A row
-    not in ``rows`` had too few: its base's samples decide how coarsely it is gated.
-    """
+    """run.json's ``prior`` (``benchgate.run.prior``, docs/formats.md): main's history of each row's noise."""
 
     store: fields.Text(1024)
     runner: fields.Text(64)
@@ -181,18 +173,4 @@ def check_runs(value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= fields.MAX_RUNS:
         raise fields.invalid(f"must be a whole number from 1 to {fields.MAX_RUNS}, or auto, not {str(value)[:20]!r}")
-    return value
-
-
-def check_durations(value: Any) -> Any:
-    if not isinstance(value, dict) or len(value) > fields.MAX_FILES:
-        raise fields.invalid("must map file names to seconds")
-    if not all(isinstance(seconds, int | float) and not isinstance(seconds, bool) for seconds in value.values()):
-        raise fields.invalid("must map file names to seconds")
-    return value
-
-
-def check_design(value: Any) -> Any:
-    if value is not None and (not isinstance(value, dict) or len(value) > 64):
-        raise fields.invalid("must be an object (the adaptive run's design)")
     return value

@@ -1,8 +1,5 @@
-"""Run directories from benchmark jobs: results.csv and run.json of each shard, size-capped and merged.
-
-Everything here is untrusted input (see ``benchgate.results.runrecord``): sizes are capped
-before reading, benchmark names are bounded, and shards that ran different binaries are refused.
-"""
+"""Run directories from benchmark jobs (untrusted): results.csv and run.json of each shard, size-capped and merged;
+shards that ran different binaries are refused."""
 
 from __future__ import annotations
 
@@ -56,12 +53,8 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     missing = _missing_shards(records)
     if missing:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
-    build_failures = [summary.build_failure for summary in records if summary.build_failure is not None]
-    # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
-    build_failures.sort(key=lambda failure: failure.infrastructure)
-    # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
+    failures = [summary.build_failure for summary in records if summary.build_failure is not None]
     sandboxes = [summary.sandbox for summary in records if summary.sandbox is not None]
-    sandboxes.sort(key=lambda use: not use.unconfined_untrusted)
     return RunSummary(
         base=records[0].base,
         head=records[0].head,
@@ -74,18 +67,13 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         skipped=tuple(skipped for summary in records for skipped in summary.skipped),
         shards=len(summaries),
         has_record=True,
-        build_failure=build_failures[0] if build_failures else None,
-        sandbox=sandboxes[0] if sandboxes else None,
+        # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
+        build_failure=min(failures, key=lambda failure: failure.infrastructure, default=None),
+        # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
+        sandbox=min(sandboxes, key=lambda use: not use.unconfined_untrusted, default=None),
         pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
         prior=tuple(row for summary in records for row in summary.prior),  # the shards' rows are their own
     )
-
-
-def _size_checked(path: Path, limit: int) -> Path:
-    size = path.stat().st_size
-    if size > limit:
-        raise InputError(f"file is too large ({size} bytes, limit {limit})", where=str(path))
-    return path
 
 
 def _matches(argument: str) -> list[str]:
@@ -118,15 +106,11 @@ def locate(arguments: list[str]) -> list[tuple[Path, Path | None]]:
 
 
 def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveShard]]:
-    """Read, size-check and validate the samples and run records of every shard.
-
-    Returns the samples, the merged run summary and the adaptive runs among them with the samples
-    of each recorded look (none when the runs had a fixed number of runs or
-    nothing was measured). Each file is located and each run.json read once.
-    """
+    """The samples, merged run summary and adaptive runs (with each look's samples) of every shard, checked."""
     located = locate(arguments)
     for csv, _ in located:
-        _size_checked(csv, MAX_CSV_BYTES)
+        if (size := csv.stat().st_size) > MAX_CSV_BYTES:
+            raise InputError(f"file is too large ({size} bytes, limit {MAX_CSV_BYTES})", where=str(csv))
     records = [load_run_record(path) if path is not None else None for _, path in located]
     run = merge([record.summary() if record is not None else RunSummary(shards=1) for record in records])
     if run.build_failure is not None:
@@ -147,31 +131,22 @@ def _duet_pairs(located, records, frames) -> tuple:
     """The rows of each pair of a duet run's shards (pairs.csv checked), and each pair's CPU stratum."""
     import numpy as np
 
-    bases, heads, assignments = [], [], []
-    offset = 0
+    shards, offset = [], 0
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         pairs = read_pairs(record_path.parent / PAIRS_FILE, record.pairing, frame)  # size-capped there
-        base, head, head_cpus = pair_indices(pairs, offset)
-        bases.append(base)
-        heads.append(head)
-        assignments.extend(head_cpus)
+        shards.append(pair_indices(pairs, offset))
         offset += len(frame)
+    assignments = [cpus for _, _, head_cpus in shards for cpus in head_cpus]
     codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
     strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
-    return np.concatenate(bases), np.concatenate(heads), strata
+    return np.concatenate([shard[0] for shard in shards]), np.concatenate([shard[1] for shard in shards]), strata
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
-    """The run's summary when every argument is a run that selected no benchmark, else None.
-
-    ``benchgate run --changed-from`` on a change that touches no benchmarked area
-    (a docs-only PR) writes a complete run.json with an empty file selection and
-    no results.csv: nothing to benchmark, which is a pass, not missing results.
-    Anything else (a results.csv, an incomplete run, a non-empty selection) is None,
-    so ``load`` reads it as usual and refuses what is missing.
-    """
+    """The run's summary when every argument is a complete run that selected no benchmark (``--changed-from`` on a
+    docs-only PR: a pass, not missing results), else None (``load`` then refuses what is missing)."""
     summaries = []
     for argument in arguments:
         for match in _matches(argument):
@@ -180,11 +155,10 @@ def nothing_selected(arguments: list[str]) -> RunSummary | None:
             if not path.is_dir() or (path / "results.csv").exists() or not record_path.is_file():
                 return None
             record = load_run_record(record_path)
-            summary = record.summary()
-            measured = record.samples != 0 or record.build_failure is not None
-            if not summary.complete or record.selection.files != () or summary.failures or measured:
+            measured = record.samples != 0 or record.build_failure is not None or record.failures
+            if not record.complete or record.selection.files != () or measured:
                 return None
-            summaries.append(summary)
+            summaries.append(record.summary())
     return merge(summaries) if summaries else None
 
 
@@ -199,11 +173,7 @@ class AdaptiveShard:
 
 
 def _shards(located: list[tuple[Path, Path | None]], records: list, frames: list) -> list[AdaptiveShard]:
-    """The adaptive runs among ``load``'s run directories, with the samples of each recorded look.
-
-    Empty when the runs had a fixed number of runs. Each look's samples are results.csv's
-    first ``csv_bytes`` bytes, as the live run read them (``load`` size-checked the file).
-    """
+    """The adaptive runs among ``load``'s run directories, with each look's samples (results.csv's first bytes)."""
     shards = []
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None or not record.adaptive_run:

@@ -1,14 +1,9 @@
-"""run.json, one versioned model: written atomically by the run, read back as untrusted data by everyone else.
-
-A PR's code ran on the machine that wrote these files, so every field of run.json is type-
-and length-checked when it is read (``load_run_record``: one loader for resume, report, history,
-versions and analyze), with the limits of ``benchgate.results.recordfields``. Fields this
-version does not know are kept, never shown. ``RunRecord.summary`` reduces a record to the
-plain values the report shows (``RunSummary``); reading whole run directories (shards,
-samples) is ``benchgate.results.rundirs``.
+"""run.json (docs/formats.md), one versioned model: written atomically by the run, read back as untrusted data
+(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown).
 """
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,36 +12,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
+from benchgate.results import lookrecord
 from benchgate.results import recordfields as fields
-from benchgate.results.lookrecord import (
-    AUTO,
-    STOPS_VERSION,
-    AdaptiveRecord,
-    Look,
-    LookEntry,
-    Stop,
-    StopEntry,
-    check_stops,
-    legacy_stops,
-)
+from benchgate.results import recordparts as parts
 from benchgate.results.pairs import Pairing
-from benchgate.results.recordparts import (
-    Binaries,
-    Binary,
-    BuildFailure,
-    FailureEntry,
-    FileConfigurations,
-    Options,
-    Prior,
-    Progress,
-    SandboxUse,
-    Selection,
-    SkipEntry,
-    check_design,
-    check_durations,
-    check_environment,
-    check_runs,
-)
+from benchgate.results.recordparts import Binary, BuildFailure, SandboxUse
 
 SCHEMA = 1
 
@@ -74,35 +44,35 @@ class RunRecord(fields.Model):
 
     schema_version: int = Field(alias="schema")
     tool: fields.Text(64) | None = None
-    binaries: Binaries = Binaries()
-    selection: Selection = Selection()
+    binaries: parts.Binaries = parts.Binaries()
+    selection: parts.Selection = parts.Selection()
     seed: fields.Integer(0, 2**64) | None = None
-    runs: Annotated[int | str | None, BeforeValidator(check_runs)] = None  # "auto": an adaptive run
+    runs: Annotated[int | str | None, BeforeValidator(parts.check_runs)] = None  # "auto": an adaptive run
     started_at: fields.Text(64) | None = None
     ended_at: fields.Text(64) | None = None
     complete: fields.Flag = True
     interrupted: fields.Flag = False
     schedule: fields.Text(64) | None = None
-    options: Options = Options()
-    durations: Annotated[dict[str, float], BeforeValidator(check_durations)] = {}
+    options: parts.Options = parts.Options()
+    durations: Annotated[dict[str, Annotated[float, Field(strict=True)]], Field(max_length=fields.MAX_FILES)] = {}
     samples: fields.Integer(0, fields.MAX_COUNT) = 0
-    environment: Annotated[dict[str, Any], BeforeValidator(check_environment)] = {}
+    environment: Annotated[dict[str, Any], BeforeValidator(parts.check_environment)] = {}
     pairing: Pairing = Pairing()
-    failures: Annotated[tuple[FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
-    skipped: Annotated[tuple[SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    failures: Annotated[tuple[parts.FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
+    skipped: Annotated[tuple[parts.SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
     protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=fields.MAX_LIST)] = ()
-    progress: Progress = Progress()
+    progress: parts.Progress = parts.Progress()
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
     build_failure: BuildFailure | None = None
     jobs: Literal["per-configuration", "per-file"] | None = None
-    configurations: Annotated[dict[str, FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
+    configurations: Annotated[dict[str, parts.FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
     whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
-    design: Annotated[dict[str, Any] | None, BeforeValidator(check_design)] = None
-    looks: Annotated[tuple[LookEntry, ...], Field(max_length=fields.MAX_LOOKS)] = ()
-    stops: Literal[1, 2] | None = None  # 2: STOPS_VERSION
-    stopped: Annotated[tuple[StopEntry, ...], Field(max_length=fields.MAX_STOPS)] = ()
-    prior: Prior | None = None  # None: no history store, or a record from before the prior
+    design: Annotated[dict[str, Any], Field(max_length=64)] | None = None
+    looks: Annotated[tuple[lookrecord.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    stops: Literal[1, 2] = 1  # 2: STOPS_VERSION, per-unit stops (1: an older record's whole-file stops)
+    stopped: Annotated[tuple[lookrecord.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    prior: parts.Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
     @classmethod
@@ -110,13 +80,8 @@ class RunRecord(fields.Model):
         value = data.get("schema") if isinstance(data, dict) else None
         if value != SCHEMA or isinstance(value, bool):
             raise fields.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
-        return legacy_stops(data)  # an older adaptive record's stops, as the list they mean
-
-    @model_validator(mode="before")
-    @classmethod
-    def _configurations_of_selected_files(cls, data: Any) -> Any:
         # Checked first: a file's configurations say how its stops are read.
-        configurations = data.get("configurations") if isinstance(data, dict) else None
+        configurations = data.get("configurations")
         if isinstance(configurations, dict) and configurations:
             selection = data.get("selection")
             files = selection.get("files") if isinstance(selection, dict) else None
@@ -124,7 +89,7 @@ class RunRecord(fields.Model):
             unknown = [name for name in configurations if name not in files]
             if unknown:
                 raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
-        return data
+        return lookrecord.legacy_stops(data)  # an older adaptive record's stops, as the list they mean
 
     @model_validator(mode="after")
     def _fits_the_selection(self) -> "RunRecord":
@@ -139,7 +104,7 @@ class RunRecord(fields.Model):
                 type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
             ):
                 raise fields.invalid("must be a list of run counts", "design.looks")
-            check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops_version)
+            lookrecord.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops)
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -149,37 +114,23 @@ class RunRecord(fields.Model):
     @property
     def adaptive_run(self) -> bool:
         """A ``--runs auto`` run."""
-        return self.runs == AUTO
+        return self.runs == lookrecord.AUTO
 
-    @property
-    def stops_version(self) -> int:
-        return 1 if self.stops is None else self.stops
-
-    def adaptive(self) -> AdaptiveRecord:
+    def adaptive(self) -> lookrecord.AdaptiveRecord:
         """The design, looks and stops of an adaptive run, as the replay reads them."""
-        version = self.stops_version
-        return AdaptiveRecord(
+        whole_files = self.stops != lookrecord.STOPS_VERSION  # every stop of an older record is a whole file's
+        return lookrecord.AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
-            tuple(Look(look.runs, look.csv_bytes, look.csv_sha256) for look in self.looks),
-            tuple(
-                Stop(
-                    stop.filename,
-                    stop.configuration if version == STOPS_VERSION else None,
-                    stop.after_runs,
-                    stop.look,
-                    stop.reason,
-                )
-                for stop in self.stopped
-            ),
-            frozenset(self.configurations) if version == STOPS_VERSION else frozenset(),
-            version,
+            self.looks,
+            tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
+            frozenset() if whole_files else frozenset(self.configurations),
+            self.stops,
         )
 
     def summary(self) -> "RunSummary":
         """What the report shows about this one record."""
         looks = self.design["looks"] if self.adaptive_run else None
-        warnings = tuple(self.environment.get("warnings", ()))
         return RunSummary(
             base=self.binaries.base,
             head=self.binaries.head,
@@ -187,17 +138,10 @@ class RunRecord(fields.Model):
             adaptive_runs=(looks[0], looks[-1]) if looks else None,
             complete=self.complete,
             environment=_shown_environment(self.environment),
-            warnings=warnings,
+            warnings=tuple(self.environment.get("warnings", ())),
             failures=tuple(
-                Failure(
-                    item.filename,
-                    item.configuration or "",
-                    item.side,
-                    item.exit_status,
-                    item.reason or "",
-                    item.stderr_tail or "",
-                )
-                for item in self.failures
+                Failure(f.filename, f.configuration or "", f.side, f.exit_status, f.reason or "", f.stderr_tail or "")
+                for f in self.failures
             ),
             skipped=tuple(Skipped(item.filename, item.reason or "") for item in self.skipped),
             shards=1,
@@ -235,7 +179,7 @@ class RunRecord(fields.Model):
                 if name not in part.model_fields_set:
                     raise InputError(f"--resume: run record field {path}: is missing ({kind} expected)", where=where)
                 part = getattr(part, name)
-        if self.adaptive_run and self.stops_version != STOPS_VERSION:
+        if self.adaptive_run and self.stops != lookrecord.STOPS_VERSION:
             raise InputError(
                 "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
                 "`benchgate report` reads it, but it cannot be continued: start a new run",
@@ -255,9 +199,7 @@ def _shown_environment(environment: dict[str, Any]) -> tuple[tuple[str, str], ..
     for key, item in environment.items():
         if key == "warnings":
             continue
-        if isinstance(item, bool | int | str) or (
-            isinstance(item, float) and item == item and abs(item) != float("inf")
-        ):
+        if isinstance(item, bool | int | str) or (isinstance(item, float) and math.isfinite(item)):
             pairs.append((key, str(item)))
         elif isinstance(item, list) and len(item) <= 64 and all(isinstance(x, int | str) for x in item):
             pairs.append((key, ", ".join(str(x) for x in item)[:512]))
@@ -304,11 +246,7 @@ def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:
 
 
 def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
-    """Read and check run.json (size-capped, then every field); InputError naming the file, the field and why.
-
-    ``resume``: for ``--resume``, which also needs every field the run is rebuilt from
-    (``RunRecord.check_resumable``) and refuses a run that stopped at its build.
-    """
+    """Read and check run.json (size-capped, then every field; ``resume``: also what --resume needs) or InputError."""
     where = str(path)
     try:
         size = path.stat().st_size
@@ -330,10 +268,7 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
 
 
 def write_run_record(path: Path, record: RunRecord | dict[str, Any]) -> RunRecord:
-    """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed).
-
-    A dict is the run's record as it is being filled; what is written is exactly its fields.
-    """
+    """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed)."""
     if not isinstance(record, RunRecord):
         record = RunRecord.model_validate(record)
     data = record.to_json()
