@@ -1,8 +1,5 @@
-"""The bisection loop: ask the search what to measure, measure it, save the state, show progress.
-
-The measuring is a callable (``MeasureFn``), so the loop runs the same with real builds and benchmark
-runs (``benchgate.bisect.probes``) and with the tests' seeded stub.
-"""
+"""The bisection loop: ask the search what to measure, measure it (``MeasureFn``: real probes or a test's
+stub), save the state, show progress."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The bisection's state on disk: written atomically after every batch of runs, checked when resumed.
-
-The file holds the setup (what is bisected, the selection, the budget), the candidates and every probe's
-samples, with a SHA-256 digest of all of it. A resumed bisection takes back every probe already measured;
-a file cut short, edited by hand, or of another bisection is refused in one line (exit 10), never
-half-trusted: a forged probe would move the culprit.
-"""
+"""The bisection's state on disk, with a SHA-256 digest of it all: written atomically after every batch; on
+resume, a file cut short, edited by hand or of another bisection is refused in one line (exit 10), never
+half-trusted: a forged probe would move the culprit."""
 
 from __future__ import annotations
 
@@ -98,8 +94,7 @@ def _probe(data: dict, candidates: int, where: str) -> Probe:
 
 
 def load(path: Path, setup: dict) -> Bisection:
-    """The bisection a state file holds; BisectStateError (one line, exit 10) for anything not written by
-    ``save`` for this same setup."""
+    """The bisection a state file holds; BisectStateError for anything not written by ``save`` for ``setup``."""
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")

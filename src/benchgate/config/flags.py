@@ -1,8 +1,4 @@
-"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table.
-
-Each is derived from ``benchgate.config.schema.SETTINGS``; no command declares a setting's flag itself
-(tests/test_settings_schema.py fails when one does).
-"""
+"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table."""
 
 from __future__ import annotations
 
@@ -20,11 +16,7 @@ def for_command(command: str) -> tuple[Setting, ...]:
 
 
 def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
-    """Add ``command``'s setting flags; each defaults to None (not given), a list flag may repeat.
-
-    The values stay text until ``flag_values``' caller parses them (``settings.parse_options``), so a
-    bad one is the same one-line error (exit 2) as from an input or the file.
-    """
+    """Add ``command``'s setting flags (default None: not given); values stay text, parsed as an input's are."""
     for setting in for_command(command):
         default = "" if setting.default in (None, (), "") else f" (default {_shown(setting.default)})"
         parser.add_argument(
@@ -78,17 +70,17 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
         "| setting | default | file | flag on | input | label | a label loosens the gate by |",
         "|---|---|---|---|---|---|---|",
     ]
-    for setting in settings:
-        default = "" if setting.default in (None, (), "") else f"`{_shown(setting.default)}`"
-        label = (
-            ""
-            if setting.label is None
-            else f"`benchmark:{setting.key}" + (f"={setting.label}`" if setting.label else "`")
+    for s in settings:
+        cells = (
+            f"`{s.key}`",
+            "" if s.default in (None, (), "") else f"`{_shown(s.default)}`",
+            "yes" if s.file else "",
+            ", ".join(s.commands),
+            f"`{s.input}`" if s.input else "",
+            "" if s.label is None else f"`benchmark:{s.key}" + (f"={s.label}`" if s.label else "`"),
+            s.loosens[1] if s.loosens else "",
         )
-        lines.append(
-            f"| `{setting.key}` | {default} | {'yes' if setting.file else ''} | {', '.join(setting.commands)} | "
-            f"{f'`{setting.input}`' if setting.input else ''} | {label} | {setting.loosening} |"
-        )
+        lines.append(f"| {' | '.join(cells)} |")
     return "\n".join(lines) + "\n"
 
 

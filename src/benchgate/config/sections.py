@@ -1,9 +1,5 @@
-"""The configuration file's own sections: ``rules``, ``noisy``, ``changed-files`` and ``build``.
-
-They exist only in ``.github/benchgate.yml`` (never as an option or a label); each is validated here
-and, where another layer owns its meaning (the runner's changed-files map, the build settings),
-through that layer's own parser.
-"""
+"""The configuration file's own sections (``rules``, ``noisy``, ``changed-files``, ``build``), each validated
+here or, where another layer owns its meaning, by that layer's own parser."""
 
 from __future__ import annotations
 
@@ -11,11 +7,11 @@ import json
 import re
 from typing import Any
 
-from benchgate.config.values import fail, parse_bool, parse_percent, parse_string, parse_threshold
+from benchgate.config.values import fail, parse_above_zero, parse_bool, parse_percent, parse_threshold, text_of
 from benchgate.errors import InputError
 from benchgate.stats.gate import GateRule
 
-_GLOB = re.compile(r"^[^\x00-\x1f]{1,200}$")
+_parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
 
 
 def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
@@ -32,23 +28,17 @@ def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
             raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
         if "match" not in entry:
             raise fail(where, here, "missing 'match' (a glob on the benchmark file name, e.g. 'buffers/*.js')")
-        pattern = parse_string(entry["match"], where, f"{here}.match", _GLOB, "a glob on the benchmark file name")
+        pattern = _parse_glob(entry["match"], where, f"{here}.match")
         if not pattern:
             raise fail(where, f"{here}.match", "must not be empty")
         threshold = parse_threshold(entry["threshold"], where, f"{here}.threshold") if "threshold" in entry else None
         effect = parse_percent(entry["min-effect"], where, f"{here}.min-effect") if "min-effect" in entry else None
         ignore = parse_bool(entry.get("ignore", False), where, f"{here}.ignore")
-        sigma = parse_sigma(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
+        sigma = parse_above_zero(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
         if threshold is None and effect is None and not ignore and sigma is None:
             raise fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
         rules.append(GateRule(pattern, threshold, effect, ignore, sigma))
     return tuple(rules)
-
-
-def parse_sigma(value: Any, where: str, key: str) -> float:
-    if (number := parse_percent(value, where, key)) <= 0:
-        raise fail(where, key, f"must be a percentage above 0 (a per-sample noise such as 8%), not {value!r}")
-    return number
 
 
 def parse_changed_files(value: Any, where: str, key: str) -> str:
@@ -93,4 +83,4 @@ def parse_noisy(value: Any, where: str, key: str) -> float | str:
         raise fail(
             where, key, f"must be strict or a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}"
         )
-    return parse_sigma(value["max-sigma"], where, f"{key}.max-sigma")
+    return parse_above_zero(value["max-sigma"], where, f"{key}.max-sigma")

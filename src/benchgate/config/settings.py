@@ -1,13 +1,6 @@
-"""One frozen settings object, merged from every source in one precedence, validated in one place.
+"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count.
 
-Precedence, lowest to highest (``resolve``, the same in every command and workflow shape): built-in
-defaults < the repository file (``.github/benchgate.yml``) < action inputs / command-line options
-< PR labels that count (after the trust policy in ``benchgate.config.labels``). ``Settings.sources``
-says where each value came from.
-
-The fields of ``Settings`` are ``benchgate.config.schema.SETTINGS``; every value, whatever its
-source, goes through the setting's parser; a bad value raises InputError naming the source (file,
-option or label), the key and why.
+``resolve`` is that one precedence; every value goes through its setting's parser (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -67,8 +60,7 @@ Settings.__doc__ = "Everything a run and a report need (schema.SETTINGS); ``sour
 
 def read_config_file(path: str | Path, *, required: bool = False) -> dict[str, Any]:
     """Read and validate the repository configuration file; {} when it is absent and not ``required``."""
-    path = Path(path)
-    where = str(path)
+    path, where = Path(path), str(path)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -111,11 +103,8 @@ def parse_options(options: Mapping[str, Any], *, where: str = "option") -> dict[
             continue
         setting = BY_KEY.get(key)
         if setting is not None and not setting.input:
-            raise fail(
-                where,
-                key,
-                "can only be set in the configuration file" if setting.file else "only a PR label can set it",
-            )
+            why = "can only be set in the configuration file" if setting.file else "only a PR label can set it"
+            raise fail(where, key, why)
         values[key] = parse_setting(key, value, where=f"{where} --{key}")
     return values
 
@@ -127,10 +116,7 @@ def resolve(
     label_values: Mapping[str, Any] | None = None,
     base: Any = None,
 ) -> Any:
-    """THE precedence: ``base`` (default Settings()) < file < options/inputs < labels that count, by key.
-
-    Each layer holds validated values; the result's ``sources`` names each value's layer.
-    """
+    """THE precedence of validated values by key: ``base`` (default Settings()) < file < options < labels."""
     settings = base if base is not None else Settings()
     sources: dict[str, str] = dict(settings.sources)
     for layer, source in ((file_values, "file"), (option_values, "option"), (label_values, "label")):

@@ -1,8 +1,4 @@
-"""The configuration's value parsers: thresholds, percentages, runs, lists, strings and booleans.
-
-Each raises InputError naming where the value came from (file, option or label), the key and why;
-``benchgate.config.settings`` and ``benchgate.config.sections`` build every setting from these.
-"""
+"""The value parsers ``(value, where, key) -> value``; each raises InputError naming where, the key and why."""
 
 from __future__ import annotations
 
@@ -13,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from benchgate.errors import InputError
-from benchgate.stats.gate import MAX_RUNS, THRESHOLDS, UNCHANGED_CONFIDENCES
+from benchgate.stats.gate import MAX_MIN_EFFECT, MAX_RUNS, THRESHOLDS, UNCHANGED_CONFIDENCES
 
 AUTO_RUNS = "auto"
-MAX_MIN_EFFECT = 1000.0
 
 
 def fail(where: str, key: str, reason: str) -> InputError:
@@ -44,35 +39,27 @@ def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
 
 
 def parse_percent(value: Any, where: str, key: str = "min-effect") -> float:
-    if isinstance(value, bool):
-        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
-    if isinstance(value, str):
-        text = value.strip().removesuffix("%").strip()
-        try:
-            number = float(text)
-        except ValueError:
-            raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}") from None
-    elif isinstance(value, int | float):
-        number = float(value)
-    else:
-        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError
+        number = float(value.strip().removesuffix("%") if isinstance(value, str) else value)
+    except ValueError:
+        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}") from None
     if not math.isfinite(number) or number < 0 or number > MAX_MIN_EFFECT:
         raise fail(where, key, f"must be between 0 and {MAX_MIN_EFFECT:g} percent, not {value!r}")
     return number
 
 
-_OR_AUTO = {"runs": " or auto", "max-runs": "", "min-runs": ""}
-
-
 def parse_runs(value: Any, where: str, key: str = "runs") -> int | str:
     if key == "runs" and isinstance(value, str) and value.strip() == AUTO_RUNS:
         return AUTO_RUNS
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}")
     try:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError
         number = int(str(value).strip())
     except ValueError:
-        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}") from None
+        or_auto = " or auto" if key == "runs" else ""
+        raise fail(where, key, f"must be a whole number of runs{or_auto}, not {value!r}") from None
     if not 2 <= number <= MAX_RUNS:
         raise fail(where, key, f"must be between 2 and {MAX_RUNS} (the t-test needs 2 samples a side), not {number}")
     return number
@@ -84,15 +71,6 @@ def parse_bool(value: Any, where: str, key: str) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
         return value.strip().lower() in ("true", "yes", "1")
     raise fail(where, key, f"must be true or false, not {value!r}")
-
-
-def parse_string(value: Any, where: str, key: str, pattern: re.Pattern[str], what: str) -> str:
-    if not isinstance(value, str | int) or isinstance(value, bool):
-        raise fail(where, key, f"must be {what}, not {value!r}")
-    text = str(value).strip()
-    if text and not pattern.match(text):
-        raise fail(where, key, f"must be {what}, not {text[:80]!r}")
-    return text
 
 
 CATEGORY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -142,14 +120,21 @@ def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], t
 
 
 def text_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], str]:
+    """A parser of text that is empty or matches ``pattern`` (``what`` describes it in errors)."""
+
     def parse(value: Any, where: str, key: str) -> str:
-        return parse_string(value, where, key, pattern, what)
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise fail(where, key, f"must be {what}, not {value!r}")
+        text = str(value).strip()
+        if text and not pattern.match(text):
+            raise fail(where, key, f"must be {what}, not {text[:80]!r}")
+        return text
 
     return parse
 
 
 def parse_shard(value: Any, where: str, key: str) -> str:
-    text = parse_string(value, where, key, SHARD, "I/N with 1 <= I <= N, such as 1/4")
+    text = text_of(SHARD, "I/N with 1 <= I <= N, such as 1/4")(value, where, key)
     match = SHARD.match(text)
     if match and int(match.group(1)) > int(match.group(2)):
         raise fail(where, key, f"must be I/N with 1 <= I <= N, not {text!r}")
@@ -166,7 +151,7 @@ def parse_slots(value: Any, where: str, key: str) -> int:
 
 
 def parse_prefix(value: Any, where: str, key: str) -> str:
-    text = parse_string(value, where, key, PREFIX, "a label prefix of letters, digits, '-', '_', '.'")
+    text = text_of(PREFIX, "a label prefix of letters, digits, '-', '_', '.'")(value, where, key)
     if not text:
         raise fail(where, key, "must not be empty")
     return text
