@@ -9,6 +9,8 @@ from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
 
+_METAVARS = {float: "PCT", int: "N", int | None: "N"}
+
 
 def for_command(command: str) -> tuple[Setting, ...]:
     """The settings ``command`` takes as ``--key`` flags."""
@@ -23,7 +25,7 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
             action="append" if setting.many else "store",
-            metavar=setting.metavar or setting.key.upper(),
+            metavar=setting.metavar or _METAVARS.get(setting.type) or setting.key.upper(),
             help=(setting.help + default).replace("%", "%%"),
         )
 

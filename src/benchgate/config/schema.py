@@ -37,7 +37,7 @@ class Setting:
     # (whether a label's value lets through a regression the settings without it catch, that in words)
     loosens: tuple[Callable[[Any, Any], bool], str] | None = None
     run: bool = False  # carried by authorize's run-settings to the token-less benchmark job
-    metavar: str | None = None
+    metavar: str | None = None  # default: PCT for a percentage, N for a count, else the key in capitals
 
     attr: str = field(init=False)  # the Settings attribute: the key with _ for -
 
@@ -61,6 +61,15 @@ def most_runs(settings: Any) -> int:
 def _fewer_runs(value: Any, settings: Any) -> bool:
     # auto may stop a file early: fewer runs than a fixed count would take where it settles.
     return value < most_runs(settings) if value != AUTO_RUNS else settings.runs != AUTO_RUNS
+
+
+_NARROWER = (lambda value, s: True, "always (a narrower selection)")
+_FILES = values.items_of(values.FILTER, "file-name filter")
+
+
+def _selection(key: str, parse: Callable[[Any, str, str], Any], help: str, **more: Any) -> Setting:
+    """A list setting of the benchmark job's selection (by default a flag of run, authorize, versions, bisect)."""
+    return Setting(key, tuple[str, ...], (), parse, help, **{"commands": SELECT_COMMANDS, "run": True, **more})
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -91,7 +100,6 @@ SETTINGS: tuple[Setting, ...] = (
         commands=(*GATE_COMMANDS, "versions", "bisect"),
         label="3%",
         loosens=(lambda value, s: value > s.min_effect, "raising it"),
-        metavar="PCT",
     ),
     Setting(
         "inconclusive-above",
@@ -100,7 +108,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_above_zero,
         "with min-effect 0, a comparison is unchanged only when its bound rules out a regression this large",
         commands=(*GATE_COMMANDS, "versions"),
-        metavar="PCT",
     ),
     Setting(
         "unchanged-confidence",
@@ -112,7 +119,6 @@ SETTINGS: tuple[Setting, ...] = (
         label="99",
         # A lower confidence calls more rows unchanged, a real regression among them more often.
         loosens=(lambda value, s: value < s.unchanged_confidence, "lowering it"),
-        metavar="PCT",
     ),
     Setting(
         "max-resolution",
@@ -124,7 +130,6 @@ SETTINGS: tuple[Setting, ...] = (
         label="30%",
         # A coarser ceiling passes rows that rule out only a larger regression.
         loosens=(lambda value, s: value > s.max_resolution, "raising it"),
-        metavar="PCT",
     ),
     Setting(
         "runs",
@@ -147,7 +152,6 @@ SETTINGS: tuple[Setting, ...] = (
         file=False,
         commands=("run", "versions"),
         run=True,
-        metavar="N",
     ),
     Setting(
         "max-runs",
@@ -157,49 +161,23 @@ SETTINGS: tuple[Setting, ...] = (
         f"the most runs a side: caps runs auto (at most {defaults.AUTO_MAX_RUNS}) and what a label may ask for",
         commands=("run", "versions"),
         run=True,
-        metavar="N",
     ),
-    Setting(
+    _selection(
         "categories",
-        tuple[str, ...],
-        (),
         values.items_of(values.CATEGORY, "benchmark category"),
         "benchmark categories (default: the ones the changed files map to, else all)",
         commands=("authorize",),
         label="url,buffers",
-        run=True,
-        loosens=(lambda value, s: True, "always (a narrower selection)"),
+        loosens=_NARROWER,
     ),
-    Setting(
-        "filter",
-        tuple[str, ...],
-        (),
-        values.items_of(values.FILTER, "file-name filter"),
-        "only benchmark files whose name contains one of these",
-        commands=SELECT_COMMANDS,
-        label="tojson",
-        run=True,
-        loosens=(lambda value, s: True, "always (a narrower selection)"),
-        metavar="FILTER",
+    _selection(
+        "filter", _FILES, "only benchmark files whose name contains one of these", label="tojson", loosens=_NARROWER
     ),
-    Setting(
-        "exclude",
-        tuple[str, ...],
-        (),
-        values.items_of(values.FILTER, "file-name filter"),
-        "leave out benchmark files whose name contains one of these",
-        commands=SELECT_COMMANDS,
-        run=True,
-        metavar="EXCLUDE",
-    ),
-    Setting(
+    _selection("exclude", _FILES, "leave out benchmark files whose name contains one of these"),
+    _selection(
         "set",
-        tuple[str, ...],
-        (),
         values.items_of(values.SET, "key=value benchmark option"),
         "benchmark options key=value (compare.js --set), one per line in an input",
-        commands=SELECT_COMMANDS,
-        run=True,
         metavar="KEY=VALUE",
     ),
     Setting(
@@ -239,7 +217,6 @@ SETTINGS: tuple[Setting, ...] = (
         "jobs (or duets) at once on disjoint CPU sets; files that start servers or workers run alone",
         commands=RUN_COMMANDS,
         run=True,
-        metavar="N",
     ),
     Setting(
         "label-prefix",
@@ -260,39 +237,14 @@ SETTINGS: tuple[Setting, ...] = (
         loosens=(lambda value, s: True, "always"),
         input="",
     ),
+    # The file's own sections (their help is for the reader: no flag shows it).
+    Setting("rules", tuple, (), sections.parse_rules, "per-file threshold, min-effect, max-sigma or ignore", input=""),
     Setting(
-        "rules",
-        tuple,
-        (),
-        sections.parse_rules,
-        "per-file threshold, min-effect, max-sigma or ignore, matched by glob",
-        input="",
+        "changed-files", str, "", sections.parse_changed_files, "paths -> categories", input="changed-map", run=True
     ),
+    Setting("build", tuple, (), sections.parse_build, "how base and head are built (configure-flags, ...)", run=True),
     Setting(
-        "changed-files",
-        str,
-        "",
-        values.json_or(sections.parse_changed_files),
-        "the changed-files map (paths -> categories) that picks the categories when none are given",
-        input="changed-map",
-        run=True,
-    ),
-    Setting(
-        "build",
-        tuple,
-        (),
-        values.json_or(sections.parse_build),
-        "how base and head are built (configure-flags, build-command, binary-path, ...)",
-        run=True,
-    ),
-    Setting(
-        "noisy",
-        float | str | None,
-        None,
-        sections.parse_noisy,
-        "noisy: strict gates every row at its target however noisy; noisy: {max-sigma: 8%}: an undecided row "
-        "noisier than this does not hold the verdict inconclusive",
-        input="",
+        "noisy", float | str | None, None, sections.parse_noisy, "strict, or the noise budget {max-sigma: 8%}", input=""
     ),
     Setting("history", tuple, (), parse_history, "the history store, how many runs it keeps, the site's URL", input=""),
 )

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from benchgate.config.values import fail, parse_above_zero, parse_bool, parse_percent, parse_threshold, text_of
+from benchgate.config.values import fail, json_or, parse_above_zero, parse_bool, parse_percent, parse_threshold, text_of
 from benchgate.errors import InputError
 from benchgate.stats.gate import GateRule
 
@@ -41,6 +41,7 @@ def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     return tuple(rules)
 
 
+@json_or
 def parse_changed_files(value: Any, where: str, key: str) -> str:
     # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
     # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
@@ -56,6 +57,7 @@ def parse_changed_files(value: Any, where: str, key: str) -> str:
     return text
 
 
+@json_or
 def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
     # The build module owns the meaning of its settings; validating through it keeps one set of rules.
     from benchgate.build.buildsettings import BuildSettings

@@ -21,7 +21,6 @@ from benchgate.stats.gate import GatePolicy
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
-SOURCES = ("default", "file", "option", "label")  # lowest to highest precedence
 
 
 class _SettingsMethods:
