@@ -21,11 +21,9 @@ def _arrays(rows: list[str], *sides: Samples) -> list[np.ndarray]:
     """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order."""
     arrays = []
     for side in sides:
-        width = max([len(side.get(row, ())) for row in rows] + [1])
-        array = np.full((len(rows), width), np.nan)
+        array = np.full((len(rows), max([len(side.get(row, ())) for row in rows] + [1])), np.nan)
         for index, row in enumerate(rows):
-            values = side.get(row, ())
-            array[index, : len(values)] = values
+            array[index, : len(side.get(row, ()))] = side.get(row, ())
         arrays.append(array)
     return arrays
 
@@ -65,8 +63,7 @@ def find_step(earlier: Samples, later: Samples, *, level: float = DEFAULT_LEVEL,
         return Step((), (), {}, {}, {}, {})
     base, head = _arrays(rows, earlier, later)
     delta, low, high = _log_interval(base, head, level / len(rows))
-    floor = np.log1p(min_effect / 100)
-    moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= floor)
+    moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= np.log1p(min_effect / 100))
     return Step(
         rows=tuple(rows),
         stepped=tuple(row for row, keep in zip(rows, moved, strict=True) if keep),

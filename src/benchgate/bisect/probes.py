@@ -18,26 +18,21 @@ from pathlib import Path
 
 from benchgate.bisect.driver import Measured
 from benchgate.bisect.search import Candidate
+from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
 
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 
-def _git(repo: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise InputError(f"git {' '.join(args)}: {completed.stderr.strip() or 'failed'}", where=str(repo))
-    return completed.stdout
-
-
 def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") -> list[Candidate]:
     """``from_ref`` and the first-parent history of ``to_ref`` after it, oldest first, with subject and author."""
-    first = _git(repo, "rev-parse", "--verify", f"{from_ref}^{{commit}}").strip()
-    last = _git(repo, "rev-parse", "--verify", f"{to_ref}^{{commit}}").strip()
+    first, last = resolve_commit(repo, from_ref), resolve_commit(repo, to_ref)
     if not _is_ancestor(repo, first, last):
         raise InputError(f"--from {from_ref} is not an ancestor of --to {to_ref}", where=str(repo))
-    log = ["log", "--format=%H%x00%an%x00%s"]
-    text = _git(repo, *log, "-1", first) + _git(repo, *log, "--first-parent", "--reverse", f"{first}..{last}")
+    log = ("log", "--format=%H%x00%an%x00%s")
+    text = (
+        git(repo, *log, "-1", first).stdout + git(repo, *log, "--first-parent", "--reverse", f"{first}..{last}").stdout
+    )
     lines = (line.split("\x00", 2) for line in text.splitlines())
     url = f"{link.rstrip('/')}/" if link else ""
     candidates = [Candidate(sha, subject, author, f"{url}{sha}" if url else "") for sha, author, subject in lines]
@@ -47,8 +42,7 @@ def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") ->
 
 
 def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
-    check = ["git", "merge-base", "--is-ancestor", commit, of]
-    return subprocess.run(check, cwd=repo, capture_output=True, check=False).returncode == 0
+    return git(repo, "merge-base", "--is-ancestor", commit, of, check=False).returncode == 0
 
 
 def semver(version: str) -> tuple[int, ...]:

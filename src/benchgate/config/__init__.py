@@ -4,7 +4,6 @@ from benchgate._lazy import exports
 
 # The package's public API (what other packages use); everything else is imported from its module.
 _MODULES = {
-    "values": ("AUTO_RUNS",),
     "schema": ("parse_setting",),
     "settings": (
         "DEFAULT_CONFIG_PATH",

@@ -105,31 +105,26 @@ def decide(
             return None  # unknown: a label needing trust is ignored, never applied
 
     def judge(item: ParsedLabel) -> LabelOutcome:
-        label, key = item.label, item.key
+        key, out = item.key, functools.partial(LabelOutcome, item.label, key=item.key)
         if key is None:
-            return LabelOutcome(label, REQUEST, "requests a benchmark run")
+            return LabelOutcome(item.label, REQUEST, "requests a benchmark run")
         if item.error is not None:
-            return LabelOutcome(label, INVALID, item.error, key=key)
+            return out(INVALID, item.error)
         if counts[key] > 1:
             others = [other.label for other in parsed if other.key == key and other is not item]
-            return LabelOutcome(label, INVALID, f"conflicts with {', '.join(others)}; remove all but one", key=key)
+            return out(INVALID, f"conflicts with {', '.join(others)}; remove all but one")
         if key == "runs" and item.value != config.AUTO_RUNS and item.value > settings.max_runs:
-            reason = f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for"
-            return LabelOutcome(label, INVALID, reason, key=key)
-        why = needs_trust(key, item.value, settings)
-        if why is None:
-            return LabelOutcome(label, APPLIED, "tightens or keeps the gate", key=key)
-        actor = actor_of(label)
-        if actor is None:
-            return LabelOutcome(label, IGNORED, f"{why}, and the issue events do not say who added it", key=key)
+            return out(INVALID, f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for")
+        if (why := needs_trust(key, item.value, settings)) is None:
+            return out(APPLIED, "tightens or keeps the gate")
+        if (actor := actor_of(item.label)) is None:
+            return out(IGNORED, f"{why}, and the issue events do not say who added it")
         allowed = trusted(actor)
         if allowed is None:
-            reason = f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)"
-            return LabelOutcome(label, IGNORED, reason, actor, key)
+            return out(IGNORED, f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)", actor)
         if allowed:
-            return LabelOutcome(label, APPLIED, f"added by @{actor}, who has write access", actor, key)
-        reason = f"{why}, and @{actor} who added it lacks write, maintain or admin permission"
-        return LabelOutcome(label, IGNORED, reason, actor, key)
+            return out(APPLIED, f"added by @{actor}, who has write access", actor)
+        return out(IGNORED, f"{why}, and @{actor} who added it lacks write, maintain or admin permission", actor)
 
     outcomes = tuple(judge(item) for item in parsed)  # in order: who added what is asked label by label
     values = {item.key: item.value for item, outcome in zip(parsed, outcomes, strict=True) if outcome.status == APPLIED}
