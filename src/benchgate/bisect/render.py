@@ -91,9 +91,8 @@ def _culprit_line(culprit: dict, markdown: bool) -> str:
     name = code if markdown else str
     share = f"{100 * culprit['share']:.0f} % of the step"
     if culprit["key"] is None:
-        what = (
-            f"one of {culprit['commits']} candidates {name(culprit['range'][0][:12])}..{name(culprit['range'][1][:12])}"
-        )
+        first, last = (name(key[:12]) for key in culprit["range"])
+        what = f"one of {culprit['commits']} candidates {first}..{last}"
         if culprit["skipped"]:
             what += f" ({len(culprit['skipped'])} skipped: could not be measured)"
     else:

@@ -112,9 +112,6 @@ class Bisection:
     def measured(self) -> list[int]:
         return sorted(index for index, probe in self.probes.items() if probe.failed is None and probe.runs)
 
-    def unmeasurable(self) -> set[int]:
-        return {index for index, probe in self.probes.items() if probe.failed is not None}
-
 
 def _nearest_open(first: int, second: int, taken: set[int]) -> int | None:
     """The candidate strictly between ``first`` and ``second`` nearest the middle that is not yet probed."""
@@ -176,7 +173,8 @@ def culprits(bisection: Bisection) -> list[Culprit]:
     step = bisection.step()
     if not step.stepped:
         return []
-    taken, unmeasurable, found = set(bisection.probes), bisection.unmeasurable(), []
+    taken, found = set(bisection.probes), []
+    unmeasurable = {index for index, probe in bisection.probes.items() if probe.failed is not None}
     for first, second in open_intervals(bisection, step):
         share = bisection.level_of(second, step)[1] - bisection.level_of(first, step)[1]
         skipped = tuple(sorted(unmeasurable & set(range(first + 1, second))))

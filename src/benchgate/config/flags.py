@@ -46,17 +46,12 @@ def _shown(value: Any) -> str:
 
 def run_settings(settings: Any) -> dict[str, str]:
     """authorize's run-settings: each setting the benchmark job takes, as the text its input would be."""
-    adaptive = settings.adaptive_runs()  # runs auto: the bounds the run takes (max-runs caps the maximum)
+    # runs auto: the bounds the run takes (max-runs caps the maximum); none for a fixed count
+    bounds = dict(zip(("min-runs", "max-runs"), settings.adaptive_runs() or ("", ""), strict=True))
     text: dict[str, str] = {}
-    for setting in SETTINGS:
-        if not setting.run:
-            continue
-        value = getattr(settings, setting.attr)
-        if setting.key == "min-runs":
-            value = adaptive[0] if adaptive else ""
-        elif setting.key == "max-runs":
-            value = adaptive[1] if adaptive else ""
-        elif setting.key == "build":
+    for setting in (setting for setting in SETTINGS if setting.run):
+        value = bounds.get(setting.key, getattr(settings, setting.attr))
+        if setting.key == "build":
             value = json.dumps(dict(value), sort_keys=True) if value else ""
         elif setting.key == "slots" and value == setting.default:
             value = ""
