@@ -18,17 +18,6 @@ def fail(where: str, key: str, reason: str) -> InputError:
     return InputError(f"key {key!r}: {reason}", where=where)
 
 
-def as_list(value: Any, where: str, key: str) -> list[str]:
-    # Inputs and labels give comma/newline separated text; the file may give a YAML list.
-    # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
-    if isinstance(value, str):
-        items = [item.strip() for item in re.split(r"\n" if key == "set" else r"[,\n]", value)]
-        return [item for item in items if item]
-    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-        return [item.strip() for item in value if item.strip()]
-    raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
-
-
 def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
     if value is False:  # YAML 1.1 reads an unquoted `off` as false
         return "off"
@@ -108,7 +97,13 @@ def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], t
     """A parser of a list of at most 200 items, each matching ``pattern`` (``what`` names one in errors)."""
 
     def parse(value: Any, where: str, key: str) -> tuple[str, ...]:
-        items = as_list(value, where, key)
+        # Inputs and labels give comma/newline separated text; the file may give a YAML list.
+        # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
+        if isinstance(value, str):
+            value = re.split(r"\n" if key == "set" else r"[,\n]", value)
+        elif not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+            raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
+        items = [item.strip() for item in value if item.strip()]
         if len(items) > 200:
             raise fail(where, key, f"too many entries ({len(items)} > 200)")
         for item in items:
