@@ -1,8 +1,7 @@
 """The one adapter from the bisection to builds, release binaries and the runner (``benchgate run``'s machinery).
 
 A batch of ``runs`` runs at one candidate is one ``benchgate run`` of its binary against itself with
-``ceil(runs / 2)`` runs a side; both sides' samples are the probe's.
-"""
+``ceil(runs / 2)`` runs a side; both sides' samples are the probe's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The configuration's ``history:`` section (store, keep, site-url) and where the store comes from (docs/history.md).
-
-The store is ``--store``, else ``$BENCHGATE_HISTORY``, else the section's ``store``, else the default.
-"""
+"""The configuration's ``history:`` section (store, keep, site-url) and where the store comes from: ``--store``,
+else ``$BENCHGATE_HISTORY``, else the section's ``store``, else the default (docs/history.md)."""
 
 from __future__ import annotations
 
@@ -34,9 +32,8 @@ def parse_history(value: Any, where: str, key: str = "history") -> tuple[tuple[s
     """Validate the section; returns its items (hashable, as Settings keeps them)."""
     if not isinstance(value, dict):
         raise fail(where, key, "must be a mapping with store, keep and site-url")
-    for name in value:
-        if name not in _KEYS:
-            raise fail(where, key, f"unknown key {str(name)[:40]!r}; known keys: {', '.join(_KEYS)}")
+    if unknown := [name for name in value if name not in _KEYS]:
+        raise fail(where, key, f"unknown key {str(unknown[0])[:40]!r}; known keys: {', '.join(_KEYS)}")
     store, keep, site = value.get("store"), value.get("keep", 0), value.get("site-url")
     if store is not None and (not isinstance(store, str) or not _URL.match(store)):
         raise fail(where, key, "store must be a database URL such as sqlite:///benchgate-history.db")

@@ -1,8 +1,7 @@
 """Every setting, declared once: its key, parser, default, flags, input, label and how it loosens the gate.
 
 Plain frozen dataclasses, not pydantic: each parser already accepts every spelling users write and fails with
-benchgate's one-line ``InputError``; a model would only wrap them (docs/cli.md lists the settings).
-"""
+benchgate's one-line ``InputError``; a model would only wrap them (docs/cli.md lists the settings)."""
 
 from __future__ import annotations
 

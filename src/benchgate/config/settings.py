@@ -1,7 +1,5 @@
-"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count.
-
-``resolve`` is that one precedence; every value goes through its setting's parser (docs/cli.md).
-"""
+"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count
+(``resolve``, the one precedence); every value goes through its setting's parser (docs/cli.md)."""
 
 from __future__ import annotations
 
