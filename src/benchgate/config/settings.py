@@ -117,11 +117,9 @@ def resolve(
     settings = base if base is not None else Settings()
     sources: dict[str, str] = dict(settings.sources)
     for layer, source in ((file_values, "file"), (option_values, "option"), (label_values, "label")):
-        if not layer:
-            continue
-        changes = {BY_KEY[key].attr: value for key, value in layer.items()}
+        changes = {BY_KEY[key].attr: value for key, value in (layer or {}).items()}
         settings = replace(settings, **changes)
-        sources.update({name: source for name in changes})
+        sources.update(dict.fromkeys(changes, source))
     return replace(settings, sources=sources)
 
 
