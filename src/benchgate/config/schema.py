@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchgate.config import sections, values
+from benchgate.config import values
 from benchgate.config.historysettings import parse_history
 from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
 from benchgate.stats import defaults, gate
@@ -237,13 +237,11 @@ SETTINGS: tuple[Setting, ...] = (
         input="",
     ),
     # The file's own sections (their help is for the reader: no flag shows it).
-    Setting("rules", tuple, (), sections.parse_rules, "per-file threshold, min-effect, max-sigma or ignore", input=""),
+    Setting("rules", tuple, (), values.parse_rules, "per-file threshold, min-effect, max-sigma or ignore", input=""),
+    Setting("changed-files", str, "", values.parse_changed_files, "paths -> categories", input="changed-map", run=True),
+    Setting("build", tuple, (), values.parse_build, "how base and head are built (configure-flags, ...)", run=True),
     Setting(
-        "changed-files", str, "", sections.parse_changed_files, "paths -> categories", input="changed-map", run=True
-    ),
-    Setting("build", tuple, (), sections.parse_build, "how base and head are built (configure-flags, ...)", run=True),
-    Setting(
-        "noisy", float | str | None, None, sections.parse_noisy, "strict, or the noise budget {max-sigma: 8%}", input=""
+        "noisy", float | str | None, None, values.parse_noisy, "strict, or the noise budget {max-sigma: 8%}", input=""
     ),
     Setting("history", tuple, (), parse_history, "the history store, how many runs it keeps, the site's URL", input=""),
 )

@@ -10,9 +10,8 @@ from typing import Any
 
 import yaml
 
-from benchgate.config import sections
 from benchgate.config.schema import BY_KEY, FILE_KEYS, SETTINGS, parse_setting
-from benchgate.config.values import AUTO_RUNS, fail
+from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, fail
 from benchgate.errors import InputError
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 from benchgate.stats.gate import GatePolicy
@@ -28,7 +27,7 @@ class _SettingsMethods:
         """The gate policy these settings describe."""
         names = ("threshold", "correction", "min_effect", "rules", "inconclusive_above", "unchanged_confidence")
         values = {name: getattr(self, name) for name in names}
-        if self.noisy == sections.NOISY_STRICT:  # every row at its target: no coarser gate, no noise budget
+        if self.noisy == NOISY_STRICT:  # every row at its target: no coarser gate, no noise budget
             return GatePolicy(**values, max_resolution=None)
         return GatePolicy(**values, noisy_max_sigma=self.noisy, max_resolution=self.max_resolution)
 
