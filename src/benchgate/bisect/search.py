@@ -152,9 +152,7 @@ def next_action(bisection: Bisection) -> Measure | Done:
         return Done("no-step")
     if over_time:
         return Done("budget")
-    for index in bisection.measured():
-        if index in bisection.ends:
-            continue
+    for index in (index for index in bisection.measured() if index not in bisection.ends):
         probe = bisection.probes[index]
         if bisection.placement(index, step).cls == UNDECIDED and probe.runs < budget.max_runs:
             return Measure(index, min(budget.runs, budget.max_runs - probe.runs))

@@ -32,12 +32,8 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
 
 def flag_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
     """The setting flags given on ``command``'s line, by key, as text (a repeated list flag joined as an input)."""
-    values: dict[str, Any] = {}
-    for setting in for_command(command):
-        value = getattr(args, f"setting_{setting.attr}", None)
-        if value is not None:
-            values[setting.key] = ("\n" if setting.key == "set" else ",").join(value) if setting.many else value
-    return values
+    given = ((setting, getattr(args, f"setting_{setting.attr}", None)) for setting in for_command(command))
+    return {s.key: ("\n" if s.key == "set" else ",").join(v) if s.many else v for s, v in given if v is not None}
 
 
 def _shown(value: Any) -> str:
