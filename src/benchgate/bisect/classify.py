@@ -135,10 +135,8 @@ def place(
 
 def nearest(placement: Placement, tolerance: float = DEFAULT_TOLERANCE) -> str:
     """The class an undecided probe is taken as once its runs are spent: by its point estimate."""
-    share = placement.share
-    if not np.isfinite(share):
-        return EARLIER
-    return EARLIER if share < tolerance else LATER if share > 1 - tolerance else BETWEEN
+    share = placement.share  # NaN (no stepped row): like the earlier end
+    return EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
 
 
 def same_level(first: Samples, second: Samples, step: Step, *, level: float = DEFAULT_LEVEL) -> bool:
