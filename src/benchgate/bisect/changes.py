@@ -20,9 +20,7 @@ class ChangeEnds:
 
 
 def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The category, --filter and --set values that select one row (``buffers/tojson.js``, ``len=256 n=1``).
-
-    ``--filter`` matches the file's name within its category, as Node's compare.js does."""
+    """The category, --filter (the name within it, as compare.js matches) and --set values that select one row."""
     try:
         words = shlex.split(configuration)
     except ValueError:
@@ -41,8 +39,7 @@ def change_ends(change_id: str, store: str | None) -> ChangeEnds:
     points = [point for point in find_changes(series(url)).points if point.id == change_id]
     if not points:
         raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
-    point = points[0]
-    if not point.before_commit:
+    if not (point := points[0]).before_commit:
         raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
     categories, filters, set_args = row_selection(point.key.filename, point.key.configuration)
     return ChangeEnds(point.before_commit, point.commit, categories, filters, set_args)

@@ -1,10 +1,7 @@
-"""Where a probe's rows lie between the two ends of a bisection: like the earlier end, like the later, between.
+"""Where a probe's rows lie between the two ends: like the earlier end, like the later, between (docs/bisect.md).
 
-Pure statistics over rates (``{row: [rate, ...]}``) with the gate's test (``stats.yuenwelch``) and its
-two-sided intervals. Each probe is compared with both ends; its change from the earlier end, as a share
-of the step between the ends, is its *position* (0: like the earlier end, 1: like the later end). The
-classes and why not neighbours: docs/bisect.md.
-"""
+Rates (``{row: [rate, ...]}``) with the gate's test (``stats.yuenwelch``); a probe's change from the earlier end
+as a share of the step between the ends is its *position* (0: like the earlier end, 1: like the later)."""
 
 from __future__ import annotations
 
@@ -15,11 +12,8 @@ import numpy as np
 from benchgate.stats.yuenwelch import change_interval, gate_statistics
 
 EARLIER, LATER, BETWEEN, UNDECIDED = "earlier", "later", "between", "undecided"
-CLASSES = (EARLIER, LATER, BETWEEN, UNDECIDED)
 DEFAULT_LEVEL = 0.01  # two-sided, per comparison, before Bonferroni over the stepped rows
 DEFAULT_TOLERANCE = 1 / 3  # a probe is like an end when its share of the step is ruled out above a third
-
-
 Samples = dict[str, list[float]]
 
 
@@ -27,11 +21,9 @@ def _arrays(rows: list[str], *sides: Samples) -> list[np.ndarray]:
     """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order."""
     arrays = []
     for side in sides:
-        width = max([len(side.get(row, ())) for row in rows] + [1])
-        array = np.full((len(rows), width), np.nan)
+        array = np.full((len(rows), max([len(side.get(row, ())) for row in rows] + [1])), np.nan)
         for index, row in enumerate(rows):
-            values = side.get(row, ())
-            array[index, : len(values)] = values
+            array[index, : len(side.get(row, ()))] = side.get(row, ())
         arrays.append(array)
     return arrays
 
@@ -44,8 +36,12 @@ def _log_interval(base: np.ndarray, head: np.ndarray, level: float) -> tuple[np.
         return st.delta, np.log1p(low / 100), np.log1p(high / 100)
 
 
+def _by_row(rows: list[str], values: np.ndarray) -> dict[str, float]:
+    return dict(zip(rows, map(float, values), strict=True))
+
+
 def _percent(rows: list[str], log_ratios: np.ndarray) -> dict[str, float]:
-    return {row: float(100 * np.expm1(value)) for row, value in zip(rows, log_ratios, strict=True)}
+    return _by_row(rows, 100 * np.expm1(log_ratios))
 
 
 @dataclass(frozen=True)
@@ -67,15 +63,14 @@ def find_step(earlier: Samples, later: Samples, *, level: float = DEFAULT_LEVEL,
         return Step((), (), {}, {}, {}, {})
     base, head = _arrays(rows, earlier, later)
     delta, low, high = _log_interval(base, head, level / len(rows))
-    floor = np.log1p(min_effect / 100)
-    moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= floor)
+    moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= np.log1p(min_effect / 100))
     return Step(
         rows=tuple(rows),
         stepped=tuple(row for row, keep in zip(rows, moved, strict=True) if keep),
         change=_percent(rows, delta),
         low=_percent(rows, low),
         high=_percent(rows, high),
-        log_step={row: float(value) for row, value in zip(rows, delta, strict=True)},
+        log_step=_by_row(rows, delta),
     )
 
 
@@ -131,19 +126,17 @@ def place(
     return Placement(
         cls=cls,
         rows=dict(zip(rows, classes.tolist(), strict=True)),
-        position={row: float(value) for row, value in zip(rows, from_first / size, strict=True)},
-        low={row: float(value) for row, value in zip(rows, ends[0], strict=True)},
-        high={row: float(value) for row, value in zip(rows, ends[1], strict=True)},
-        change={row: float(100 * np.expm1(value)) for row, value in zip(rows, from_first, strict=True)},
+        position=_by_row(rows, from_first / size),
+        low=_by_row(rows, ends[0]),
+        high=_by_row(rows, ends[1]),
+        change=_percent(rows, from_first),
     )
 
 
 def nearest(placement: Placement, tolerance: float = DEFAULT_TOLERANCE) -> str:
     """The class an undecided probe is taken as once its runs are spent: by its point estimate."""
-    share = placement.share
-    if not np.isfinite(share):
-        return EARLIER
-    return EARLIER if share < tolerance else LATER if share > 1 - tolerance else BETWEEN
+    share = placement.share  # NaN (no stepped row): like the earlier end
+    return EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
 
 
 def same_level(first: Samples, second: Samples, step: Step, *, level: float = DEFAULT_LEVEL) -> bool:

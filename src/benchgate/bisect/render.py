@@ -1,8 +1,5 @@
-"""The bisect report: the culprit, and the chain of probes with the evidence for each, as data and as text.
-
-``report_data`` is the JSON report; markdown and text are rendered from it with tabulate (the
-markdown table as the PR comment's: pipes, code spans for untrusted names).
-"""
+"""The bisect report: the culprit and the chain of probes with the evidence for each, as JSON-ready data
+(``report_data``) and as markdown (the PR comment's table style) or text rendered from it with tabulate."""
 
 from __future__ import annotations
 
@@ -19,6 +16,11 @@ REASONS = {
     "end-failed": "an end could not be measured",
     "budget": "stopped by the budget (--max-probes or --max-hours) before every interval was narrowed",
 }
+
+
+# A probe's row in the JSON report: Placement's field of each.
+_ROW_FIELDS = {"cls": "rows", "change": "change", "share": "position", "share_low": "low", "share_high": "high"}
+HEADERS = ["#", "candidate", "like", "share of the step [interval]", "runs", "samples", "build", "seconds"]
 
 
 def _pct(value: float) -> str:
@@ -50,13 +52,7 @@ def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
             if probe.index not in bisection.ends:
                 placement = bisection.placement(probe.index, step)
                 entry["rows"] = {
-                    row: {
-                        "cls": placement.rows[row],
-                        "change": placement.change[row],
-                        "share": placement.position[row],
-                        "share_low": placement.low[row],
-                        "share_high": placement.high[row],
-                    }
+                    row: {name: getattr(placement, field)[row] for name, field in _ROW_FIELDS.items()}
                     for row in placement.rows
                 }
         probes.append(entry)
@@ -95,9 +91,8 @@ def _culprit_line(culprit: dict, markdown: bool) -> str:
     name = code if markdown else str
     share = f"{100 * culprit['share']:.0f} % of the step"
     if culprit["key"] is None:
-        what = (
-            f"one of {culprit['commits']} candidates {name(culprit['range'][0][:12])}..{name(culprit['range'][1][:12])}"
-        )
+        first, last = (name(key[:12]) for key in culprit["range"])
+        what = f"one of {culprit['commits']} candidates {first}..{last}"
         if culprit["skipped"]:
             what += f" ({len(culprit['skipped'])} skipped: could not be measured)"
     else:
@@ -123,7 +118,10 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
         else:
             verdict = probe["cls"] + ("" if probe["settled"] else " (undecided at its runs)")
             where = "end" if probe["index"] in (0, data["candidates"] - 1) else _share_text(probe)
-        table.append(_cells(probe, name(key), verdict, where))
+        build, seconds = "built" if probe["built"] else "cached", probe["build_seconds"] + probe["measure_seconds"]
+        table.append(
+            [probe["order"], name(key), verdict, where, probe["runs"], probe["samples"], build, f"{seconds:.1f}"]
+        )
     return table
 
 
@@ -134,15 +132,6 @@ def _share_text(probe: dict) -> str:
     high = max((row["share_high"] for row in rows), default=probe["share"])
     text = f"{100 * probe['share']:.0f} % [{100 * low:.0f}, {100 * high:.0f}]"
     return f"{text}, {_pct(sum(row['change'] for row in rows) / len(rows))} vs earlier" if rows else text
-
-
-def _cells(probe: dict, candidate: str, verdict: str, where: str) -> list:
-    build = "built" if probe["built"] else "cached"
-    seconds = probe["build_seconds"] + probe["measure_seconds"]
-    return [probe["order"], candidate, verdict, where, probe["runs"], probe["samples"], build, f"{seconds:.1f}"]
-
-
-HEADERS = ["#", "candidate", "like", "share of the step [interval]", "runs", "samples", "build", "seconds"]
 
 
 def render(data: dict, markdown: bool) -> str:

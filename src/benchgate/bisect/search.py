@@ -1,9 +1,5 @@
-"""The search: what to measure next, and what was found (pure: decided from the measured probes alone,
-so a resumed bisection picks up where it stopped).
-
-The candidates are ordered (first-parent commits, or releases by semver), index 0 the earlier end and
-the last the later end. How intervals are narrowed, skipped and reported: docs/bisect.md.
-"""
+"""The search: what to measure next and what was found, decided from the measured probes alone (so a resumed
+bisection picks up where it stopped). Candidate 0 is the earlier end, the last the later (docs/bisect.md)."""
 
 from __future__ import annotations
 
@@ -72,7 +68,6 @@ class Culprit:
 
     first: int
     last: int
-    before: int  # the probe before it
     share: float  # of the step, 0..1 (mean over the stepped rows)
     skipped: tuple[int, ...] = ()  # candidates inside that could not be measured
     resolved: bool = True  # False: the budget ran out before the range was narrowed to one
@@ -95,22 +90,12 @@ class Bisection:
         return 0, len(self.candidates) - 1
 
     def step(self) -> Step:
-        first, last = (self.probes.get(end) for end in self.ends)
-        if first is None or last is None:
-            return classify.find_step({}, {})
-        budget = self.budget
-        return classify.find_step(first.samples, last.samples, level=budget.level, min_effect=budget.min_effect)
+        first, last = (self.probes.get(end, Probe(end)).samples for end in self.ends)
+        return classify.find_step(first, last, level=self.budget.level, min_effect=self.budget.min_effect)
 
     def placement(self, index: int, step: Step) -> Placement:
-        first, last = self.ends
-        return classify.place(
-            self.probes[index].samples,
-            self.probes[first].samples,
-            self.probes[last].samples,
-            step,
-            level=self.budget.level,
-            tolerance=self.budget.tolerance,
-        )
+        probe, earlier, later = (self.probes[end].samples for end in (index, *self.ends))
+        return classify.place(probe, earlier, later, step, level=self.budget.level, tolerance=self.budget.tolerance)
 
     def level_of(self, index: int, step: Step) -> tuple[str, float, bool]:
         """A measured probe's class, position (0..1) and whether its runs settled it."""
@@ -127,19 +112,6 @@ class Bisection:
     def measured(self) -> list[int]:
         return sorted(index for index, probe in self.probes.items() if probe.failed is None and probe.runs)
 
-    def unmeasurable(self) -> set[int]:
-        return {index for index, probe in self.probes.items() if probe.failed is not None}
-
-
-def _differ(bisection: Bisection, step: Step, levels: dict, first: int, second: int) -> bool:
-    (cls_a, _, _), (cls_b, _, _) = levels[first], levels[second]
-    if cls_a != cls_b:
-        return True
-    if cls_a == BETWEEN:
-        samples = bisection.probes[first].samples, bisection.probes[second].samples
-        return not classify.same_level(*samples, step, level=bisection.budget.level)
-    return False
-
 
 def _nearest_open(first: int, second: int, taken: set[int]) -> int | None:
     """The candidate strictly between ``first`` and ``second`` nearest the middle that is not yet probed."""
@@ -149,10 +121,17 @@ def _nearest_open(first: int, second: int, taken: set[int]) -> int | None:
 
 
 def open_intervals(bisection: Bisection, step: Step) -> list[tuple[int, int]]:
-    """Neighbouring measured probes whose levels differ."""
+    """Neighbouring measured probes whose levels differ (two between the ends: unless they are at the same level)."""
     points = bisection.measured()
-    levels = {index: bisection.level_of(index, step) for index in points}
-    return [(a, b) for a, b in zip(points, points[1:], strict=False) if _differ(bisection, step, levels, a, b)]
+    cls = {index: bisection.level_of(index, step)[0] for index in points}
+
+    def differ(a: int, b: int) -> bool:
+        if cls[a] == cls[b] == BETWEEN:
+            samples = bisection.probes[a].samples, bisection.probes[b].samples
+            return not classify.same_level(*samples, step, level=bisection.budget.level)
+        return cls[a] != cls[b]
+
+    return [(a, b) for a, b in zip(points, points[1:], strict=False) if differ(a, b)]
 
 
 def next_action(bisection: Bisection) -> Measure | Done:
@@ -173,9 +152,7 @@ def next_action(bisection: Bisection) -> Measure | Done:
         return Done("no-step")
     if over_time:
         return Done("budget")
-    for index in bisection.measured():
-        if index in bisection.ends:
-            continue
+    for index in (index for index in bisection.measured() if index not in bisection.ends):
         probe = bisection.probes[index]
         if bisection.placement(index, step).cls == UNDECIDED and probe.runs < budget.max_runs:
             return Measure(index, min(budget.runs, budget.max_runs - probe.runs))
@@ -194,14 +171,12 @@ def culprits(bisection: Bisection) -> list[Culprit]:
     step = bisection.step()
     if not step.stepped:
         return []
-    taken = set(bisection.probes)
-    found = []
+    taken, found = set(bisection.probes), []
+    unmeasurable = {index for index, probe in bisection.probes.items() if probe.failed is not None}
     for first, second in open_intervals(bisection, step):
-        _, share_a, _ = bisection.level_of(first, step)
-        _, share_b, _ = bisection.level_of(second, step)
-        skipped = tuple(index for index in range(first + 1, second) if index in bisection.unmeasurable())
-        resolved = _nearest_open(first, second, taken) is None
-        found.append(Culprit(first + 1, second, first, share_b - share_a, skipped, resolved))
+        share = bisection.level_of(second, step)[1] - bisection.level_of(first, step)[1]
+        skipped = tuple(sorted(unmeasurable & set(range(first + 1, second))))
+        found.append(Culprit(first + 1, second, share, skipped, _nearest_open(first, second, taken) is None))
     return found
 
 
@@ -214,8 +189,6 @@ def probes_left(bisection: Bisection) -> int:
     if not step.stepped:
         return 0
     taken = set(bisection.probes)
-    left = 0
-    for first, second in open_intervals(bisection, step):
-        inside = sum(1 for index in range(first + 1, second) if index not in taken)
-        left += math.ceil(math.log2(inside + 1)) if inside else 0
+    open_inside = (len(set(range(first + 1, second)) - taken) for first, second in open_intervals(bisection, step))
+    left = sum(math.ceil(math.log2(inside + 1)) for inside in open_inside)
     return min(left, max(bisection.budget.max_probes - len(bisection.probes), 0))

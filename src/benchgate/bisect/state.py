@@ -1,10 +1,6 @@
-"""The bisection's state on disk: written atomically after every batch of runs, checked when resumed.
-
-The file holds the setup (what is bisected, the selection, the budget), the candidates and every probe's
-samples, with a SHA-256 digest of all of it. A resumed bisection takes back every probe already measured;
-a file cut short, edited by hand, or of another bisection is refused in one line (exit 10), never
-half-trusted: a forged probe would move the culprit.
-"""
+"""The bisection's state on disk, with a SHA-256 digest of it all: written atomically after every batch; on
+resume, a file cut short, edited by hand or of another bisection is refused in one line (exit 10), never
+half-trusted: a forged probe would move the culprit."""
 
 from __future__ import annotations
 
@@ -35,9 +31,9 @@ def _digest(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def to_body(bisection: Bisection, setup: dict) -> dict:
-    """The state as JSON-ready data, without its digest."""
-    return {
+def save(path: Path, bisection: Bisection, setup: dict) -> None:
+    """Write the state atomically: a whole new file, fsynced, renamed over the old one."""
+    body = {
         "schema": SCHEMA,
         "kind": KIND,
         "setup": setup,
@@ -46,11 +42,6 @@ def to_body(bisection: Bisection, setup: dict) -> dict:
         "elapsed_seconds": bisection.elapsed_seconds,
         "probes": [asdict(probe) for probe in bisection.probes.values()],  # in the order measured
     }
-
-
-def save(path: Path, bisection: Bisection, setup: dict) -> None:
-    """Write the state atomically: a whole new file, fsynced, renamed over the old one."""
-    body = to_body(bisection, setup)
     text = json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=".state-", dir=path.parent)
@@ -89,17 +80,13 @@ def _probe(data: dict, candidates: int, where: str) -> Probe:
     for row, rates in samples.items():
         counted = isinstance(rates, list) and len(rates) <= 2 * runs
         _check(counted, f"probe {index}, {row!r}: more samples than runs", where)
-        _check(
-            all(isinstance(rate, int | float) and math.isfinite(rate) and rate > 0 for rate in rates),
-            f"probe {index}, {row!r}: a rate that is not a positive number",
-            where,
-        )
+        positive = all(isinstance(rate, int | float) and math.isfinite(rate) and rate > 0 for rate in rates)
+        _check(positive, f"probe {index}, {row!r}: a rate that is not a positive number", where)
     return Probe(**data)
 
 
 def load(path: Path, setup: dict) -> Bisection:
-    """The bisection a state file holds; BisectStateError (one line, exit 10) for anything not written by
-    ``save`` for this same setup."""
+    """The bisection a state file holds; BisectStateError for anything not written by ``save`` for ``setup``."""
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")

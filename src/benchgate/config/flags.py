@@ -1,8 +1,4 @@
-"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table.
-
-Each is derived from ``benchgate.config.schema.SETTINGS``; no command declares a setting's flag itself
-(tests/test_settings_schema.py fails when one does).
-"""
+"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table."""
 
 from __future__ import annotations
 
@@ -13,6 +9,8 @@ from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
 
+_METAVARS = {float: "PCT", int: "N", int | None: "N"}
+
 
 def for_command(command: str) -> tuple[Setting, ...]:
     """The settings ``command`` takes as ``--key`` flags."""
@@ -20,30 +18,22 @@ def for_command(command: str) -> tuple[Setting, ...]:
 
 
 def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
-    """Add ``command``'s setting flags; each defaults to None (not given), a list flag may repeat.
-
-    The values stay text until ``flag_values``' caller parses them (``settings.parse_options``), so a
-    bad one is the same one-line error (exit 2) as from an input or the file.
-    """
+    """Add ``command``'s setting flags (default None: not given); values stay text, parsed as an input's are."""
     for setting in for_command(command):
         default = "" if setting.default in (None, (), "") else f" (default {_shown(setting.default)})"
         parser.add_argument(
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
             action="append" if setting.many else "store",
-            metavar=setting.metavar or setting.key.upper(),
+            metavar=setting.metavar or _METAVARS.get(setting.type) or setting.key.upper(),
             help=(setting.help + default).replace("%", "%%"),
         )
 
 
 def flag_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
     """The setting flags given on ``command``'s line, by key, as text (a repeated list flag joined as an input)."""
-    values: dict[str, Any] = {}
-    for setting in for_command(command):
-        value = getattr(args, f"setting_{setting.attr}", None)
-        if value is not None:
-            values[setting.key] = ("\n" if setting.key == "set" else ",").join(value) if setting.many else value
-    return values
+    given = ((setting, getattr(args, f"setting_{setting.attr}", None)) for setting in for_command(command))
+    return {s.key: ("\n" if s.key == "set" else ",").join(v) if s.many else v for s, v in given if v is not None}
 
 
 def _shown(value: Any) -> str:
@@ -52,17 +42,12 @@ def _shown(value: Any) -> str:
 
 def run_settings(settings: Any) -> dict[str, str]:
     """authorize's run-settings: each setting the benchmark job takes, as the text its input would be."""
-    adaptive = settings.adaptive_runs()  # runs auto: the bounds the run takes (max-runs caps the maximum)
+    # runs auto: the bounds the run takes (max-runs caps the maximum); none for a fixed count
+    bounds = dict(zip(("min-runs", "max-runs"), settings.adaptive_runs() or ("", ""), strict=True))
     text: dict[str, str] = {}
-    for setting in SETTINGS:
-        if not setting.run:
-            continue
-        value = getattr(settings, setting.attr)
-        if setting.key == "min-runs":
-            value = adaptive[0] if adaptive else ""
-        elif setting.key == "max-runs":
-            value = adaptive[1] if adaptive else ""
-        elif setting.key == "build":
+    for setting in (setting for setting in SETTINGS if setting.run):
+        value = bounds.get(setting.key, getattr(settings, setting.attr))
+        if setting.key == "build":
             value = json.dumps(dict(value), sort_keys=True) if value else ""
         elif setting.key == "slots" and value == setting.default:
             value = ""
@@ -78,17 +63,17 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
         "| setting | default | file | flag on | input | label | a label loosens the gate by |",
         "|---|---|---|---|---|---|---|",
     ]
-    for setting in settings:
-        default = "" if setting.default in (None, (), "") else f"`{_shown(setting.default)}`"
-        label = (
-            ""
-            if setting.label is None
-            else f"`benchmark:{setting.key}" + (f"={setting.label}`" if setting.label else "`")
+    for s in settings:
+        cells = (
+            f"`{s.key}`",
+            "" if s.default in (None, (), "") else f"`{_shown(s.default)}`",
+            "yes" if s.file else "",
+            ", ".join(s.commands),
+            f"`{s.input}`" if s.input else "",
+            "" if s.label is None else f"`benchmark:{s.key}" + (f"={s.label}`" if s.label else "`"),
+            s.loosens[1] if s.loosens else "",
         )
-        lines.append(
-            f"| `{setting.key}` | {default} | {'yes' if setting.file else ''} | {', '.join(setting.commands)} | "
-            f"{f'`{setting.input}`' if setting.input else ''} | {label} | {setting.loosening} |"
-        )
+        lines.append(f"| {' | '.join(cells)} |")
     return "\n".join(lines) + "\n"
 
 

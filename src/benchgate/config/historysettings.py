@@ -1,14 +1,5 @@
-"""The configuration's ``history:`` section (store, keep, site-url) and where the store comes from.
-
-    history:
-      store: sqlite:///benchgate-history.db   # or postgresql+psycopg://user@host/db
-      keep: 500                               # runs kept per branch (the oldest go first); 0 = all
-      site-url: https://nodejs.github.io/benchmarks/
-
-The store is ``--store``, else ``$BENCHGATE_HISTORY``, else this section's ``store``, else
-``sqlite:///benchgate-history.db`` in the working directory. A password belongs in the environment
-variable (a secret), never in the file.
-"""
+"""The configuration's ``history:`` section (store, keep, site-url) and where the store comes from: ``--store``,
+else ``$BENCHGATE_HISTORY``, else the section's ``store``, else the default (docs/history.md)."""
 
 from __future__ import annotations
 
@@ -39,12 +30,10 @@ class HistorySettings:
 
 def parse_history(value: Any, where: str, key: str = "history") -> tuple[tuple[str, Any], ...]:
     """Validate the section; returns its items (hashable, as Settings keeps them)."""
-
     if not isinstance(value, dict):
         raise fail(where, key, "must be a mapping with store, keep and site-url")
-    for name in value:
-        if name not in _KEYS:
-            raise fail(where, key, f"unknown key {str(name)[:40]!r}; known keys: {', '.join(_KEYS)}")
+    if unknown := [name for name in value if name not in _KEYS]:
+        raise fail(where, key, f"unknown key {str(unknown[0])[:40]!r}; known keys: {', '.join(_KEYS)}")
     store, keep, site = value.get("store"), value.get("keep", 0), value.get("site-url")
     if store is not None and (not isinstance(store, str) or not _URL.match(store)):
         raise fail(where, key, "store must be a database URL such as sqlite:///benchgate-history.db")
@@ -54,15 +43,13 @@ def parse_history(value: Any, where: str, key: str = "history") -> tuple[tuple[s
         raise fail(where, key, "keep must be a whole number of runs (0 keeps all)")
     if site is not None and (not isinstance(site, str) or not _SITE.match(site)):
         raise fail(where, key, "site-url must be an http(s) URL")
-    return tuple(item for item in (("store", store), ("keep", keep), ("site-url", site)) if item[1] not in (None,))
+    return tuple(item for item in (("store", store), ("keep", keep), ("site-url", site)) if item[1] is not None)
 
 
 def history_settings(items: tuple[tuple[str, Any], ...]) -> HistorySettings:
     """The section's typed form from the items ``parse_history`` returned."""
     values = dict(items)
-    return HistorySettings(
-        store=values.get("store") or "", keep=int(values.get("keep") or 0), site_url=values.get("site-url") or ""
-    )
+    return HistorySettings(values.get("store") or "", int(values.get("keep") or 0), values.get("site-url") or "")
 
 
 def configured_history(config_path: str | Path | None) -> HistorySettings:
@@ -72,17 +59,17 @@ def configured_history(config_path: str | Path | None) -> HistorySettings:
     return history_settings((read_config_file(config_path) if config_path else {}).get("history", ()))
 
 
-def resolve_store(option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None) -> str:
-    """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else the default."""
-    return configured_store(option, configured, environment) or DEFAULT_STORE
-
-
-def configured_store(
-    option: str | None, configured: HistorySettings, environment: Mapping[str, str] | None = None
+def resolve_store(
+    option: str | None,
+    configured: HistorySettings,
+    environment: Mapping[str, str] | None = None,
+    default: str | None = DEFAULT_STORE,
 ) -> str | None:
-    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
+    """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
     environment = os.environ if environment is None else environment
-    for candidate in (option, environment.get(ENVIRONMENT), configured.store):
-        if candidate:
-            return candidate
-    return None
+    return option or environment.get(ENVIRONMENT) or configured.store or default
+
+
+def configured_store(option: str | None, configured: HistorySettings) -> str | None:
+    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
+    return resolve_store(option, configured, default=None)

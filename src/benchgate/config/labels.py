@@ -1,19 +1,5 @@
-"""PR labels that steer a run, and the trust policy that decides which of them count.
-
-Labels (with the configurable prefix, ``benchmark`` by default) are the settings of
-``benchgate.config.schema`` that declare one (docs/cli.md lists them), plus ``benchmark`` alone,
-which requests a run (label-triggered workflows). For example ``benchmark:threshold=**``,
-``benchmark:runs=auto``, ``benchmark:max-resolution=30%``, ``benchmark:accept-regression``.
-
-Anyone who can label a PR is not necessarily trusted: a label that could let a
-regression through (each setting's ``loosens`` in the schema: a looser threshold, a larger minimum
-effect or max-resolution, a lower unchanged confidence, fewer runs, ``runs=auto`` where a fixed
-count is configured, a narrower selection, accepting a regression) counts only when the user who added
-it has write, maintain or admin permission, which is checked through the API
-(issue events for who added it, collaborator permission for their role).
-Labels that only tighten the gate count from anyone. A label with a bad value is
-reported with the reason and changes nothing.
-"""
+"""PR labels that steer a run (``benchmark:threshold=**``, ``benchmark`` alone requests one), and the trust
+policy: a label that could let a regression through counts only from a writer (docs/cli.md, docs/security.md)."""
 
 from __future__ import annotations
 
@@ -50,10 +36,6 @@ class LabelDecision:
     values: Mapping[str, Any] = field(default_factory=dict)
     outcomes: tuple[LabelOutcome, ...] = ()
 
-    @property
-    def run_requested(self) -> bool:
-        return any(outcome.status == REQUEST for outcome in self.outcomes)
-
 
 @dataclass(frozen=True)
 class ParsedLabel:
@@ -69,22 +51,21 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
         return ParsedLabel(label, None)
     if not label.startswith(prefix + ":"):
         return None
-    body = label[len(prefix) + 1 :].strip()
-    name, has_value, raw = body.partition("=")
-    name = name.strip()
+    name, has_value, raw = label[len(prefix) + 1 :].partition("=")
+    name, raw = name.strip(), raw.strip()
     if name in FLAG_KEYS:
-        if has_value:
-            return ParsedLabel(label, name, error=f"'{name}' takes no value")
-        return ParsedLabel(label, name, True)
+        return (
+            ParsedLabel(label, name, error=f"'{name}' takes no value") if has_value else ParsedLabel(label, name, True)
+        )
     if name not in VALUE_KEYS:
         known = ", ".join([*FLAG_KEYS, *(f"{key}=..." for key in VALUE_KEYS)])
         return ParsedLabel(label, name or None, error=f"unknown setting {name!r}; known: {known}")
-    if not has_value or not raw.strip():
+    if not raw:
         return ParsedLabel(
             label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={schema.BY_KEY[name].label}"
         )
     try:
-        value = schema.parse_setting(name, raw.strip(), where=f"label {label!r}")
+        value = schema.parse_setting(name, raw, where=f"label {label!r}")
     except InputError as error:
         # Keep only the reason: the comment already names the label.
         return ParsedLabel(label, name, error=error.message.split(": ", 1)[-1])
@@ -92,13 +73,9 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
 
 
 def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
-    """Why this label value counts only from a maintainer, or None when anyone may set it.
-
-    Loosening the gate lets a regression through; more runs than configured costs the shared
-    runner's time (up to ``max-runs``), so both need write permission.
-    """
+    """Why this label value counts only from a writer (it loosens the gate, or costs runner time), or None."""
     rule = schema.BY_KEY[key].loosens  # could it let through a regression the settings without it catch?
-    if rule and rule(value, settings):
+    if rule and rule[0](value, settings):
         return "loosens the gate"
     if key == "runs" and value != config.AUTO_RUNS and value > schema.most_runs(settings):
         configured = (
@@ -115,11 +92,7 @@ def decide(
     actor_of: Callable[[str], str | None],
     can_write: Callable[[str], bool],
 ) -> LabelDecision:
-    """Apply the trust policy to the PR's labels against ``settings`` (defaults < file < options).
-
-    ``actor_of(label)`` names who added the label most recently (None when unknown);
-    ``can_write(user)`` checks their permission through the API.
-    """
+    """Apply the trust policy to the PR's labels; ``actor_of(label)``: who added it last, ``can_write(user)``."""
     parsed = [item for item in (parse_label(label, settings.label_prefix) for label in labels) if item is not None]
     counts = Counter(item.key for item in parsed if item.key and item.error is None)
 
@@ -131,31 +104,26 @@ def decide(
             return None  # unknown: a label needing trust is ignored, never applied
 
     def judge(item: ParsedLabel) -> LabelOutcome:
-        label, key = item.label, item.key
+        key, out = item.key, functools.partial(LabelOutcome, item.label, key=item.key)
         if key is None:
-            return LabelOutcome(label, REQUEST, "requests a benchmark run")
+            return LabelOutcome(item.label, REQUEST, "requests a benchmark run")
         if item.error is not None:
-            return LabelOutcome(label, INVALID, item.error, key=key)
+            return out(INVALID, item.error)
         if counts[key] > 1:
             others = [other.label for other in parsed if other.key == key and other is not item]
-            return LabelOutcome(label, INVALID, f"conflicts with {', '.join(others)}; remove all but one", key=key)
+            return out(INVALID, f"conflicts with {', '.join(others)}; remove all but one")
         if key == "runs" and item.value != config.AUTO_RUNS and item.value > settings.max_runs:
-            reason = f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for"
-            return LabelOutcome(label, INVALID, reason, key=key)
-        why = needs_trust(key, item.value, settings)
-        if why is None:
-            return LabelOutcome(label, APPLIED, "tightens or keeps the gate", key=key)
-        actor = actor_of(label)
-        if actor is None:
-            return LabelOutcome(label, IGNORED, f"{why}, and the issue events do not say who added it", key=key)
+            return out(INVALID, f"asks for more than max-runs ({settings.max_runs}), the most a label may ask for")
+        if (why := needs_trust(key, item.value, settings)) is None:
+            return out(APPLIED, "tightens or keeps the gate")
+        if (actor := actor_of(item.label)) is None:
+            return out(IGNORED, f"{why}, and the issue events do not say who added it")
         allowed = trusted(actor)
         if allowed is None:
-            reason = f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)"
-            return LabelOutcome(label, IGNORED, reason, actor, key)
+            return out(IGNORED, f"{why}, and @{actor}'s permission could not be checked (GitHub unreachable)", actor)
         if allowed:
-            return LabelOutcome(label, APPLIED, f"added by @{actor}, who has write access", actor, key)
-        reason = f"{why}, and @{actor} who added it lacks write, maintain or admin permission"
-        return LabelOutcome(label, IGNORED, reason, actor, key)
+            return out(APPLIED, f"added by @{actor}, who has write access", actor)
+        return out(IGNORED, f"{why}, and @{actor} who added it lacks write, maintain or admin permission", actor)
 
     outcomes = tuple(judge(item) for item in parsed)  # in order: who added what is asked label by label
     values = {item.key: item.value for item, outcome in zip(parsed, outcomes, strict=True) if outcome.status == APPLIED}

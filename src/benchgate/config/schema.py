@@ -1,65 +1,54 @@
 """Every setting, declared once: its key, parser, default, flags, input, label and how it loosens the gate.
 
-From ``SETTINGS`` come the ``Settings`` fields (``benchgate.config.settings``), the configuration
-file's keys, every command's flags (``benchgate.config.flags``), the label parser (``benchgate.config.labels``),
-the action's inputs (checked against action.yml by tests/test_settings_schema.py), the run-settings
-authorize hands to the benchmark job, and docs/cli.md's settings table.
-
-Plain frozen dataclasses, not pydantic: each setting already has a parser that accepts every
-spelling users write (``3%`` and ``3``, ``a,b`` and a YAML list, YAML 1.1's ``off`` = false) and
-fails with benchgate's one-line ``InputError`` naming the source, the key and why. A pydantic model
-would have to wrap each parser as a validator and translate its errors back into that line, adding
-a dependency and a layer without checking anything more.
-"""
+Plain frozen dataclasses, not pydantic: each parser already accepts every spelling users write and fails with
+benchgate's one-line ``InputError``; a model would only wrap them (docs/cli.md lists the settings)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from benchgate.config import sections, values
+from benchgate.config import values
 from benchgate.config.historysettings import parse_history
 from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
 from benchgate.stats import defaults, gate
 
-# Strictness order of thresholds: a higher index fails fewer rows (looser).
-THRESHOLD_ORDER = ("*", "**", "***", "off")
-
-
+_STARS = ("*", "**", "***", "off")  # thresholds by strictness: a higher index fails fewer rows (looser)
 GATE_COMMANDS = ("analyze", "run", "report")
 RUN_COMMANDS = ("run", "authorize")
+SELECT_COMMANDS = (*RUN_COMMANDS, "versions", "bisect")
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting. ``key`` is how users spell it everywhere: file key, ``--flag``, action input, label.
-
-    ``loosens(value, settings)`` says whether a label's value could let a regression through that the
-    settings without it catch (then it counts only from writers); ``loosening`` says so in words, for docs.
-    """
+    """One setting; ``key`` is its spelling everywhere: file key, ``--flag``, action input, label."""
 
     key: str
     type: Any
     default: Any
     parse: Callable[[Any, str, str], Any]  # (value, where, key) -> the typed value, InputError when bad
     help: str
-    attr: str = ""  # the Settings attribute; default the key with _ for -
     file: bool = True  # a key of .github/benchgate.yml
     commands: tuple[str, ...] = ()  # the commands with a --key flag
     input: str | None = None  # the action input carrying it: None the key, "" none
     label: str | None = None  # an example label value; "" for a label without value; None: no label
-    loosens: Callable[[Any, Any], bool] | None = None
-    loosening: str = ""
+    # (whether a label's value lets through a regression the settings without it catch, that in words)
+    loosens: tuple[Callable[[Any, Any], bool], str] | None = None
     run: bool = False  # carried by authorize's run-settings to the token-less benchmark job
-    metavar: str | None = None
-    many: bool = False  # a list: repeatable flag, comma-separated input
+    metavar: str | None = None  # default: PCT for a percentage, N for a count, else the key in capitals
+
+    attr: str = field(init=False)  # the Settings attribute: the key with _ for -
 
     def __post_init__(self) -> None:
-        if not self.attr:
-            object.__setattr__(self, "attr", self.key.replace("-", "_"))
+        object.__setattr__(self, "attr", self.key.replace("-", "_"))
         if self.input is None:
             object.__setattr__(self, "input", self.key)
+
+    @property
+    def many(self) -> bool:
+        """A list of strings: a repeatable flag, a comma-separated input (``set``: one per line)."""
+        return self.type == tuple[str, ...]
 
 
 def most_runs(settings: Any) -> int:
@@ -73,6 +62,15 @@ def _fewer_runs(value: Any, settings: Any) -> bool:
     return value < most_runs(settings) if value != AUTO_RUNS else settings.runs != AUTO_RUNS
 
 
+_NARROWER = (lambda value, s: True, "always (a narrower selection)")
+_FILES = values.items_of(values.FILTER, "file-name filter")
+
+
+def _selection(key: str, parse: Callable[[Any, str, str], Any], help: str, **more: Any) -> Setting:
+    """A list setting of the benchmark job's selection (by default a flag of run, authorize, versions, bisect)."""
+    return Setting(key, tuple[str, ...], (), parse, help, **{"commands": SELECT_COMMANDS, "run": True, **more})
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "threshold",
@@ -82,8 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "significance a regression needs to fail the gate: * p<0.05, ** p<0.01, *** p<0.001, or off",
         commands=GATE_COMMANDS,
         label="**",
-        loosens=lambda value, s: THRESHOLD_ORDER.index(value) > THRESHOLD_ORDER.index(s.threshold),
-        loosening="fewer stars (or off)",
+        loosens=(lambda value, s: _STARS.index(value) > _STARS.index(s.threshold), "fewer stars (or off)"),
     ),
     Setting(
         "correction",
@@ -101,9 +98,7 @@ SETTINGS: tuple[Setting, ...] = (
         "smallest regression in percent that can fail the gate, e.g. 3%",
         commands=(*GATE_COMMANDS, "versions", "bisect"),
         label="3%",
-        loosens=lambda value, s: value > s.min_effect,
-        loosening="raising it",
-        metavar="PCT",
+        loosens=(lambda value, s: value > s.min_effect, "raising it"),
     ),
     Setting(
         "inconclusive-above",
@@ -112,7 +107,6 @@ SETTINGS: tuple[Setting, ...] = (
         values.parse_above_zero,
         "with min-effect 0, a comparison is unchanged only when its bound rules out a regression this large",
         commands=(*GATE_COMMANDS, "versions"),
-        metavar="PCT",
     ),
     Setting(
         "unchanged-confidence",
@@ -123,9 +117,7 @@ SETTINGS: tuple[Setting, ...] = (
         commands=GATE_COMMANDS,
         label="99",
         # A lower confidence calls more rows unchanged, a real regression among them more often.
-        loosens=lambda value, s: value < s.unchanged_confidence,
-        loosening="lowering it",
-        metavar="PCT",
+        loosens=(lambda value, s: value < s.unchanged_confidence, "lowering it"),
     ),
     Setting(
         "max-resolution",
@@ -136,9 +128,7 @@ SETTINGS: tuple[Setting, ...] = (
         commands=GATE_COMMANDS,
         label="30%",
         # A coarser ceiling passes rows that rule out only a larger regression.
-        loosens=lambda value, s: value > s.max_resolution,
-        loosening="raising it",
-        metavar="PCT",
+        loosens=(lambda value, s: value > s.max_resolution, "raising it"),
     ),
     Setting(
         "runs",
@@ -149,8 +139,7 @@ SETTINGS: tuple[Setting, ...] = (
         commands=(*RUN_COMMANDS, "versions"),
         label="60",
         run=True,
-        loosens=_fewer_runs,
-        loosening="fewer runs, or auto where a count is configured",
+        loosens=(_fewer_runs, "fewer runs, or auto where a count is configured"),
         metavar="N|auto",
     ),
     Setting(
@@ -162,7 +151,6 @@ SETTINGS: tuple[Setting, ...] = (
         file=False,
         commands=("run", "versions"),
         run=True,
-        metavar="N",
     ),
     Setting(
         "max-runs",
@@ -172,55 +160,23 @@ SETTINGS: tuple[Setting, ...] = (
         f"the most runs a side: caps runs auto (at most {defaults.AUTO_MAX_RUNS}) and what a label may ask for",
         commands=("run", "versions"),
         run=True,
-        metavar="N",
     ),
-    Setting(
+    _selection(
         "categories",
-        tuple[str, ...],
-        (),
         values.items_of(values.CATEGORY, "benchmark category"),
         "benchmark categories (default: the ones the changed files map to, else all)",
         commands=("authorize",),
         label="url,buffers",
-        many=True,
-        run=True,
-        loosens=lambda value, s: True,
-        loosening="always (a narrower selection)",
+        loosens=_NARROWER,
     ),
-    Setting(
-        "filter",
-        tuple[str, ...],
-        (),
-        values.items_of(values.FILTER, "file-name filter"),
-        "only benchmark files whose name contains one of these",
-        commands=(*RUN_COMMANDS, "versions", "bisect"),
-        label="tojson",
-        many=True,
-        run=True,
-        loosens=lambda value, s: True,
-        loosening="always (a narrower selection)",
-        metavar="FILTER",
+    _selection(
+        "filter", _FILES, "only benchmark files whose name contains one of these", label="tojson", loosens=_NARROWER
     ),
-    Setting(
-        "exclude",
-        tuple[str, ...],
-        (),
-        values.items_of(values.FILTER, "file-name filter"),
-        "leave out benchmark files whose name contains one of these",
-        commands=(*RUN_COMMANDS, "versions", "bisect"),
-        many=True,
-        run=True,
-        metavar="EXCLUDE",
-    ),
-    Setting(
+    _selection("exclude", _FILES, "leave out benchmark files whose name contains one of these"),
+    _selection(
         "set",
-        tuple[str, ...],
-        (),
         values.items_of(values.SET, "key=value benchmark option"),
         "benchmark options key=value (compare.js --set), one per line in an input",
-        commands=(*RUN_COMMANDS, "versions", "bisect"),
-        many=True,
-        run=True,
         metavar="KEY=VALUE",
     ),
     Setting(
@@ -229,7 +185,7 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         values.text_of(values.CPUSET, "a CPU list such as 2-3 or 0,2"),
         "CPUs to pin benchmark processes to with taskset, e.g. 2-3",
-        commands=(*RUN_COMMANDS, "versions", "bisect"),
+        commands=SELECT_COMMANDS,
         run=True,
         metavar="CPUS",
     ),
@@ -260,7 +216,6 @@ SETTINGS: tuple[Setting, ...] = (
         "jobs (or duets) at once on disjoint CPU sets; files that start servers or workers run alone",
         commands=RUN_COMMANDS,
         run=True,
-        metavar="N",
     ),
     Setting(
         "label-prefix",
@@ -278,43 +233,15 @@ SETTINGS: tuple[Setting, ...] = (
         "report the regression, but do not fail the check (only a PR label, only from writers)",
         file=False,
         label="",
-        loosens=lambda value, s: True,
-        loosening="always",
+        loosens=(lambda value, s: True, "always"),
         input="",
     ),
+    # The file's own sections (their help is for the reader: no flag shows it).
+    Setting("rules", tuple, (), values.parse_rules, "per-file threshold, min-effect, max-sigma or ignore", input=""),
+    Setting("changed-files", str, "", values.parse_changed_files, "paths -> categories", input="changed-map", run=True),
+    Setting("build", tuple, (), values.parse_build, "how base and head are built (configure-flags, ...)", run=True),
     Setting(
-        "rules",
-        tuple,
-        (),
-        sections.parse_rules,
-        "per-file threshold, min-effect, max-sigma or ignore, matched by glob",
-        input="",
-    ),
-    Setting(
-        "changed-files",
-        str,
-        "",
-        values.json_or(sections.parse_changed_files),
-        "the changed-files map (paths -> categories) that picks the categories when none are given",
-        input="changed-map",
-        run=True,
-    ),
-    Setting(
-        "build",
-        tuple,
-        (),
-        values.json_or(sections.parse_build),
-        "how base and head are built (configure-flags, build-command, binary-path, ...)",
-        run=True,
-    ),
-    Setting(
-        "noisy",
-        float | str | None,
-        None,
-        sections.parse_noisy,
-        "noisy: strict gates every row at its target however noisy; noisy: {max-sigma: 8%}: an undecided row "
-        "noisier than this does not hold the verdict inconclusive",
-        input="",
+        "noisy", float | str | None, None, values.parse_noisy, "strict, or the noise budget {max-sigma: 8%}", input=""
     ),
     Setting("history", tuple, (), parse_history, "the history store, how many runs it keeps, the site's URL", input=""),
 )

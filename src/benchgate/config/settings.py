@@ -1,14 +1,5 @@
-"""One frozen settings object, merged from every source in one precedence, validated in one place.
-
-Precedence, lowest to highest (``resolve``, the same in every command and workflow shape): built-in
-defaults < the repository file (``.github/benchgate.yml``) < action inputs / command-line options
-< PR labels that count (after the trust policy in ``benchgate.config.labels``). ``Settings.sources``
-says where each value came from.
-
-The fields of ``Settings`` are ``benchgate.config.schema.SETTINGS``; every value, whatever its
-source, goes through the setting's parser; a bad value raises InputError naming the source (file,
-option or label), the key and why.
-"""
+"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count
+(``resolve``, the one precedence); every value goes through its setting's parser (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -19,16 +10,14 @@ from typing import Any
 
 import yaml
 
-from benchgate.config import sections
 from benchgate.config.schema import BY_KEY, FILE_KEYS, SETTINGS, parse_setting
-from benchgate.config.values import AUTO_RUNS, fail
+from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, fail
 from benchgate.errors import InputError
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 from benchgate.stats.gate import GatePolicy
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
-SOURCES = ("default", "file", "option", "label")  # lowest to highest precedence
 
 
 class _SettingsMethods:
@@ -38,7 +27,7 @@ class _SettingsMethods:
         """The gate policy these settings describe."""
         names = ("threshold", "correction", "min_effect", "rules", "inconclusive_above", "unchanged_confidence")
         values = {name: getattr(self, name) for name in names}
-        if self.noisy == sections.NOISY_STRICT:  # every row at its target: no coarser gate, no noise budget
+        if self.noisy == NOISY_STRICT:  # every row at its target: no coarser gate, no noise budget
             return GatePolicy(**values, max_resolution=None)
         return GatePolicy(**values, noisy_max_sigma=self.noisy, max_resolution=self.max_resolution)
 
@@ -67,8 +56,7 @@ Settings.__doc__ = "Everything a run and a report need (schema.SETTINGS); ``sour
 
 def read_config_file(path: str | Path, *, required: bool = False) -> dict[str, Any]:
     """Read and validate the repository configuration file; {} when it is absent and not ``required``."""
-    path = Path(path)
-    where = str(path)
+    path, where = Path(path), str(path)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -111,11 +99,8 @@ def parse_options(options: Mapping[str, Any], *, where: str = "option") -> dict[
             continue
         setting = BY_KEY.get(key)
         if setting is not None and not setting.input:
-            raise fail(
-                where,
-                key,
-                "can only be set in the configuration file" if setting.file else "only a PR label can set it",
-            )
+            why = "can only be set in the configuration file" if setting.file else "only a PR label can set it"
+            raise fail(where, key, why)
         values[key] = parse_setting(key, value, where=f"{where} --{key}")
     return values
 
@@ -127,18 +112,13 @@ def resolve(
     label_values: Mapping[str, Any] | None = None,
     base: Any = None,
 ) -> Any:
-    """THE precedence: ``base`` (default Settings()) < file < options/inputs < labels that count, by key.
-
-    Each layer holds validated values; the result's ``sources`` names each value's layer.
-    """
+    """THE precedence of validated values by key: ``base`` (default Settings()) < file < options < labels."""
     settings = base if base is not None else Settings()
     sources: dict[str, str] = dict(settings.sources)
     for layer, source in ((file_values, "file"), (option_values, "option"), (label_values, "label")):
-        if not layer:
-            continue
-        changes = {BY_KEY[key].attr: value for key, value in layer.items()}
+        changes = {BY_KEY[key].attr: value for key, value in (layer or {}).items()}
         settings = replace(settings, **changes)
-        sources.update({name: source for name in changes})
+        sources.update(dict.fromkeys(changes, source))
     return replace(settings, sources=sources)
 
 

@@ -1,8 +1,5 @@
-"""The configuration's value parsers: thresholds, percentages, runs, lists, strings and booleans.
-
-Each raises InputError naming where the value came from (file, option or label), the key and why;
-``benchgate.config.settings`` and ``benchgate.config.sections`` build every setting from these.
-"""
+"""The value parsers ``(value, where, key) -> value``, the file's own sections (``rules``, ``noisy``,
+``changed-files``, ``build``) among them; each raises InputError naming where, the key and why."""
 
 from __future__ import annotations
 
@@ -13,25 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from benchgate.errors import InputError
-from benchgate.stats.gate import MAX_RUNS, THRESHOLDS, UNCHANGED_CONFIDENCES
+from benchgate.stats.gate import MAX_MIN_EFFECT, MAX_RUNS, THRESHOLDS, UNCHANGED_CONFIDENCES, GateRule
 
 AUTO_RUNS = "auto"
-MAX_MIN_EFFECT = 1000.0
 
 
 def fail(where: str, key: str, reason: str) -> InputError:
     return InputError(f"key {key!r}: {reason}", where=where)
-
-
-def as_list(value: Any, where: str, key: str) -> list[str]:
-    # Inputs and labels give comma/newline separated text; the file may give a YAML list.
-    # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
-    if isinstance(value, str):
-        items = [item.strip() for item in re.split(r"\n" if key == "set" else r"[,\n]", value)]
-        return [item for item in items if item]
-    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-        return [item.strip() for item in value if item.strip()]
-    raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
 
 
 def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
@@ -44,35 +29,27 @@ def parse_threshold(value: Any, where: str, key: str = "threshold") -> str:
 
 
 def parse_percent(value: Any, where: str, key: str = "min-effect") -> float:
-    if isinstance(value, bool):
-        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
-    if isinstance(value, str):
-        text = value.strip().removesuffix("%").strip()
-        try:
-            number = float(text)
-        except ValueError:
-            raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}") from None
-    elif isinstance(value, int | float):
-        number = float(value)
-    else:
-        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}")
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError
+        number = float(value.strip().removesuffix("%") if isinstance(value, str) else value)
+    except ValueError:
+        raise fail(where, key, f"must be a percentage such as 3 or 3%, not {value!r}") from None
     if not math.isfinite(number) or number < 0 or number > MAX_MIN_EFFECT:
         raise fail(where, key, f"must be between 0 and {MAX_MIN_EFFECT:g} percent, not {value!r}")
     return number
 
 
-_OR_AUTO = {"runs": " or auto", "max-runs": "", "min-runs": ""}
-
-
 def parse_runs(value: Any, where: str, key: str = "runs") -> int | str:
     if key == "runs" and isinstance(value, str) and value.strip() == AUTO_RUNS:
         return AUTO_RUNS
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}")
     try:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError
         number = int(str(value).strip())
     except ValueError:
-        raise fail(where, key, f"must be a whole number of runs{_OR_AUTO[key]}, not {value!r}") from None
+        or_auto = " or auto" if key == "runs" else ""
+        raise fail(where, key, f"must be a whole number of runs{or_auto}, not {value!r}") from None
     if not 2 <= number <= MAX_RUNS:
         raise fail(where, key, f"must be between 2 and {MAX_RUNS} (the t-test needs 2 samples a side), not {number}")
     return number
@@ -84,15 +61,6 @@ def parse_bool(value: Any, where: str, key: str) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
         return value.strip().lower() in ("true", "yes", "1")
     raise fail(where, key, f"must be true or false, not {value!r}")
-
-
-def parse_string(value: Any, where: str, key: str, pattern: re.Pattern[str], what: str) -> str:
-    if not isinstance(value, str | int) or isinstance(value, bool):
-        raise fail(where, key, f"must be {what}, not {value!r}")
-    text = str(value).strip()
-    if text and not pattern.match(text):
-        raise fail(where, key, f"must be {what}, not {text[:80]!r}")
-    return text
 
 
 CATEGORY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -130,7 +98,13 @@ def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], t
     """A parser of a list of at most 200 items, each matching ``pattern`` (``what`` names one in errors)."""
 
     def parse(value: Any, where: str, key: str) -> tuple[str, ...]:
-        items = as_list(value, where, key)
+        # Inputs and labels give comma/newline separated text; the file may give a YAML list.
+        # A --set value may itself hold commas (type="a,b"), so set entries are one per line.
+        if isinstance(value, str):
+            value = re.split(r"\n" if key == "set" else r"[,\n]", value)
+        elif not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+            raise fail(where, key, f"must be a list of strings or comma-separated text, not {value!r}")
+        items = [item.strip() for item in value if item.strip()]
         if len(items) > 200:
             raise fail(where, key, f"too many entries ({len(items)} > 200)")
         for item in items:
@@ -142,14 +116,21 @@ def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], t
 
 
 def text_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], str]:
+    """A parser of text that is empty or matches ``pattern`` (``what`` describes it in errors)."""
+
     def parse(value: Any, where: str, key: str) -> str:
-        return parse_string(value, where, key, pattern, what)
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise fail(where, key, f"must be {what}, not {value!r}")
+        text = str(value).strip()
+        if text and not pattern.match(text):
+            raise fail(where, key, f"must be {what}, not {text[:80]!r}")
+        return text
 
     return parse
 
 
 def parse_shard(value: Any, where: str, key: str) -> str:
-    text = parse_string(value, where, key, SHARD, "I/N with 1 <= I <= N, such as 1/4")
+    text = text_of(SHARD, "I/N with 1 <= I <= N, such as 1/4")(value, where, key)
     match = SHARD.match(text)
     if match and int(match.group(1)) > int(match.group(2)):
         raise fail(where, key, f"must be I/N with 1 <= I <= N, not {text!r}")
@@ -166,7 +147,7 @@ def parse_slots(value: Any, where: str, key: str) -> int:
 
 
 def parse_prefix(value: Any, where: str, key: str) -> str:
-    text = parse_string(value, where, key, PREFIX, "a label prefix of letters, digits, '-', '_', '.'")
+    text = text_of(PREFIX, "a label prefix of letters, digits, '-', '_', '.'")(value, where, key)
     if not text:
         raise fail(where, key, "must not be empty")
     return text
@@ -184,3 +165,80 @@ def json_or(parse: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], 
         return parse(value, where, key)
 
     return parse_json
+
+
+_parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
+
+
+def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
+    if not isinstance(value, list):
+        raise fail(where, key, "must be a list of rules, each with 'match' and threshold, min-effect or ignore")
+    rules = []
+    allowed = {"match", "threshold", "min-effect", "ignore", "max-sigma"}
+    for index, entry in enumerate(value):
+        here = f"{key}[{index}]"
+        if not isinstance(entry, dict):
+            raise fail(where, here, "must be a mapping with 'match' and threshold, min-effect or ignore")
+        unknown = sorted(set(map(str, entry)) - allowed)
+        if unknown:
+            raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
+        if "match" not in entry:
+            raise fail(where, here, "missing 'match' (a glob on the benchmark file name, e.g. 'buffers/*.js')")
+        pattern = _parse_glob(entry["match"], where, f"{here}.match")
+        if not pattern:
+            raise fail(where, f"{here}.match", "must not be empty")
+        threshold = parse_threshold(entry["threshold"], where, f"{here}.threshold") if "threshold" in entry else None
+        effect = parse_percent(entry["min-effect"], where, f"{here}.min-effect") if "min-effect" in entry else None
+        ignore = parse_bool(entry.get("ignore", False), where, f"{here}.ignore")
+        sigma = parse_above_zero(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
+        if threshold is None and effect is None and not ignore and sigma is None:
+            raise fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
+        rules.append(GateRule(pattern, threshold, effect, ignore, sigma))
+    return tuple(rules)
+
+
+@json_or
+def parse_changed_files(value: Any, where: str, key: str) -> str:
+    # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
+    # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
+    from benchgate.run.changedfiles import parse_mapping
+
+    if not isinstance(value, dict):
+        raise fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")
+    text = json.dumps(value, sort_keys=True)
+    try:
+        parse_mapping(text, where)
+    except InputError as error:
+        raise fail(where, key, error.message) from None
+    return text
+
+
+@json_or
+def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
+    # The build module owns the meaning of its settings; validating through it keeps one set of rules.
+    from benchgate.build.buildsettings import BuildSettings
+
+    if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
+        raise fail(where, key, "must be a mapping of build settings (configure-flags, jobs, ccache, ...)")
+    try:
+        BuildSettings.from_mapping(value)
+    except InputError as error:
+        raise fail(where, key, error.message) from None
+    except (TypeError, ValueError) as error:
+        raise fail(where, key, str(error).splitlines()[0]) from None
+    return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in value.items())
+
+
+NOISY_STRICT = "strict"  # noisy: strict: every row gated at its target, however noisy (before issue 21)
+
+
+def parse_noisy(value: Any, where: str, key: str) -> float | str:
+    """``noisy: strict``, or the noise budget ``noisy: {max-sigma: 8%}`` (its sigma in percent)."""
+    if value == NOISY_STRICT:
+        return NOISY_STRICT
+    # A mapping: room for what such rows do besides the budget.
+    if not isinstance(value, dict) or set(map(str, value)) != {"max-sigma"}:
+        raise fail(
+            where, key, f"must be strict or a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}"
+        )
+    return parse_above_zero(value["max-sigma"], where, f"{key}.max-sigma")
