@@ -1,26 +1,110 @@
-"""The storage adapter: a SQLAlchemy engine for a store URL, its schema check, and one-line errors.
+"""The store: its tables (SQLAlchemy Core, one definition for SQLite and PostgreSQL), the engine for a URL,
+the schema's version check, and engine errors as one line (docs/history.md).
 
-SQLite by default (a file on the runner), PostgreSQL by URL (``postgresql+psycopg://...``) for runners
-that share one. Writes run in one transaction each: SQLite's starts with ``BEGIN IMMEDIATE`` (the
-writer takes the file's lock before reading, so two recorders queue instead of failing half-way),
-PostgreSQL's takes a transaction-scoped advisory lock before creating the schema. Everything the
-engine raises becomes ``StoreUnavailable`` (unreachable, locked) or ``StoreCorrupt`` (not a store,
-damaged, another schema) with the URL's password hidden. The analysis never imports this module's
-engine details: it reads ``Series`` (``benchgate.history.reading``).
+SQLite's writers ``BEGIN IMMEDIATE`` (the file's lock before reading, so two recorders queue instead of failing
+half-way); PostgreSQL's take an advisory lock before creating the schema. Engine errors become StoreUnavailable
+(unreachable, locked) or StoreCorrupt (not a store, damaged, another schema), the URL's password hidden. A store of
+another ``SCHEMA_VERSION`` is upgraded by ``UPGRADES`` (writers, in their transaction) or refused, never misread.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event, exc, inspect, select, text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Engine,
+    Float,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    exc,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history import storeschema
+
+SCHEMA_VERSION = 1
+# version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
+UPGRADES: dict[int, Callable[[Connection], None]] = {}
+
+metadata = MetaData()
+
+meta = Table(
+    "benchgate_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", String(256), nullable=False),
+)
+
+# A run (``digest``: results.csv and run.json hashed, so a second record of it is a no-op), its summary per side and
+# benchmark row, and every sample as results.csv held it.
+runs = Table(
+    "benchgate_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("digest", String(64), nullable=False),
+    Column("commit", String(64), nullable=False),
+    Column("parent", String(64)),
+    Column("branch", String(256), nullable=False),
+    Column("date", String(32), nullable=False),  # ISO-8601 UTC, 2026-01-02T03:04:05Z: sorts as text
+    Column("base_version", String(64)),
+    Column("head_version", String(64)),
+    Column("base_flags", Text, nullable=False),
+    Column("head_flags", Text, nullable=False),
+    Column("runner", String(16), nullable=False),
+    Column("runner_facts", Text, nullable=False),  # JSON: run.json's environment (the fingerprint's source)
+    Column("settings", Text, nullable=False),  # JSON: runs, seed, schedule, selection, options
+    Column("source", String(32), nullable=False),  # how the head was obtained: build, dist, npm, local
+    Column("recorded_at", String(32), nullable=False),
+    Column("sample_count", Integer, nullable=False),
+    UniqueConstraint("digest", name="benchgate_runs_digest"),
+)
+Index("benchgate_runs_order", runs.c.branch, runs.c.date)
+
+rows = Table(
+    "benchgate_rows",
+    metadata,
+    Column("run_id", Integer, primary_key=True),
+    Column("row", Integer, primary_key=True),  # the row's number within the run
+    Column("side", String(4), nullable=False),  # base or head
+    Column("filename", String(512), nullable=False),
+    Column("configuration", String(512), nullable=False),
+    Column("samples", Integer, nullable=False),
+    Column("mean_rate", Float, nullable=False),
+    Column("trimmed_mean", Float, nullable=False),
+    Column("log_spread", Float, nullable=False),  # standard deviation of the log rates (0 for one sample)
+    ForeignKeyConstraint(["run_id"], ["benchgate_runs.id"], ondelete="CASCADE"),
+)
+Index("benchgate_rows_series", rows.c.filename, rows.c.configuration)
+
+samples = Table(
+    "benchgate_samples",
+    metadata,
+    Column("run_id", Integer, primary_key=True),
+    Column("row", Integer, primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("rate", Float, nullable=False),
+    Column("time_ns", BigInteger),  # the time column in whole nanoseconds; NULL where results.csv has none
+    ForeignKeyConstraint(["run_id", "row"], ["benchgate_rows.run_id", "benchgate_rows.row"], ondelete="CASCADE"),
+)
+
+TABLES = (meta, runs, rows, samples)
 
 LOCK_TIMEOUT = 30.0  # seconds a writer waits for another writer's lock before giving up
 CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server
@@ -89,102 +173,87 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
     raise InputError(f"{shown}: the history store must be sqlite:///FILE or postgresql+psycopg://...")
 
 
-def _first_line(error: BaseException) -> str:
-    original = getattr(error, "orig", None) or error
-    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
-    return lines[0] if lines else type(original).__name__
-
-
-def translate(store: Store, error: exc.SQLAlchemyError) -> Exception:
-    """The one-line error for what the engine raised."""
-    reason = _first_line(error)
-    lowered = reason.lower()
-    if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
-        return StoreUnavailable(f"the store is locked by another writer and stayed locked: {reason}", where=store.shown)
-    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-        return StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown)
-    if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
-        return StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown)
-    if isinstance(error, exc.DatabaseError):
-        return StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown)
-    return StoreUnavailable(reason, where=store.shown)
-
-
 @contextlib.contextmanager
 def errors_translated(store: Store) -> Iterator[None]:
     """Engine errors out of the block as one-line benchgate errors; the transaction, if any, rolled back."""
     try:
         yield
     except exc.SQLAlchemyError as error:
-        raise translate(store, error) from None
+        original = getattr(error, "orig", None) or error
+        lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+        reason = lines[0] if lines else type(original).__name__
+        lowered = reason.lower()
+        if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
+            message = f"the store is locked by another writer and stayed locked: {reason}"
+            raise StoreUnavailable(message, where=store.shown) from None
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            raise StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown) from None
+        if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
+            raise StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown) from None
+        if isinstance(error, exc.DatabaseError):
+            raise StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown) from None
+        raise StoreUnavailable(reason, where=store.shown) from None
 
 
 def _stored_version(connection: Connection, store: Store) -> int | None:
     """The schema version in ``meta``; None for an empty database; refuses a database that is something else."""
     tables = set(inspect(connection).get_table_names())
-    ours = {table.name for table in storeschema.TABLES}
-    if not tables & ours:
+    if not tables & {table.name for table in TABLES}:
         if tables and store.sqlite_path is not None:
             others = ", ".join(sorted(tables)[:5])
             raise StoreCorrupt(f"not a benchgate history store (it has other tables: {others})", where=store.shown)
         return None
-    if storeschema.meta.name not in tables:
+    if meta.name not in tables:
         raise StoreCorrupt("a benchgate store without its version table", where=store.shown)
-    value = connection.execute(
-        select(storeschema.meta.c.value).where(storeschema.meta.c.key == "schema_version")
-    ).scalar()
+    value = connection.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
     if value is None or not str(value).isdigit():
         raise StoreCorrupt(f"the store's schema version is {value!r}, not a number", where=store.shown)
     return int(value)
 
 
-def check_version(connection: Connection, store: Store, version: int | None, *, upgrade: bool) -> None:
-    """Refuse a store this benchgate cannot read; with ``upgrade`` (writers), upgrade an older one in place."""
-    if version is None or version == storeschema.SCHEMA_VERSION:
-        return
-    if version > storeschema.SCHEMA_VERSION:
+def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
+    """Inside a transaction, check the schema; a writer creates it in an empty store or upgrades an older one.
+
+    Whether benchgate's tables are there (False: a reader's empty database). Refuses what cannot be read.
+    """
+    if write and store.sqlite_path is None:
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+    version = _stored_version(connection, store)
+    if version is None:
+        if write:
+            metadata.create_all(connection)
+            connection.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return write
+    if version > SCHEMA_VERSION:
         raise StoreCorrupt(
-            f"written by a newer benchgate (schema {version}; this one reads up to {storeschema.SCHEMA_VERSION}): "
+            f"written by a newer benchgate (schema {version}; this one reads up to {SCHEMA_VERSION}): "
             "upgrade benchgate",
             where=store.shown,
         )
-    missing = [step for step in range(version, storeschema.SCHEMA_VERSION) if step not in storeschema.UPGRADES]
-    if missing:
+    if version < SCHEMA_VERSION and any(step not in UPGRADES for step in range(version, SCHEMA_VERSION)):
         raise StoreCorrupt(
-            f"schema {version} is older than this benchgate can upgrade (it reads {storeschema.SCHEMA_VERSION}); "
+            f"schema {version} is older than this benchgate can upgrade (it reads {SCHEMA_VERSION}); "
             "record into a new store",
             where=store.shown,
         )
-    if not upgrade:
+    if version < SCHEMA_VERSION and not write:
         raise StoreCorrupt(
-            f"schema {version} needs an upgrade to {storeschema.SCHEMA_VERSION}: "
-            "record a run with this benchgate first",
+            f"schema {version} needs an upgrade to {SCHEMA_VERSION}: record a run with this benchgate first",
             where=store.shown,
         )
-    for step in range(version, storeschema.SCHEMA_VERSION):
-        storeschema.UPGRADES[step](connection)
-    connection.execute(
-        storeschema.meta.update()
-        .where(storeschema.meta.c.key == "schema_version")
-        .values(value=str(storeschema.SCHEMA_VERSION))
-    )
+    if version < SCHEMA_VERSION:
+        for step in range(version, SCHEMA_VERSION):
+            UPGRADES[step](connection)
+        connection.execute(meta.update().where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+    return True
 
 
-def prepare_for_writing(connection: Connection, store: Store) -> None:
-    """Inside a write transaction: create the schema in an empty store, or check (and upgrade) the one there."""
-    if store.sqlite_path is None:
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-    version = _stored_version(connection, store)
-    check_version(connection, store, version, upgrade=True)
-    if version is None:
-        storeschema.metadata.create_all(connection)
-        connection.execute(
-            storeschema.meta.insert().values(key="schema_version", value=str(storeschema.SCHEMA_VERSION))
-        )
-
-
-def check_for_reading(connection: Connection, store: Store) -> bool:
-    """Whether the store holds benchgate's tables (False: an empty database); refuses what cannot be read."""
-    version = _stored_version(connection, store)
-    check_version(connection, store, version, upgrade=False)
-    return version is not None
+@contextlib.contextmanager
+def reading(store_url: str) -> Iterator[Connection | None]:
+    """A connection that reads the store at ``store_url`` (None: nothing recorded yet), errors as one line."""
+    store = open_store(store_url, must_exist=True)
+    try:
+        with errors_translated(store), store.engine.connect() as connection:
+            yield connection if prepare(connection, store, write=False) else None
+    finally:
+        store.engine.dispose()
