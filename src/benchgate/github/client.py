@@ -60,15 +60,6 @@ class GitHubRequestError(InputError):
         super().__init__(message, where=where)
 
 
-class _Retry(Exception):
-    """A transient failure: wait ``wait`` seconds (None: back off) and run the unit again."""
-
-    def __init__(self, reason: str, wait: float | None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.wait = wait
-
-
 @dataclass(frozen=True)
 class PullRequestInfo:
     """What benchgate needs to know about a pull request."""
@@ -162,31 +153,26 @@ class GitHubClient:
         """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times."""
         for attempt in range(self.max_retries + 1):
             try:
-                try:
-                    return unit()
-                except GithubException as error:
-                    raise self._classify(error) from error
-                except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
-                    raise _Retry(f"no answer from GitHub ({type(error).__name__})", None) from error
-            except _Retry as transient:
-                if attempt >= self.max_retries:
-                    raise GitHubUnavailable(
-                        f"could not {what} after {attempt + 1} attempts: {transient.reason}", where=self.api_url
-                    ) from None
-                wait = transient.wait
-                if wait is None:
-                    wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
-                elif wait > MAX_WAIT_SECONDS:
-                    raise GitHubUnavailable(
-                        f"could not {what}: {transient.reason}; that is {wait:.0f} s away, "
-                        f"longer than the {MAX_WAIT_SECONDS:.0f} s benchgate waits",
-                        where=self.api_url,
-                    ) from None
-                self._sleep(max(wait, 0.0))
+                return unit()
+            except GithubException as error:
+                reason, wait = self._transient(error)
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
+                reason, wait = f"no answer from GitHub ({type(error).__name__})", None
+            if attempt >= self.max_retries:
+                raise GitHubUnavailable(f"could not {what} after {attempt + 1} attempts: {reason}", where=self.api_url)
+            if wait is None:
+                wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
+            elif wait > MAX_WAIT_SECONDS:
+                raise GitHubUnavailable(
+                    f"could not {what}: {reason}; that is {wait:.0f} s away, "
+                    f"longer than the {MAX_WAIT_SECONDS:.0f} s benchgate waits",
+                    where=self.api_url,
+                )
+            self._sleep(max(wait, 0.0))
         raise AssertionError("unreachable")
 
-    def _classify(self, error: GithubException) -> Exception:
-        """A transient failure as _Retry (with the wait GitHub asked for), a permanent one as GitHubRequestError."""
+    def _transient(self, error: GithubException) -> tuple[str, float | None]:
+        """Why a failure is worth retrying and the wait GitHub asked for; GitHubRequestError for a refusal."""
         status, message = error.status, message_of(error)
         headers = {key.lower(): value for key, value in (error.headers or {}).items()}
         exhausted = headers.get("x-ratelimit-remaining") == "0"
@@ -201,11 +187,13 @@ class GitHubClient:
             reason = f"rate limited ({status} {message})"
             if exhausted and "x-ratelimit-reset" in headers:
                 reason += f", resets at {datetime.fromtimestamp(float(headers['x-ratelimit-reset']), UTC):%H:%M:%S} UTC"
-            return _Retry(reason, wait)
+            return reason, wait
         if status >= 500:
-            return _Retry(f"{status} {message}", wait)
+            return f"{status} {message}", wait
         hint = _HINTS.get(status, "unexpected answer")
-        return GitHubRequestError(f"{status} {message}: {hint}", status=status, where=f"GitHub {self.repository}")
+        raise GitHubRequestError(
+            f"{status} {message}: {hint}", status=status, where=f"GitHub {self.repository}"
+        ) from error
 
     @_unit("read pull request #{0}")
     def pull_request(self, number: int) -> PullRequestInfo:

@@ -1,10 +1,5 @@
-"""A run directory read for the store: validated as untrusted data, summarized per row, identified by its digest.
-
-The run's files are read through ``benchgate.results`` (size caps, every run.json field checked). A
-run that is not a trusted measurement of one commit is refused here, before the store is opened:
-a build failure or an incomplete run (nothing or part of it measured), a pull request's head (unless
-the caller names the branch), a run that names no commit.
-"""
+"""A run directory read for the store through ``benchgate.results`` (untrusted data, every field checked),
+summarized per row, identified by its digest; refused unless it is a trusted measurement of one commit."""
 
 from __future__ import annotations
 
@@ -17,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from benchgate.errors import InputError
 from benchgate.results import rundirs, runrecord
@@ -86,14 +82,6 @@ def runner_fingerprint(environment: dict[str, Any]) -> str:
     return hashlib.sha256(facts.encode()).hexdigest()[:12]
 
 
-def trimmed_mean(rates: np.ndarray, proportion: float = TRIM) -> float:
-    """The mean after cutting ``proportion`` of the samples off each end (as scipy.stats.trim_mean)."""
-    ordered = np.sort(rates)
-    cut = int(proportion * len(ordered))
-    kept = ordered[cut : len(ordered) - cut] if len(ordered) - 2 * cut > 0 else ordered
-    return float(kept.mean())
-
-
 def summarize(samples: Any) -> tuple[RowSummary, ...]:
     """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates."""
     summaries = []
@@ -111,21 +99,13 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
                 configuration=str(configuration),
                 samples=len(rates),
                 mean_rate=float(rates.mean()),
-                trimmed_mean=trimmed_mean(rates),
+                trimmed_mean=float(stats.trim_mean(rates, TRIM)),
                 log_spread=float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
                 rates=tuple(float(rate) for rate in rates),
                 times_ns=tuple(None if value is None or value != value else int(value) for value in group["time_ns"]),
             )
         )
     return tuple(summaries)
-
-
-def _digest(csv_path: Path, record_path: Path) -> str:
-    digest = hashlib.sha256()
-    for path in (csv_path, record_path):
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _head_identity(head: runrecord.Binary, commit: str | None, where: str) -> tuple[str, bool]:
@@ -146,8 +126,8 @@ def read_entry(
 ) -> RunEntry:
     """Read and check ``run_dir`` (results.csv + run.json) for the store; InputError for what must not be stored.
 
-    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time; ``branch`` to
-    the head's ref, ``releases`` for an official release, else ``main``.
+    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time; ``branch`` to the
+    head's ref, ``releases`` for an official release, else ``main``. A PR's head needs ``branch``.
     """
     where = str(run_dir)
     if not run_dir.is_dir():
@@ -181,7 +161,9 @@ def read_entry(
     facts = {key: value for key, value in environment.items() if key != "warnings"}
     settings = {key: record[key] for key in _SETTINGS if key in record}
     return RunEntry(
-        digest=_digest(run_dir / "results.csv", record_path),
+        digest=hashlib.sha256(
+            b"".join(path.read_bytes() + b"\0" for path in (run_dir / "results.csv", record_path))
+        ).hexdigest(),
         commit=head_commit,
         parent=summary.base.sha or (summary.base.version if release else None),
         branch=branch[:256],

@@ -14,27 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Connection,
-    Engine,
-    Float,
-    ForeignKeyConstraint,
-    Index,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
-    exc,
-    inspect,
-    select,
-    text,
-)
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
@@ -43,65 +24,65 @@ SCHEMA_VERSION = 1
 # version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
 UPGRADES: dict[int, Callable[[Connection], None]] = {}
 
-metadata = MetaData()
+metadata = sa.MetaData()
 
-meta = Table(
+meta = sa.Table(
     "benchgate_meta",
     metadata,
-    Column("key", String(64), primary_key=True),
-    Column("value", String(256), nullable=False),
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(256), nullable=False),
 )
 
 # A run (``digest``: results.csv and run.json hashed, so a second record of it is a no-op), its summary per side and
 # benchmark row, and every sample as results.csv held it.
-runs = Table(
+runs = sa.Table(
     "benchgate_runs",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("digest", String(64), nullable=False),
-    Column("commit", String(64), nullable=False),
-    Column("parent", String(64)),
-    Column("branch", String(256), nullable=False),
-    Column("date", String(32), nullable=False),  # ISO-8601 UTC, 2026-01-02T03:04:05Z: sorts as text
-    Column("base_version", String(64)),
-    Column("head_version", String(64)),
-    Column("base_flags", Text, nullable=False),
-    Column("head_flags", Text, nullable=False),
-    Column("runner", String(16), nullable=False),
-    Column("runner_facts", Text, nullable=False),  # JSON: run.json's environment (the fingerprint's source)
-    Column("settings", Text, nullable=False),  # JSON: runs, seed, schedule, selection, options
-    Column("source", String(32), nullable=False),  # how the head was obtained: build, dist, npm, local
-    Column("recorded_at", String(32), nullable=False),
-    Column("sample_count", Integer, nullable=False),
-    UniqueConstraint("digest", name="benchgate_runs_digest"),
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("commit", sa.String(64), nullable=False),
+    sa.Column("parent", sa.String(64)),
+    sa.Column("branch", sa.String(256), nullable=False),
+    sa.Column("date", sa.String(32), nullable=False),  # ISO-8601 UTC, 2026-01-02T03:04:05Z: sorts as text
+    sa.Column("base_version", sa.String(64)),
+    sa.Column("head_version", sa.String(64)),
+    sa.Column("base_flags", sa.Text, nullable=False),
+    sa.Column("head_flags", sa.Text, nullable=False),
+    sa.Column("runner", sa.String(16), nullable=False),
+    sa.Column("runner_facts", sa.Text, nullable=False),  # JSON: run.json's environment (the fingerprint's source)
+    sa.Column("settings", sa.Text, nullable=False),  # JSON: runs, seed, schedule, selection, options
+    sa.Column("source", sa.String(32), nullable=False),  # how the head was obtained: build, dist, npm, local
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.Column("sample_count", sa.Integer, nullable=False),
+    sa.UniqueConstraint("digest", name="benchgate_runs_digest"),
 )
-Index("benchgate_runs_order", runs.c.branch, runs.c.date)
+sa.Index("benchgate_runs_order", runs.c.branch, runs.c.date)
 
-rows = Table(
+rows = sa.Table(
     "benchgate_rows",
     metadata,
-    Column("run_id", Integer, primary_key=True),
-    Column("row", Integer, primary_key=True),  # the row's number within the run
-    Column("side", String(4), nullable=False),  # base or head
-    Column("filename", String(512), nullable=False),
-    Column("configuration", String(512), nullable=False),
-    Column("samples", Integer, nullable=False),
-    Column("mean_rate", Float, nullable=False),
-    Column("trimmed_mean", Float, nullable=False),
-    Column("log_spread", Float, nullable=False),  # standard deviation of the log rates (0 for one sample)
-    ForeignKeyConstraint(["run_id"], ["benchgate_runs.id"], ondelete="CASCADE"),
+    sa.Column("run_id", sa.Integer, primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True),  # the row's number within the run
+    sa.Column("side", sa.String(4), nullable=False),  # base or head
+    sa.Column("filename", sa.String(512), nullable=False),
+    sa.Column("configuration", sa.String(512), nullable=False),
+    sa.Column("samples", sa.Integer, nullable=False),
+    sa.Column("mean_rate", sa.Float, nullable=False),
+    sa.Column("trimmed_mean", sa.Float, nullable=False),
+    sa.Column("log_spread", sa.Float, nullable=False),  # standard deviation of the log rates (0 for one sample)
+    sa.ForeignKeyConstraint(["run_id"], ["benchgate_runs.id"], ondelete="CASCADE"),
 )
-Index("benchgate_rows_series", rows.c.filename, rows.c.configuration)
+sa.Index("benchgate_rows_series", rows.c.filename, rows.c.configuration)
 
-samples = Table(
+samples = sa.Table(
     "benchgate_samples",
     metadata,
-    Column("run_id", Integer, primary_key=True),
-    Column("row", Integer, primary_key=True),
-    Column("seq", Integer, primary_key=True),
-    Column("rate", Float, nullable=False),
-    Column("time_ns", BigInteger),  # the time column in whole nanoseconds; NULL where results.csv has none
-    ForeignKeyConstraint(["run_id", "row"], ["benchgate_rows.run_id", "benchgate_rows.row"], ondelete="CASCADE"),
+    sa.Column("run_id", sa.Integer, primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("rate", sa.Float, nullable=False),
+    sa.Column("time_ns", sa.BigInteger),  # the time column in whole nanoseconds; NULL where results.csv has none
+    sa.ForeignKeyConstraint(["run_id", "row"], ["benchgate_rows.run_id", "benchgate_rows.row"], ondelete="CASCADE"),
 )
 
 TABLES = (meta, runs, rows, samples)
@@ -126,11 +107,11 @@ WRITE = "benchgate_write"  # the execution option that marks a connection as a w
 def _sqlite_immediate(engine: Engine) -> None:
     """Let SQLAlchemy, not pysqlite, begin transactions (the documented recipe); a writer's begin IMMEDIATE."""
 
-    @event.listens_for(engine, "connect")
+    @sa.event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
         dbapi_connection.isolation_level = None
 
-    @event.listens_for(engine, "begin")
+    @sa.event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
         # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
         connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
@@ -153,14 +134,14 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
             raise StoreUnavailable("no history store here (nothing has been recorded yet)", where=shown)
         if not path.parent.is_dir():
             raise StoreUnavailable(f"the directory {str(path.parent)!r} does not exist", where=shown)
-        engine = create_engine(parsed, connect_args={"timeout": lock_timeout})
+        engine = sa.create_engine(parsed, connect_args={"timeout": lock_timeout})
         _sqlite_immediate(engine)
         return Store(engine, shown, path)
     if backend == "postgresql":
         if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # the driver benchgate installs
         try:
-            engine = create_engine(
+            engine = sa.create_engine(
                 parsed,
                 connect_args={
                     "connect_timeout": CONNECT_TIMEOUT,
@@ -197,7 +178,7 @@ def errors_translated(store: Store) -> Iterator[None]:
 
 def _stored_version(connection: Connection, store: Store) -> int | None:
     """The schema version in ``meta``; None for an empty database; refuses a database that is something else."""
-    tables = set(inspect(connection).get_table_names())
+    tables = set(sa.inspect(connection).get_table_names())
     if not tables & {table.name for table in TABLES}:
         if tables and store.sqlite_path is not None:
             others = ", ".join(sorted(tables)[:5])
@@ -205,7 +186,7 @@ def _stored_version(connection: Connection, store: Store) -> int | None:
         return None
     if meta.name not in tables:
         raise StoreCorrupt("a benchgate store without its version table", where=store.shown)
-    value = connection.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    value = connection.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
     if value is None or not str(value).isdigit():
         raise StoreCorrupt(f"the store's schema version is {value!r}, not a number", where=store.shown)
     return int(value)
@@ -217,7 +198,7 @@ def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
     Whether benchgate's tables are there (False: a reader's empty database). Refuses what cannot be read.
     """
     if write and store.sqlite_path is None:
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
     version = _stored_version(connection, store)
     if version is None:
         if write:
