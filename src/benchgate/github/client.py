@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -26,12 +26,9 @@ from github import Auth, Github, GithubException
 
 from benchgate.errors import GitHubUnavailable, InputError
 
-P = ParamSpec("P")
 T = TypeVar("T")
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 ROLES = ("admin", "maintain", "write", "triage", "read")
-# The legacy "permission" field, for custom roles whose role_name is not a built-in one.
-_PERMISSION_AS_ROLE = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
 CHECK_CONCLUSIONS = ("success", "failure", "neutral")
 MAX_LISTED_FILES = 3000  # GitHub lists no more files of a pull request
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
@@ -93,14 +90,13 @@ class LabelEvent:
     event: str  # "labeled" | "unlabeled"
 
 
-def _unit(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Make a method one retried unit; ``what`` (formatted with its arguments) names it in the error."""
 
-    def decorate(method: Callable[P, T]) -> Callable[P, T]:
+    def decorate(method: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(method)
-        def unit(*args: P.args, **kwargs: P.kwargs) -> T:
-            client: GitHubClient = args[0]  # type: ignore[assignment]
-            return client._retrying(what.format(*args[1:]), lambda: method(*args, **kwargs))
+        def unit(self: GitHubClient, *args: Any) -> T:
+            return self._retrying(what.format(*args), lambda: method(self, *args))
 
         return unit
 
@@ -230,7 +226,7 @@ class GitHubClient:
             LabelEvent(
                 label=event.label.name,
                 actor=event.actor.login if event.actor is not None else "ghost",
-                created_at=_iso(event.created_at),
+                created_at=event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if event.created_at else "",
                 event=event.event,
             )
             for event in self._repo.get_issue(number).get_events()
@@ -248,7 +244,9 @@ class GitHubClient:
             role = self._repo.get_collaborator_role_name(username)  # PyGithub URL-quotes the login itself
             if role in ROLES:
                 return role
-            return _PERMISSION_AS_ROLE.get(self._repo.get_collaborator_permission(username), "none")
+            # The legacy "permission" field, for a custom role whose role_name is not a built-in one.
+            legacy = self._repo.get_collaborator_permission(username)
+            return legacy if legacy in ("admin", "write", "read") else "none"
         except GithubException as error:
             if error.status == 404:
                 return "none"
@@ -385,10 +383,6 @@ def message_of(error: GithubException) -> str:
     """The first line of GitHub's error message."""
     data = error.data if isinstance(error.data, dict) else {}
     return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
-
-
-def _iso(moment: datetime | None) -> str:
-    return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _fit(text: str, limit: int = CHECK_OUTPUT_LIMIT) -> str:

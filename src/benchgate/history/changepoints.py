@@ -1,10 +1,8 @@
 """Change points of stored series: ruptures' PELT proposes the splits, Student's t-test keeps the real ones.
 
-A point's value is its run's 20 %-trimmed mean (one slow sample does not move it). The log values, scaled by
-their run-to-run noise (a robust estimate a step moves only once), are split by PELT (exact search, L1 cost,
-so one slow run is not a segment) at PENALTY per change; then, as Apache Otava merges Hunter's candidates, the
-split whose sides differ least is dropped while their t-test (pooled variance) has p >= MAX_PVALUE. Why this
-and not Otava is measured in docs/history.md (tests/perf/compare_change_points.py).
+The runs' log trimmed means, scaled by their run-to-run noise, are split by PELT (L1 cost: one slow run is no
+segment); then, as Apache Otava merges Hunter's candidates, the split whose sides differ least is dropped while
+its t-test has p >= MAX_PVALUE. Why this and not Otava: docs/history.md (tests/perf/compare_change_points.py).
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ def _noise(logs: np.ndarray) -> float:
 
 
 def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
-    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance); written out
-    with scipy's ``stdtr``, since ``scipy.stats.ttest_ind``'s checks cost more than the test on 20 values."""
+    """Student's two-sided p (pooled variance) for logs[start:split] against logs[split:end]; by hand with
+    ``stdtr``, as ``scipy.stats.ttest_ind``'s checks cost more than the test on 20 values."""
     left, right = logs[start:split], logs[split:end]
     df = len(left) + len(right) - 2
     pooled = (np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)) / df

@@ -1,8 +1,5 @@
-"""The history's data model: a series per benchmark row, its points, and the change points found in it.
-
-Shared by the store, the change-point analysis, ``history show``, the site and the PR comment's history
-context, so that each depends on these types and not on each other. Pure data: no I/O, no numpy.
-"""
+"""The history's data model, shared by the store, the analysis, the site and the PR comment: a series per
+benchmark row, its points, and the change points found in it. Pure data: no I/O, no numpy."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ class SeriesKey:
 
 @dataclass(frozen=True)
 class Point:
-    """One stored run's summary of one series: the head side of a trusted run of ``commit``; rates in
-    operations per second (higher is faster), ``log_spread`` the standard deviation of the log rates."""
+    """One trusted run's head side in one series; rates in operations per second (higher is faster)."""
 
     run_id: str
     commit: str
@@ -38,7 +34,7 @@ class Point:
     node_version: str
     mean_rate: float
     trimmed_mean: float  # 20 %-trimmed
-    log_spread: float
+    log_spread: float  # the standard deviation of the log rates
     samples: int
 
 

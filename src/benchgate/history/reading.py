@@ -3,10 +3,14 @@ branch, points in date order; and main's spreads for a prior."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from sqlalchemy import select
 
 from benchgate.history import store as db
 from benchgate.history.model import Point, Series, SeriesKey
+
+POINT_FIELDS = [field.name for field in fields(Point)]
 
 
 def series(
@@ -19,10 +23,8 @@ def series(
     """
     runs, rows = db.runs, db.rows
     query = (
-        select(
-            rows,
-            *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date", "head_version")),
-        )
+        select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
+        .add_columns(runs.c.head_version.label("node_version"))
         .join(runs, runs.c.id == rows.c.run_id)
         .where(rows.c.side == "head")
         .order_by(runs.c.date, runs.c.id)
@@ -37,20 +39,9 @@ def series(
     with db.reading(store_url) as connection:
         for row in connection.execute(query) if connection else ():
             key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
-            points.setdefault(key, []).append(
-                Point(
-                    run_id=str(row.run_id),
-                    commit=row.commit,
-                    parent=row.parent,
-                    branch=row.branch,
-                    date=row.date,
-                    node_version=row.head_version or "",
-                    mean_rate=row.mean_rate,
-                    trimmed_mean=row.trimmed_mean,
-                    log_spread=row.log_spread,
-                    samples=row.samples,
-                )
-            )
+            point = {name: row._mapping[name] for name in POINT_FIELDS}
+            point.update(run_id=str(row.run_id), node_version=row.node_version or "")
+            points.setdefault(key, []).append(Point(**point))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())]
 
 

@@ -1,9 +1,5 @@
-"""Releases as series: the steps of ``benchgate versions`` turned into the history's model, for the site.
-
-A row's series has a point per release (the first step's base, then every step's head, each as its own run
-saw it); a step whose compare.R test starred the row is a change point at the newer release (compare.R's
-improvement, confidence 1 - p). Read through ``runentry``, so a series is the same as from the store.
-"""
+"""Releases as series for the site: a point per release of ``benchgate versions``' steps (read as the store
+would), and a change point where a step's compare.R test starred the row (its improvement, confidence 1 - p)."""
 
 from __future__ import annotations
 

@@ -213,31 +213,6 @@ def _change_rows(
     return {"header": header, "lines": lines}
 
 
-def _benchmark_page(
-    filename: str,
-    series: list[Series],
-    changes: dict[SeriesKey, list[ChangePoint]],
-    commit_url: str | None,
-    site_url: str | None,
-) -> str:
-    sections = [
-        {
-            "key": one.key,
-            "anchor": anchor(one.key),
-            "chart": trend_svg(one, changes.get(one.key, []), commit_url=commit_url),
-            "changes": _change_rows(changes.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
-        }
-        for one in series
-    ]
-    return TEMPLATES.get_template("history-benchmark.html.j2").render(
-        title=f"benchgate history: {filename}",
-        canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
-        filename=filename,
-        linked=commit_url is not None,
-        sections=sections,
-    )
-
-
 def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
     last = changes[-1] if changes else None
     return {
@@ -249,32 +224,6 @@ def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
         "sparkline": sparkline_svg(one, changes),
         "last": last and {"kind": _kind(last), "change": f"{last.change:+.2f} %", "commit": last.commit[:10]},
     }
-
-
-def _index_page(
-    series: Sequence[Series],
-    changes: Sequence[ChangePoint],
-    by_key: dict[SeriesKey, list[ChangePoint]],
-    commit_url: str | None,
-    site_url: str | None,
-    reports: frozenset,
-) -> str:
-    categories: dict[str, list[Series]] = defaultdict(list)
-    for one in sorted(series, key=lambda s: s.key):
-        categories[one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"].append(one)
-    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
-    return TEMPLATES.get_template("history-index.html.j2").render(
-        title="benchgate history",
-        canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
-        series_count=len(series),
-        run_count=len({point.run_id for one in series for point in one.points}),
-        change_count=len(changes),
-        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix="", reports=reports),
-        categories=[
-            (category, [_index_row(one, by_key.get(one.key, [])) for one in categories[category]])
-            for category in sorted(categories)
-        ],
-    )
 
 
 def write_site(
@@ -299,11 +248,42 @@ def write_site(
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
     for change in sorted(changes, key=lambda c: c.index):
         by_key[change.key].append(change)
-    written = [out_dir / "index.html"]
+    categories: dict[str, list[Series]] = defaultdict(list)
+    for one in sorted(series, key=lambda s: s.key):
+        categories[one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"].append(one)
     reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    written[0].write_text(_index_page(series, changes, by_key, commit_url, site_url, reports), encoding="utf-8")
+    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
+    index = TEMPLATES.get_template("history-index.html.j2").render(
+        title="benchgate history",
+        canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
+        series_count=len(series),
+        run_count=len({point.run_id for one in series for point in one.points}),
+        change_count=len(changes),
+        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix="", reports=reports),
+        categories=[
+            (category, [_index_row(one, by_key.get(one.key, [])) for one in categories[category]])
+            for category in sorted(categories)
+        ],
+    )
+    written = [out_dir / "index.html"]
+    written[0].write_text(index, encoding="utf-8")
     for filename, mine in groupby(sorted(series, key=lambda s: s.key), key=lambda s: s.key.filename):
-        path = out_dir / PAGES / page_name(filename)
-        path.write_text(_benchmark_page(filename, list(mine), by_key, commit_url, site_url), encoding="utf-8")
-        written.append(path)
+        sections = [
+            {
+                "key": one.key,
+                "anchor": anchor(one.key),
+                "chart": trend_svg(one, by_key.get(one.key, []), commit_url=commit_url),
+                "changes": _change_rows(by_key.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
+            }
+            for one in mine
+        ]
+        page = TEMPLATES.get_template("history-benchmark.html.j2").render(
+            title=f"benchgate history: {filename}",
+            canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
+            filename=filename,
+            linked=commit_url is not None,
+            sections=sections,
+        )
+        written.append(out_dir / PAGES / page_name(filename))
+        written[-1].write_text(page, encoding="utf-8")
     return written
