@@ -79,18 +79,11 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
     for number, (index, pvalue) in enumerate(splits):
         before = float(np.mean(values[bounds[number] : index]))
         after = float(np.mean(values[index : bounds[number + 2]]))
-        first = series.points[index]
+        change = (after / before - 1) * 100 if before else float("nan")
+        first, previous = series.points[index], series.points[index - 1].commit if index else ""
         points.append(
             ChangePoint(
-                key=series.key,
-                index=index,
-                commit=first.commit,
-                date=first.date,
-                change=(after / before - 1) * 100 if before else float("nan"),
-                mean_before=before,
-                mean_after=after,
-                confidence=max(0.0, 1.0 - pvalue),
-                before_commit=series.points[index - 1].commit if index else "",
+                series.key, index, first.commit, first.date, change, before, after, max(0.0, 1 - pvalue), previous
             )
         )
     return points
@@ -98,11 +91,6 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
 
 def find_changes(all_series: Sequence[Series], *, max_pvalue: float = MAX_PVALUE) -> Changes:
     """Change points of every series long enough; the others are listed as too short."""
-    points: list[ChangePoint] = []
-    too_short = []
-    for series in all_series:
-        if len(series.points) < MIN_POINTS:
-            too_short.append(series.key)
-            continue
-        points.extend(change_points(series, max_pvalue=max_pvalue))
-    return Changes(tuple(points), tuple(too_short), len(all_series) - len(too_short))
+    long = [series for series in all_series if len(series.points) >= MIN_POINTS]
+    points = tuple(point for series in long for point in change_points(series, max_pvalue=max_pvalue))
+    return Changes(points, tuple(s.key for s in all_series if len(s.points) < MIN_POINTS), len(long))

@@ -104,19 +104,6 @@ class Store:
 WRITE = "benchgate_write"  # the execution option that marks a connection as a writer's
 
 
-def _sqlite_immediate(engine: Engine) -> None:
-    """Let SQLAlchemy, not pysqlite, begin transactions (the documented recipe); a writer's begin IMMEDIATE."""
-
-    @sa.event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        dbapi_connection.isolation_level = None
-
-    @sa.event.listens_for(engine, "begin")
-    def _begin(connection: Connection) -> None:
-        # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
-
-
 def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool = False) -> Store:
     """The store at ``url``; ``must_exist`` (readers) refuses a SQLite file that is not there yet."""
     try:
@@ -135,7 +122,17 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
         if not path.parent.is_dir():
             raise StoreUnavailable(f"the directory {str(path.parent)!r} does not exist", where=shown)
         engine = sa.create_engine(parsed, connect_args={"timeout": lock_timeout})
-        _sqlite_immediate(engine)
+
+        # SQLAlchemy, not pysqlite, begins transactions (the documented recipe): a writer's BEGIN IMMEDIATE.
+        @sa.event.listens_for(engine, "connect")
+        def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+            dbapi_connection.isolation_level = None
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(connection: Connection) -> None:
+            # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
+
         return Store(engine, shown, path)
     if backend == "postgresql":
         if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
