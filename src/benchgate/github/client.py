@@ -1,11 +1,8 @@
 """The GitHub REST API as benchgate needs it, retried: the only module that imports PyGithub.
 
 PyGithub runs with ``retry=None`` (its ``GithubRetry`` sleeps with ``time.sleep`` and does not retry POST): every
-public method is one retried *unit* instead, started again from the top on a 5xx, a rate limit or a dropped
-connection, so a write whose answer was lost is found again (``upsert_comment`` searches first), never made twice.
-Waits: ``retry-after``; at a primary rate limit until ``x-ratelimit-reset``; else exponential backoff. A wait over
-MAX_WAIT_SECONDS, or ``max_retries`` used up, is GitHubUnavailable (exit 3); a refusal for good (401, 403, 404,
-422) is GitHubRequestError (exit 2).
+public method is one retried *unit*, run again from the top on a 5xx, a rate limit or a dropped connection, so a
+write whose answer was lost is found again (``upsert_comment`` searches first), never made twice.
 """
 
 from __future__ import annotations
@@ -104,11 +101,8 @@ def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class GitHubClient:
-    """A client for one repository (``owner/name``) on github.com or a GitHub Enterprise Server.
-
-    ``api_url`` is Actions' ``GITHUB_API_URL`` (``https://HOST/api/v3``, or a test server); ``token`` None is
-    anonymous. ``sleep`` and ``clock`` are injectable, so tests check the waits without waiting.
-    """
+    """A client for one repository (``owner/name``) at ``api_url`` (Actions' ``GITHUB_API_URL``); ``token`` None is
+    anonymous; ``sleep`` and ``clock`` are injectable, so tests check the waits without waiting."""
 
     def __init__(
         self,
@@ -146,7 +140,11 @@ class GitHubClient:
         self._repo = self._github.get_repo(repository)
 
     def _retrying(self, what: str, unit: Callable[[], T]) -> T:
-        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times."""
+        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times.
+
+        Waits: ``retry-after``, at a primary rate limit until its reset, else exponential backoff. A wait over
+        MAX_WAIT_SECONDS, or the retries used up, is GitHubUnavailable (exit 3).
+        """
         for attempt in range(self.max_retries + 1):
             try:
                 return unit()
@@ -168,7 +166,7 @@ class GitHubClient:
         raise AssertionError("unreachable")
 
     def _transient(self, error: GithubException) -> tuple[str, float | None]:
-        """Why a failure is worth retrying and the wait GitHub asked for; GitHubRequestError for a refusal."""
+        """Why a failure is worth retrying and the wait GitHub asked for; GitHubRequestError (exit 2) for a refusal."""
         status, message = error.status, message_of(error)
         headers = {key.lower(): value for key, value in (error.headers or {}).items()}
         exhausted = headers.get("x-ratelimit-remaining") == "0"
@@ -236,10 +234,7 @@ class GitHubClient:
 
     @_unit("read {0}'s permission")
     def permission(self, username: str) -> str:
-        """``username``'s role: admin, maintain, write, triage, read, or none (not a collaborator: a 404).
-
-        A custom role maps to the base permission GitHub reports for it.
-        """
+        """``username``'s role: admin, maintain, write, triage, read, or none (not a collaborator: a 404)."""
         try:
             role = self._repo.get_collaborator_role_name(username)  # PyGithub URL-quotes the login itself
             if role in ROLES:
@@ -257,17 +252,14 @@ class GitHubClient:
         return self.permission(username) in WRITE_ROLES
 
     def own_login(self) -> str:
-        """The login this token's comments carry (GET /user), asked once.
-
-        An installation token (Actions' GITHUB_TOKEN) is refused GET /user with 403 "Resource not accessible by
-        integration": it comments as ``github-actions[bot]``. Another App's token: pass ``comment_author``.
-        """
+        """The login this token's comments carry (GET /user), asked once; another App's token: ``comment_author``."""
         if self._own_login is None:
             self._own_login = self._ask_login()
         return self._own_login
 
     @_unit("read who the token belongs to")
     def _ask_login(self) -> str:
+        # An installation token (Actions' GITHUB_TOKEN) is refused GET /user: it comments as the Actions bot.
         try:
             return self._github.get_user().login
         except GithubException as error:
@@ -276,11 +268,10 @@ class GitHubClient:
             raise
 
     def upsert_comment(self, number: int, body: str, marker: str) -> str:
-        """Create, or edit in place, our one comment on ``number``; its html_url.
+        """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url.
 
-        Ours is the first comment (on any page) whose body starts with ``marker`` *and* whose author is
-        :meth:`own_login`: anyone can write the marker, and benchgate must never edit their comment.
-        ``marker`` is put at the start of ``body`` when it is not there already.
+        Ours is the first comment (on any page) starting with ``marker`` *and* by :meth:`own_login`: anyone can
+        write the marker, and benchgate must never edit their comment.
         """
         if not marker.strip():
             raise InputError("the comment marker must not be empty", where="GitHub")
@@ -317,7 +308,7 @@ class GitHubClient:
         text: str | None = None,
         details_url: str | None = None,
     ) -> str:
-        """Create a completed check run on ``head_sha``; its html_url. Output past 65,535 characters is cut.
+        """Create a completed check run on ``head_sha`` (output cut at 65,535 characters); its html_url.
 
         A retried creation may leave two runs of the same name; GitHub shows the latest.
         """

@@ -16,11 +16,8 @@ POINT_FIELDS = [field.name for field in fields(Point)]
 def series(
     store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
 ) -> list[Series]:
-    """Every series in the store whose ``filename configuration`` contains ``filter``, sorted by key.
-
-    ``branch`` keeps one branch's runs (``main``, ``releases``); ``since`` (``YYYY-MM-DDTHH:MM:SSZ``)
-    the runs from that date on. An empty store gives no series; a missing SQLite file is StoreUnavailable.
-    """
+    """Every series whose ``filename configuration`` contains ``filter``, sorted by key, of ``branch``'s runs (None:
+    all) from ``since`` (``YYYY-MM-DDTHH:MM:SSZ``) on; none from an empty store, StoreUnavailable for no file."""
     runs, rows = db.runs, db.rows
     query = (
         select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))

@@ -67,10 +67,8 @@ def _prune(connection: Connection, branch: str, keep: int) -> None:
 
 
 def insert_run(store: db.Store, entry: RunEntry, *, keep: int = 0) -> tuple[int, bool]:
-    """Store ``entry`` in one transaction; (its run id, whether it was new). A stored digest is a no-op.
-
-    ``keep`` > 0 keeps only that many runs of the entry's branch (the newest), in the same transaction.
-    """
+    """Store ``entry`` in one transaction (``keep`` > 0: then only the branch's newest ``keep`` runs stay there);
+    its run id and whether it was new (a stored digest is a no-op)."""
     with db.errors_translated(store):
         try:
             with store.engine.connect() as connection, connection.execution_options(**{db.WRITE: True}).begin():
@@ -112,11 +110,8 @@ def record_run(
     keep: int = 0,
     lock_timeout: float = db.LOCK_TIMEOUT,
 ) -> RecordResult:
-    """Store the run in ``run_dir`` (results.csv + run.json of `benchgate run`) in one transaction.
-
-    ``commit``, ``date`` and ``branch`` default to run.json's (``read_entry``). ``keep`` > 0 keeps the branch's
-    newest ``keep`` runs. InputError (the run), StoreUnavailable or StoreCorrupt (the store); nothing half-written.
-    """
+    """Store the run in ``run_dir`` (``read_entry``) with ``insert_run``; InputError (the run), StoreUnavailable or
+    StoreCorrupt (the store), nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = db.open_store(store_url, lock_timeout=lock_timeout)
     try:

@@ -108,19 +108,6 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
     return tuple(summaries)
 
 
-def _head_identity(head: runrecord.Binary, commit: str | None, where: str) -> tuple[str, bool]:
-    """The commit a point is plotted at, and whether the head is an official release."""
-    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
-    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
-    if commit is not None:
-        return commit, release
-    if head.sha is not None:
-        return head.sha, release
-    if release:
-        return str(head.version), True  # a release series: the version is the point's name
-    raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
-
-
 def read_entry(
     run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
 ) -> RunEntry:
@@ -150,9 +137,16 @@ def read_entry(
         raise InputError("the run has no samples", where=where)
     if commit is not None and not _COMMIT.match(commit):
         raise InputError(f"not a commit SHA or a release version: {commit[:70]!r}", where="--commit")
-    head_commit, release = _head_identity(summary.head, commit, where)
+    head = summary.head
+    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
+    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
+    head_commit = commit if commit is not None else head.sha
+    if head_commit is None and release:
+        head_commit = str(head.version)  # a release series: the version is the point's name
+    if head_commit is None:
+        raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
     if branch is None:
-        ref = summary.head.ref if summary.head.source == "build" else None  # a local binary's ref is its path
+        ref = head.ref if head.source == "build" else None  # a local binary's ref is its path
         branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
     when = date or record.get("started_at") or record.get("ended_at")
     if not isinstance(when, str):
@@ -169,12 +163,12 @@ def read_entry(
         branch=branch[:256],
         date=iso_date(when, where if date is None else "--date"),
         base_version=summary.base.version,
-        head_version=summary.head.version,
+        head_version=head.version,
         base_flags=" ".join(summary.base.node_args),
-        head_flags=" ".join(summary.head.node_args),
+        head_flags=" ".join(head.node_args),
         runner=runner_fingerprint(facts),
         runner_facts=json.dumps(facts, sort_keys=True)[:65536],
         settings=json.dumps(settings, sort_keys=True)[:65536],
-        source=(summary.head.source or "local")[:32],
+        source=(head.source or "local")[:32],
         rows=summarize(samples),
     )

@@ -235,10 +235,7 @@ def write_site(
     commit_url: str | None = None,
 ) -> list[Path]:
     """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
-
-    ``commit_url`` (``https://github.com/nodejs/node/commit/{sha}``) links runs and change points to their commit;
-    ``site_url`` is where the site is published (each page names its address there).
-    """
+    ``commit_url`` (``.../commit/{sha}``) links commits; ``site_url`` is where the site is published."""
     if commit_url is not None and "{sha}" not in commit_url:
         raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
     if commit_url is not None and not commit_url.startswith(("https://", "http://")):

@@ -190,10 +190,7 @@ def _stored_version(connection: Connection, store: Store) -> int | None:
 
 
 def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
-    """Inside a transaction, check the schema; a writer creates it in an empty store or upgrades an older one.
-
-    Whether benchgate's tables are there (False: a reader's empty database). Refuses what cannot be read.
-    """
+    """Check the schema (a writer creates or upgrades it); whether benchgate's tables are there (False: empty)."""
     if write and store.sqlite_path is None:
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
     version = _stored_version(connection, store)
