@@ -6,6 +6,7 @@ other and the same run recorded twice at once is stored once; a recorder killed 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,59 +46,41 @@ def _existing(connection: Connection, digest: str) -> int | None:
 
 
 def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary, ...]) -> None:
-    batch: list[dict] = []
-    for number, row in enumerate(rows):
-        for seq, (rate, time_ns) in enumerate(zip(row.rates, row.times_ns, strict=True)):
-            batch.append({"run_id": run_id, "row": number, "seq": seq, "rate": rate, "time_ns": time_ns})
-            if len(batch) == _BATCH:
-                connection.execute(db.samples.insert(), batch)
-                batch = []
-    if batch:
+    every = (
+        {"run_id": run_id, "row": number, "seq": seq, "rate": rate, "time_ns": time_ns}
+        for number, row in enumerate(rows)
+        for seq, (rate, time_ns) in enumerate(zip(row.rates, row.times_ns, strict=True))
+    )
+    while batch := list(itertools.islice(every, _BATCH)):
         connection.execute(db.samples.insert(), batch)
 
 
-def _prune(connection: Connection, branch: str, keep: int) -> None:
-    """Delete the branch's runs but its ``keep`` newest (by date)."""
-    newest = select(db.runs.c.id).where(db.runs.c.branch == branch)
-    kept = newest.order_by(db.runs.c.date.desc(), db.runs.c.id.desc()).limit(keep)
-    old = [row.id for row in connection.execute(newest.where(db.runs.c.id.not_in(kept.scalar_subquery())))]
-    for table in (db.samples, db.rows):
-        connection.execute(table.delete().where(table.c.run_id.in_(old)))
-    connection.execute(db.runs.delete().where(db.runs.c.id.in_(old)))
-
-
-def insert_run(store: db.Store, entry: RunEntry, *, keep: int = 0) -> tuple[int, bool]:
-    """Store ``entry`` in one transaction (``keep`` > 0: then only the branch's newest ``keep`` runs stay there);
-    its run id and whether it was new (a stored digest is a no-op)."""
-    with db.errors_translated(store):
-        try:
-            with store.engine.connect() as connection, connection.execution_options(**{db.WRITE: True}).begin():
-                db.prepare(connection, store, write=True)
-                existing = _existing(connection, entry.digest)
-                if existing is not None:
-                    return int(existing), False
-                values = {
-                    column.name: getattr(entry, column.name) for column in db.runs.c if hasattr(entry, column.name)
-                }
-                values["recorded_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-                run_id = int(connection.execute(db.runs.insert().values(**values)).inserted_primary_key[0])
-                columns = [field.name for field in fields(RowSummary) if field.name in db.rows.c]
-                summaries = [
-                    {"run_id": run_id, "row": number, **{name: getattr(row, name) for name in columns}}
-                    for number, row in enumerate(entry.rows)
-                ]
-                connection.execute(db.rows.insert(), summaries)
-                _insert_samples(connection, run_id, entry.rows)
-                if keep > 0:
-                    _prune(connection, entry.branch, keep)
-                return run_id, True
-        except exc.IntegrityError:
-            # Another recorder committed the same run between our check and our insert.
-            with store.engine.connect() as connection:
-                existing = _existing(connection, entry.digest)
-            if existing is None:
-                raise
-            return int(existing), False
+def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
+    """Inside the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest
+    runs (``keep`` > 0) stay."""
+    db.prepare(connection, store, write=True)
+    existing = _existing(connection, entry.digest)
+    if existing is not None:
+        return int(existing), False
+    values = {column.name: getattr(entry, column.name) for column in db.runs.c if hasattr(entry, column.name)}
+    values["recorded_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    run_id = int(connection.execute(db.runs.insert().values(**values)).inserted_primary_key[0])
+    columns = [field.name for field in fields(RowSummary) if field.name in db.rows.c]
+    summaries = [
+        {"run_id": run_id, "row": number, **{name: getattr(row, name) for name in columns}}
+        for number, row in enumerate(entry.rows)
+    ]
+    connection.execute(db.rows.insert(), summaries)
+    _insert_samples(connection, run_id, entry.rows)
+    if keep > 0:
+        runs = db.runs
+        branch = select(runs.c.id).where(runs.c.branch == entry.branch)
+        kept = branch.order_by(runs.c.date.desc(), runs.c.id.desc()).limit(keep).scalar_subquery()
+        old = [row.id for row in connection.execute(branch.where(runs.c.id.not_in(kept)))]
+        for table in (db.samples, db.rows):
+            connection.execute(table.delete().where(table.c.run_id.in_(old)))
+        connection.execute(runs.delete().where(runs.c.id.in_(old)))
+    return run_id, True
 
 
 def record_run(
@@ -110,12 +93,22 @@ def record_run(
     keep: int = 0,
     lock_timeout: float = db.LOCK_TIMEOUT,
 ) -> RecordResult:
-    """Store the run in ``run_dir`` (``read_entry``) with ``insert_run``; InputError (the run), StoreUnavailable or
-    StoreCorrupt (the store), nothing half-written."""
+    """Store the run in ``run_dir`` (``read_entry``) in one transaction, a no-op when its digest is stored; InputError
+    (the run), StoreUnavailable or StoreCorrupt (the store), nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = db.open_store(store_url, lock_timeout=lock_timeout)
     try:
-        run_id, created = insert_run(store, entry, keep=keep)
+        with db.errors_translated(store):
+            try:
+                with store.engine.connect() as connection, connection.execution_options(**{db.WRITE: True}).begin():
+                    run_id, created = _insert(connection, store, entry, keep)
+            except exc.IntegrityError:
+                # Another recorder committed the same run between our check and our insert.
+                with store.engine.connect() as connection:
+                    existing = _existing(connection, entry.digest)
+                if existing is None:
+                    raise
+                run_id, created = int(existing), False
     finally:
         store.engine.dispose()
     return RecordResult(
