@@ -52,11 +52,8 @@ def escape_data(text: str) -> str:
 
 @contextlib.contextmanager
 def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
-    """Inside Actions, turn workflow commands off while untrusted text (a PR's benchmark names) is printed.
-
-    ``::stop-commands::TOKEN`` makes the runner ignore ``::warning::``-like lines until ``::TOKEN::``; the token is
-    random, so the untrusted text cannot end the pause itself. Meant annotations go outside this block.
-    """
+    """Inside Actions, turn workflow commands off while untrusted text (a PR's benchmark names) is printed: the
+    runner ignores them until ``::TOKEN::``, a random token the text cannot guess. Annotations go outside."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         yield
         return

@@ -1,9 +1,6 @@
-"""The GitHub REST API as benchgate needs it, retried: the only module that imports PyGithub.
-
-PyGithub runs with ``retry=None`` (its ``GithubRetry`` sleeps with ``time.sleep`` and does not retry POST): every
-public method is one retried *unit*, run again from the top on a 5xx, a rate limit or a dropped connection, so a
-write whose answer was lost is found again (``upsert_comment`` searches first), never made twice.
-"""
+"""The GitHub REST API as benchgate needs it: the only module that imports PyGithub, with ``retry=None`` (its
+``GithubRetry`` sleeps with ``time.sleep`` and does not retry POST). Every public method is one retried *unit*,
+run again from the top, so a write whose answer was lost is found again (``upsert_comment`` searches first)."""
 
 from __future__ import annotations
 
@@ -308,10 +305,8 @@ class GitHubClient:
         text: str | None = None,
         details_url: str | None = None,
     ) -> str:
-        """Create a completed check run on ``head_sha`` (output cut at 65,535 characters); its html_url.
-
-        A retried creation may leave two runs of the same name; GitHub shows the latest.
-        """
+        """Create a completed check run on ``head_sha`` (output cut at 65,535 characters); its html_url. A retried
+        creation may leave two runs of the same name; GitHub shows the latest."""
         if conclusion not in CHECK_CONCLUSIONS:
             raise InputError(
                 f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"

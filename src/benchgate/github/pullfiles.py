@@ -17,11 +17,8 @@ _BENCHMARK_CATEGORY = re.compile(r"^benchmark/([^/]+)/")
 def pull_request_categories(
     client: Any, pr: int, settings: Settings, benchmark_dir: Path | None = None
 ) -> ChangedCategories:
-    """The categories pull request ``pr`` touches, by the configuration's changed-files map.
-
-    ``benchmark_dir``: the base branch's ``benchmark/``, whose categories (and those the PR adds) exist; None:
-    every category a rule names counts.
-    """
+    """The categories pull request ``pr`` touches, by the configuration's changed-files map; ``benchmark_dir``: the
+    base's ``benchmark/``, whose categories (and the PR's new ones) exist (None: every category a rule names)."""
     changed = client.changed_files(pr)
     mapping = (
         parse_mapping(settings.changed_files, "the configuration's changed-files")

@@ -1,8 +1,5 @@
-"""``record_run``: one run directory into the store in one transaction, a no-op for a run already there.
-
-The transaction holds the store's write lock from its first statement, so concurrent recorders run one after the
-other and the same run recorded twice at once is stored once; a recorder killed mid-way is rolled back.
-"""
+"""``record_run``: one run directory into the store in one transaction, a no-op for a run already there; it holds
+the write lock from its first statement, so concurrent recorders queue, and a killed one is rolled back."""
 
 from __future__ import annotations
 

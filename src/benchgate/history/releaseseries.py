@@ -27,17 +27,9 @@ class ReleaseStep:
 
 
 def _point(step: ReleaseStep, version: str, row: RowSummary, date: str, parent: str | None) -> Point:
+    run, name = f"{step.base}..{step.head}:{row.side}", f"v{version}"  # a release's commit is its version
     return Point(
-        run_id=f"{step.base}..{step.head}:{row.side}",
-        commit=f"v{version}",
-        parent=parent,
-        branch=RELEASES_BRANCH,
-        date=date,
-        node_version=f"v{version}",
-        mean_rate=row.mean_rate,
-        trimmed_mean=row.trimmed_mean,
-        log_spread=row.log_spread,
-        samples=row.samples,
+        run, name, parent, RELEASES_BRANCH, date, name, row.mean_rate, row.trimmed_mean, row.log_spread, row.samples
     )
 
 

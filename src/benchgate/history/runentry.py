@@ -111,11 +111,8 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
 def read_entry(
     run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
 ) -> RunEntry:
-    """Read and check ``run_dir`` (results.csv + run.json) for the store; InputError for what must not be stored.
-
-    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time; ``branch`` to the
-    head's ref, ``releases`` for an official release, else ``main``. A PR's head needs ``branch``.
-    """
+    """Read and check ``run_dir`` for the store; InputError for what must not be stored (a PR's head needs ``branch``).
+    ``commit``, ``date``, ``branch`` default to the head's SHA (or release), start time, ref (or releases, main)."""
     where = str(run_dir)
     if not run_dir.is_dir():
         raise InputError("not a run directory", where=where)

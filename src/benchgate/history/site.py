@@ -1,9 +1,6 @@
-"""The history's static site: ``index.html`` and ``b/<file>.html`` per benchmark file, from the model alone.
-
-Plain files that load from disk or GitHub Pages (inline CSS and SVG charts, no JavaScript, relative links). The
-store's text comes from run.json files (untrusted): the templates (``benchgate/data/history-*.html.j2``)
-autoescape it, file names and anchors are hashes, and a commit fills a link's ``{sha}`` only percent-encoded.
-"""
+"""The history's static site from the model: ``index.html`` and ``b/<file>.html`` per benchmark file, no
+JavaScript, inline SVG charts. The store's text (untrusted run.json) is autoescaped by the templates
+(``benchgate/data/history-*.html.j2``); file names and anchors are hashes; a commit fills ``{sha}`` percent-encoded."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The store: its tables (SQLAlchemy Core, one definition for SQLite and PostgreSQL), the engine for a URL,
-the schema's version check, and engine errors as one line (docs/history.md).
-
-SQLite's writers ``BEGIN IMMEDIATE`` (the file's lock before reading, so two recorders queue instead of failing
-half-way); PostgreSQL's take an advisory lock before creating the schema. Engine errors become StoreUnavailable
-(unreachable, locked) or StoreCorrupt (not a store, damaged, another schema), the URL's password hidden. A store of
-another ``SCHEMA_VERSION`` is upgraded by ``UPGRADES`` (writers, in their transaction) or refused, never misread.
-"""
+"""The store: its tables (one SQLAlchemy Core definition for SQLite and PostgreSQL), the engine for a URL, the
+schema version's check (another is upgraded by a writer or refused, never misread), and engine errors as one line
+(StoreUnavailable, StoreCorrupt; the URL's password hidden). Writers lock first (docs/history.md)."""
 
 from __future__ import annotations
 
