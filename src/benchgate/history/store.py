@@ -132,14 +132,9 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
     if backend == "postgresql":
         if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # the driver benchgate installs
+        arguments = {"connect_timeout": CONNECT_TIMEOUT, "options": f"-c lock_timeout={int(lock_timeout * 1000)}"}
         try:
-            engine = sa.create_engine(
-                parsed,
-                connect_args={
-                    "connect_timeout": CONNECT_TIMEOUT,
-                    "options": f"-c lock_timeout={int(lock_timeout * 1000)}",
-                },
-            )
+            engine = sa.create_engine(parsed, connect_args=arguments)
         except (exc.NoSuchModuleError, ModuleNotFoundError) as error:
             raise InputError(f"{shown}: no driver for this URL: {error}") from None
         return Store(engine, shown, None)
@@ -168,49 +163,35 @@ def errors_translated(store: Store) -> Iterator[None]:
         raise StoreUnavailable(reason, where=store.shown) from None
 
 
-def _stored_version(connection: Connection, store: Store) -> int | None:
-    """The schema version in ``meta``; None for an empty database; refuses a database that is something else."""
+def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
+    """Check the schema (a writer creates or upgrades it); whether benchgate's tables are there (False: empty)."""
+    if write and store.sqlite_path is None:
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
     tables = set(sa.inspect(connection).get_table_names())
     if not tables & {table.name for table in TABLES}:
         if tables and store.sqlite_path is not None:
             others = ", ".join(sorted(tables)[:5])
             raise StoreCorrupt(f"not a benchgate history store (it has other tables: {others})", where=store.shown)
-        return None
+        if write:
+            metadata.create_all(connection)
+            connection.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return write
     if meta.name not in tables:
         raise StoreCorrupt("a benchgate store without its version table", where=store.shown)
     value = connection.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
     if value is None or not str(value).isdigit():
         raise StoreCorrupt(f"the store's schema version is {value!r}, not a number", where=store.shown)
-    return int(value)
-
-
-def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
-    """Check the schema (a writer creates or upgrades it); whether benchgate's tables are there (False: empty)."""
-    if write and store.sqlite_path is None:
-        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-    version = _stored_version(connection, store)
-    if version is None:
-        if write:
-            metadata.create_all(connection)
-            connection.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-        return write
+    version, problem = int(value), None
     if version > SCHEMA_VERSION:
-        raise StoreCorrupt(
-            f"written by a newer benchgate (schema {version}; this one reads up to {SCHEMA_VERSION}): "
-            "upgrade benchgate",
-            where=store.shown,
-        )
-    if version < SCHEMA_VERSION and any(step not in UPGRADES for step in range(version, SCHEMA_VERSION)):
-        raise StoreCorrupt(
-            f"schema {version} is older than this benchgate can upgrade (it reads {SCHEMA_VERSION}); "
-            "record into a new store",
-            where=store.shown,
-        )
-    if version < SCHEMA_VERSION and not write:
-        raise StoreCorrupt(
-            f"schema {version} needs an upgrade to {SCHEMA_VERSION}: record a run with this benchgate first",
-            where=store.shown,
-        )
+        problem = f"written by a newer benchgate (schema {version}; this one reads up to {SCHEMA_VERSION}): upgrade"
+        problem += " benchgate"
+    elif any(step not in UPGRADES for step in range(version, SCHEMA_VERSION)):
+        problem = f"schema {version} is older than this benchgate can upgrade (it reads {SCHEMA_VERSION}); "
+        problem += "record into a new store"
+    elif version < SCHEMA_VERSION and not write:
+        problem = f"schema {version} needs an upgrade to {SCHEMA_VERSION}: record a run with this benchgate first"
+    if problem is not None:
+        raise StoreCorrupt(problem, where=store.shown)
     if version < SCHEMA_VERSION:
         for step in range(version, SCHEMA_VERSION):
             UPGRADES[step](connection)
