@@ -4,7 +4,7 @@ benchmark row, its points, and the change points found in it. Pure data: no I/O,
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 
 @dataclass(frozen=True, order=True)
@@ -63,6 +63,5 @@ class ChangePoint:
     @property
     def id(self) -> str:
         """A stable id: the same series and the same two runs around the change give the same id."""
-        key = self.key
-        text = "\0".join((key.filename, key.configuration, key.node_flags, key.runner, key.branch))
-        return "cp-" + hashlib.sha256(f"{text}\0{self.before_commit}\0{self.commit}".encode()).hexdigest()[:12]
+        text = "\0".join((*astuple(self.key), self.before_commit, self.commit))
+        return "cp-" + hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -9,6 +9,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import astuple
 from itertools import groupby
 from pathlib import Path
 from urllib.parse import quote
@@ -165,7 +166,7 @@ def page_name(filename: str) -> str:
 
 def anchor(key: SeriesKey) -> str:
     """The id of a series' section on its page."""
-    return "s-" + _digest(key.filename, key.configuration, key.node_flags, key.runner, key.branch)
+    return "s-" + _digest(*astuple(key))
 
 
 def series_href(key: SeriesKey) -> str:
