@@ -6,8 +6,7 @@ import pytest
 from fakegithub import FakeGitHub, Fault
 
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
-from benchgate.github.client import GitHubClient, LabelEvent, PullRequestInfo
-from benchgate.github.retrying import GitHubRequestError
+from benchgate.github.client import GitHubClient, GitHubRequestError, LabelEvent, PullRequestInfo
 
 REPO = "nodejs/node"
 MARKER = "<!-- benchgate -->"

@@ -18,7 +18,7 @@ import pytest
 from pngpixels import count_colour, distinct_colours, read_png
 
 from benchgate.errors import InputError
-from benchgate.history import site, svgchart
+from benchgate.history import site
 from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
 
 COMMIT_URL = "https://github.com/nodejs/node/commit/{sha}"
@@ -115,7 +115,7 @@ def test_index_and_one_page_per_benchmark_file_with_a_chart_per_series(tmp_path,
     assert sections == [site.anchor(found[0].key), site.anchor(found[1].key)]
     assert sum(tag == "polyline" for tag, _ in page.tags) == 2
     assert sum(tag == "circle" for tag, _ in page.tags) == 40  # one dot per run
-    dashed = [attrs for tag, attrs in page.tags if tag == "line" and attrs.get("stroke") == svgchart.SLOWER]
+    dashed = [attrs for tag, attrs in page.tags if tag == "line" and attrs.get("stroke") == site.SLOWER]
     assert len(dashed) == 1  # the -15 % step, and no mark on the flat series
     commits = {attrs["href"] for tag, attrs in page.tags if tag == "a" and attrs["href"].startswith("https://")}
     assert commits == {COMMIT_URL.format(sha=p.commit) for p in found[0].points}
@@ -202,8 +202,8 @@ def test_chromium_renders_the_trend_chart_with_its_line_and_change_point(tmp_pat
     assert (width, height) == (1000, 760)
     assert distinct_colours(rows) > 20  # not blank: text, grid, line and marks
     # The series' blue line and the change point's vermillion dashes, drawn by the browser.
-    assert count_colour(rows, svgchart.LINE, tolerance=16) > 1500
-    assert count_colour(rows, svgchart.SLOWER, tolerance=16) > 150
+    assert count_colour(rows, site.LINE, tolerance=16) > 1500
+    assert count_colour(rows, site.SLOWER, tolerance=16) > 150
     # The rendered DOM: both charts laid out, the links intact, nothing from the page ran.
     dom = chromium("--dump-dom", written[0].as_uri()).stdout
     tags = Tags()
@@ -229,6 +229,6 @@ def test_chromium_runs_nothing_from_a_hostile_store(tmp_path):
 def test_a_sparkline_puts_its_change_between_the_runs_around_it_even_past_a_missing_run():
     one = series("a/b.js", "n=1", [1.0, float("nan"), 1.0, 2.0, 2.0])
     change = ChangePoint(one.key, 3, one.points[3].commit, one.points[3].date, 100.0, 1.0, 2.0, 0.99)
-    drawn = svgchart.sparkline_svg(one, [change], width=164)
+    drawn = site.sparkline_svg(one, [change], width=164)
     assert 'x1="102.0" x2="102.0"' in drawn  # 2 + 160 * 2.5 / 4: halfway between runs 2 and 3 of 0..4
     assert drawn.count(",") == 4  # four points on the line: the missing run is left out, not drawn at 0

@@ -17,7 +17,7 @@ import rundirs
 from sqlalchemy import create_engine, func, select, text
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history import storeschema
+from benchgate.history import store
 from benchgate.history.reading import series
 from benchgate.history.recording import record_run
 
@@ -30,7 +30,7 @@ def _counts(url: str) -> dict[str, int]:
         with engine.connect() as connection:
             return {
                 table.name: connection.execute(select(func.count()).select_from(table)).scalar_one()
-                for table in (storeschema.runs, storeschema.rows, storeschema.samples)
+                for table in (store.runs, store.rows, store.samples)
             }
     finally:
         engine.dispose()
@@ -56,7 +56,7 @@ def test_a_run_is_stored_with_its_summary_and_read_back_as_series(store_url, tmp
     assert _counts(store_url) == {"benchgate_runs": 1, "benchgate_rows": 6, "benchgate_samples": 60}
     engine = create_engine(store_url)
     with engine.connect() as connection:
-        stored = connection.execute(select(storeschema.runs)).one()
+        stored = connection.execute(select(store.runs)).one()
     engine.dispose()
     assert json.loads(stored.settings)["runs"] == 10 and json.loads(stored.runner_facts)["cpu_model"] == "Test CPU"
     assert stored.head_flags == "--jitless" and stored.base_flags == ""
@@ -131,7 +131,7 @@ def test_a_newer_or_unupgradable_schema_is_refused_and_left_alone(store_url, tmp
     engine = create_engine(store_url)
     for version, message in (("2", "newer benchgate"), ("0", "older than this benchgate can upgrade")):
         with engine.begin() as connection:
-            connection.execute(storeschema.meta.update().values(value=version))
+            connection.execute(store.meta.update().values(value=version))
         with pytest.raises(StoreCorrupt, match=message):
             series(store_url)
         with pytest.raises(StoreCorrupt, match=message):
@@ -144,10 +144,10 @@ def test_an_upgrade_step_runs_in_the_recording_transaction(store_url, tmp_path, 
     record_run(_run(tmp_path, "a"), store_url)
     engine = create_engine(store_url)
     with engine.begin() as connection:
-        connection.execute(storeschema.meta.update().values(value="0"))
+        connection.execute(store.meta.update().values(value="0"))
     engine.dispose()
     steps = []
-    monkeypatch.setitem(storeschema.UPGRADES, 0, lambda connection: steps.append(connection.execute(text("SELECT 1"))))
+    monkeypatch.setitem(store.UPGRADES, 0, lambda connection: steps.append(connection.execute(text("SELECT 1"))))
     with pytest.raises(StoreCorrupt, match="needs an upgrade"):
         series(store_url)  # a reader never writes
     assert record_run(_run(tmp_path, "b", seed=9), store_url).created and len(steps) == 1
@@ -202,16 +202,16 @@ _RECORDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from benchgate.history import writing
+    from benchgate.history import recording
     from benchgate.history.recording import record_run
 
     if sys.argv[3] == "pause":
-        original = writing._insert_samples
+        original = recording._insert_samples
         def paused(connection, run_id, rows):
             original(connection, run_id, rows[: len(rows) // 2])  # half the samples written, uncommitted
             print("inside", flush=True)
             time.sleep(600)
-        writing._insert_samples = paused
+        recording._insert_samples = paused
     elif sys.argv[3] == "wait":
         while not Path(sys.argv[4]).exists():
             time.sleep(0.01)

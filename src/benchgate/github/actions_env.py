@@ -1,8 +1,5 @@
 """The GitHub Actions runner's files and conventions: outputs, job summary, annotations, event payload.
-
-Outside Actions (the variables unset) every function here does nothing, so the
-same commands run locally.
-"""
+Outside Actions (the variables unset) every function here does nothing, so the same commands run locally."""
 
 from __future__ import annotations
 
@@ -21,10 +18,6 @@ STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary over 1 MiB
 MAX_EVENT_BYTES = 8 * 1024 * 1024
 
 
-def in_actions() -> bool:
-    return os.environ.get("GITHUB_ACTIONS") == "true"
-
-
 def set_outputs(values: Mapping[str, Any]) -> None:
     """Append outputs to ``$GITHUB_OUTPUT`` with a random heredoc delimiter (values may hold newlines)."""
     path = os.environ.get("GITHUB_OUTPUT")
@@ -37,49 +30,31 @@ def set_outputs(values: Mapping[str, Any]) -> None:
             handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
 
 
-def fit_summary(markdown: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
-    """``markdown`` cut to ``limit`` bytes of UTF-8, with a note when it was cut."""
-    data = markdown.encode("utf-8")
-    if len(data) <= limit:
-        return markdown
-    note = "\n\n… (the job summary is cut at GitHub's 1 MiB limit; the results artifact has everything)\n"
-    room = limit - len(note.encode("utf-8"))
-    return data[:room].decode("utf-8", errors="ignore") + note
-
-
 def write_step_summary(markdown: str) -> Path | None:
     """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` (under the 1 MiB limit); returns the file written."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    try:
-        existing = Path(path).stat().st_size
-    except FileNotFoundError:
-        existing = 0
+    limit = max(STEP_SUMMARY_LIMIT - (Path(path).stat().st_size if Path(path).exists() else 0) - 1, 1024)
+    data = markdown.encode("utf-8")
+    if len(data) > limit:
+        note = "\n\n… (the job summary is cut at GitHub's 1 MiB limit; the results artifact has everything)\n"
+        markdown = data[: limit - len(note.encode("utf-8"))].decode("utf-8", errors="ignore") + note
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(fit_summary(markdown, max(STEP_SUMMARY_LIMIT - existing - 1, 1024)))
+        handle.write(markdown)
     return Path(path)
 
 
 def escape_data(text: str) -> str:
+    """``text`` escaped for a workflow command's message, so that it cannot end the line or start a command."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 @contextlib.contextmanager
 def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
-    """Inside Actions, turn workflow commands off while untrusted text is printed to ``stream``.
-
-    Benchmark names come from a pull request's files, and a line such as ``::add-mask::...``
-    or ``::warning::...`` at the start of a printed line would be a command to the runner.
-    ``::stop-commands::TOKEN`` makes the runner ignore commands until ``::TOKEN::``; the token is
-    random, so the untrusted text cannot end the pause itself. Annotations benchgate means to
-    emit must be printed outside this block.
-    """
-    if not in_actions():
+    """Inside Actions, turn workflow commands off while untrusted text (a PR's benchmark names) is printed: the
+    runner ignores them until ``::TOKEN::``, a random token the text cannot guess. Annotations go outside."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
         yield
         return
     out = stream or sys.stdout
@@ -94,13 +69,10 @@ def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
 
 
 def error_annotation(message: str, *, title: str | None = None, stream: TextIO | None = None) -> None:
-    """Print an ``::error::`` workflow command (escaped, so untrusted text cannot start another command).
-
-    Only inside Actions: in a terminal the one-line error on stderr says the same.
-    """
-    if not in_actions():
+    """Inside Actions, print an escaped ``::error::`` workflow command (a terminal has the error on stderr)."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
         return
-    properties = f" title={_escape_property(title)}" if title else ""
+    properties = f" title={escape_data(title).replace(':', '%3A').replace(',', '%2C')}" if title else ""
     print(f"::error{properties}::{escape_data(message)}", file=stream or sys.stdout)
 
 

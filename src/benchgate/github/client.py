@@ -1,11 +1,10 @@
-"""The GitHub REST API, as benchgate needs it: the only module that imports PyGithub.
-
-Every public method is one retried unit (``benchgate.github.retrying``): a transient failure
-runs it again from the start, which is what makes retrying writes safe.
-"""
+"""The GitHub REST API as benchgate needs it: the only module that imports PyGithub, with ``retry=None`` (its
+``GithubRetry`` sleeps with ``time.sleep`` and does not retry POST). Every public method is one retried *unit*,
+run again from the top, so a write whose answer was lost is found again (``upsert_comment`` searches first)."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -13,18 +12,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+import requests
 from github import Auth, Github, GithubException
 
-from benchgate.errors import InputError
-from benchgate.github.retrying import RetryingClient, message_of
+from benchgate.errors import GitHubUnavailable, InputError
 
+T = TypeVar("T")
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 ROLES = ("admin", "maintain", "write", "triage", "read")
-# The legacy "permission" field, for custom roles whose role_name is not a built-in one.
-_PERMISSION_AS_ROLE = {"admin": "admin", "write": "write", "read": "read", "none": "none"}
 CHECK_CONCLUSIONS = ("success", "failure", "neutral")
 MAX_LISTED_FILES = 3000  # GitHub lists no more files of a pull request
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
@@ -32,7 +30,25 @@ CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and out
 # Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 COMMENT_AUTHOR_ENV = "BENCHGATE_COMMENT_AUTHOR"
+MAX_BACKOFF_SECONDS = 60.0
+MAX_WAIT_SECONDS = 300.0  # a longer wait (a rate limit's reset) gives up at once
+TIMEOUT_SECONDS = 30
 _TRUNCATED = "\n\n… (truncated to GitHub's limit)"
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+_HINTS = {
+    401: "the token is missing, expired or wrong",
+    403: "the token lacks a permission this needs (pull-requests/issues: write, checks: write, or metadata: read)",
+    404: "no such repository, pull request or user, or the token cannot see it",
+    422: "GitHub rejected the request as invalid",
+}
+
+
+class GitHubRequestError(InputError):
+    """GitHub refused a request for a reason retrying cannot fix (bad token, permission, not found; exit 2)."""
+
+    def __init__(self, message: str, *, status: int, where: str | None = None) -> None:
+        self.status = status
+        super().__init__(message, where=where)
 
 
 @dataclass(frozen=True)
@@ -68,12 +84,22 @@ class LabelEvent:
     event: str  # "labeled" | "unlabeled"
 
 
-class GitHubClient(RetryingClient):
-    """A client for one repository (``owner/name``) on github.com or a GitHub Enterprise Server.
+def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Make a method one retried unit; ``what`` (formatted with its arguments) names it in the error."""
 
-    ``api_url`` is what Actions puts in ``GITHUB_API_URL``: ``https://api.github.com``,
-    ``https://HOST/api/v3``, or a test server. ``token`` None means unauthenticated.
-    """
+    def decorate(method: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(method)
+        def unit(self: GitHubClient, *args: Any) -> T:
+            return self._retrying(what.format(*args), lambda: method(self, *args))
+
+        return unit
+
+    return decorate
+
+
+class GitHubClient:
+    """A client for one repository (``owner/name``) at ``api_url`` (Actions' ``GITHUB_API_URL``); ``token`` None is
+    anonymous; ``sleep`` and ``clock`` are injectable, so tests check the waits without waiting."""
 
     def __init__(
         self,
@@ -84,27 +110,24 @@ class GitHubClient(RetryingClient):
         max_retries: int = 5,
         backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
-        max_wait_seconds: float = 300.0,
         clock: Callable[[], float] = time.time,
-        timeout: float = 30.0,
         comment_author: str | None = None,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
             raise InputError(f"repository must look like owner/name, got {repository!r}", where="GitHub")
-        self.repository = repository
-        self.api_url = check_api_url(api_url)
         if comment_author is not None and not _LOGIN.fullmatch(comment_author):
             raise InputError(f"comment author must be a GitHub login, got {comment_author[:60]!r}", where="GitHub")
+        self.repository = repository
+        self.api_url = check_api_url(api_url)
         self._own_login = comment_author
         self.max_retries = max_retries
         self.backoff_seconds = backoff_seconds
-        self.max_wait_seconds = max_wait_seconds
         self._sleep = sleep
         self._clock = clock
         self._github = Github(
             auth=Auth.Token(token) if token else None,
             base_url=self.api_url,
-            timeout=int(timeout),
+            timeout=TIMEOUT_SECONDS,
             per_page=100,
             retry=None,
             seconds_between_requests=None,
@@ -113,143 +136,157 @@ class GitHubClient(RetryingClient):
         )
         self._repo = self._github.get_repo(repository)
 
-    # -- the public operations, each one retried unit -------------------------------------------
+    def _retrying(self, what: str, unit: Callable[[], T]) -> T:
+        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times.
 
+        Waits: ``retry-after``, at a primary rate limit until its reset, else exponential backoff. A wait over
+        MAX_WAIT_SECONDS, or the retries used up, is GitHubUnavailable (exit 3).
+        """
+        for attempt in range(self.max_retries + 1):
+            try:
+                return unit()
+            except GithubException as error:
+                reason, wait = self._transient(error)
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
+                reason, wait = f"no answer from GitHub ({type(error).__name__})", None
+            if attempt >= self.max_retries:
+                raise GitHubUnavailable(f"could not {what} after {attempt + 1} attempts: {reason}", where=self.api_url)
+            if wait is None:
+                wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
+            elif wait > MAX_WAIT_SECONDS:
+                raise GitHubUnavailable(
+                    f"could not {what}: {reason}; that is {wait:.0f} s away, "
+                    f"longer than the {MAX_WAIT_SECONDS:.0f} s benchgate waits",
+                    where=self.api_url,
+                )
+            self._sleep(max(wait, 0.0))
+        raise AssertionError("unreachable")
+
+    def _transient(self, error: GithubException) -> tuple[str, float | None]:
+        """Why a failure is worth retrying and the wait GitHub asked for; GitHubRequestError (exit 2) for a refusal."""
+        status, message = error.status, message_of(error)
+        headers = {key.lower(): value for key, value in (error.headers or {}).items()}
+        exhausted = headers.get("x-ratelimit-remaining") == "0"
+        reset = headers.get("x-ratelimit-reset", "").strip()
+        retry_after = headers.get("retry-after", "").strip()
+        wait = None
+        if retry_after.isdigit():
+            wait = float(retry_after)
+        elif exhausted and reset.isdigit():
+            wait = max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
+        if status == 429 or (status == 403 and (exhausted or "retry-after" in headers or "rate limit" in message)):
+            reason = f"rate limited ({status} {message})"
+            if exhausted and "x-ratelimit-reset" in headers:
+                reason += f", resets at {datetime.fromtimestamp(float(headers['x-ratelimit-reset']), UTC):%H:%M:%S} UTC"
+            return reason, wait
+        if status >= 500:
+            return f"{status} {message}", wait
+        hint = _HINTS.get(status, "unexpected answer")
+        raise GitHubRequestError(
+            f"{status} {message}: {hint}", status=status, where=f"GitHub {self.repository}"
+        ) from error
+
+    @_unit("read pull request #{0}")
     def pull_request(self, number: int) -> PullRequestInfo:
         """The pull request ``number`` (GET /repos/{o}/{r}/pulls/{n})."""
+        pull = self._repo.get_pull(number)
+        return PullRequestInfo(
+            number=pull.number,
+            head_sha=pull.head.sha,
+            base_sha=pull.base.sha,
+            head_ref=pull.head.ref,
+            base_ref=pull.base.ref,
+            labels=tuple(label.name for label in pull.labels),
+            html_url=pull.html_url,
+            author=pull.user.login if pull.user is not None else "ghost",
+            head_repo=pull.head.repo.full_name if pull.head.repo is not None else "",
+        )
 
-        def fetch() -> PullRequestInfo:
-            pull = self._repo.get_pull(number)
-            head_repo = pull.head.repo
-            return PullRequestInfo(
-                number=pull.number,
-                head_sha=pull.head.sha,
-                base_sha=pull.base.sha,
-                head_ref=pull.head.ref,
-                base_ref=pull.base.ref,
-                labels=tuple(label.name for label in pull.labels),
-                html_url=pull.html_url,
-                author=pull.user.login if pull.user is not None else "ghost",
-                head_repo=head_repo.full_name if head_repo is not None else "",
-            )
-
-        return self._retrying(f"read pull request #{number}", fetch)
-
+    @_unit("read the changed files of #{0}")
     def changed_files(self, number: int) -> ChangedFiles:
-        """The files pull request ``number`` changes (GET /repos/{o}/{r}/pulls/{n}/files, every page).
+        """The files pull request ``number`` changes, a rename with both paths; incomplete at GitHub's 3000."""
+        paths: dict[str, None] = {}
+        count = 0
+        for entry in self._repo.get_pull(number).get_files():
+            count += 1
+            paths[entry.filename] = None
+            if entry.previous_filename:
+                paths[entry.previous_filename] = None
+        return ChangedFiles(tuple(paths), complete=count < MAX_LISTED_FILES)
 
-        A renamed file counts with both its paths. GitHub lists at most 3000 files, so a list
-        that long is marked incomplete: the change may touch more than it shows.
-        """
-
-        def fetch() -> ChangedFiles:
-            paths: dict[str, None] = {}
-            count = 0
-            for entry in self._repo.get_pull(number).get_files():
-                count += 1
-                paths[entry.filename] = None
-                if entry.previous_filename:
-                    paths[entry.previous_filename] = None
-            return ChangedFiles(tuple(paths), complete=count < MAX_LISTED_FILES)
-
-        return self._retrying(f"read the changed files of #{number}", fetch)
-
+    @_unit("read the label events of #{0}")
     def label_events(self, number: int) -> list[LabelEvent]:
         """Every labeled/unlabeled event of issue or PR ``number``, oldest first, across all pages."""
+        return [
+            LabelEvent(
+                label=event.label.name,
+                actor=event.actor.login if event.actor is not None else "ghost",
+                created_at=event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if event.created_at else "",
+                event=event.event,
+            )
+            for event in self._repo.get_issue(number).get_events()
+            # The kind first: reading .label of another kind would make PyGithub fetch the event again.
+            if event.event in ("labeled", "unlabeled")
+        ]
 
-        def fetch() -> list[LabelEvent]:
-            found = []
-            for event in self._repo.get_issue(number).get_events():
-                # Check the kind first: reading .label on another kind of event would make
-                # PyGithub fetch the event again just to learn it has no label.
-                if event.event not in ("labeled", "unlabeled"):
-                    continue
-                found.append(
-                    LabelEvent(
-                        label=event.label.name,
-                        actor=event.actor.login if event.actor is not None else "ghost",
-                        created_at=_iso(event.created_at),
-                        event=event.event,
-                    )
-                )
-            return found
-
-        return self._retrying(f"read the label events of #{number}", fetch)
-
+    @_unit("read {0}'s permission")
     def permission(self, username: str) -> str:
-        """``username``'s role on the repository: admin, maintain, write, triage, read, or none.
-
-        A user who is not a collaborator (GitHub answers 404) has role ``none``.
-        A custom role maps to the base permission GitHub reports for it.
-        """
-
-        def fetch() -> str:
-            try:
-                # PyGithub URL-quotes the login itself.
-                role = self._repo.get_collaborator_role_name(username)
-                if role in ROLES:
-                    return role
-                return _PERMISSION_AS_ROLE.get(self._repo.get_collaborator_permission(username), "none")
-            except GithubException as error:
-                if error.status == 404:
-                    return "none"
-                raise
-
-        return self._retrying(f"read {username}'s permission", fetch)
+        """``username``'s role: admin, maintain, write, triage, read, or none (not a collaborator: a 404)."""
+        try:
+            role = self._repo.get_collaborator_role_name(username)  # PyGithub URL-quotes the login itself
+            if role in ROLES:
+                return role
+            # The legacy "permission" field, for a custom role whose role_name is not a built-in one.
+            legacy = self._repo.get_collaborator_permission(username)
+            return legacy if legacy in ("admin", "write", "read") else "none"
+        except GithubException as error:
+            if error.status == 404:
+                return "none"
+            raise
 
     def can_write(self, username: str) -> bool:
         """True when ``username`` has write, maintain or admin role (may start runs, loosen the gate)."""
         return self.permission(username) in WRITE_ROLES
 
     def own_login(self) -> str:
-        """The login comments posted with this token carry (GET /user), asked once.
-
-        A user token or PAT answers GET /user with its user. An installation token (the
-        GITHUB_TOKEN of Actions) is refused with 403 "Resource not accessible by
-        integration": its comments carry the Actions bot's login, ``github-actions[bot]``.
-        Another GitHub App's token comments as ``<slug>[bot]``: pass ``comment_author``.
-        """
+        """The login this token's comments carry (GET /user), asked once; another App's token: ``comment_author``."""
         if self._own_login is None:
-
-            def fetch() -> str:
-                try:
-                    return self._github.get_user().login
-                except GithubException as error:
-                    if error.status == 403 and "not accessible by integration" in message_of(error).lower():
-                        return ACTIONS_BOT_LOGIN
-                    raise
-
-            self._own_login = self._retrying("read who the token belongs to", fetch)
+            self._own_login = self._ask_login()
         return self._own_login
 
-    def upsert_comment(self, number: int, body: str, marker: str) -> str:
-        """Create or edit in place the one comment of ours on ``number``; return its html_url.
+    @_unit("read who the token belongs to")
+    def _ask_login(self) -> str:
+        # An installation token (Actions' GITHUB_TOKEN) is refused GET /user: it comments as the Actions bot.
+        try:
+            return self._github.get_user().login
+        except GithubException as error:
+            if error.status == 403 and "not accessible by integration" in message_of(error).lower():
+                return ACTIONS_BOT_LOGIN
+            raise
 
-        Our comment is the first whose body starts with ``marker`` (a hidden HTML
-        comment such as ``<!-- benchgate -->``) *and* whose author is this token's
-        own login (:meth:`own_login`): anyone can write a comment starting with the
-        marker, and benchgate must never edit theirs. All pages are searched, so it
-        is found on PRs with hundreds of comments. ``marker`` is put at the start of
-        ``body`` when it is not there already.
+    def upsert_comment(self, number: int, body: str, marker: str) -> str:
+        """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url.
+
+        Ours is the first comment (on any page) starting with ``marker`` *and* by :meth:`own_login`: anyone can
+        write the marker, and benchgate must never edit their comment.
         """
         if not marker.strip():
             raise InputError("the comment marker must not be empty", where="GitHub")
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         if len(text) > COMMENT_LIMIT:
             raise InputError(f"comment is {len(text)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
-        login = self.own_login().lower()
+        return self._upsert(number, text, marker, self.own_login().lower())
 
-        def upsert() -> str:
-            issue = self._repo.get_issue(number)
-            for comment in issue.get_comments():
-                author = comment.user.login.lower() if comment.user is not None else ""
-                if author == login and (comment.body or "").startswith(marker):
-                    if comment.body != text:
-                        comment.edit(text)
-                    return comment.html_url
-            return issue.create_comment(text).html_url
-
-        return self._retrying(f"post the comment on #{number}", upsert)
+    @_unit("post the comment on #{0}")
+    def _upsert(self, number: int, text: str, marker: str, login: str) -> str:
+        issue = self._repo.get_issue(number)
+        for comment in issue.get_comments():
+            author = comment.user.login.lower() if comment.user is not None else ""
+            if author == login and (comment.body or "").startswith(marker):
+                if comment.body != text:
+                    comment.edit(text)
+                return comment.html_url
+        return issue.create_comment(text).html_url
 
     def open_issue(self, title: str, body: str) -> str:
         """Open an issue (e.g. a bisect's culprit); return its html_url."""
@@ -268,30 +305,22 @@ class GitHubClient(RetryingClient):
         text: str | None = None,
         details_url: str | None = None,
     ) -> str:
-        """Create a completed check run on ``head_sha``; return its html_url.
-
-        ``summary`` and ``text`` beyond GitHub's 65,535 characters are cut with a note.
-        A retried creation may leave two runs of the same name; GitHub shows the latest.
-        """
+        """Create a completed check run on ``head_sha`` (output cut at 65,535 characters); its html_url. A retried
+        creation may leave two runs of the same name; GitHub shows the latest."""
         if conclusion not in CHECK_CONCLUSIONS:
             raise InputError(
                 f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
             )
-        output = {"title": title, "summary": _fit(summary, CHECK_OUTPUT_LIMIT)}
-        if text is not None:
-            output["text"] = _fit(text, CHECK_OUTPUT_LIMIT)
+        output = {"title": title, "summary": _fit(summary)} | ({"text": _fit(text)} if text is not None else {})
         extra = {"details_url": details_url} if details_url else {}
-
-        def create() -> str:
-            run = self._repo.create_check_run(
-                name, head_sha, status="completed", conclusion=conclusion, output=output, **extra
-            )
-            return run.html_url
-
-        return self._retrying(f"create the {name} check on {head_sha[:12]}", create)
-
-
-_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+        return self._retrying(
+            f"create the {name} check on {head_sha[:12]}",
+            lambda: (
+                self._repo.create_check_run(
+                    name, head_sha, status="completed", conclusion=conclusion, output=output, **extra
+                ).html_url
+            ),
+        )
 
 
 def from_environment(
@@ -307,11 +336,8 @@ def from_environment(
 
 
 def check_api_url(api_url: str) -> str:
-    """``api_url`` without a trailing slash; InputError (exit 2) unless it is an https URL with a host.
-
-    Plain http only to a loopback address (a local test server): anywhere else the token would
-    cross the network in clear text.
-    """
+    """``api_url`` without a trailing slash; InputError unless https with a host (http only to a loopback
+    address, a local test server: anywhere else the token would cross the network in clear text)."""
     text = api_url.strip()
     try:
         parts = urlsplit(text)
@@ -333,19 +359,17 @@ def check_api_url(api_url: str) -> str:
 
 
 def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
-def _iso(moment: datetime | None) -> str:
-    if moment is None:
-        return ""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def message_of(error: GithubException) -> str:
+    """The first line of GitHub's error message."""
+    data = error.data if isinstance(error.data, dict) else {}
+    return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
 
 
-def _fit(text: str, limit: int) -> str:
+def _fit(text: str, limit: int = CHECK_OUTPUT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - len(_TRUNCATED)] + _TRUNCATED

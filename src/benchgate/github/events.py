@@ -1,8 +1,5 @@
-"""The trust policy keyed on the workflow event's name, once, and action.yml's first step: the mode guard.
-
-Standard library only: the guard runs (``python3 -m benchgate.github.events`` with the action's
-``src`` on PYTHONPATH) before benchgate is installed, so a refused mode installs nothing.
-"""
+"""The trust policy keyed on the workflow event's name, and action.yml's first step, the mode guard: standard
+library only, as it runs (``python3 -m benchgate.github.events``) before benchgate is installed."""
 
 from __future__ import annotations
 
@@ -27,23 +24,6 @@ DEFAULT_BRANCH_MODES = ("bisect",)
 DEFAULT_BRANCH_EVENTS = ("push", "schedule", "workflow_dispatch")
 
 
-def default_branch_refusal(mode: str, event_name: str, ref: str, default_branch: str) -> str | None:
-    """Why ``mode`` (one of DEFAULT_BRANCH_MODES) may not run for this event on ``ref``; None when it may."""
-    if event_name not in DEFAULT_BRANCH_EVENTS:
-        return (
-            f"mode {mode} is refused for a {event_name or 'unnamed'} event: it runs only for push, schedule or "
-            "workflow_dispatch on the default branch (the repository's own commits)"
-        )
-    if event_name == "schedule":
-        return None  # GitHub runs scheduled workflows on the default branch only
-    if not default_branch or ref != f"refs/heads/{default_branch}":
-        return (
-            f"mode {mode} is refused for {event_name} on {ref or 'no ref'}: it runs only on the default branch "
-            f"({default_branch or 'not in the event payload'})"
-        )
-    return None
-
-
 def event_default_branch(event_path: str) -> str:
     """The repository's default branch from the event payload (``$GITHUB_EVENT_PATH``); '' when it says none."""
     try:
@@ -62,8 +42,18 @@ def mode_refusal(mode: str, event_name: str, ref: str = "", default_branch: str 
         return "input mode is required: authorize, run, report, all or bisect"
     if mode not in MODES:
         return "input mode must be authorize, run, report, all or bisect"
-    if mode in DEFAULT_BRANCH_MODES:
-        return default_branch_refusal(mode, event_name, ref, default_branch)
+    if mode in DEFAULT_BRANCH_MODES and event_name not in DEFAULT_BRANCH_EVENTS:
+        return (
+            f"mode {mode} is refused for a {event_name or 'unnamed'} event: it runs only for push, schedule or "
+            "workflow_dispatch on the default branch (the repository's own commits)"
+        )
+    # GitHub runs scheduled workflows on the default branch only.
+    on_default = bool(default_branch) and ref == f"refs/heads/{default_branch}"
+    if mode in DEFAULT_BRANCH_MODES and event_name != "schedule" and not on_default:
+        return (
+            f"mode {mode} is refused for {event_name} on {ref or 'no ref'}: it runs only on the default branch "
+            f"({default_branch or 'not in the event payload'})"
+        )
     if mode == "all" and event_name in TOKEN_FOR_PULL_REQUEST_EVENTS:
         return (
             f"mode all is refused for a {event_name} event: it would run the pull request's code in the job that "

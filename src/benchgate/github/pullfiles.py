@@ -1,9 +1,5 @@
-"""Which benchmark categories a pull request touches, decided from GitHub's list of its changed files.
-
-The trusted jobs (authorize, report) decide this from the API, never from what the benchmark
-job wrote: a run directory comes from a machine that ran the pull request's code, so its
-claim that "nothing was selected" would otherwise be enough to pass the gate.
-"""
+"""Which benchmark categories a pull request touches, from GitHub's list of its changed files: the trusted jobs
+never take it from the run directory, whose machine ran the PR's code ("nothing selected" would pass the gate)."""
 
 from __future__ import annotations
 
@@ -21,13 +17,8 @@ _BENCHMARK_CATEGORY = re.compile(r"^benchmark/([^/]+)/")
 def pull_request_categories(
     client: Any, pr: int, settings: Settings, benchmark_dir: Path | None = None
 ) -> ChangedCategories:
-    """The categories pull request ``pr`` touches, by the configuration's changed-files map.
-
-    ``benchmark_dir`` is the base branch's ``benchmark/`` (its categories are the ones that
-    exist; a category the PR adds counts too); None when there is no checkout to look at, and
-    then every category a rule names counts. A list GitHub cut short (3000 files) may hide
-    changes, so it also selects the map's default categories and can never be "nothing".
-    """
+    """The categories pull request ``pr`` touches, by the configuration's changed-files map; ``benchmark_dir``: the
+    base's ``benchmark/``, whose categories (and the PR's new ones) exist (None: every category a rule names)."""
     changed = client.changed_files(pr)
     mapping = (
         parse_mapping(settings.changed_files, "the configuration's changed-files")

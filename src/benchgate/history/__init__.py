@@ -1,10 +1,5 @@
-"""The history of main: every trusted run stored, its series, their change points, and the site.
-
-- ``model``: SeriesKey, Point, Series, ChangePoint (pure data, shared by everything below).
-- ``storeschema``, ``store``: the tables, the engine for a URL; ``runentry``: a run directory checked and
-  summarized; ``writing``, ``recording``: one run in one transaction; ``reading``: ``series``.
-- ``changepoints``, ``context``, ``releaseseries``: change points, a PR row's history, releases as series.
-- ``site``, ``svgchart``: the static site (Jinja2 templates in ``benchgate/data``).
+"""The history of main (docs/history.md): trusted runs in a store (``store``, ``runentry``, ``recording``,
+``reading``), their series (``model``), change points, a PR row's context, releases as series, the static site.
 """
 
 from benchgate._lazy import exports

@@ -1,10 +1,8 @@
 """Change points of stored series: ruptures' PELT proposes the splits, Student's t-test keeps the real ones.
 
-A point's value is its run's 20 %-trimmed mean (one slow sample does not move it). The log values, scaled by
-their run-to-run noise (a robust estimate a step moves only once), are split by PELT (exact search, L1 cost,
-so one slow run is not a segment) at PENALTY per change; then, as Apache Otava merges Hunter's candidates, the
-split whose sides differ least is dropped while their t-test (pooled variance) has p >= MAX_PVALUE. Why this
-and not Otava is measured in docs/history.md (tests/perf/compare_change_points.py).
+The runs' log trimmed means, scaled by their run-to-run noise, are split by PELT (L1 cost: one slow run is no
+segment); then, as Apache Otava merges Hunter's candidates, the split whose sides differ least is dropped while
+its t-test has p >= MAX_PVALUE. Why this and not Otava: docs/history.md (tests/perf/compare_change_points.py).
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ def _noise(logs: np.ndarray) -> float:
 
 
 def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
-    """Student's two-sided p for the means of logs[start:split] and logs[split:end] (pooled variance); written out
-    with scipy's ``stdtr``, since ``scipy.stats.ttest_ind``'s checks cost more than the test on 20 values."""
+    """Student's two-sided p (pooled variance) for logs[start:split] against logs[split:end]; by hand with
+    ``stdtr``, as ``scipy.stats.ttest_ind``'s checks cost more than the test on 20 values."""
     left, right = logs[start:split], logs[split:end]
     df = len(left) + len(right) - 2
     pooled = (np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)) / df
@@ -81,18 +79,11 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
     for number, (index, pvalue) in enumerate(splits):
         before = float(np.mean(values[bounds[number] : index]))
         after = float(np.mean(values[index : bounds[number + 2]]))
-        first = series.points[index]
+        change = (after / before - 1) * 100 if before else float("nan")
+        first, previous = series.points[index], series.points[index - 1].commit if index else ""
         points.append(
             ChangePoint(
-                key=series.key,
-                index=index,
-                commit=first.commit,
-                date=first.date,
-                change=(after / before - 1) * 100 if before else float("nan"),
-                mean_before=before,
-                mean_after=after,
-                confidence=max(0.0, 1.0 - pvalue),
-                before_commit=series.points[index - 1].commit if index else "",
+                series.key, index, first.commit, first.date, change, before, after, max(0.0, 1 - pvalue), previous
             )
         )
     return points
@@ -100,11 +91,6 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
 
 def find_changes(all_series: Sequence[Series], *, max_pvalue: float = MAX_PVALUE) -> Changes:
     """Change points of every series long enough; the others are listed as too short."""
-    points: list[ChangePoint] = []
-    too_short = []
-    for series in all_series:
-        if len(series.points) < MIN_POINTS:
-            too_short.append(series.key)
-            continue
-        points.extend(change_points(series, max_pvalue=max_pvalue))
-    return Changes(tuple(points), tuple(too_short), len(all_series) - len(too_short))
+    long = [series for series in all_series if len(series.points) >= MIN_POINTS]
+    points = tuple(point for series in long for point in change_points(series, max_pvalue=max_pvalue))
+    return Changes(points, tuple(s.key for s in all_series if len(s.points) < MIN_POINTS), len(long))

@@ -1,9 +1,5 @@
 """A PR comment row's history: main's run-to-run spread there, and whether main itself moved recently.
-
-Context only, never evidence: the gate decides from the PR's own samples (its error control stays as
-proven); this tells a reader whether a regressed or undecided row is one where main wobbles anyway,
-or where main stepped a few commits ago. Pure: series and change points in, RowHistory out.
-"""
+Context for a reader only, never evidence: the gate decides from the PR's own samples."""
 
 from __future__ import annotations
 

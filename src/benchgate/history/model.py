@@ -1,13 +1,10 @@
-"""The history's data model: a series per benchmark row, its points, and the change points found in it.
-
-Shared by the store, the change-point analysis, ``history show``, the site and the PR comment's history
-context, so that each depends on these types and not on each other. Pure data: no I/O, no numpy.
-"""
+"""The history's data model, shared by the store, the analysis, the site and the PR comment: a series per
+benchmark row, its points, and the change points found in it. Pure data: no I/O, no numpy."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 
 @dataclass(frozen=True, order=True)
@@ -27,8 +24,7 @@ class SeriesKey:
 
 @dataclass(frozen=True)
 class Point:
-    """One stored run's summary of one series: the head side of a trusted run of ``commit``; rates in
-    operations per second (higher is faster), ``log_spread`` the standard deviation of the log rates."""
+    """One trusted run's head side in one series; rates in operations per second (higher is faster)."""
 
     run_id: str
     commit: str
@@ -38,7 +34,7 @@ class Point:
     node_version: str
     mean_rate: float
     trimmed_mean: float  # 20 %-trimmed
-    log_spread: float
+    log_spread: float  # the standard deviation of the log rates
     samples: int
 
 
@@ -67,6 +63,5 @@ class ChangePoint:
     @property
     def id(self) -> str:
         """A stable id: the same series and the same two runs around the change give the same id."""
-        key = self.key
-        text = "\0".join((key.filename, key.configuration, key.node_flags, key.runner, key.branch))
-        return "cp-" + hashlib.sha256(f"{text}\0{self.before_commit}\0{self.commit}".encode()).hexdigest()[:12]
+        text = "\0".join((*astuple(self.key), self.before_commit, self.commit))
+        return "cp-" + hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -1,9 +1,5 @@
-"""Releases as series: the steps of ``benchgate versions`` turned into the history's model, for the site.
-
-A row's series has a point per release (the first step's base, then every step's head, each as its own run
-saw it); a step whose compare.R test starred the row is a change point at the newer release (compare.R's
-improvement, confidence 1 - p). Read through ``runentry``, so a series is the same as from the store.
-"""
+"""Releases as series for the site: a point per release of ``benchgate versions``' steps (read as the store
+would), and a change point where a step's compare.R test starred the row (its improvement, confidence 1 - p)."""
 
 from __future__ import annotations
 
@@ -31,17 +27,9 @@ class ReleaseStep:
 
 
 def _point(step: ReleaseStep, version: str, row: RowSummary, date: str, parent: str | None) -> Point:
+    run, name = f"{step.base}..{step.head}:{row.side}", f"v{version}"  # a release's commit is its version
     return Point(
-        run_id=f"{step.base}..{step.head}:{row.side}",
-        commit=f"v{version}",
-        parent=parent,
-        branch=RELEASES_BRANCH,
-        date=date,
-        node_version=f"v{version}",
-        mean_rate=row.mean_rate,
-        trimmed_mean=row.trimmed_mean,
-        log_spread=row.log_spread,
-        samples=row.samples,
+        run, name, parent, RELEASES_BRANCH, date, name, row.mean_rate, row.trimmed_mean, row.log_spread, row.samples
     )
 
 

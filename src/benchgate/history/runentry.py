@@ -1,10 +1,5 @@
-"""A run directory read for the store: validated as untrusted data, summarized per row, identified by its digest.
-
-The run's files are read through ``benchgate.results`` (size caps, every run.json field checked). A
-run that is not a trusted measurement of one commit is refused here, before the store is opened:
-a build failure or an incomplete run (nothing or part of it measured), a pull request's head (unless
-the caller names the branch), a run that names no commit.
-"""
+"""A run directory read for the store through ``benchgate.results`` (untrusted data, every field checked),
+summarized per row, identified by its digest; refused unless it is a trusted measurement of one commit."""
 
 from __future__ import annotations
 
@@ -17,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from benchgate.errors import InputError
 from benchgate.results import rundirs, runrecord
@@ -86,14 +82,6 @@ def runner_fingerprint(environment: dict[str, Any]) -> str:
     return hashlib.sha256(facts.encode()).hexdigest()[:12]
 
 
-def trimmed_mean(rates: np.ndarray, proportion: float = TRIM) -> float:
-    """The mean after cutting ``proportion`` of the samples off each end (as scipy.stats.trim_mean)."""
-    ordered = np.sort(rates)
-    cut = int(proportion * len(ordered))
-    kept = ordered[cut : len(ordered) - cut] if len(ordered) - 2 * cut > 0 else ordered
-    return float(kept.mean())
-
-
 def summarize(samples: Any) -> tuple[RowSummary, ...]:
     """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates."""
     summaries = []
@@ -111,7 +99,7 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
                 configuration=str(configuration),
                 samples=len(rates),
                 mean_rate=float(rates.mean()),
-                trimmed_mean=trimmed_mean(rates),
+                trimmed_mean=float(stats.trim_mean(rates, TRIM)),
                 log_spread=float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
                 rates=tuple(float(rate) for rate in rates),
                 times_ns=tuple(None if value is None or value != value else int(value) for value in group["time_ns"]),
@@ -120,35 +108,11 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
     return tuple(summaries)
 
 
-def _digest(csv_path: Path, record_path: Path) -> str:
-    digest = hashlib.sha256()
-    for path in (csv_path, record_path):
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def _head_identity(head: runrecord.Binary, commit: str | None, where: str) -> tuple[str, bool]:
-    """The commit a point is plotted at, and whether the head is an official release."""
-    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
-    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
-    if commit is not None:
-        return commit, release
-    if head.sha is not None:
-        return head.sha, release
-    if release:
-        return str(head.version), True  # a release series: the version is the point's name
-    raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
-
-
 def read_entry(
     run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
 ) -> RunEntry:
-    """Read and check ``run_dir`` (results.csv + run.json) for the store; InputError for what must not be stored.
-
-    ``commit`` and ``date`` default to run.json's head SHA (or release version) and start time; ``branch`` to
-    the head's ref, ``releases`` for an official release, else ``main``.
-    """
+    """Read and check ``run_dir`` for the store; InputError for what must not be stored (a PR's head needs ``branch``).
+    ``commit``, ``date``, ``branch`` default to the head's SHA (or release), start time, ref (or releases, main)."""
     where = str(run_dir)
     if not run_dir.is_dir():
         raise InputError("not a run directory", where=where)
@@ -170,9 +134,16 @@ def read_entry(
         raise InputError("the run has no samples", where=where)
     if commit is not None and not _COMMIT.match(commit):
         raise InputError(f"not a commit SHA or a release version: {commit[:70]!r}", where="--commit")
-    head_commit, release = _head_identity(summary.head, commit, where)
+    head = summary.head
+    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
+    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
+    head_commit = commit if commit is not None else head.sha
+    if head_commit is None and release:
+        head_commit = str(head.version)  # a release series: the version is the point's name
+    if head_commit is None:
+        raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
     if branch is None:
-        ref = summary.head.ref if summary.head.source == "build" else None  # a local binary's ref is its path
+        ref = head.ref if head.source == "build" else None  # a local binary's ref is its path
         branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
     when = date or record.get("started_at") or record.get("ended_at")
     if not isinstance(when, str):
@@ -181,18 +152,20 @@ def read_entry(
     facts = {key: value for key, value in environment.items() if key != "warnings"}
     settings = {key: record[key] for key in _SETTINGS if key in record}
     return RunEntry(
-        digest=_digest(run_dir / "results.csv", record_path),
+        digest=hashlib.sha256(
+            b"".join(path.read_bytes() + b"\0" for path in (run_dir / "results.csv", record_path))
+        ).hexdigest(),
         commit=head_commit,
         parent=summary.base.sha or (summary.base.version if release else None),
         branch=branch[:256],
         date=iso_date(when, where if date is None else "--date"),
         base_version=summary.base.version,
-        head_version=summary.head.version,
+        head_version=head.version,
         base_flags=" ".join(summary.base.node_args),
-        head_flags=" ".join(summary.head.node_args),
+        head_flags=" ".join(head.node_args),
         runner=runner_fingerprint(facts),
         runner_facts=json.dumps(facts, sort_keys=True)[:65536],
         settings=json.dumps(settings, sort_keys=True)[:65536],
-        source=(summary.head.source or "local")[:32],
+        source=(head.source or "local")[:32],
         rows=summarize(samples),
     )

@@ -1,25 +1,154 @@
-"""The history's static site: ``index.html`` and a page per benchmark file, from the model alone.
-
-Plain files that load with no server and no network (inline CSS and SVG, no JavaScript, relative links), so
-the directory can be opened from disk or published on GitHub Pages as it is: the index lists the change points
-newest first and every series by category with a sparkline; ``b/<file>.html`` has a trend chart per series.
-The store's text comes from run.json files (untrusted): the templates (``benchgate/data/history-*.html.j2``)
-autoescape it, file names and anchors are hashes, and commits only fill a percent-encoded ``{sha}``.
-"""
+"""The history's static site from the model: ``index.html`` and ``b/<file>.html`` per benchmark file, no
+JavaScript, inline SVG charts. The store's text (untrusted run.json) is autoescaped by the templates
+(``benchgate/data/history-*.html.j2``); file names and anchors are hashes; a commit fills ``{sha}`` percent-encoded."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import astuple
 from itertools import groupby
 from pathlib import Path
-from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
 
 from benchgate.errors import InputError
 from benchgate.history.model import ChangePoint, Series, SeriesKey
-from benchgate.history.svgchart import TEMPLATES, commit_link, rate, sparkline_svg, trend_svg
+
+# The site's templates (benchgate/data/history-*.j2): autoescaped, and a name a template does not get fails.
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("benchgate", "data"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+LINE = "#0072B2"  # Okabe-Ito blue: the series
+SLOWER = "#D55E00"  # Okabe-Ito vermillion: a change point where the rate fell
+FASTER = "#009E73"  # Okabe-Ito bluish green: a change point where it rose
+TEMPLATES.globals["colours"] = {"line": LINE, "slower": SLOWER, "faster": FASTER, "mean": "#555555"}
+
+
+CHART = {"width": 860, "height": 260, "left": 78, "right": 16, "top": 26, "bottom": 46}  # pixels
+
+
+def commit_link(commit_url: str | None, sha: str) -> str | None:
+    """The commit's URL from the template (``https://github.com/nodejs/node/commit/{sha}``), or None."""
+    return commit_url.replace("{sha}", quote(sha, safe="")) if commit_url else None
+
+
+def rate(value: float) -> str:
+    """A rate as compare.js prints it, shortened: ``1,234,567`` ops/s, ``12.3`` for small ones."""
+    if not math.isfinite(value):
+        return "NA"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering [low, high]: steps of 1, 2 or 5 times a power of ten."""
+    raw = ((high - low) if high > low else (abs(high) or 1.0)) / count
+    exponent = math.floor(math.log10(raw))
+    step = next(s * 10**exponent for s in (1, 2, 5, 10) if s * 10**exponent >= raw)
+    ticks = [math.floor(low / step) * step]
+    while ticks[-1] + step <= high + step * 1e-9:
+        ticks.append(ticks[-1] + step)
+    return ticks
+
+
+def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str | None) -> Markup:
+    """The series' chart: mean rate per run (oldest left), the segments' means, a dashed line per change."""
+    points = series.points
+    values = [point.mean_rate for point in points]
+    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    ticks = _nice_ticks(min(finite), max(finite))
+    low, high = min(ticks[0], min(finite)), max(ticks[-1], max(finite))
+    if high == low:
+        high = low + 1.0
+    plot_w = CHART["width"] - CHART["left"] - CHART["right"]
+    plot_h = CHART["height"] - CHART["top"] - CHART["bottom"]
+
+    def x(index: float) -> float:
+        return CHART["left"] + (plot_w * (index + 0.5) / max(len(points), 1))
+
+    def y(value: float) -> float:
+        return CHART["top"] + plot_h * (1 - (value - low) / (high - low))
+
+    every = max(1, math.ceil(len(points) / 12))  # at most about 12 labels under the axis
+    # Under each point: the node version when every run is another release, else the short commit.
+    versions = [point.node_version for point in points]
+    unique = len(set(versions)) == len(versions) and all(versions)
+    labels = [
+        (x(index), label[:12])
+        for index, label in enumerate(versions if unique else [point.commit[:7] for point in points])
+        if index % every == 0 or (index == len(points) - 1 and index % every > every // 2)
+    ]
+    # The mean of each stretch between change points, as Otava and Bencher draw it.
+    bounds = [0, *sorted(change.index for change in changes if 0 < change.index < len(points)), len(points)]
+    segments = []
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        stretch = [v for v in values[start:end] if math.isfinite(v)]
+        if stretch:
+            segments.append((x(start - 0.5), x(end - 0.5), y(sum(stretch) / len(stretch))))
+    marks = [
+        {
+            "x": x(change.index - 0.5),
+            "kind": _kind(change),
+            "tip": f"{change.change:+.2f} % at {change.commit} ({change.date}), {change.confidence:.0%} sure",
+            "label": f"{change.change:+.1f} %",
+        }
+        for change in changes
+        if 0 < change.index < len(points)
+    ]
+    dots = [
+        {
+            "x": x(index),
+            "y": y(point.mean_rate),
+            "link": commit_link(commit_url, point.commit),
+            "tip": f"{point.commit} ({point.date}, {point.node_version}): {rate(point.mean_rate)} ops/s, "
+            f"{point.samples} samples, spread {point.log_spread:.4f}",
+        }
+        for index, point in enumerate(points)
+        if math.isfinite(point.mean_rate)
+    ]
+    chart = {
+        **CHART,
+        "plot_width": plot_w,
+        "plot_height": plot_h,
+        "ticks": [(y(tick), rate(tick)) for tick in ticks],
+        "labels": labels,
+        "segments": segments,
+        "changes": marks,
+        "line": " ".join(f"{dot['x']:.1f},{dot['y']:.1f}" for dot in dots),
+        "dots": dots,
+    }
+    return TEMPLATES.get_template("history-parts.html.j2").module.trend(chart)
+
+
+def sparkline_svg(series: Series, changes: Sequence[ChangePoint], width: int = 160, height: int = 28) -> Markup:
+    """A small line of the series for the index, with its change points as ticks."""
+    drawn = [(i, p.mean_rate) for i, p in enumerate(series.points) if math.isfinite(p.mean_rate)]
+    if len(drawn) < 2:
+        return Markup("")
+    low, high = min(v for _, v in drawn), max(v for _, v in drawn)
+    span = (high - low) or 1.0
+    last = len(series.points) - 1
+
+    def x(index: float) -> float:  # by position in the series, so a change point sits where its run is
+        return 2 + (width - 4) * index / last
+
+    spark = {
+        "width": width,
+        "height": height,
+        "line": " ".join(f"{x(i):.1f},{height - 3 - (height - 6) * (v - low) / span:.1f}" for i, v in drawn),
+        "marks": [(x(c.index - 0.5), _kind(c)) for c in changes if 0 < c.index <= last],
+    }
+    return TEMPLATES.get_template("history-parts.html.j2").module.sparkline(spark)
+
 
 PAGES = "b"  # the per-benchmark pages' directory
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -37,16 +166,12 @@ def page_name(filename: str) -> str:
 
 def anchor(key: SeriesKey) -> str:
     """The id of a series' section on its page."""
-    return "s-" + _digest(key.filename, key.configuration, key.node_flags, key.runner, key.branch)
+    return "s-" + _digest(*astuple(key))
 
 
 def series_href(key: SeriesKey) -> str:
     """A series' address relative to the site's root: ``b/PAGE.html#ANCHOR`` (for the PR comment's link)."""
     return f"{PAGES}/{page_name(key.filename)}#{anchor(key)}"
-
-
-def _category(filename: str) -> str:
-    return filename.split("/", 1)[0] if "/" in filename else "(top level)"
 
 
 def _kind(change: ChangePoint) -> str:
@@ -86,43 +211,6 @@ def _change_rows(
     return {"header": header, "lines": lines}
 
 
-def _by_key(changes: Sequence[ChangePoint]) -> dict[SeriesKey, list[ChangePoint]]:
-    by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
-    for change in sorted(changes, key=lambda c: c.index):
-        by_key[change.key].append(change)
-    return by_key
-
-
-def _render(template: str, **context: Any) -> str:
-    return TEMPLATES.get_template(template).render(**context)
-
-
-def _benchmark_page(
-    filename: str,
-    series: list[Series],
-    changes: dict[SeriesKey, list[ChangePoint]],
-    commit_url: str | None,
-    site_url: str | None,
-) -> str:
-    sections = [
-        {
-            "key": one.key,
-            "anchor": anchor(one.key),
-            "chart": trend_svg(one, changes.get(one.key, []), commit_url=commit_url),
-            "changes": _change_rows(changes.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
-        }
-        for one in series
-    ]
-    return _render(
-        "history-benchmark.html.j2",
-        title=f"benchgate history: {filename}",
-        canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
-        filename=filename,
-        linked=commit_url is not None,
-        sections=sections,
-    )
-
-
 def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
     last = changes[-1] if changes else None
     return {
@@ -136,20 +224,31 @@ def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
     }
 
 
-def _index_page(
+def write_site(
+    out_dir: Path,
     series: Sequence[Series],
     changes: Sequence[ChangePoint],
-    by_key: dict[SeriesKey, list[ChangePoint]],
-    commit_url: str | None,
-    site_url: str | None,
-    reports: frozenset,
-) -> str:
+    *,
+    site_url: str | None = None,
+    commit_url: str | None = None,
+) -> list[Path]:
+    """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
+    ``commit_url`` (``.../commit/{sha}``) links commits; ``site_url`` is where the site is published."""
+    if commit_url is not None and "{sha}" not in commit_url:
+        raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
+    if commit_url is not None and not commit_url.startswith(("https://", "http://")):
+        raise InputError(f"the commit URL {commit_url!r} must start with https:// or http://")
+    out_dir = Path(out_dir)
+    (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
+    by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
+    for change in sorted(changes, key=lambda c: c.index):
+        by_key[change.key].append(change)
     categories: dict[str, list[Series]] = defaultdict(list)
     for one in sorted(series, key=lambda s: s.key):
-        categories[_category(one.key.filename)].append(one)
+        categories[one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"].append(one)
+    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
     newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
-    return _render(
-        "history-index.html.j2",
+    index = TEMPLATES.get_template("history-index.html.j2").render(
         title="benchgate history",
         canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
         series_count=len(series),
@@ -161,33 +260,25 @@ def _index_page(
             for category in sorted(categories)
         ],
     )
-
-
-def write_site(
-    out_dir: Path,
-    series: Sequence[Series],
-    changes: Sequence[ChangePoint],
-    *,
-    site_url: str | None = None,
-    commit_url: str | None = None,
-) -> list[Path]:
-    """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
-
-    ``commit_url`` (``https://github.com/nodejs/node/commit/{sha}``) links every run and change point to its
-    commit; ``site_url`` is where the site is published (each page names its address there).
-    """
-    if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
-    if commit_url is not None and not commit_url.startswith(("https://", "http://")):
-        raise InputError(f"the commit URL {commit_url!r} must start with https:// or http://")
-    out_dir = Path(out_dir)
-    (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
-    by_key = _by_key(changes)
     written = [out_dir / "index.html"]
-    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    written[0].write_text(_index_page(series, changes, by_key, commit_url, site_url, reports), encoding="utf-8")
+    written[0].write_text(index, encoding="utf-8")
     for filename, mine in groupby(sorted(series, key=lambda s: s.key), key=lambda s: s.key.filename):
-        path = out_dir / PAGES / page_name(filename)
-        path.write_text(_benchmark_page(filename, list(mine), by_key, commit_url, site_url), encoding="utf-8")
-        written.append(path)
+        sections = [
+            {
+                "key": one.key,
+                "anchor": anchor(one.key),
+                "chart": trend_svg(one, by_key.get(one.key, []), commit_url=commit_url),
+                "changes": _change_rows(by_key.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
+            }
+            for one in mine
+        ]
+        page = TEMPLATES.get_template("history-benchmark.html.j2").render(
+            title=f"benchgate history: {filename}",
+            canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
+            filename=filename,
+            linked=commit_url is not None,
+            sections=sections,
+        )
+        written.append(out_dir / PAGES / page_name(filename))
+        written[-1].write_text(page, encoding="utf-8")
     return written

@@ -1,26 +1,86 @@
-"""The storage adapter: a SQLAlchemy engine for a store URL, its schema check, and one-line errors.
-
-SQLite by default (a file on the runner), PostgreSQL by URL (``postgresql+psycopg://...``) for runners
-that share one. Writes run in one transaction each: SQLite's starts with ``BEGIN IMMEDIATE`` (the
-writer takes the file's lock before reading, so two recorders queue instead of failing half-way),
-PostgreSQL's takes a transaction-scoped advisory lock before creating the schema. Everything the
-engine raises becomes ``StoreUnavailable`` (unreachable, locked) or ``StoreCorrupt`` (not a store,
-damaged, another schema) with the URL's password hidden. The analysis never imports this module's
-engine details: it reads ``Series`` (``benchgate.history.reading``).
-"""
+"""The store: its tables (one SQLAlchemy Core definition for SQLite and PostgreSQL), the engine for a URL, the
+schema version's check (another is upgraded by a writer or refused, never misread), and engine errors as one line
+(StoreUnavailable, StoreCorrupt; the URL's password hidden). Writers lock first (docs/history.md)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event, exc, inspect, select, text
+import sqlalchemy as sa
+from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history import storeschema
+
+SCHEMA_VERSION = 1
+# version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
+UPGRADES: dict[int, Callable[[Connection], None]] = {}
+
+metadata = sa.MetaData()
+
+meta = sa.Table(
+    "benchgate_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.String(256), nullable=False),
+)
+
+# A run (``digest``: results.csv and run.json hashed, so a second record of it is a no-op), its summary per side and
+# benchmark row, and every sample as results.csv held it.
+runs = sa.Table(
+    "benchgate_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("commit", sa.String(64), nullable=False),
+    sa.Column("parent", sa.String(64)),
+    sa.Column("branch", sa.String(256), nullable=False),
+    sa.Column("date", sa.String(32), nullable=False),  # ISO-8601 UTC, 2026-01-02T03:04:05Z: sorts as text
+    sa.Column("base_version", sa.String(64)),
+    sa.Column("head_version", sa.String(64)),
+    sa.Column("base_flags", sa.Text, nullable=False),
+    sa.Column("head_flags", sa.Text, nullable=False),
+    sa.Column("runner", sa.String(16), nullable=False),
+    sa.Column("runner_facts", sa.Text, nullable=False),  # JSON: run.json's environment (the fingerprint's source)
+    sa.Column("settings", sa.Text, nullable=False),  # JSON: runs, seed, schedule, selection, options
+    sa.Column("source", sa.String(32), nullable=False),  # how the head was obtained: build, dist, npm, local
+    sa.Column("recorded_at", sa.String(32), nullable=False),
+    sa.Column("sample_count", sa.Integer, nullable=False),
+    sa.UniqueConstraint("digest", name="benchgate_runs_digest"),
+)
+sa.Index("benchgate_runs_order", runs.c.branch, runs.c.date)
+
+rows = sa.Table(
+    "benchgate_rows",
+    metadata,
+    sa.Column("run_id", sa.Integer, primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True),  # the row's number within the run
+    sa.Column("side", sa.String(4), nullable=False),  # base or head
+    sa.Column("filename", sa.String(512), nullable=False),
+    sa.Column("configuration", sa.String(512), nullable=False),
+    sa.Column("samples", sa.Integer, nullable=False),
+    sa.Column("mean_rate", sa.Float, nullable=False),
+    sa.Column("trimmed_mean", sa.Float, nullable=False),
+    sa.Column("log_spread", sa.Float, nullable=False),  # standard deviation of the log rates (0 for one sample)
+    sa.ForeignKeyConstraint(["run_id"], ["benchgate_runs.id"], ondelete="CASCADE"),
+)
+sa.Index("benchgate_rows_series", rows.c.filename, rows.c.configuration)
+
+samples = sa.Table(
+    "benchgate_samples",
+    metadata,
+    sa.Column("run_id", sa.Integer, primary_key=True),
+    sa.Column("row", sa.Integer, primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("rate", sa.Float, nullable=False),
+    sa.Column("time_ns", sa.BigInteger),  # the time column in whole nanoseconds; NULL where results.csv has none
+    sa.ForeignKeyConstraint(["run_id", "row"], ["benchgate_rows.run_id", "benchgate_rows.row"], ondelete="CASCADE"),
+)
+
+TABLES = (meta, runs, rows, samples)
 
 LOCK_TIMEOUT = 30.0  # seconds a writer waits for another writer's lock before giving up
 CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server
@@ -37,19 +97,6 @@ class Store:
 
 
 WRITE = "benchgate_write"  # the execution option that marks a connection as a writer's
-
-
-def _sqlite_immediate(engine: Engine) -> None:
-    """Let SQLAlchemy, not pysqlite, begin transactions (the documented recipe); a writer's begin IMMEDIATE."""
-
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        dbapi_connection.isolation_level = None
-
-    @event.listens_for(engine, "begin")
-    def _begin(connection: Connection) -> None:
-        # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
 
 
 def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool = False) -> Store:
@@ -69,45 +116,29 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
             raise StoreUnavailable("no history store here (nothing has been recorded yet)", where=shown)
         if not path.parent.is_dir():
             raise StoreUnavailable(f"the directory {str(path.parent)!r} does not exist", where=shown)
-        engine = create_engine(parsed, connect_args={"timeout": lock_timeout})
-        _sqlite_immediate(engine)
+        engine = sa.create_engine(parsed, connect_args={"timeout": lock_timeout})
+
+        # SQLAlchemy, not pysqlite, begins transactions (the documented recipe): a writer's BEGIN IMMEDIATE.
+        @sa.event.listens_for(engine, "connect")
+        def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+            dbapi_connection.isolation_level = None
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(connection: Connection) -> None:
+            # Readers begin DEFERRED (a shared lock when they read), so they never hold up a writer's queue.
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get(WRITE) else "BEGIN")
+
         return Store(engine, shown, path)
     if backend == "postgresql":
         if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # the driver benchgate installs
+        arguments = {"connect_timeout": CONNECT_TIMEOUT, "options": f"-c lock_timeout={int(lock_timeout * 1000)}"}
         try:
-            engine = create_engine(
-                parsed,
-                connect_args={
-                    "connect_timeout": CONNECT_TIMEOUT,
-                    "options": f"-c lock_timeout={int(lock_timeout * 1000)}",
-                },
-            )
+            engine = sa.create_engine(parsed, connect_args=arguments)
         except (exc.NoSuchModuleError, ModuleNotFoundError) as error:
             raise InputError(f"{shown}: no driver for this URL: {error}") from None
         return Store(engine, shown, None)
     raise InputError(f"{shown}: the history store must be sqlite:///FILE or postgresql+psycopg://...")
-
-
-def _first_line(error: BaseException) -> str:
-    original = getattr(error, "orig", None) or error
-    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
-    return lines[0] if lines else type(original).__name__
-
-
-def translate(store: Store, error: exc.SQLAlchemyError) -> Exception:
-    """The one-line error for what the engine raised."""
-    reason = _first_line(error)
-    lowered = reason.lower()
-    if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
-        return StoreUnavailable(f"the store is locked by another writer and stayed locked: {reason}", where=store.shown)
-    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-        return StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown)
-    if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
-        return StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown)
-    if isinstance(error, exc.DatabaseError):
-        return StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown)
-    return StoreUnavailable(reason, where=store.shown)
 
 
 @contextlib.contextmanager
@@ -116,75 +147,64 @@ def errors_translated(store: Store) -> Iterator[None]:
     try:
         yield
     except exc.SQLAlchemyError as error:
-        raise translate(store, error) from None
+        original = getattr(error, "orig", None) or error
+        lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+        reason = lines[0] if lines else type(original).__name__
+        lowered = reason.lower()
+        if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
+            message = f"the store is locked by another writer and stayed locked: {reason}"
+            raise StoreUnavailable(message, where=store.shown) from None
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            raise StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown) from None
+        if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
+            raise StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown) from None
+        if isinstance(error, exc.DatabaseError):
+            raise StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown) from None
+        raise StoreUnavailable(reason, where=store.shown) from None
 
 
-def _stored_version(connection: Connection, store: Store) -> int | None:
-    """The schema version in ``meta``; None for an empty database; refuses a database that is something else."""
-    tables = set(inspect(connection).get_table_names())
-    ours = {table.name for table in storeschema.TABLES}
-    if not tables & ours:
+def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
+    """Check the schema (a writer creates or upgrades it); whether benchgate's tables are there (False: empty)."""
+    if write and store.sqlite_path is None:
+        connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
+    tables = set(sa.inspect(connection).get_table_names())
+    if not tables & {table.name for table in TABLES}:
         if tables and store.sqlite_path is not None:
             others = ", ".join(sorted(tables)[:5])
             raise StoreCorrupt(f"not a benchgate history store (it has other tables: {others})", where=store.shown)
-        return None
-    if storeschema.meta.name not in tables:
+        if write:
+            metadata.create_all(connection)
+            connection.execute(meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return write
+    if meta.name not in tables:
         raise StoreCorrupt("a benchgate store without its version table", where=store.shown)
-    value = connection.execute(
-        select(storeschema.meta.c.value).where(storeschema.meta.c.key == "schema_version")
-    ).scalar()
+    value = connection.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
     if value is None or not str(value).isdigit():
         raise StoreCorrupt(f"the store's schema version is {value!r}, not a number", where=store.shown)
-    return int(value)
+    version, problem = int(value), None
+    if version > SCHEMA_VERSION:
+        problem = f"written by a newer benchgate (schema {version}; this one reads up to {SCHEMA_VERSION}): upgrade"
+        problem += " benchgate"
+    elif any(step not in UPGRADES for step in range(version, SCHEMA_VERSION)):
+        problem = f"schema {version} is older than this benchgate can upgrade (it reads {SCHEMA_VERSION}); "
+        problem += "record into a new store"
+    elif version < SCHEMA_VERSION and not write:
+        problem = f"schema {version} needs an upgrade to {SCHEMA_VERSION}: record a run with this benchgate first"
+    if problem is not None:
+        raise StoreCorrupt(problem, where=store.shown)
+    if version < SCHEMA_VERSION:
+        for step in range(version, SCHEMA_VERSION):
+            UPGRADES[step](connection)
+        connection.execute(meta.update().where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+    return True
 
 
-def check_version(connection: Connection, store: Store, version: int | None, *, upgrade: bool) -> None:
-    """Refuse a store this benchgate cannot read; with ``upgrade`` (writers), upgrade an older one in place."""
-    if version is None or version == storeschema.SCHEMA_VERSION:
-        return
-    if version > storeschema.SCHEMA_VERSION:
-        raise StoreCorrupt(
-            f"written by a newer benchgate (schema {version}; this one reads up to {storeschema.SCHEMA_VERSION}): "
-            "upgrade benchgate",
-            where=store.shown,
-        )
-    missing = [step for step in range(version, storeschema.SCHEMA_VERSION) if step not in storeschema.UPGRADES]
-    if missing:
-        raise StoreCorrupt(
-            f"schema {version} is older than this benchgate can upgrade (it reads {storeschema.SCHEMA_VERSION}); "
-            "record into a new store",
-            where=store.shown,
-        )
-    if not upgrade:
-        raise StoreCorrupt(
-            f"schema {version} needs an upgrade to {storeschema.SCHEMA_VERSION}: "
-            "record a run with this benchgate first",
-            where=store.shown,
-        )
-    for step in range(version, storeschema.SCHEMA_VERSION):
-        storeschema.UPGRADES[step](connection)
-    connection.execute(
-        storeschema.meta.update()
-        .where(storeschema.meta.c.key == "schema_version")
-        .values(value=str(storeschema.SCHEMA_VERSION))
-    )
-
-
-def prepare_for_writing(connection: Connection, store: Store) -> None:
-    """Inside a write transaction: create the schema in an empty store, or check (and upgrade) the one there."""
-    if store.sqlite_path is None:
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_KEY})
-    version = _stored_version(connection, store)
-    check_version(connection, store, version, upgrade=True)
-    if version is None:
-        storeschema.metadata.create_all(connection)
-        connection.execute(
-            storeschema.meta.insert().values(key="schema_version", value=str(storeschema.SCHEMA_VERSION))
-        )
-
-
-def check_for_reading(connection: Connection, store: Store) -> bool:
-    """Whether the store holds benchgate's tables (False: an empty database); refuses what cannot be read."""
-    version = _stored_version(connection, store)
-    check_version(connection, store, version, upgrade=False)
-    return version is not None
+@contextlib.contextmanager
+def reading(store_url: str) -> Iterator[Connection | None]:
+    """A connection that reads the store at ``store_url`` (None: nothing recorded yet), errors as one line."""
+    store = open_store(store_url, must_exist=True)
+    try:
+        with errors_translated(store), store.engine.connect() as connection:
+            yield connection if prepare(connection, store, write=False) else None
+    finally:
+        store.engine.dispose()
