@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
@@ -77,22 +77,14 @@ class BuildResult:
 
     def record(self) -> dict:
         """The build's entry for run.json."""
-        return {
-            "side": self.side,
-            "ref": self.ref,
-            "sha": self.sha,
-            "cache_key": self.key,
-            "cached": self.cached,
+        record = {item.name: getattr(self, item.name) for item in fields(self) if item.name != "in_use"}
+        record |= {
             "binary": str(self.binary),
-            "binary_sha256": self.binary_sha256,
             "log": str(self.log) if self.log else None,
             "worktree": str(self.worktree),
-            "duration_seconds": round(self.duration, 3),
-            "trusted": self.trusted,
-            "ccache_mode": self.ccache_mode,
-            "ccache": self.ccache.as_dict() if self.ccache else None,
-            "sandbox": self.sandbox,
         }
+        record |= {"cache_key": record.pop("key"), "duration_seconds": round(record.pop("duration"), 3)}
+        return record | {"ccache": self.ccache.as_dict() if self.ccache else None}
 
 
 def build_ref(
@@ -298,18 +290,11 @@ class BuildJob:
         return None
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated()
-
-
 @contextlib.contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM during a build raises KeyboardInterrupt, unwinding like Ctrl-C so the build's process group is killed."""
     main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
     try:
         yield
     finally:

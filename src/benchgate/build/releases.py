@@ -131,12 +131,9 @@ def _download(url: str) -> bytes:
 def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
     """The bytes of the node executable in a release archive; a one-line error when it is missing."""
     try:
-        extracted = bundle.extractfile(member)
-    except KeyError:
-        extracted = None
-    if extracted is None:
-        raise RunError(f"{where} holds no {member}")
-    return extracted.read()
+        return bundle.extractfile(member).read()
+    except (KeyError, AttributeError):  # no such member, or not a regular file (extractfile gives None)
+        raise RunError(f"{where} holds no {member}") from None
 
 
 def _from_dist(version: str, arch: str, mirror: str) -> tuple[bytes, str, str]:
