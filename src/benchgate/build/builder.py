@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
@@ -290,25 +290,17 @@ class BuildJob:
         return None
 
 
-@contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    """SIGTERM during a build raises KeyboardInterrupt, unwinding like Ctrl-C so the build's process group is killed."""
-    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
-    try:
-        yield
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
-
-
 def run_step(
     argv: list[str], cwd: Path, env: dict[str, str], log: BinaryIO, echo: TextIO | None, timeout: float | None
 ) -> int | None:
     """Run one build step with output to ``log`` (and ``echo``); its status, None on timeout. On interrupt,
     SIGTERM or timeout the whole process tree is killed, so an abandoned build leaves nothing running."""
     timed_out = threading.Event()
-    with _sigterm_unwinds():
+    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+    # SIGTERM raises KeyboardInterrupt as Ctrl-C does, so it unwinds through the kill below too.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
+    timer = None
+    try:
         # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
         process = subprocess.Popen(
             argv,
@@ -321,14 +313,14 @@ def run_step(
         )
 
         def kill() -> None:
-            timed_out.set()
+            timed_out.set()  # read only when the build ended without an exception: then only the timer called this
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
         try:
-            if timer:
-                timer.start()
             assert process.stdout is not None
             for line in process.stdout:
                 log.write(line)
@@ -336,13 +328,14 @@ def run_step(
                     echo.write(line.decode(errors="replace"))
             status = process.wait()
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            kill()
             process.wait()
             raise
-        finally:
-            if timer:
-                timer.cancel()
+    finally:
+        if timer:
+            timer.cancel()
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     return None if timed_out.is_set() else status
 
 
