@@ -178,7 +178,6 @@ class BuildJob:
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
         fields.setdefault("sha", self.sha)
-        duration = time.monotonic() - self.started
         return BuildResult(
             entry.binary,
             in_use=self.cache.hold(self.key),
@@ -186,7 +185,7 @@ class BuildJob:
             side=self.side,
             key=entry.key,
             worktree=self.worktree,
-            duration=duration,
+            duration=time.monotonic() - self.started,
             trusted=self.trusted,
             binary_sha256=entry.sha256,
             **fields,
