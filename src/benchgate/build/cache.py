@@ -131,8 +131,7 @@ class BinaryCache:
 
     @contextlib.contextmanager
     def lock(self, name: str, *, on_wait: Callable[[], None] | None = None, wait: bool = True) -> Iterator[bool]:
-        """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``), waiting for another job that holds it
-        (``wait=False``: not); yields whether it is held."""
+        """Hold the exclusive lock ``name`` (a key or ``cache``), waiting unless ``wait=False``; yields whether held."""
         with open(self.locks_dir / f"{name}.lock", "a+b") as handle:  # closing the descriptor releases the flock
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

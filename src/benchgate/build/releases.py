@@ -69,8 +69,7 @@ def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
 def inspect_binary(
     path: str | Path, *, side: str, node_args: tuple[str, ...] = (), sandbox: Confinement | None = None, **fields
 ) -> NodeBinary:
-    """Check that ``path`` is a runnable Node executable (an untrusted one answers ``--version`` inside
-    ``sandbox``); InputError (one line, naming the side) when not."""
+    """Check that ``path`` runs as Node (``--version``, inside ``sandbox`` if given); InputError naming the side."""
     option = f"--{side}-binary"
     candidate = Path(path).expanduser()
     if not candidate.exists():

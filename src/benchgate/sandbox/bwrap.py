@@ -260,8 +260,7 @@ def _probe(name: str) -> Sandbox:
 
 
 def probe() -> Sandbox:
-    """This machine's sandbox, probed once per process (``bwrap ... true``); SandboxUnavailable (exit 2, one line
-    saying how to fix it) when bwrap is missing or cannot create namespaces here."""
+    """This machine's sandbox, probed once per process; SandboxUnavailable (saying how to fix it) when there is none."""
     return _probe(os.environ.get(BWRAP_ENV) or "bwrap")
 
 
