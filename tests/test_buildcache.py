@@ -25,7 +25,7 @@ def make_binary(directory: Path, content: bytes = b"#!/bin/sh\necho fixture\n" *
 def age(cache: BinaryCache, key: str, seconds_ago: float) -> None:
     """Set an entry's LRU clock."""
     stamp = time.time() - seconds_ago
-    os.utime(cache.entry_dir(key) / buildcache.LAST_USED_FILE, (stamp, stamp))
+    os.utime(cache.entries_dir / key / buildcache.LAST_USED_FILE, (stamp, stamp))
 
 
 def test_key_depends_on_every_input_not_on_their_order() -> None:
@@ -92,12 +92,12 @@ def test_store_interrupted_before_the_marker_leaves_no_complete_entry(tmp_path: 
     monkeypatch.setattr(buildcache, "_fsync_path", crash_on_marker)
     with pytest.raises(KeyboardInterrupt):
         cache.store("k1", make_binary(tmp_path / "out"), {})
-    assert cache.entry_dir("k1").exists()  # renamed into place, but ...
+    assert (cache.entries_dir / "k1").exists()  # renamed into place, but ...
     found, reason = cache.validate("k1")
     assert found is None and "incomplete" in reason
     assert cache.complete_entries() == []
     cache.evict()  # ... the next eviction pass clears what nobody is building
-    assert not cache.entry_dir("k1").exists()
+    assert not (cache.entries_dir / "k1").exists()
 
 
 def test_store_interrupted_while_copying_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
@@ -120,7 +120,7 @@ def test_lru_eviction_by_count_keeps_recently_used(tmp_path: Path) -> None:
     cache.touch(cache.validate("a")[0])  # a used just now: b is now the least recently used
     assert cache.evict(keep=frozenset({"c"})) == ["b"]
     assert sorted(entry.key for entry in cache.complete_entries()) == ["a", "c"]
-    assert not cache.entry_dir("b").exists()
+    assert not (cache.entries_dir / "b").exists()
 
 
 def test_lru_eviction_by_size(tmp_path: Path) -> None:

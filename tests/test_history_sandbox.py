@@ -14,7 +14,7 @@ from benchgate import sandbox
 from benchgate.history.reading import series
 from benchgate.history.recording import record_run
 from benchgate.sandbox import Confinement, Mounts
-from benchgate.sandbox.policy import history_store_paths, strip_credentials
+from benchgate.sandbox.bwrap import history_store_paths, strip_credentials
 
 
 def _confined(script: str, env: dict[str, str], exposed: Path) -> subprocess.CompletedProcess:

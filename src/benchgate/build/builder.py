@@ -12,8 +12,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
@@ -77,22 +77,14 @@ class BuildResult:
 
     def record(self) -> dict:
         """The build's entry for run.json."""
-        return {
-            "side": self.side,
-            "ref": self.ref,
-            "sha": self.sha,
-            "cache_key": self.key,
-            "cached": self.cached,
+        record = {item.name: getattr(self, item.name) for item in fields(self) if item.name != "in_use"}
+        record |= {
             "binary": str(self.binary),
-            "binary_sha256": self.binary_sha256,
             "log": str(self.log) if self.log else None,
             "worktree": str(self.worktree),
-            "duration_seconds": round(self.duration, 3),
-            "trusted": self.trusted,
-            "ccache_mode": self.ccache_mode,
-            "ccache": self.ccache.as_dict() if self.ccache else None,
-            "sandbox": self.sandbox,
         }
+        record |= {"cache_key": record.pop("key"), "duration_seconds": round(record.pop("duration"), 3)}
+        return record | {"ccache": self.ccache.as_dict() if self.ccache else None}
 
 
 def build_ref(
@@ -186,7 +178,6 @@ class BuildJob:
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
         fields.setdefault("sha", self.sha)
-        duration = time.monotonic() - self.started
         return BuildResult(
             entry.binary,
             in_use=self.cache.hold(self.key),
@@ -194,7 +185,7 @@ class BuildJob:
             side=self.side,
             key=entry.key,
             worktree=self.worktree,
-            duration=duration,
+            duration=time.monotonic() - self.started,
             trusted=self.trusted,
             binary_sha256=entry.sha256,
             **fields,
@@ -298,32 +289,17 @@ class BuildJob:
         return None
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM during a build: unwind like Ctrl-C so the build's process group is killed."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated()
-
-
-@contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
-    try:
-        yield
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
-
-
 def run_step(
     argv: list[str], cwd: Path, env: dict[str, str], log: BinaryIO, echo: TextIO | None, timeout: float | None
 ) -> int | None:
     """Run one build step with output to ``log`` (and ``echo``); its status, None on timeout. On interrupt,
     SIGTERM or timeout the whole process tree is killed, so an abandoned build leaves nothing running."""
     timed_out = threading.Event()
-    with _sigterm_unwinds():
+    main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+    # SIGTERM raises KeyboardInterrupt as Ctrl-C does, so it unwinds through the kill below too.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if main else None
+    timer = None
+    try:
         # Own session: on interrupt or timeout the whole tree (make and its compilers) is killed, not just make.
         process = subprocess.Popen(
             argv,
@@ -336,14 +312,14 @@ def run_step(
         )
 
         def kill() -> None:
-            timed_out.set()
+            timed_out.set()  # read only when the build ended without an exception: then only the timer called this
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
         try:
-            if timer:
-                timer.start()
             assert process.stdout is not None
             for line in process.stdout:
                 log.write(line)
@@ -351,13 +327,14 @@ def run_step(
                     echo.write(line.decode(errors="replace"))
             status = process.wait()
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            kill()
             process.wait()
             raise
-        finally:
-            if timer:
-                timer.cancel()
+    finally:
+        if timer:
+            timer.cancel()
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     return None if timed_out.is_set() else status
 
 

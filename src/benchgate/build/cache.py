@@ -96,10 +96,15 @@ class CacheEntry:
 
     @property
     def last_used(self) -> float:
-        try:
-            return (self.directory / LAST_USED_FILE).stat().st_mtime
-        except FileNotFoundError:
-            return 0.0
+        return _mtime(self.directory / LAST_USED_FILE)
+
+
+def _mtime(path: Path) -> float:
+    """``path``'s modification time; 0 when it is gone (another job removed it)."""
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _fsync_path(path: Path) -> None:
@@ -126,8 +131,7 @@ class BinaryCache:
 
     @contextlib.contextmanager
     def lock(self, name: str, *, on_wait: Callable[[], None] | None = None, wait: bool = True) -> Iterator[bool]:
-        """Hold the exclusive lock ``name`` (a key, or e.g. ``cache``), waiting for another job that holds it
-        (``wait=False``: not); yields whether it is held."""
+        """Hold the exclusive lock ``name`` (a key or ``cache``), waiting unless ``wait=False``; yields whether held."""
         with open(self.locks_dir / f"{name}.lock", "a+b") as handle:  # closing the descriptor releases the flock
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -146,12 +150,9 @@ class BinaryCache:
         fcntl.flock(handle, fcntl.LOCK_SH)
         return handle
 
-    def entry_dir(self, key: str) -> Path:
-        return self.entries_dir / key
-
     def validate(self, key: str) -> tuple[CacheEntry | None, str]:
         """Check the entry for ``key``; returns (entry, "") or (None, why it cannot be used)."""
-        directory = self.entry_dir(key)
+        directory = self.entries_dir / key
         if not directory.is_dir():
             return None, "missing"
         marker = directory / COMPLETE_MARKER
@@ -165,10 +166,9 @@ class BinaryCache:
             return None, f"unreadable {ENTRY_FILE} ({error})"
         if metadata.get("key") != key or marker.read_text().strip() != recorded_sha256:
             return None, "entry metadata does not match its key or completion marker"
-        try:
-            status = binary.stat()
-        except FileNotFoundError:
+        if not binary.is_file():
             return None, f"binary {binary.name} missing"
+        status = binary.stat()
         if status.st_size != recorded_size:
             return None, f"binary truncated or changed (size {status.st_size}, recorded {recorded_size})"
         if not status.st_mode & 0o100 or not os.access(binary, os.X_OK):
@@ -180,7 +180,7 @@ class BinaryCache:
     def store(self, key: str, binary: Path, metadata: Mapping[str, object], log: Path | None = None) -> CacheEntry:
         """Copy ``binary`` into the entry for ``key``: staged, renamed into place, completion marker last."""
         staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.entries_dir))
-        final = self.entry_dir(key)
+        final = self.entries_dir / key
         try:
             staged_binary = staging / binary.name
             shutil.copyfile(binary, staged_binary)
@@ -214,7 +214,7 @@ class BinaryCache:
 
     def remove(self, key: str) -> None:
         """Remove the entry for ``key`` (caller holds the key lock)."""
-        directory = self.entry_dir(key)
+        directory = self.entries_dir / key
         if not directory.exists():
             return
         # Drop the marker first, then move the directory out of the way, so no reader sees a half-deleted entry.
@@ -249,9 +249,8 @@ class BinaryCache:
             now = time.time()
             for directory in self.entries_dir.iterdir():
                 if directory.name.startswith(STAGING_PREFIX):
-                    with contextlib.suppress(FileNotFoundError):
-                        if now - directory.stat().st_mtime > STALE_STAGING_SECONDS:
-                            shutil.rmtree(directory, ignore_errors=True)
+                    if now - _mtime(directory) > STALE_STAGING_SECONDS:
+                        shutil.rmtree(directory, ignore_errors=True)
                 elif not (directory / COMPLETE_MARKER).exists():
                     with self.lock(directory.name, wait=False) as taken:
                         if taken and not (directory / COMPLETE_MARKER).exists():
@@ -295,10 +294,5 @@ class BinaryCache:
             with self.lock(key, wait=False) as free, self.lock(f"{key}.in-use", wait=False) as unused:
                 if free and unused and key not in {entry.key for entry in self.complete_entries()}:
                     worktrees.remove_worktree(worktree, None)
-        dated = []
-        for path in (self.root / "logs").glob("*.log"):
-            with contextlib.suppress(FileNotFoundError):
-                dated.append((path.stat().st_mtime, path))
-        for _, old in sorted(dated)[:-KEPT_LOGS]:
-            with contextlib.suppress(FileNotFoundError):
-                old.unlink()
+        for old in sorted((self.root / "logs").glob("*.log"), key=_mtime)[:-KEPT_LOGS]:
+            old.unlink(missing_ok=True)

@@ -69,8 +69,7 @@ def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
 def inspect_binary(
     path: str | Path, *, side: str, node_args: tuple[str, ...] = (), sandbox: Confinement | None = None, **fields
 ) -> NodeBinary:
-    """Check that ``path`` is a runnable Node executable (an untrusted one answers ``--version`` inside
-    ``sandbox``); InputError (one line, naming the side) when not."""
+    """Check that ``path`` runs as Node (``--version``, inside ``sandbox`` if given); InputError naming the side."""
     option = f"--{side}-binary"
     candidate = Path(path).expanduser()
     if not candidate.exists():
@@ -131,12 +130,9 @@ def _download(url: str) -> bytes:
 def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
     """The bytes of the node executable in a release archive; a one-line error when it is missing."""
     try:
-        extracted = bundle.extractfile(member)
-    except KeyError:
-        extracted = None
-    if extracted is None:
-        raise RunError(f"{where} holds no {member}")
-    return extracted.read()
+        return bundle.extractfile(member).read()
+    except (KeyError, AttributeError):  # no such member, or not a regular file (extractfile gives None)
+        raise RunError(f"{where} holds no {member}") from None
 
 
 def _from_dist(version: str, arch: str, mirror: str) -> tuple[bytes, str, str]:

@@ -40,10 +40,10 @@ def confinement(
     found = sandbox.probe()
     others = [path for path in worktrees.list_worktrees(repo) if path.resolve() != worktree.resolve()]
     hidden = (cache.root, repo, worktrees.git_common_dir(repo), *others, *hide)
+    read_only, extra = (), {}
     if ccache_dir is not None:
         ccache_dir.mkdir(parents=True, exist_ok=True)  # bound read-only: it must exist to be bound
-    read_only = (ccache_dir,) if ccache_dir is not None else ()
-    extra = {"CCACHE_TEMPDIR": "/tmp/ccache"} if ccache_dir is not None else {}  # read-only ccache's scratch
+        read_only, extra = (ccache_dir,), {"CCACHE_TEMPDIR": "/tmp/ccache"}  # the read-only ccache's scratch
     mounts = sandbox.Mounts(read_only=read_only, writable=(worktree,), hidden=hidden)
     return sandbox.Confinement(found, mounts, keep_env=BUILD_ENV + CCACHE_ENV, extra_env=extra)
 

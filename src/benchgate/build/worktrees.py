@@ -60,14 +60,12 @@ def resolve_commit(repo: Path, ref: str) -> str:
 def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
     """The merge-base commit of ``head_ref`` and ``base_branch`` (tried as given, then as ``origin/<branch>``)."""
     head = resolve_commit(repo, head_ref)
-    try:
-        base = resolve_commit(repo, base_branch)
-    except InputError:
-        try:
-            base = resolve_commit(repo, f"origin/{base_branch}")
-        except InputError:
-            message = f"base branch {base_branch!r} is neither a local nor an origin/ branch in {repo}"
-            raise InputError(message) from None
+    for candidate in (base_branch, f"origin/{base_branch}"):
+        with contextlib.suppress(InputError):
+            base = resolve_commit(repo, candidate)
+            break
+    else:
+        raise InputError(f"base branch {base_branch!r} is neither a local nor an origin/ branch in {repo}")
     completed = git(repo, "merge-base", base, head, check=False)
     if completed.returncode != 0:
         shallow = git(repo, "rev-parse", "--is-shallow-repository", check=False).stdout.strip() == "true"

@@ -1,5 +1,5 @@
-"""The sandbox (bubblewrap) that code from an untrusted head runs in: ``policy`` says what it sees, ``bwrap``
-probes and starts it and reads what it left. Only ``benchgate.errors`` is imported (docs/security.md)."""
+"""The sandbox (bubblewrap) that code from an untrusted head runs in: ``bwrap`` says what it sees, probes and
+starts it and reads what it left. Only ``benchgate.errors`` is imported (docs/security.md)."""
 
 from benchgate._lazy import exports
 
@@ -14,8 +14,10 @@ _MODULES = {
         "UnsafePath",
         "copy_out",
         "read_inside",
+        "Mounts",
+        "private_home",
+        "confined_env",
     ),
-    "policy": ("Mounts", "private_home", "confined_env"),
 }
 __all__ = [name for names in _MODULES.values() for name in names]
 __getattr__, __dir__ = exports(__name__, _MODULES)
