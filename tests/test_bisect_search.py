@@ -8,8 +8,20 @@ import numpy as np
 import pytest
 
 from benchgate.bisect import state
-from benchgate.bisect.classify import BETWEEN, EARLIER, LATER, UNDECIDED, find_step, place
-from benchgate.bisect.search import Bisection, Budget, Candidate, Measure, culprits, next_action
+from benchgate.bisect.search import (
+    BETWEEN,
+    EARLIER,
+    LATER,
+    UNDECIDED,
+    Bisection,
+    Budget,
+    Candidate,
+    Measure,
+    culprits,
+    find_step,
+    next_action,
+    place,
+)
 from benchgate.errors import InputError
 
 ROW = "buffers/stub.js n=1"

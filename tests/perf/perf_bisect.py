@@ -3,7 +3,7 @@
 The fixture is tests/bisectrepo.py's Node-like repository (real git, configure, make, cc) of ``--commits``
 commits whose seeded stub benchmark is 30 % slower from ``--planted`` on. Both strategies measure with the
 same machinery (``benchgate.bisect.probes.Prober``: build through the binary cache, run with ``benchgate
-run``'s runner) and class each probe with the same statistics (``benchgate.bisect.classify``), each with a
+run``'s runner) and class each probe with the same statistics (``benchgate.bisect.search``), each with a
 fresh build cache:
 
 - ``bisect``: ``benchgate bisect`` (``bisect.state.run`` with the search of ``bisect.search``);
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bisectrepo import make_bisect_repo  # noqa: E402
 
-from benchgate.bisect import classify, probes, search, state  # noqa: E402
+from benchgate.bisect import probes, search, state  # noqa: E402
 
 
 def _prober(work: Path, repo, candidates) -> probes.Prober:
@@ -51,12 +51,12 @@ def linear(work: Path, repo, candidates, runs: int) -> tuple[int, int, float, in
     prober = _prober(work, repo, candidates)
     started = time.monotonic()
     measured = {index: prober.measure(candidates[index], runs, 0) for index in (0, len(candidates) - 1)}
-    step = classify.find_step(measured[0].samples, measured[len(candidates) - 1].samples)
+    step = search.find_step(measured[0].samples, measured[len(candidates) - 1].samples)
     culprit = None
     for index in range(1, len(candidates) - 1):
         measured[index] = prober.measure(candidates[index], runs, 0)
         ends = measured[0].samples, measured[len(candidates) - 1].samples
-        if classify.place(measured[index].samples, *ends, step).cls == classify.LATER:
+        if search.place(measured[index].samples, *ends, step).cls == search.LATER:
             culprit = index
             break
     culprit = len(candidates) - 1 if culprit is None else culprit

@@ -17,8 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TextIO
 
-from benchgate.bisect.classify import Samples
-from benchgate.bisect.search import Bisection, Budget, Candidate, Done, Probe, next_action, probes_left
+from benchgate.bisect.search import Bisection, Budget, Candidate, Done, Probe, Samples, next_action, probes_left
 from benchgate.errors import BenchgateError
 from benchgate.run.progress import format_seconds
 
