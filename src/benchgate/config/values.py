@@ -169,32 +169,29 @@ def json_or(parse: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], 
 
 
 _parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
+_RULE = {"threshold": parse_threshold, "min-effect": parse_percent, "ignore": parse_bool, "max-sigma": parse_above_zero}
 
 
 def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     if not isinstance(value, list):
         raise fail(where, key, "must be a list of rules, each with 'match' and threshold, min-effect or ignore")
     rules = []
-    allowed = {"match", "threshold", "min-effect", "ignore", "max-sigma"}
+    allowed = sorted({"match", *_RULE})
     for index, entry in enumerate(value):
         here = f"{key}[{index}]"
         if not isinstance(entry, dict):
             raise fail(where, here, "must be a mapping with 'match' and threshold, min-effect or ignore")
-        unknown = sorted(set(map(str, entry)) - allowed)
-        if unknown:
-            raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
+        if unknown := sorted(set(map(str, entry)) - set(allowed)):
+            raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(allowed)}")
         if "match" not in entry:
             raise fail(where, here, "missing 'match' (a glob on the benchmark file name, e.g. 'buffers/*.js')")
         pattern = _parse_glob(entry["match"], where, f"{here}.match")
         if not pattern:
             raise fail(where, f"{here}.match", "must not be empty")
-        threshold = parse_threshold(entry["threshold"], where, f"{here}.threshold") if "threshold" in entry else None
-        effect = parse_percent(entry["min-effect"], where, f"{here}.min-effect") if "min-effect" in entry else None
-        ignore = parse_bool(entry.get("ignore", False), where, f"{here}.ignore")
-        sigma = parse_above_zero(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
-        if threshold is None and effect is None and not ignore and sigma is None:
+        given = {name: parse(entry[name], where, f"{here}.{name}") for name, parse in _RULE.items() if name in entry}
+        if not any(name != "ignore" or value for name, value in given.items()):  # ignore: false alone does nothing
             raise fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
-        rules.append(GateRule(pattern, threshold, effect, ignore, sigma))
+        rules.append(GateRule(pattern, **{name.replace("-", "_"): value for name, value in given.items()}))
     return tuple(rules)
 
 
