@@ -1,6 +1,5 @@
-"""The candidates (commits, releases, ``--change``'s ends) and the one adapter from the bisection to builds, release
-binaries and the runner: a batch of ``runs`` runs at a candidate is one ``benchgate run`` of its binary against
-itself with ``ceil(runs / 2)`` runs a side; both sides' samples are the probe's."""
+"""The candidates (commits, releases, ``--change``'s ends) and the prober: a batch of ``runs`` runs at a candidate is
+one ``benchgate run`` of its binary against itself, ``ceil(runs / 2)`` runs a side (both sides are the probe's)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The search: what to measure next and what was found, decided from the measured probes alone (so a resumed
-bisection picks up where it stopped), and where a probe's rows lie between the ends: like the earlier end, like
-the later, between, by the gate's test (``stats.yuenwelch``). Candidate 0 is the earlier end (docs/bisect.md)."""
+"""What to measure next and what was found, from the measured probes alone (so a resume picks up where it stopped),
+and where a probe's rows lie between the ends by the gate's test (``stats.yuenwelch``; docs/bisect.md)."""
 
 from __future__ import annotations
 

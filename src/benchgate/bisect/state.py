@@ -1,7 +1,5 @@
-"""The bisection loop (ask the search what to measure, measure it, save, show progress) and its state on disk,
-with a SHA-256 digest of it all: written atomically after every batch; on resume, a file cut short, edited by
-hand or of another bisection is refused in one line (exit 10), never half-trusted: a forged probe would move
-the culprit."""
+"""The bisection loop and its state, saved atomically with a SHA-256 digest after every batch: a state cut short,
+edited or of another bisection is refused in one line (exit 10), never half-trusted (docs/bisect.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count
-(``resolve``, the one precedence); every value goes through its setting's parser (docs/cli.md). And where the
-history store comes from: ``--store``, else ``$BENCHGATE_HISTORY``, else the file's, else the default."""
+"""One frozen settings object: defaults < the file < inputs / options < PR labels that count (``resolve``), each
+value through its setting's parser; and where the history store comes from (docs/cli.md, docs/history.md)."""
 
 from __future__ import annotations
 
