@@ -7,7 +7,7 @@ import json
 from test_history_cli import ROWS, _cli, _commit, _write_runs
 
 from benchgate import cli
-from benchgate.bisect.changes import change_ends, row_selection
+from benchgate.bisect.probes import change_ends, row_selection
 from benchgate.errors import EXIT_OK
 
 

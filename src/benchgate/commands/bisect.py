@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from benchgate.bisect import driver, probes, render, search, state
+from benchgate.bisect import probes, render, search, state
 from benchgate.build import releases
 from benchgate.commands.build import add_sandbox_option
 from benchgate.config import flags
@@ -67,7 +67,7 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
         cpuset=settings.cpuset or None,
     )
     if args.change:
-        from benchgate.bisect.changes import change_ends
+        from benchgate.bisect.probes import change_ends
 
         ends = change_ends(args.change, args.store)
         if not args.repo:
@@ -131,7 +131,7 @@ def _handler(args: argparse.Namespace) -> int:
     if prober.repo is not None and prober.selection.benchmark_dir is None:
         prober.use_benchmarks_of(candidates[-1].key)
     progress = sys.stderr if args.progress else None
-    done = driver.run(bisection, prober.measure, state_path=state_path, setup=setup, progress=progress)
+    done = state.run(bisection, prober.measure, state_path=state_path, setup=setup, progress=progress)
     data = render.report_data(bisection, done, setup)
     (args.output / "bisect.json").write_text(json.dumps(data, indent=2) + "\n")
     markdown = render.render(data, markdown=True)

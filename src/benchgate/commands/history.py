@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config.historysettings import ENVIRONMENT, configured_history, history_settings, resolve_store
+from benchgate.config.settings import ENVIRONMENT, configured_history, resolve_store
 from benchgate.errors import EXIT_OK, BenchgateError, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
@@ -98,7 +98,7 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
 
 def comment_context(settings: Any, gated: Any) -> str:
     """The PR comment's history section of ``gated``'s regressed and undecided rows; '' without a configured store."""
-    configured = history_settings(settings.history)
+    configured = settings.history
     if not (os.environ.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
         return ""
     wanted = gated["gating"].astype(bool) | gated["undecided"].astype(bool)

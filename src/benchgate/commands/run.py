@@ -107,7 +107,7 @@ def run_option_values(settings: Settings, command: str) -> dict:
 
 def history_store(option: str | None, config_path: Path | None) -> str | None:
     """``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``, else None."""
-    from benchgate.config.historysettings import configured_history, configured_store
+    from benchgate.config.settings import configured_history, configured_store
 
     return configured_store(option, configured_history(config_path))
 

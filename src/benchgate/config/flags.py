@@ -8,8 +8,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
+from benchgate.config.values import HistorySettings
 
 _METAVARS = {float: "PCT", int: "N", int | None: "N"}
+_UNSET = (None, (), "", HistorySettings())  # defaults the flags and the table do not show
 
 
 def for_command(command: str) -> tuple[Setting, ...]:
@@ -20,7 +22,7 @@ def for_command(command: str) -> tuple[Setting, ...]:
 def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
     """Add ``command``'s setting flags (default None: not given); values stay text, parsed as an input's are."""
     for setting in for_command(command):
-        default = "" if setting.default in (None, (), "") else f" (default {_shown(setting.default)})"
+        default = "" if setting.default in _UNSET else f" (default {_shown(setting.default)})"
         parser.add_argument(
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
@@ -66,7 +68,7 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
     for s in settings:
         cells = (
             f"`{s.key}`",
-            "" if s.default in (None, (), "") else f"`{_shown(s.default)}`",
+            "" if s.default in _UNSET else f"`{_shown(s.default)}`",
             "yes" if s.file else "",
             ", ".join(s.commands),
             f"`{s.input}`" if s.input else "",

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchgate.config import values
-from benchgate.config.historysettings import parse_history
 from benchgate.config.values import AUTO_RUNS, fail, parse_bool, parse_percent, parse_runs, parse_threshold
 from benchgate.stats import defaults, gate
 
@@ -243,7 +242,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "noisy", float | str | None, None, values.parse_noisy, "strict, or the noise budget {max-sigma: 8%}", input=""
     ),
-    Setting("history", tuple, (), parse_history, "the history store, how many runs it keeps, the site's URL", input=""),
+    Setting("history", values.HistorySettings, values.HistorySettings(), values.parse_history, "the store", input=""),
 )
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}

@@ -1,8 +1,9 @@
-"""One frozen settings object: defaults < the repository file < inputs / options < PR labels that count
-(``resolve``, the one precedence); every value goes through its setting's parser (docs/cli.md)."""
+"""One frozen settings object: defaults < the file < inputs / options < PR labels that count (``resolve``), each
+value through its setting's parser; and where the history store comes from (docs/cli.md, docs/history.md)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import field, make_dataclass, replace
 from pathlib import Path
@@ -11,13 +12,15 @@ from typing import Any
 import yaml
 
 from benchgate.config.schema import BY_KEY, FILE_KEYS, SETTINGS, parse_setting
-from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, fail
+from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, HistorySettings, fail
 from benchgate.errors import InputError
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 from benchgate.stats.gate import GatePolicy
 
 DEFAULT_CONFIG_PATH = ".github/benchgate.yml"
 MAX_CONFIG_BYTES = 256 * 1024
+DEFAULT_STORE = "sqlite:///benchgate-history.db"
+ENVIRONMENT = "BENCHGATE_HISTORY"
 
 
 class _SettingsMethods:
@@ -131,3 +134,24 @@ def load_settings(config_path: str | Path | None, options: Mapping[str, Any], *,
     """Defaults < config file < options, validated; labels are applied later with ``with_labels``."""
     file_values = read_config_file(config_path, required=config_required) if config_path else {}
     return resolve(file_values=file_values, option_values=parse_options(options))
+
+
+def configured_history(config_path: str | Path | None) -> HistorySettings:
+    """The ``history:`` section of the configuration file at ``config_path`` (None or absent: not configured)."""
+    return (read_config_file(config_path) if config_path else {}).get("history", HistorySettings())
+
+
+def resolve_store(
+    option: str | None,
+    configured: HistorySettings,
+    environment: Mapping[str, str] | None = None,
+    default: str | None = DEFAULT_STORE,
+) -> str | None:
+    """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
+    environment = os.environ if environment is None else environment
+    return option or environment.get(ENVIRONMENT) or configured.store or default
+
+
+def configured_store(option: str | None, configured: HistorySettings) -> str | None:
+    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
+    return resolve_store(option, configured, default=None)

@@ -1,5 +1,5 @@
 """The value parsers ``(value, where, key) -> value``, the file's own sections (``rules``, ``noisy``,
-``changed-files``, ``build``) among them; each raises InputError naming where, the key and why."""
+``changed-files``, ``build``, ``history``) among them; each raises InputError naming where, the key and why."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from benchgate.errors import InputError
@@ -168,32 +169,29 @@ def json_or(parse: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], 
 
 
 _parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
+_RULE = {"threshold": parse_threshold, "min-effect": parse_percent, "ignore": parse_bool, "max-sigma": parse_above_zero}
 
 
 def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     if not isinstance(value, list):
         raise fail(where, key, "must be a list of rules, each with 'match' and threshold, min-effect or ignore")
     rules = []
-    allowed = {"match", "threshold", "min-effect", "ignore", "max-sigma"}
+    allowed = sorted({"match", *_RULE})
     for index, entry in enumerate(value):
         here = f"{key}[{index}]"
         if not isinstance(entry, dict):
             raise fail(where, here, "must be a mapping with 'match' and threshold, min-effect or ignore")
-        unknown = sorted(set(map(str, entry)) - allowed)
-        if unknown:
-            raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
+        if unknown := sorted(set(map(str, entry)) - set(allowed)):
+            raise fail(where, f"{here}.{unknown[0]}", f"unknown key; allowed: {', '.join(allowed)}")
         if "match" not in entry:
             raise fail(where, here, "missing 'match' (a glob on the benchmark file name, e.g. 'buffers/*.js')")
         pattern = _parse_glob(entry["match"], where, f"{here}.match")
         if not pattern:
             raise fail(where, f"{here}.match", "must not be empty")
-        threshold = parse_threshold(entry["threshold"], where, f"{here}.threshold") if "threshold" in entry else None
-        effect = parse_percent(entry["min-effect"], where, f"{here}.min-effect") if "min-effect" in entry else None
-        ignore = parse_bool(entry.get("ignore", False), where, f"{here}.ignore")
-        sigma = parse_above_zero(entry["max-sigma"], where, f"{here}.max-sigma") if "max-sigma" in entry else None
-        if threshold is None and effect is None and not ignore and sigma is None:
+        given = {name: parse(entry[name], where, f"{here}.{name}") for name, parse in _RULE.items() if name in entry}
+        if not any(name != "ignore" or value for name, value in given.items()):  # ignore: false alone does nothing
             raise fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
-        rules.append(GateRule(pattern, threshold, effect, ignore, sigma))
+        rules.append(GateRule(pattern, **{name.replace("-", "_"): value for name, value in given.items()}))
     return tuple(rules)
 
 
@@ -242,3 +240,34 @@ def parse_noisy(value: Any, where: str, key: str) -> float | str:
             where, key, f"must be strict or a mapping with max-sigma (e.g. noisy: {{max-sigma: 8%}}), not {value!r}"
         )
     return parse_above_zero(value["max-sigma"], where, f"{key}.max-sigma")
+
+
+_HISTORY_KEYS = ("store", "keep", "site-url")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s]{0,1000}$")
+_SITE = re.compile(r"^https?://[^\s]{1,500}$")
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """The ``history:`` section (store, keep, site-url), validated; empty values mean "not configured"."""
+
+    store: str = ""
+    keep: int = 0
+    site_url: str = ""
+
+
+def parse_history(value: Any, where: str, key: str = "history") -> HistorySettings:
+    if not isinstance(value, dict):
+        raise fail(where, key, "must be a mapping with store, keep and site-url")
+    if unknown := [name for name in value if name not in _HISTORY_KEYS]:
+        raise fail(where, key, f"unknown key {str(unknown[0])[:40]!r}; known keys: {', '.join(_HISTORY_KEYS)}")
+    store, keep, site = value.get("store"), value.get("keep", 0), value.get("site-url")
+    if store is not None and (not isinstance(store, str) or not _URL.match(store)):
+        raise fail(where, key, "store must be a database URL such as sqlite:///benchgate-history.db")
+    if isinstance(store, str) and re.match(r"^[^:]+://[^/@]*:[^/@]*@", store):
+        raise fail(where, key, "store must not hold a password: put that URL in the BENCHGATE_HISTORY secret")
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= 10_000_000:
+        raise fail(where, key, "keep must be a whole number of runs (0 keeps all)")
+    if site is not None and (not isinstance(site, str) or not _SITE.match(site)):
+        raise fail(where, key, "site-url must be an http(s) URL")
+    return HistorySettings(store or "", keep, site or "")
