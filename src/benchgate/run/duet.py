@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
-from benchgate.run import suite, system, topology
+from benchgate.run import suite, system
 from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
 SEQUENTIAL, DUET = "sequential", "duet"
@@ -44,21 +44,21 @@ def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     return in_category or bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
 
 
-def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
-    """The slots' CPU sets (two a slot for duets) of whole cores of one type (``topology.split``); else InputError."""
+def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: system.Topology | None = None) -> list[str]:
+    """The slots' CPU sets (two a slot for duets) of whole cores of one type (``system.split``); else InputError."""
     if not 1 <= slots <= MAX_SLOTS:
         raise InputError(f"--slots {slots}: must be from 1 to {MAX_SLOTS}")
     wanted = slots * (2 if pairing == DUET else 1)
     if wanted == 1:
         return [cpuset] if cpuset else []
-    machine = machine or topology.read()
+    machine = machine or system.read()
     cpus = system.parse_cpu_list(cpuset) if cpuset else list(machine.allowed)  # else those this process may use
-    found = topology.split(machine, cpus, wanted)
+    found = system.split(machine, cpus, wanted)
     if found is None:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
         raise InputError(
             f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)})"
-            f"{topology.shortfall(machine, cpus)}; use fewer slots"
+            f"{system.shortfall(machine, cpus)}; use fewer slots"
             + (" or --pairing sequential" if pairing == DUET else "")
         )
     return [system.format_cpu_list(members) for members in found]
@@ -151,14 +151,14 @@ def check_cpuset(cpuset: str | None) -> None:
 
 
 def check_options(
-    pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
+    pairing: str, slots: int, cpuset: str | None, machine: system.Topology | None = None
 ) -> tuple[str | None, list[str]]:
     """``--pairing`` and ``--slots`` checked: the run's ``--cpuset`` (a hybrid CPU's performance cores) and sets."""
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
-    machine = machine or topology.read()
+    machine = machine or system.read()
     if cpuset is None and shutil.which("taskset") is not None:
-        cpuset = topology.default_cpuset(machine)
+        cpuset = system.default_cpuset(machine)
         if cpuset:
             print(f"benchgate: a hybrid CPU: jobs run on its performance cores {cpuset}", file=sys.stderr)
     return cpuset, cpu_sets(cpuset, pairing, slots, machine)

@@ -12,7 +12,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, topology, trust
+from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, trust
 from benchgate.run.session import RunPlan, now, plan_from_record
 from benchgate.stats import gate
 
@@ -293,7 +293,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    environment = topology.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
+    environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
     skipped = suite.http_skips(selection) if selection is not None else []
     record = _new_record(options, chosen, binaries, seed, environment, skipped, placement, built, sandbox)
