@@ -184,13 +184,15 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
 
 class SlotRunner:
     """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets, a thread each;
-    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all."""
+    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all.
+    A batch of one job runs in this thread, its samples written as they arrive."""
 
     def __init__(self, session) -> None:
         plan = session.plan
         self.session = session
         self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
-        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
+        self.concurrent = plan.pairing == DUET or plan.slots > 1  # a run whose pairs.csv counts every sample
+        exclusive = frozenset(name for name in plan.files if self.concurrent and is_exclusive(plan.benchmark_dir, name))
         self.units = units(session.schedule, plan.pairing, exclusive)
         self._recorded: dict[int, _Recorded] = {}
         self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
@@ -238,6 +240,9 @@ class SlotRunner:
 
     def _run_batch(self, batch: list[Unit]) -> None:
         session = self.session
+        if len(batch) == 1 and not batch[0].duet:
+            self._finish_unit(batch[0], live=True)
+            return
         threads = []
         for slot, unit in enumerate(batch):
             for job in unit.jobs:
@@ -252,7 +257,7 @@ class SlotRunner:
         for unit in batch:
             interrupted = any(self._interrupted(job) for job in unit.jobs)
             if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
-                self._replay_unit(unit)  # a single job cut short keeps its samples, as a run one job at a time does
+                self._finish_unit(unit)  # a single job cut short keeps its samples, as one run live does
             if interrupted:
                 session.interrupted = True
                 return
@@ -261,26 +266,36 @@ class SlotRunner:
         recorded = self._recorded.get(job.index)
         return recorded is not None and (recorded.result is None or recorded.result.interrupted)
 
-    def _replay_unit(self, unit: Unit) -> None:
-        session = self.session
+    def _finish_unit(self, unit: Unit, live: bool = False) -> None:
+        """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
+        session, state = self.session, self.session.state
         rows: dict[str, list[tuple[str, int]]] = {}
         for job in unit.jobs:
-            if job.index < session.state.completed_jobs:
+            if job.index < state.completed_jobs:
                 continue
-            ran = job.index in self._recorded
+            ran = job.index in self._recorded or (live and session.runs(job))
             if ran:
-                cut_short = self._interrupted(job)
-                rows[job.side] = session.run_job(job, self._recorded.pop(job.index))
-                if cut_short:
-                    return  # not counted as done, as in Session.run
-            session.job_done(job, skipped=not ran)
+                cut_short = not live and self._interrupted(job)
+                rows[job.side] = session.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
+                if cut_short or (live and session.interrupted):
+                    return  # not counted as done: --resume runs it again
+            # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
+            skipped = not ran and session.stopping is not None and session.stopping.skips(job)
+            if skipped and session.progress:
+                session.progress.job_skipped(job)
+            state.completed_jobs = job.index + 1
+            state.csv_bytes = session.recorder.csv_bytes
+            session._already_written = []
             if job is not unit.jobs[-1] and unit.duet:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
             if unit.duet:
                 self._record_pairs(unit, rows)
-            else:  # a file run alone: its samples are in no pair
+            elif self.concurrent:  # a file run alone: its samples are in no pair
                 session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
-            session.checkpoint_after(job)  # a look sees the pairs written so far (pairs.csv, run.json)
+            # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
+            looked = session.stopping is not None and session.stopping.after_job(job)
+            if not skipped or looked or state.completed_jobs == len(session.schedule):
+                session.recorder.checkpoint(len(session.schedule))
 
     def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
         base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)

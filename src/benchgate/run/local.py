@@ -83,7 +83,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
-        session.run(duet.SlotRunner(session) if concurrent else None)
+        session.run()
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     if state.samples and not session.interrupted:
