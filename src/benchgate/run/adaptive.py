@@ -79,7 +79,7 @@ class Adaptive:
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
         adaptive = parsed.adaptive()
-        # main's history's noise per row (benchgate.run.prior), read before the run: every look gates by it
+        # main's history's noise per row (benchgate.run.plan.read_prior), read before the run: every look gates by it
         self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
