@@ -9,7 +9,6 @@ import os
 import random
 import re
 import shutil
-import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
-from benchgate.run import suite, system
+from benchgate.run import say, suite, system
 from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
 SEQUENTIAL, DUET = "sequential", "duet"
@@ -160,7 +159,7 @@ def check_options(
     if cpuset is None and shutil.which("taskset") is not None:
         cpuset = system.default_cpuset(machine)
         if cpuset:
-            print(f"benchgate: a hybrid CPU: jobs run on its performance cores {cpuset}", file=sys.stderr)
+            say(f"a hybrid CPU: jobs run on its performance cores {cpuset}")
     return cpuset, cpu_sets(cpuset, pairing, slots, machine)
 
 
@@ -307,9 +306,8 @@ class SlotRunner:
         ]
         self.session.recorder.pairs(self.session.plan.pairing, pairs, unpaired, dropped=unpaired)
         if unpaired:
-            print(
-                f"benchgate: warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} "
-                f"iteration {base_job.iteration}: {unpaired} sample(s) "
-                f"reported by one half only (the other failed or was skipped) are not paired",
-                file=sys.stderr,
+            say(
+                f"warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} iteration "
+                f"{base_job.iteration}: {unpaired} sample(s) reported by one half only (the other failed or was "
+                "skipped) are not paired"
             )

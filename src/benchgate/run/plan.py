@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
-from benchgate.run import adaptive, changedfiles, duet, protocol, suite, system, trust
+from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.session import RunPlan, now, plan_from_record
 from benchgate.stats import gate
 
@@ -124,7 +123,7 @@ def attach_prior(record: dict, store_url: str | None, files) -> None:
     if prior is not None:
         record["prior"] = prior
         known = len(prior["rows"])
-        print(f"benchgate: main's history ({prior['store']}) gives the noise of {known} row(s)", file=sys.stderr)
+        say(f"main's history ({prior['store']}) gives the noise of {known} row(s)")
     if warning is not None:
         record["environment"].setdefault("warnings", []).append(warning[:512])
 
@@ -167,7 +166,7 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
     records, binaries = {}, {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
-        print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
+        say(f"building the {side} ({ref})")
         try:
             result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
@@ -246,7 +245,7 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
             benchmark_dir, options.changed_from, options.changed_map, options.changed_default
         )
         for note in placed.notes():
-            print(f"benchgate: {note}", file=sys.stderr)
+            say(note)
         placement = {"from": options.changed_from, **placed.record()}
         categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
         if not categories:
@@ -336,7 +335,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
     sandbox = trust.record(untrusted, found)
     if untrusted and found is None:
-        print("benchgate: warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
+        say("warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)")
     built: dict = {}
     if options.repo is not None:
         options, benchmark_dir, built = _build_both(options, sandbox)
