@@ -190,8 +190,7 @@ class SlotRunner:
         plan = session.plan
         self.session = session
         self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
-        self.concurrent = plan.pairing == DUET or plan.slots > 1  # a run whose pairs.csv counts every sample
-        exclusive = frozenset(name for name in plan.files if self.concurrent and is_exclusive(plan.benchmark_dir, name))
+        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
         self.units = units(session.schedule, plan.pairing, exclusive)
         self._recorded: dict[int, _Recorded] = {}
         self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
@@ -289,7 +288,7 @@ class SlotRunner:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
             if unit.duet:
                 self._record_pairs(unit, rows)
-            elif self.concurrent:  # a file run alone: its samples are in no pair
+            else:  # a file run alone: its samples are in no pair (counted in a duet run's pairing)
                 session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
             # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
             looked = session.stopping is not None and session.stopping.after_job(job)
