@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, STOPS_VERSION
+from benchgate.results.lookrecord import AUTO, STOPS_VERSION, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run.session import now
@@ -172,17 +172,10 @@ class Adaptive:
         names = [_unit_name(units[position]) for position in stopping_now]
         self.record["looks"].append(self._look_entry(runs, running_before, names, undecided))
         for position in stopping_now:
-            filename, configuration = units[position]
-            self.record["stopped"].append(
-                {
-                    "filename": filename,
-                    "configuration": configuration,
-                    "after_runs": runs,
-                    "look": k,
-                    "reason": replayed.reasons[position],
-                }
-            )
-            self.stopped.add(units[position])
+            unit, reason = units[position], replayed.reasons[position]
+            stop = Stop(filename=unit[0], configuration=unit[1], after_runs=runs, look=k, reason=reason)
+            self.record["stopped"].append(stop.model_dump())
+            self.stopped.add(unit)
         if self.progress is not None:
             self._plan(replayed, keys)
 
