@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, STOPS_VERSION, Stop
+from benchgate.results.lookrecord import AUTO, STOPS_VERSION, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run.session import now
@@ -180,15 +180,9 @@ class Adaptive:
             self._plan(replayed, keys)
 
     def _look_entry(self, runs: int, running: int, stopped: list[str], undecided: int) -> dict:
-        return {
-            "runs": runs,
-            "csv_bytes": self.state.csv_bytes,
-            "csv_sha256": file_prefix_sha256(self.csv_path, self.state.csv_bytes),
-            "at": now(),
-            "running_files": running,
-            "stopped": stopped,
-            "undecided_rows": undecided,
-        }
+        digest = file_prefix_sha256(self.csv_path, self.state.csv_bytes)
+        look = Look(runs=runs, csv_bytes=self.state.csv_bytes, csv_sha256=digest).model_dump()
+        return dict(look, at=now(), running_files=running, stopped=stopped, undecided_rows=undecided)
 
     def _plan(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:
         """The progress ETA's plan: per running file, the runs its slowest row is expected to need."""
