@@ -283,7 +283,7 @@ class SlotRunner:
                 session.progress.job_skipped(job)
             state.completed_jobs = job.index + 1
             state.csv_bytes = session.recorder.csv_bytes
-            session._already_written = []
+            session.already_written = []
             if job is not unit.jobs[-1] and unit.duet:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
             if unit.duet:

@@ -177,7 +177,7 @@ class Session:
         self.interrupted = False
         self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
-        self._already_written = list(already_written)
+        self.already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
@@ -257,8 +257,8 @@ class Session:
             if sample.warning:
                 self._warn(job, sample.warning, sample.configuration)
             key = (label, job.filename, sample.configuration)
-            if key in self._already_written:
-                self._already_written.remove(key)
+            if key in self.already_written:
+                self.already_written.remove(key)
             else:
                 line = self.recorder.sample(label, job.filename, sample.configuration, sample.rate, sample.time)
                 lines.append((sample.configuration, line))
