@@ -28,7 +28,7 @@ from benchgate import cli, results
 from benchgate.errors import InputError
 from benchgate.history.runentry import runner_fingerprint
 from benchgate.results.runrecord import parse_run_record
-from benchgate.run import prior, system
+from benchgate.run import plan, system
 from benchgate.stats import analysis
 from benchgate.stats.gate import GatePolicy
 from benchgate.stats.resolution import PRIOR_RUNS
@@ -266,20 +266,20 @@ def test_the_prior_counts_main_on_this_runner_with_the_base_flags_and_enough_run
         run = _history_run(tmp_path / f"j{index}", index, rng, facts=_facts(), sigma=noisy, flags=("--jitless",))
         _record(url, run)
     environment = {**_facts(), "warnings": ["unrelated"]}
-    found, warning = prior.read_prior(url, [FILE, "other/file.js"], environment, ())
+    found, warning = plan.read_prior(url, [FILE, "other/file.js"], environment, ())
     assert warning is None and [row["runs"] for row in found["rows"]] == [3]
     assert found["rows"][0]["configuration"] == _configuration("steady")
     assert 0.5 < np.sqrt(found["rows"][0]["variance"]) / 0.01 < 1.5
-    jitless, _ = prior.read_prior(url, [FILE], environment, ("--jitless",))
+    jitless, _ = plan.read_prior(url, [FILE], environment, ("--jitless",))
     assert jitless["rows"] == [] and jitless["node_flags"] == "--jitless"
-    elsewhere, _ = prior.read_prior(url, [FILE], _facts("Another CPU"), ())
+    elsewhere, _ = plan.read_prior(url, [FILE], _facts("Another CPU"), ())
     assert elsewhere["rows"] == [] and elsewhere["runner"] != found["runner"]
     # nothing recorded yet (no SQLite file): an empty prior, no warning, and no file created
-    empty, warning = prior.read_prior(f"sqlite:///{tmp_path / 'none.db'}", [FILE], environment, ())
+    empty, warning = plan.read_prior(f"sqlite:///{tmp_path / 'none.db'}", [FILE], environment, ())
     assert warning is None and empty["rows"] == [] and not (tmp_path / "none.db").exists()
     corrupt = tmp_path / "bad.db"
     corrupt.write_bytes(b"\x00garbage" * 512)
-    missing, warning = prior.read_prior(f"sqlite:///{corrupt}", [FILE], environment, ())
+    missing, warning = plan.read_prior(f"sqlite:///{corrupt}", [FILE], environment, ())
     assert missing is None and "no prior from main's history" in warning and "not a" in warning
     capsys.readouterr()
 

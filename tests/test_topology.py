@@ -18,25 +18,25 @@ from commentcases import context, run_summary
 from benchgate import cli
 from benchgate.errors import InputError
 from benchgate.report.comment import render_comment
-from benchgate.run import duet, system, topology
+from benchgate.run import duet, system
 
 SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 EX44, DESKTOP, VM = "ex44", "smt-desktop", "vm-2cpu"
 CPUS = {EX44: range(20), DESKTOP: range(16), VM: range(2)}
 
 
-def machine(name: str, allowed=None) -> topology.Topology:
+def machine(name: str, allowed=None) -> system.Topology:
     """A fake tree's topology; the process may use all its CPUs unless ``allowed`` says otherwise."""
-    return topology.read(SYSFS / name, allowed=CPUS[name] if allowed is None else allowed)
+    return system.read(SYSFS / name, allowed=CPUS[name] if allowed is None else allowed)
 
 
 def test_the_ex44_has_six_smt_performance_cores_and_eight_efficiency_cores():
     ex44 = machine(EX44)
     assert ex44.hybrid and ex44.online == tuple(range(20))
     groups = ex44.by_type(ex44.allowed)
-    assert list(groups) == [topology.PERFORMANCE, topology.EFFICIENCY]
-    assert ex44.cores(groups[topology.PERFORMANCE]) == [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9), (10, 11)]
-    assert ex44.cores(groups[topology.EFFICIENCY]) == [(cpu,) for cpu in range(12, 20)]
+    assert list(groups) == [system.PERFORMANCE, system.EFFICIENCY]
+    assert ex44.cores(groups[system.PERFORMANCE]) == [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9), (10, 11)]
+    assert ex44.cores(groups[system.EFFICIENCY]) == [(cpu,) for cpu in range(12, 20)]
 
 
 def test_the_desktop_pairs_n_with_n_plus_8_and_the_vm_has_no_smt():
@@ -50,13 +50,13 @@ def test_the_desktop_pairs_n_with_n_plus_8_and_the_vm_has_no_smt():
 def test_a_cpu_without_a_topology_file_is_a_core_of_its_own(tmp_path):
     (tmp_path / "sys/devices/system/cpu").mkdir(parents=True)
     (tmp_path / "sys/devices/system/cpu/online").write_text("0-3\n")
-    bare = topology.read(tmp_path, allowed=range(4))
+    bare = system.read(tmp_path, allowed=range(4))
     assert bare.cores(range(4)) == [(0,), (1,), (2,), (3,)] and not bare.hybrid
     assert duet.cpu_sets(None, duet.DUET, 2, bare) == ["0", "1", "2", "3"]
 
 
 def test_this_machine_reads_and_every_allowed_cpu_is_online():
-    here = topology.read()
+    here = system.read()
     assert here.allowed and (not here.online or set(here.allowed) <= set(here.online))
 
 
@@ -126,23 +126,23 @@ def test_too_few_cores_of_one_type_are_refused_with_the_reason(name, pairing, sl
 
 
 def test_a_hybrid_machine_defaults_to_its_performance_cores():
-    assert topology.default_cpuset(machine(EX44)) == "0-11"
-    assert topology.default_cpuset(machine(EX44, allowed=range(10, 14))) == "10-11"
-    assert topology.default_cpuset(machine(EX44, allowed=range(12, 20))) is None  # one type already
-    assert topology.default_cpuset(machine(DESKTOP)) is None and topology.default_cpuset(machine(VM)) is None
+    assert system.default_cpuset(machine(EX44)) == "0-11"
+    assert system.default_cpuset(machine(EX44, allowed=range(10, 14))) == "10-11"
+    assert system.default_cpuset(machine(EX44, allowed=range(12, 20))) is None  # one type already
+    assert system.default_cpuset(machine(DESKTOP)) is None and system.default_cpuset(machine(VM)) is None
 
 
 def test_a_cpuset_that_mixes_core_types_is_warned_about_in_one_line():
     ex44 = machine(EX44)
-    warning = topology.mixed_types_warning(ex44, "8-15")
+    warning = system.mixed_types_warning(ex44, "8-15")
     assert warning is not None and "\n" not in warning
     assert warning.startswith("--cpuset 8-15 mix core types (8-11 performance, 12-15 efficiency)")
-    unpinned = topology.mixed_types_warning(ex44, None)
+    unpinned = system.mixed_types_warning(ex44, None)
     assert unpinned is not None and unpinned.startswith("the CPUs this run may use (0-19) mix core types")
     for cpuset in ("0-11", "12-19", "3"):
-        assert topology.mixed_types_warning(ex44, cpuset) is None
+        assert system.mixed_types_warning(ex44, cpuset) is None
     for name in (DESKTOP, VM):
-        assert topology.mixed_types_warning(machine(name), None) is None
+        assert system.mixed_types_warning(machine(name), None) is None
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_a_cpuset_that_mixes_core_types_is_warned_about_in_one_line():
 )
 def test_the_runner_section_names_the_cores_used(name, cpuset, pairing, slots, topology_text, used):
     found = machine(name)
-    facts = topology.runner_facts(found, cpuset, duet.cpu_sets(cpuset, pairing, slots, found))
+    facts = system.runner_facts(found, cpuset, duet.cpu_sets(cpuset, pairing, slots, found))
     assert facts["cpus_used"] == used
     if topology_text is not None:
         assert facts["cpu_topology"] == topology_text
@@ -190,7 +190,7 @@ def test_the_runner_section_names_the_cores_used(name, cpuset, pairing, slots, t
 
 
 def test_the_mixed_cpuset_warning_reaches_the_comment():
-    warning = topology.mixed_types_warning(machine(EX44), "0-19")
+    warning = system.mixed_types_warning(machine(EX44), "0-19")
     comment = render_comment(context(run=run_summary(warnings=(warning,))))
     assert "0-11 performance, 12-19 efficiency" in comment.split("#### Runner", 1)[1]
 
@@ -203,8 +203,8 @@ needs_node = pytest.mark.skipif(NODE is None or shutil.which("taskset") is None,
 @pytest.fixture
 def hybrid_here(monkeypatch):
     """This machine's CPUs 0 and 1 seen as one performance and one efficiency core."""
-    read = topology.read
-    monkeypatch.setattr(topology, "read", lambda root=None, allowed=None: read(SYSFS / "hybrid-2cpu", allowed))
+    read = system.read
+    monkeypatch.setattr(system, "read", lambda root=None, allowed=None: read(SYSFS / "hybrid-2cpu", allowed))
 
 
 def _run(capsys, tmp_path, *args):
@@ -254,10 +254,10 @@ def test_a_duet_across_core_types_is_refused_before_anything_runs(capsys, tmp_pa
 
 
 def test_many_sets_stay_within_run_json_limits():
-    big = topology.Topology(allowed=tuple(range(256)), online=tuple(range(256)))
+    big = system.Topology(allowed=tuple(range(256)), online=tuple(range(256)))
     sets = duet.cpu_sets(None, duet.DUET, 128, big)
     assert len(sets) == 256 and sets[:2] == ["0", "1"]
-    facts = topology.runner_facts(big, None, sets)
+    facts = system.runner_facts(big, None, sets)
     assert all(len(value) <= 512 for value in facts.values()) and facts["cpus_used"].endswith("…")
 
 
@@ -273,10 +273,10 @@ def test_check_options_pins_a_hybrid_run_to_the_performance_cores_and_says_so(ca
 
 def test_the_environment_keeps_the_checks_warnings_and_adds_the_mixed_types_one():
     checked = {"cpu_model": "13th Gen Intel(R) Core(TM) i5-13500", "warnings": ["turbo boost is on"]}
-    environment = topology.with_runner_facts(checked, "0-19", ["0-19"], machine(EX44))
+    environment = system.with_runner_facts(checked, "0-19", ["0-19"], machine(EX44))
     assert environment["cpu_model"] == checked["cpu_model"] and checked["warnings"] == ["turbo boost is on"]
     assert environment["warnings"][0] == "turbo boost is on" and len(environment["warnings"]) == 2
     assert environment["warnings"][1].startswith("--cpuset 0-19 mix core types (0-11 performance, 12-19 efficiency)")
     assert environment["cpus_used"].startswith("6 performance cores (0-11, 2 threads each), 8 efficiency cores")
-    quiet = topology.with_runner_facts({"warnings": []}, "0-11", ["0-11"], machine(EX44))
+    quiet = system.with_runner_facts({"warnings": []}, "0-11", ["0-11"], machine(EX44))
     assert quiet["warnings"] == [] and quiet["cpus_used"] == "6 performance cores (0-11, 2 threads each)"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, STOPS_VERSION
+from benchgate.results.lookrecord import AUTO, STOPS_VERSION, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run.session import now
@@ -79,7 +79,7 @@ class Adaptive:
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
         adaptive = parsed.adaptive()
-        # main's history's noise per row (benchgate.run.prior), read before the run: every look gates by it
+        # main's history's noise per row (benchgate.run.plan.read_prior), read before the run: every look gates by it
         self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
         self.files = list(adaptive.files)
         self.row_files = adaptive.row_files
@@ -172,30 +172,17 @@ class Adaptive:
         names = [_unit_name(units[position]) for position in stopping_now]
         self.record["looks"].append(self._look_entry(runs, running_before, names, undecided))
         for position in stopping_now:
-            filename, configuration = units[position]
-            self.record["stopped"].append(
-                {
-                    "filename": filename,
-                    "configuration": configuration,
-                    "after_runs": runs,
-                    "look": k,
-                    "reason": replayed.reasons[position],
-                }
-            )
-            self.stopped.add(units[position])
+            unit, reason = units[position], replayed.reasons[position]
+            stop = Stop(filename=unit[0], configuration=unit[1], after_runs=runs, look=k, reason=reason)
+            self.record["stopped"].append(stop.model_dump())
+            self.stopped.add(unit)
         if self.progress is not None:
             self._plan(replayed, keys)
 
     def _look_entry(self, runs: int, running: int, stopped: list[str], undecided: int) -> dict:
-        return {
-            "runs": runs,
-            "csv_bytes": self.state.csv_bytes,
-            "csv_sha256": file_prefix_sha256(self.csv_path, self.state.csv_bytes),
-            "at": now(),
-            "running_files": running,
-            "stopped": stopped,
-            "undecided_rows": undecided,
-        }
+        digest = file_prefix_sha256(self.csv_path, self.state.csv_bytes)
+        look = Look(runs=runs, csv_bytes=self.state.csv_bytes, csv_sha256=digest).model_dump()
+        return dict(look, at=now(), running_files=running, stopped=stopped, undecided_rows=undecided)
 
     def _plan(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:
         """The progress ETA's plan: per running file, the runs its slowest row is expected to need."""

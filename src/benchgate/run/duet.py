@@ -9,7 +9,6 @@ import os
 import random
 import re
 import shutil
-import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from benchgate.errors import InputError
 from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
-from benchgate.run import suite, system, topology
+from benchgate.run import say, suite, system
 from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
 SEQUENTIAL, DUET = "sequential", "duet"
@@ -44,21 +43,21 @@ def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
     return in_category or bool(_SPAWNS.search(suite.source(benchmark_dir / filename)))
 
 
-def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: topology.Topology | None = None) -> list[str]:
-    """The slots' CPU sets (two a slot for duets) of whole cores of one type (``topology.split``); else InputError."""
+def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: system.Topology | None = None) -> list[str]:
+    """The slots' CPU sets (two a slot for duets) of whole cores of one type (``system.split``); else InputError."""
     if not 1 <= slots <= MAX_SLOTS:
         raise InputError(f"--slots {slots}: must be from 1 to {MAX_SLOTS}")
     wanted = slots * (2 if pairing == DUET else 1)
     if wanted == 1:
         return [cpuset] if cpuset else []
-    machine = machine or topology.read()
+    machine = machine or system.read()
     cpus = system.parse_cpu_list(cpuset) if cpuset else list(machine.allowed)  # else those this process may use
-    found = topology.split(machine, cpus, wanted)
+    found = system.split(machine, cpus, wanted)
     if found is None:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
         raise InputError(
             f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)})"
-            f"{topology.shortfall(machine, cpus)}; use fewer slots"
+            f"{system.shortfall(machine, cpus)}; use fewer slots"
             + (" or --pairing sequential" if pairing == DUET else "")
         )
     return [system.format_cpu_list(members) for members in found]
@@ -151,16 +150,16 @@ def check_cpuset(cpuset: str | None) -> None:
 
 
 def check_options(
-    pairing: str, slots: int, cpuset: str | None, machine: topology.Topology | None = None
+    pairing: str, slots: int, cpuset: str | None, machine: system.Topology | None = None
 ) -> tuple[str | None, list[str]]:
     """``--pairing`` and ``--slots`` checked: the run's ``--cpuset`` (a hybrid CPU's performance cores) and sets."""
     if pairing not in PAIRINGS:
         raise InputError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRINGS)}")
-    machine = machine or topology.read()
+    machine = machine or system.read()
     if cpuset is None and shutil.which("taskset") is not None:
-        cpuset = topology.default_cpuset(machine)
+        cpuset = system.default_cpuset(machine)
         if cpuset:
-            print(f"benchgate: a hybrid CPU: jobs run on its performance cores {cpuset}", file=sys.stderr)
+            say(f"a hybrid CPU: jobs run on its performance cores {cpuset}")
     return cpuset, cpu_sets(cpuset, pairing, slots, machine)
 
 
@@ -184,7 +183,8 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
 
 class SlotRunner:
     """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets, a thread each;
-    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all."""
+    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all.
+    A batch of one job runs in this thread, its samples written as they arrive."""
 
     def __init__(self, session) -> None:
         plan = session.plan
@@ -238,6 +238,9 @@ class SlotRunner:
 
     def _run_batch(self, batch: list[Unit]) -> None:
         session = self.session
+        if len(batch) == 1 and not batch[0].duet:
+            self._finish_unit(batch[0], live=True)
+            return
         threads = []
         for slot, unit in enumerate(batch):
             for job in unit.jobs:
@@ -252,7 +255,7 @@ class SlotRunner:
         for unit in batch:
             interrupted = any(self._interrupted(job) for job in unit.jobs)
             if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
-                self._replay_unit(unit)  # a single job cut short keeps its samples, as a run one job at a time does
+                self._finish_unit(unit)  # a single job cut short keeps its samples, as one run live does
             if interrupted:
                 session.interrupted = True
                 return
@@ -261,26 +264,36 @@ class SlotRunner:
         recorded = self._recorded.get(job.index)
         return recorded is not None and (recorded.result is None or recorded.result.interrupted)
 
-    def _replay_unit(self, unit: Unit) -> None:
-        session = self.session
+    def _finish_unit(self, unit: Unit, live: bool = False) -> None:
+        """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
+        session, state = self.session, self.session.state
         rows: dict[str, list[tuple[str, int]]] = {}
         for job in unit.jobs:
-            if job.index < session.state.completed_jobs:
+            if job.index < state.completed_jobs:
                 continue
-            ran = job.index in self._recorded
+            ran = job.index in self._recorded or (live and session.runs(job))
             if ran:
-                cut_short = self._interrupted(job)
-                rows[job.side] = session.run_job(job, self._recorded.pop(job.index))
-                if cut_short:
-                    return  # not counted as done, as in Session.run
-            session.job_done(job, skipped=not ran)
+                cut_short = not live and self._interrupted(job)
+                rows[job.side] = session.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
+                if cut_short or (live and session.interrupted):
+                    return  # not counted as done: --resume runs it again
+            # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
+            skipped = not ran and session.stopping is not None and session.stopping.skips(job)
+            if skipped and session.progress:
+                session.progress.job_skipped(job)
+            state.completed_jobs = job.index + 1
+            state.csv_bytes = session.recorder.csv_bytes
+            session.already_written = []
             if job is not unit.jobs[-1] and unit.duet:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
             if unit.duet:
                 self._record_pairs(unit, rows)
-            else:  # a file run alone: its samples are in no pair
+            else:  # a file run alone: its samples are in no pair (counted in a duet run's pairing)
                 session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
-            session.checkpoint_after(job)  # a look sees the pairs written so far (pairs.csv, run.json)
+            # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
+            looked = session.stopping is not None and session.stopping.after_job(job)
+            if not skipped or looked or state.completed_jobs == len(session.schedule):
+                session.recorder.checkpoint(len(session.schedule))
 
     def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
         base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
@@ -292,9 +305,8 @@ class SlotRunner:
         ]
         self.session.recorder.pairs(self.session.plan.pairing, pairs, unpaired, dropped=unpaired)
         if unpaired:
-            print(
-                f"benchgate: warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} "
-                f"iteration {base_job.iteration}: {unpaired} sample(s) "
-                f"reported by one half only (the other failed or was skipped) are not paired",
-                file=sys.stderr,
+            say(
+                f"warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} iteration "
+                f"{base_job.iteration}: {unpaired} sample(s) reported by one half only (the other failed or was "
+                "skipped) are not paired"
             )

@@ -6,13 +6,12 @@ import contextlib
 import itertools
 import os
 import shlex
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
-from benchgate.run import duet, protocol
+from benchgate.run import duet, protocol, say
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.progress import Progress
 from benchgate.run.session import Recorder, RunPlan, Session, SessionState, now
@@ -50,7 +49,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
         results.write_run_record(output / "run.json", failure.record)
         with results.ResultsWriter(output / "results.csv"):
             pass
-        print(f"benchgate: build failure recorded in {output} (run.json, empty results.csv)", file=sys.stderr)
+        say(f"build failure recorded in {output} (run.json, empty results.csv)")
         raise failure.error from None
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
@@ -60,11 +59,11 @@ def run_benchmarks(options: RunOptions) -> int | None:
         print("benchgate: no benchmark category selected by the change; nothing ran")
         return EXIT_OK
     for item in record["skipped"]:
-        print(f"benchgate: skipped {item['filename']}: {item['reason']}", file=sys.stderr)
+        say(f"skipped {item['filename']}: {item['reason']}")
     if not options.resume:
         plan = _expand_configurations(plan, record, options.jobs)
     for warning in record["environment"].get("warnings", []):
-        print(f"benchgate: warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}")
     state = SessionState.from_record(record)
     already_written = []
     concurrent = plan.pairing != "sequential" or plan.slots > 1
@@ -83,7 +82,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
             stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
-        session.run(duet.SlotRunner(session) if concurrent else None)
+        session.run()
     record["complete"] = state.completed_jobs >= len(session.schedule)
     record["interrupted"] = session.interrupted
     if state.samples and not session.interrupted:
@@ -95,15 +94,14 @@ def run_benchmarks(options: RunOptions) -> int | None:
             )
     recorder.checkpoint(len(session.schedule), final=True)
     for item in state.protocol_warnings:
-        print(f"benchgate: warning: {protocol.describe_warning(item)}", file=sys.stderr)
+        say(f"warning: {protocol.describe_warning(item)}")
     if stopping is not None:
-        print(f"benchgate: {stopping.summary()}", file=sys.stderr)
-    print(f"benchgate: results in {output} (results.csv, run.json)", file=sys.stderr)
+        say(stopping.summary())
+    say(f"results in {output} (results.csv, run.json)")
     if session.interrupted:
-        print(
-            f"benchgate: interrupted; {state.samples} sample(s) are in {csv_path}; continue with "
-            f"`benchgate run --resume --output {shlex.quote(str(output))}`",
-            file=sys.stderr,
+        say(
+            f"interrupted; {state.samples} sample(s) are in {csv_path}; continue with "
+            f"`benchgate run --resume --output {shlex.quote(str(output))}`"
         )
         return EXIT_INTERRUPTED
     return None if options.analyze else _status_without_statistics(record, output)
@@ -128,7 +126,7 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
     record["configurations"] = {name: found.record() for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
-        print(f"benchgate: {name} runs whole (one job per run and side): {reason}", file=sys.stderr)
+        say(f"{name} runs whole (one job per run and side): {reason}")
     return replace(plan, configurations=expanded)
 
 
@@ -136,11 +134,7 @@ def _status_without_statistics(record: dict, output: Path) -> int:
     """--no-analyze: the exit status without pandas and scipy, never a pass with gating failures or no samples."""
     gating = [failure for failure in record["failures"] if failure.get("gating")]
     if gating:
-        print(
-            f"benchgate: verdict FAIL ({len(gating)} benchmark process(es) failed on the head where the base "
-            "succeeded)",
-            file=sys.stderr,
-        )
+        say(f"verdict FAIL ({len(gating)} benchmark process(es) failed on the head where the base succeeded)")
         return EXIT_GATE_FAILED
     if record.get("samples", 0) == 0:
         raise RunError(
@@ -148,9 +142,8 @@ def _status_without_statistics(record: dict, output: Path) -> int:
             "skip(s), listed in run.json)",
             where=str(output),
         )
-    print(
-        "benchgate: run complete; statistics skipped (--no-analyze): "
-        f"`benchgate analyze {shlex.quote(str(output / 'results.csv'))}` gives the verdict",
-        file=sys.stderr,
+    say(
+        f"run complete; statistics skipped (--no-analyze): "
+        f"`benchgate analyze {shlex.quote(str(output / 'results.csv'))}` gives the verdict"
     )
     return EXIT_OK

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 import random
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchgate import results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
-from benchgate.errors import BenchgateError, InputError
-from benchgate.run import adaptive, changedfiles, duet, prior, protocol, suite, system, topology, trust
+from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
+from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.session import RunPlan, now, plan_from_record
 from benchgate.stats import gate
 
@@ -66,7 +66,66 @@ class RunOptions:
     use_sandbox: bool = True  # False: --no-sandbox, untrusted code runs unconfined (recorded)
     pairing: str = "sequential"  # or "duet": base and head side by side on two CPU sets (benchgate.run.duet)
     slots: int = 1  # jobs (or duets) at once, on disjoint CPU sets
-    history_store: str | None = None  # a configured history store: main's runs give each row's noise (run.prior)
+    history_store: str | None = None  # a configured history store: main's runs give each row's noise (read_prior)
+
+
+# Main's history as prior knowledge: each selected row's noise before the run (run.json's ``prior``); a store that
+# cannot be read costs a warning, never the run (docs/history.md, "As the gate's prior").
+
+
+def shown_store(store_url: str) -> tuple[str, bool]:
+    """The store's URL without password, and whether it may hold runs; InputError for a URL that is not a store's."""
+    from benchgate.history.store import open_store
+
+    try:
+        store = open_store(store_url)
+    except StoreUnavailable as error:  # a SQLite file in a missing directory: the reader says so, as a warning
+        return error.where or store_url, True
+    store.engine.dispose()
+    return store.shown, store.sqlite_path is None or store.sqlite_path.is_file()
+
+
+def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dict | None, str | None]:
+    """run.json's ``prior`` for ``files`` (None: the store gave none) and a warning; ``environment``: the run's."""
+    from benchgate.history.reading import main_spreads
+    from benchgate.history.runentry import runner_fingerprint
+    from benchgate.stats.resolution import PRIOR_RUNS, prior_variance
+
+    runner = runner_fingerprint({key: value for key, value in environment.items() if key != "warnings"})
+    flags = " ".join(node_args)
+    shown, recorded = shown_store(store_url)
+    try:  # an empty history (nothing recorded yet) is no warning: every row falls back to its base's samples
+        spreads = main_spreads(store_url, files, runner=runner, node_flags=flags) if recorded else {}
+    except (StoreUnavailable, StoreCorrupt) as error:  # history being down must not fail a run
+        return None, f"no prior from main's history (the base's samples decide how coarsely rows are gated): {error}"
+    keys = sorted(spreads)
+    variances = prior_variance([spreads[key] for key in keys], PRIOR_RUNS)
+    rows = [
+        {
+            "filename": key[0],
+            "configuration": key[1],
+            "variance": float(variance),
+            "runs": sum(1 for spread in spreads[key][-PRIOR_RUNS:] if spread > 0 and math.isfinite(spread)),
+        }
+        for key, variance in zip(keys, variances.tolist(), strict=True)
+        if variance == variance  # NaN: too few runs, the base's samples decide
+    ]
+    prior = {"store": shown, "runner": runner, "branch": "main", "node_flags": flags, "recent": PRIOR_RUNS}
+    return {**prior, "rows": rows}, None
+
+
+def attach_prior(record: dict, store_url: str | None, files) -> None:
+    """Read the prior into ``record`` (a new run's) when a store is configured; a store that is down is a warning."""
+    if not store_url or not files:
+        return
+    node_args = record["binaries"]["base"].get("node_args") or ()
+    prior, warning = read_prior(store_url, files, record["environment"], node_args)
+    if prior is not None:
+        record["prior"] = prior
+        known = len(prior["rows"])
+        say(f"main's history ({prior['store']}) gives the noise of {known} row(s)")
+    if warning is not None:
+        record["environment"].setdefault("warnings", []).append(warning[:512])
 
 
 def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary:
@@ -107,7 +166,7 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
     records, binaries = {}, {}
     for side, ref, trusted in (("base", base_ref, True), ("head", options.head_ref, options.trusted)):
         # The head is the pull request's code: built untrusted (in the sandbox, read-only compiler cache).
-        print(f"benchgate: building the {side} ({ref})", file=sys.stderr)
+        say(f"building the {side} ({ref})")
         try:
             result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
@@ -186,7 +245,7 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
             benchmark_dir, options.changed_from, options.changed_map, options.changed_default
         )
         for note in placed.notes():
-            print(f"benchgate: {note}", file=sys.stderr)
+            say(note)
         placement = {"from": options.changed_from, **placed.record()}
         categories = tuple(dict.fromkeys(categories + tuple(placed.categories)))
         if not categories:
@@ -269,14 +328,14 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     suite.parse_set(options.set_args)
     suite.parse_shard(options.shard)
     if options.history_store:  # a malformed URL is refused now, not after the builds
-        prior.shown_store(options.history_store)
+        shown_store(options.history_store)
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     untrusted = trust.untrusted_head(options)
     found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
     sandbox = trust.record(untrusted, found)
     if untrusted and found is None:
-        print("benchgate: warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)", file=sys.stderr)
+        say("warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)")
     built: dict = {}
     if options.repo is not None:
         options, benchmark_dir, built = _build_both(options, sandbox)
@@ -293,7 +352,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    environment = topology.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
+    environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
     skipped = suite.http_skips(selection) if selection is not None else []
     record = _new_record(options, chosen, binaries, seed, environment, skipped, placement, built, sandbox)
@@ -302,7 +361,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if selection is None:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
-    prior.attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
+    attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
     plan = RunPlan(
         benchmark_dir=selection.benchmark_dir,
         files=tuple(name for name in selection.files if name not in skipped_files),

@@ -155,7 +155,7 @@ class RunPlan:
 
 
 class Session:
-    """Carries out a schedule one job at a time (or via ``duet.SlotRunner``) into the recorder; stops on a signal."""
+    """Carries out a schedule (by ``duet.SlotRunner``) into the recorder; stops on a signal."""
 
     def __init__(
         self,
@@ -177,7 +177,7 @@ class Session:
         self.interrupted = False
         self.schedule = plan.schedule()
         # Samples an interrupted job already wrote: not written twice when it runs again on --resume.
-        self._already_written = list(already_written)
+        self.already_written = list(already_written)
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
@@ -187,25 +187,15 @@ class Session:
         for process in list(self.running):
             process.stop()
 
-    def run(self, executor=None) -> None:
-        """Run the jobs not done yet (one at a time, or by ``executor.run()``) until the end or a signal."""
+    def run(self) -> None:
+        """Run the jobs not done yet (``duet.SlotRunner``: one at a time, or in batches) until the end or a signal."""
+        from benchgate.run.duet import SlotRunner
+
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            if executor is not None:
-                executor.run()
-            for job in self.schedule[self.state.completed_jobs :] if executor is None else ():
-                if self.interrupted:
-                    break
-                skipped = self.stopping is not None and self.stopping.skips(job)
-                if not skipped:
-                    if self.runs(job):  # else: failed too often, the note was added when the limit was reached
-                        self.run_job(job)
-                    if self.interrupted:
-                        break
-                self.job_done(job, skipped=skipped)
-                self.checkpoint_after(job, always=not skipped)
+            SlotRunner(self).run()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -217,20 +207,6 @@ class Session:
         return not (self.stopping is not None and self.stopping.skips(job)) and not (
             self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
         )
-
-    def job_done(self, job: Job, *, skipped: bool = False) -> None:
-        """``job`` ended or was ``skipped``: the schedule is done up to it, results.csv as long as it is now."""
-        if skipped and self.progress:
-            self.progress.job_skipped(job)
-        self.state.completed_jobs = job.index + 1
-        self.state.csv_bytes = self.recorder.csv_bytes
-        self._already_written = []
-
-    def checkpoint_after(self, job: Job, *, always: bool = True) -> None:
-        """The look ``job`` may end, then a checkpoint (after a skipped job: only at a look or at the end)."""
-        looked = self.stopping is not None and self.stopping.after_job(job)
-        if always or looked or self.state.completed_jobs == len(self.schedule):
-            self.recorder.checkpoint(len(self.schedule))
 
     def _failures_of(self, job: Job) -> int:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
@@ -268,8 +244,8 @@ class Session:
             self.state.protocol_warnings, message, filename=job.filename, side=job.side, configuration=configuration
         )
 
-    def run_job(self, job: Job, recorded=None) -> list[tuple[str, int]]:
-        """Run ``job`` (or replay what ``duet.SlotRunner`` ``recorded``); the (configuration, line) of its samples."""
+    def run_job(self, job: Job, recorded=None, cpuset: str | None = None) -> list[tuple[str, int]]:
+        """Run ``job`` on ``cpuset`` (or replay what was ``recorded``): each sample's (configuration, line)."""
         label = CSV_LABELS[job.side]
         lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
@@ -281,8 +257,8 @@ class Session:
             if sample.warning:
                 self._warn(job, sample.warning, sample.configuration)
             key = (label, job.filename, sample.configuration)
-            if key in self._already_written:
-                self._already_written.remove(key)
+            if key in self.already_written:
+                self.already_written.remove(key)
             else:
                 line = self.recorder.sample(label, job.filename, sample.configuration, sample.rate, sample.time)
                 lines.append((sample.configuration, line))
@@ -292,7 +268,7 @@ class Session:
         if self.progress:
             self.progress.job_started(job)
         if recorded is None:
-            result = self.execute(job, self._process, on_message, self.plan.cpuset)
+            result = self.execute(job, self._process, on_message, cpuset)
         else:
             for message in recorded.messages:
                 on_message(message)
