@@ -9,11 +9,10 @@ from benchgate._lazy import exports
 _MODULES = {
     "csvfile": ("CSV_HEADER", "SAMPLE_COLUMNS", "empty_samples", "read_samples", "ResultsWriter", "sample_keys_after"),
     "jsformat": ("js_number", "field_text", "format_sample_line", "js_inspect", "format_configuration"),
-    "lookrecord": ("AUTO",),
     "recordfields": ("MAX_RECORD_BYTES",),
     "rundirs": ("load",),
     "pairs": ("PAIRS_FILE", "PairsWriter", "pairing_record"),
-    "recordparts": ("Binary", "BuildFailure", "SandboxUse"),
+    "recordparts": ("AUTO", "Binary", "BuildFailure", "SandboxUse"),
     "runrecord": (
         "RunRecord",
         "Failure",

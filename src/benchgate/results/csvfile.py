@@ -122,14 +122,12 @@ def _header(name: str, data: bytes) -> list[str]:
 
 
 def _samples_frame(
-    side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any = None
+    side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any
 ) -> pd.DataFrame:
-    """The sample frame; ``side_codes`` holds 0 for base and 1 for head; no ``time_ns`` means all missing."""
+    """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
     import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
     import pandas as pd
 
-    if time_ns is None:
-        time_ns = [None] * len(rate)
     return pd.DataFrame(
         {
             "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
@@ -144,7 +142,7 @@ def _samples_frame(
 
 def empty_samples() -> pd.DataFrame:
     """A sample frame with no rows (a run that measured nothing, e.g. because a build failed)."""
-    return _samples_frame([], [], [], [], [])
+    return _samples_frame([], [], [], [], [], [])
 
 
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
@@ -176,12 +174,13 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     rate = frame["rate"].to_numpy()
     if not (np.isfinite(rate) & (rate > 0)).all():
         return None
-    if not has_time:
-        return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, np.full(len(frame), np.nan))
-    time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
-    if bad is not None or np.isnan(time).any():
-        # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
-        return None
+    if has_time:
+        time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
+        if bad is not None or np.isnan(time).any():
+            # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
+            return None
+    else:
+        time, time_ns = np.full(len(frame), np.nan), [None] * len(frame)
     return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
 
 
@@ -256,9 +255,7 @@ def concat_samples(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         raise InputError("no CSV files given")
     if len(frames) == 1:
         return frames[0]
-    samples = pd.concat(frames, ignore_index=True)
-    samples["side"] = pd.Categorical(samples["side"], categories=[BASE, HEAD])
-    return samples
+    return pd.concat(frames, ignore_index=True)  # every frame's side has the same categories: they stay
 
 
 def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:

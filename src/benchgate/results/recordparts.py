@@ -1,11 +1,15 @@
-"""The parts of run.json (``benchgate.results.runrecord.RunRecord``) and the checks of its free-form fields."""
+"""The parts of run.json (``benchgate.results.runrecord.RunRecord``), an adaptive run's looks and stops
+(``runs: "auto"``, docs/formats.md), and the checks of its free-form fields."""
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
 from benchgate.results import recordfields as fields
-from benchgate.results.lookrecord import AUTO
+
+AUTO = "auto"
+STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
 
 
 class Binary(fields.Model):
@@ -174,3 +178,74 @@ def check_runs(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= fields.MAX_RUNS:
         raise fields.invalid(f"must be a whole number from 1 to {fields.MAX_RUNS}, or auto, not {str(value)[:20]!r}")
     return value
+
+
+class Look(fields.Model):
+    """One of run.json's ``looks``: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
+
+    runs: fields.Integer(1, fields.MAX_RUNS)
+    csv_bytes: fields.Integer(0, 2**62)
+    csv_sha256: fields.Digest | None = None  # of those bytes (None: before the digest)
+
+
+def _short(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 32:
+        raise fields.invalid("must be a short string")
+    return value
+
+
+class Stop(fields.Model):
+    """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
+
+    filename: fields.Text(fields.MAX_NAME)
+    configuration: fields.Text(fields.MAX_NAME) | None = None  # None: the whole file
+    after_runs: fields.Integer(1, fields.MAX_RUNS)
+    look: fields.Integer(0, fields.MAX_LOOKS - 1)
+    reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
+
+    @property
+    def unit(self) -> tuple[str, str | None]:
+        return (self.filename, self.configuration)
+
+
+@dataclass(frozen=True)
+class AdaptiveRecord:
+    """The adaptive part of one run.json, as the replay reads it."""
+
+    design: dict[str, Any]
+    files: tuple[str, ...]  # the selection's files, in the order the run knew them
+    looks: tuple[Look, ...]
+    stops: tuple[Stop, ...]
+    row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)
+    version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
+
+
+def legacy_stops(data: dict) -> dict:
+    """A record before ``stops: 2``: its object of whole-file stops, as the list of stops it means."""
+    stopped = data.get("stopped")
+    if data.get("stops", 1) == 1 and isinstance(stopped, dict):
+        items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
+        data = {**data, "stopped": items}
+    return data
+
+
+def check_stops(files: tuple[str, ...], looks, stopped, row_files: frozenset[str], version: int) -> None:
+    """Looks follow each other; each stop names a selected file, once, as a comparison exactly when its file ran
+    one configuration a job (a version 1 record's stops are all whole files)."""
+    for index in range(1, len(looks)):
+        if looks[index].runs <= looks[index - 1].runs or looks[index].csv_bytes < looks[index - 1].csv_bytes:
+            raise fields.invalid("looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]")
+    seen: set[tuple[str, str | None]] = set()
+    for index, stop in enumerate(stopped):
+        path = f"stopped[{index}]"
+        if stop.filename not in files:
+            raise fields.invalid("must name a selected file and say why it stopped", path)
+        if version == STOPS_VERSION and (stop.configuration is not None) != (stop.filename in row_files):
+            raise fields.invalid(
+                "must be a comparison of a file run one configuration a job, null for a file run whole",
+                f"{path}.configuration",
+            )
+        unit = (stop.filename, stop.configuration if version == STOPS_VERSION else None)
+        if unit in seen:
+            raise fields.invalid("stops a unit that already stopped", path)
+        seen.add(unit)
