@@ -1,7 +1,5 @@
 """The results on disk, which every later stage reads: results.csv, run.json and pairs.csv (docs/formats.md).
-
-It imports nothing of benchgate's but ``benchgate.errors``.
-"""
+It imports nothing of benchgate's but ``benchgate.errors``."""
 
 from benchgate._lazy import exports
 

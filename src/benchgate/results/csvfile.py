@@ -1,7 +1,6 @@
 """The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. Reading takes two
 paths to one sample frame: pandas' C parser (fast) and, when it finds anything off, an exact parse that names the
-line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``.
-"""
+line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``."""
 
 from __future__ import annotations
 
@@ -235,12 +234,7 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
     return _samples_frame(sides, list(filenames), list(configurations), rates, seconds, nanoseconds)
 
 
-def read_samples(
-    sources: Iterable[str | Path],
-    *,
-    base_label: str = "old",
-    head_label: str = "new",
-) -> pd.DataFrame:
+def read_samples(sources: Iterable[str | Path], *, base_label: str = "old", head_label: str = "new") -> pd.DataFrame:
     """One sample frame of compare.js CSV files (``-``: stdin; several: shards); InputError naming a bad line."""
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")

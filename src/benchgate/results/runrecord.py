@@ -1,6 +1,5 @@
 """run.json (docs/formats.md), one versioned model: written atomically by the run, read back as untrusted data
-(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown).
-"""
+(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown)."""
 
 import json
 import math
@@ -154,13 +153,10 @@ class RunRecord(fields.Model):
 
     def check_resumable(self, where: str) -> None:
         """What ``--resume`` rebuilds the run from is all there; InputError naming the first missing field."""
+        binary = (("path", "a string"), ("sha256", "a string"), ("node_args", "a list"))
         required = [
             ("binaries", "an object"),
-            *(
-                (f"binaries.{side}.{key}", kind)
-                for side in ("base", "head")
-                for key, kind in (("path", "a string"), ("sha256", "a string"), ("node_args", "a list"))
-            ),
+            *((f"binaries.{side}.{key}", kind) for side in ("base", "head") for key, kind in binary),
             ("selection", "an object"),
             ("selection.benchmark_dir", "a string"),
             ("selection.files", "a list"),
