@@ -218,34 +218,3 @@ class AdaptiveRecord:
     stops: tuple[Stop, ...]
     row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)
     version: int = STOPS_VERSION  # 1: an older record, every stop a whole file
-
-
-def legacy_stops(data: dict) -> dict:
-    """A record before ``stops: 2``: its object of whole-file stops, as the list of stops it means."""
-    stopped = data.get("stopped")
-    if data.get("stops", 1) == 1 and isinstance(stopped, dict):
-        items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
-        data = {**data, "stopped": items}
-    return data
-
-
-def check_stops(files: tuple[str, ...], looks, stopped, row_files: frozenset[str], version: int) -> None:
-    """Looks follow each other; each stop names a selected file, once, as a comparison exactly when its file ran
-    one configuration a job (a version 1 record's stops are all whole files)."""
-    for index in range(1, len(looks)):
-        if looks[index].runs <= looks[index - 1].runs or looks[index].csv_bytes < looks[index - 1].csv_bytes:
-            raise fields.invalid("looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]")
-    seen: set[tuple[str, str | None]] = set()
-    for index, stop in enumerate(stopped):
-        path = f"stopped[{index}]"
-        if stop.filename not in files:
-            raise fields.invalid("must name a selected file and say why it stopped", path)
-        if version == STOPS_VERSION and (stop.configuration is not None) != (stop.filename in row_files):
-            raise fields.invalid(
-                "must be a comparison of a file run one configuration a job, null for a file run whole",
-                f"{path}.configuration",
-            )
-        unit = (stop.filename, stop.configuration if version == STOPS_VERSION else None)
-        if unit in seen:
-            raise fields.invalid("stops a unit that already stopped", path)
-        seen.add(unit)

@@ -1,6 +1,7 @@
 """run.json (docs/formats.md), one versioned model: written atomically by the run, read back as untrusted data
 (a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown)."""
 
+import itertools
 import json
 import math
 import os
@@ -87,7 +88,11 @@ class RunRecord(fields.Model):
             unknown = [name for name in configurations if name not in files]
             if unknown:
                 raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
-        return parts.legacy_stops(data)  # an older adaptive record's stops, as the list they mean
+        stopped = data.get("stopped")
+        if data.get("stops", 1) == 1 and isinstance(stopped, dict):  # an older record's whole-file stops, as a list
+            items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
+            data = {**data, "stopped": items}
+        return data
 
     @model_validator(mode="after")
     def _fits_the_selection(self) -> "RunRecord":
@@ -102,7 +107,28 @@ class RunRecord(fields.Model):
                 type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
             ):
                 raise fields.invalid("must be a list of run counts", "design.looks")
-            parts.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops)
+            for index, (earlier, later) in enumerate(itertools.pairwise(self.looks), start=1):
+                if later.runs <= earlier.runs or later.csv_bytes < earlier.csv_bytes:
+                    raise fields.invalid(
+                        "looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]"
+                    )
+            # Each stop names a selected file, once, as a comparison exactly when its file ran one configuration a job
+            # (a version 1 record's stops are all whole files).
+            per_unit = self.stops == parts.STOPS_VERSION
+            seen: set[tuple[str, str | None]] = set()
+            for index, stop in enumerate(self.stopped):
+                path = f"stopped[{index}]"
+                if stop.filename not in files:
+                    raise fields.invalid("must name a selected file and say why it stopped", path)
+                if per_unit and (stop.configuration is not None) != (stop.filename in self.configurations):
+                    raise fields.invalid(
+                        "must be a comparison of a file run one configuration a job, null for a file run whole",
+                        f"{path}.configuration",
+                    )
+                unit = (stop.filename, stop.configuration if per_unit else None)
+                if unit in seen:
+                    raise fields.invalid("stops a unit that already stopped", path)
+                seen.add(unit)
         return self
 
     def to_json(self) -> dict[str, Any]:
