@@ -120,16 +120,14 @@ def _header(name: str, data: bytes) -> list[str]:
     return columns
 
 
-def _samples_frame(
-    side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any
-) -> pd.DataFrame:
-    """The sample frame; ``side_codes`` holds 0 for base and 1 for head."""
+def _samples_frame(sides: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any) -> pd.DataFrame:
+    """The sample frame; ``sides`` holds 0 for base and 1 for head."""
     import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
     import pandas as pd
 
     return pd.DataFrame(
         {
-            "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
+            "side": pd.Categorical.from_codes(np.asarray(sides, dtype="int8"), categories=[BASE, HEAD]),
             "filename": filename,
             "configuration": configuration,
             "rate": np.asarray(rate, dtype="float64"),
@@ -263,10 +261,8 @@ def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataF
 def read_samples_prefixes(
     path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
 ) -> tuple[pd.DataFrame, ...]:
-    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw).
-
-    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes; a prefix without it changed since.
-    """
+    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw);
+    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes, which must not have changed since."""
     name, data = _read_bytes(path)
     for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
         if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
@@ -295,8 +291,7 @@ def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
 
 
 class AppendedCsv:
-    """A CSV file appended line by line in a ``with`` block, its header first, each line flushed as it is written
-    (a crash loses none); with ``fsync`` each line also reaches the disk before the next is measured."""
+    """A CSV appended in a ``with`` block, header first, each line flushed (``fsync``: on the disk) as it is written."""
 
     header = ""
     fsync = False

@@ -33,8 +33,7 @@ def js_number(value: float) -> str:
 
 
 def _positional(value: float) -> str:
-    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent (no numpy:
-    the runner writes every sample through js_number)."""
+    """``value``'s shortest round-trip digits without an exponent (no numpy: the runner writes every sample here)."""
     text = format(Decimal(repr(value)), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -102,8 +102,7 @@ def _number(text: str, where: str, line: int, what: str, low: int, high: int) ->
 
 
 def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
-    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json;
-    InputError naming pairs.csv and the line for anything a run could not have written."""
+    """A duet run's pairs, checked against its results.csv (``samples``) and run.json; InputError naming a bad line."""
     where = str(path)
     try:
         size = path.stat().st_size
