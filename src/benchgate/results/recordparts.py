@@ -217,4 +217,3 @@ class AdaptiveRecord:
     looks: tuple[Look, ...]
     stops: tuple[Stop, ...]
     row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)
-    version: int = STOPS_VERSION  # 1: an older record, every stop a whole file

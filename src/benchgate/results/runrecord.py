@@ -149,7 +149,6 @@ class RunRecord(fields.Model):
             self.looks,
             tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
             frozenset() if whole_files else frozenset(self.configurations),
-            self.stops,
         )
 
     def summary(self) -> "RunSummary":
