@@ -137,9 +137,8 @@ def _duet_pairs(located, records, frames) -> tuple:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         shards.append(run_pairs(record.pairing, record_path, frame, offset))  # pairs.csv size-capped there
         offset += len(frame)
-    assignments = [cpus for _, _, head_cpus in shards for cpus in head_cpus]
-    codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
-    strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
+    assignments = np.asarray([cpus for _, _, head_cpus in shards for cpus in head_cpus], dtype=str)
+    strata = np.unique(assignments, return_inverse=True)[1].astype(np.int64)  # each CPU set's rank among them
     return np.concatenate([shard[0] for shard in shards]), np.concatenate([shard[1] for shard in shards]), strata
 
 
