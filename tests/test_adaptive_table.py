@@ -1,4 +1,4 @@
-"""Deciding an adaptive run from its record (benchgate.stats.adaptivetable, benchgate.results.lookrecord)."""
+"""Deciding an adaptive run from its record (benchgate.stats.adaptivetable, benchgate.results.recordparts)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchgate.errors import InputError
-from benchgate.results.lookrecord import AdaptiveRecord, Look, Stop
+from benchgate.results.recordparts import AdaptiveRecord, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.stats import adaptivetable, gatetable, sequential

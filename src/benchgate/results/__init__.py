@@ -1,7 +1,5 @@
 """The results on disk, which every later stage reads: results.csv, run.json and pairs.csv (docs/formats.md).
-
-It imports nothing of benchgate's but ``benchgate.errors``.
-"""
+It imports nothing of benchgate's but ``benchgate.errors``."""
 
 from benchgate._lazy import exports
 
@@ -9,11 +7,10 @@ from benchgate._lazy import exports
 _MODULES = {
     "csvfile": ("CSV_HEADER", "SAMPLE_COLUMNS", "empty_samples", "read_samples", "ResultsWriter", "sample_keys_after"),
     "jsformat": ("js_number", "field_text", "format_sample_line", "js_inspect", "format_configuration"),
-    "lookrecord": ("AUTO",),
     "recordfields": ("MAX_RECORD_BYTES",),
     "rundirs": ("load",),
     "pairs": ("PAIRS_FILE", "PairsWriter", "pairing_record"),
-    "recordparts": ("Binary", "BuildFailure", "SandboxUse"),
+    "recordparts": ("AUTO", "Binary", "BuildFailure", "SandboxUse"),
     "runrecord": (
         "RunRecord",
         "Failure",

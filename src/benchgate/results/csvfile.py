@@ -1,7 +1,6 @@
 """The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. Reading takes two
 paths to one sample frame: pandas' C parser (fast) and, when it finds anything off, an exact parse that names the
-line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``.
-"""
+line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``."""
 
 from __future__ import annotations
 
@@ -121,18 +120,14 @@ def _header(name: str, data: bytes) -> list[str]:
     return columns
 
 
-def _samples_frame(
-    side_codes: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any = None
-) -> pd.DataFrame:
-    """The sample frame; ``side_codes`` holds 0 for base and 1 for head; no ``time_ns`` means all missing."""
+def _samples_frame(sides: Any, filename: Any, configuration: Any, rate: Any, time: Any, time_ns: Any) -> pd.DataFrame:
+    """The sample frame; ``sides`` holds 0 for base and 1 for head."""
     import numpy as np  # lazily, like pandas: writing samples (the runner) needs neither
     import pandas as pd
 
-    if time_ns is None:
-        time_ns = [None] * len(rate)
     return pd.DataFrame(
         {
-            "side": pd.Categorical.from_codes(np.asarray(side_codes, dtype="int8"), categories=[BASE, HEAD]),
+            "side": pd.Categorical.from_codes(np.asarray(sides, dtype="int8"), categories=[BASE, HEAD]),
             "filename": filename,
             "configuration": configuration,
             "rate": np.asarray(rate, dtype="float64"),
@@ -144,7 +139,7 @@ def _samples_frame(
 
 def empty_samples() -> pd.DataFrame:
     """A sample frame with no rows (a run that measured nothing, e.g. because a build failed)."""
-    return _samples_frame([], [], [], [], [])
+    return _samples_frame([], [], [], [], [], [])
 
 
 def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
@@ -176,12 +171,13 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     rate = frame["rate"].to_numpy()
     if not (np.isfinite(rate) & (rate > 0)).all():
         return None
-    if not has_time:
-        return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, np.full(len(frame), np.nan))
-    time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
-    if bad is not None or np.isnan(time).any():
-        # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
-        return None
+    if has_time:
+        time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
+        if bad is not None or np.isnan(time).any():
+            # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
+            return None
+    else:
+        time, time_ns = np.full(len(frame), np.nan), [None] * len(frame)
     return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
 
 
@@ -236,12 +232,7 @@ def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head
     return _samples_frame(sides, list(filenames), list(configurations), rates, seconds, nanoseconds)
 
 
-def read_samples(
-    sources: Iterable[str | Path],
-    *,
-    base_label: str = "old",
-    head_label: str = "new",
-) -> pd.DataFrame:
+def read_samples(sources: Iterable[str | Path], *, base_label: str = "old", head_label: str = "new") -> pd.DataFrame:
     """One sample frame of compare.js CSV files (``-``: stdin; several: shards); InputError naming a bad line."""
     if base_label == head_label:
         raise InputError(f"the base and head labels are both {base_label!r}")
@@ -256,9 +247,7 @@ def concat_samples(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         raise InputError("no CSV files given")
     if len(frames) == 1:
         return frames[0]
-    samples = pd.concat(frames, ignore_index=True)
-    samples["side"] = pd.Categorical(samples["side"], categories=[BASE, HEAD])
-    return samples
+    return pd.concat(frames, ignore_index=True)  # every frame's side has the same categories: they stay
 
 
 def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
@@ -272,10 +261,8 @@ def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataF
 def read_samples_prefixes(
     path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
 ) -> tuple[pd.DataFrame, ...]:
-    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw).
-
-    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes; a prefix without it changed since.
-    """
+    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw);
+    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes, which must not have changed since."""
     name, data = _read_bytes(path)
     for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
         if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
@@ -304,8 +291,7 @@ def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
 
 
 class AppendedCsv:
-    """A CSV file appended line by line in a ``with`` block, its header first, each line flushed as it is written
-    (a crash loses none); with ``fsync`` each line also reaches the disk before the next is measured."""
+    """A CSV appended in a ``with`` block, header first, each line flushed (``fsync``: on the disk) as it is written."""
 
     header = ""
     fsync = False

@@ -16,25 +16,20 @@ def js_number(value: float) -> str:
     """Format a float as JavaScript's Number#toString does, so our CSV matches compare.js byte for byte."""
     if not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if value == int(value) and abs(value) < 1e21:
-        if abs(value) < 2**53:
-            return str(int(value))
-        # Past 2**53 JavaScript prints the shortest round-trip digits padded with zeros, not the exact integer.
+    if value == int(value) and abs(value) < 2**53:
+        return str(int(value))
+    mantissa, _, exponent = repr(value).partition("e")
+    if not exponent and abs(value) < 2**53:
+        return mantissa
+    if -7 < int(exponent or 0) < 21:
+        # Plain decimals, where Python may have switched to exponents; past 2**53 JavaScript prints the shortest
+        # round-trip digits padded with zeros, not the exact integer.
         return _positional(value)
-    text = repr(value)
-    if "e" not in text:
-        return text
-    mantissa, exponent = text.split("e")
-    exponent_value = int(exponent)
-    if -7 < exponent_value < 21:
-        # JS prints plain decimals in this range where Python already switched to exponents.
-        return _positional(value)
-    return f"{mantissa}e{'+' if exponent_value > 0 else '-'}{abs(exponent_value)}"
+    return f"{mantissa}e{'+' if int(exponent) > 0 else '-'}{abs(int(exponent))}"
 
 
 def _positional(value: float) -> str:
-    """The shortest round-trip digits of ``value`` (Python's repr) written out without an exponent (no numpy:
-    the runner writes every sample through js_number)."""
+    """``value``'s shortest round-trip digits without an exponent (no numpy: the runner writes every sample here)."""
     text = format(Decimal(repr(value)), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

@@ -18,7 +18,6 @@ from benchgate.results.csvfile import AppendedCsv
 from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 PAIRS_FILE = "pairs.csv"
@@ -103,8 +102,7 @@ def _number(text: str, where: str, line: int, what: str, low: int, high: int) ->
 
 
 def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
-    """The pairs of one duet run, checked against its results.csv (``samples``, in file order) and run.json;
-    InputError naming pairs.csv and the line for anything a run could not have written."""
+    """A duet run's pairs, checked against its results.csv (``samples``) and run.json; InputError naming a bad line."""
     where = str(path)
     try:
         size = path.stat().st_size
@@ -163,18 +161,14 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     return pairs
 
 
-def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
-    """A duet run's pairs as ``pair_indices`` gives them (rows of ``samples``, its whole results.csv), else None."""
-    if not pairing.duet:
-        return None
-    return pair_indices(read_pairs(record_path.parent / PAIRS_FILE, pairing, samples))
-
-
-def pair_indices(pairs: list[Pair], offset: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The sample-frame rows of each pair's base and head sample (``offset``: the shard's first row), and
-    each pair's head CPU set (which side ran where: the paired test aligns the assignments)."""
+def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame, offset: int = 0) -> tuple | None:
+    """A duet run's pairs (else None): the rows of each pair's base and head sample in ``samples`` (its results.csv;
+    ``offset``: its first row among the shards'), and each pair's head CPU set (the paired test aligns them)."""
     import numpy as np
 
+    if not pairing.duet:
+        return None
+    pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, samples)
     base = np.fromiter((pair.base_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
     head = np.fromiter((pair.head_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
     return base, head, [pair.head_cpus for pair in pairs]

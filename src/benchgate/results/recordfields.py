@@ -1,6 +1,5 @@
 """run.json's limits (all of them, once), its field types, and the one-line error a bad field gets
-("run record field PATH: WHY", from pydantic's first error).
-"""
+("run record field PATH: WHY", from pydantic's first error)."""
 
 from __future__ import annotations
 

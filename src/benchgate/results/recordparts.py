@@ -1,11 +1,15 @@
-"""The parts of run.json (``benchgate.results.runrecord.RunRecord``) and the checks of its free-form fields."""
+"""The parts of run.json (``benchgate.results.runrecord.RunRecord``), an adaptive run's looks and stops
+(``runs: "auto"``, docs/formats.md), and the checks of its free-form fields."""
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
 from benchgate.results import recordfields as fields
-from benchgate.results.lookrecord import AUTO
+
+AUTO = "auto"
+STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
 
 
 class Binary(fields.Model):
@@ -174,3 +178,42 @@ def check_runs(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= fields.MAX_RUNS:
         raise fields.invalid(f"must be a whole number from 1 to {fields.MAX_RUNS}, or auto, not {str(value)[:20]!r}")
     return value
+
+
+class Look(fields.Model):
+    """One of run.json's ``looks``: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
+
+    runs: fields.Integer(1, fields.MAX_RUNS)
+    csv_bytes: fields.Integer(0, 2**62)
+    csv_sha256: fields.Digest | None = None  # of those bytes (None: before the digest)
+
+
+def _short(value: Any) -> Any:
+    if not isinstance(value, str) or len(value) > 32:
+        raise fields.invalid("must be a short string")
+    return value
+
+
+class Stop(fields.Model):
+    """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
+
+    filename: fields.Text(fields.MAX_NAME)
+    configuration: fields.Text(fields.MAX_NAME) | None = None  # None: the whole file
+    after_runs: fields.Integer(1, fields.MAX_RUNS)
+    look: fields.Integer(0, fields.MAX_LOOKS - 1)
+    reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
+
+    @property
+    def unit(self) -> tuple[str, str | None]:
+        return (self.filename, self.configuration)
+
+
+@dataclass(frozen=True)
+class AdaptiveRecord:
+    """The adaptive part of one run.json, as the replay reads it."""
+
+    design: dict[str, Any]
+    files: tuple[str, ...]  # the selection's files, in the order the run knew them
+    looks: tuple[Look, ...]
+    stops: tuple[Stop, ...]
+    row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)

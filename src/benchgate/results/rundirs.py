@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
-from benchgate.results.lookrecord import AdaptiveRecord
-from benchgate.results.pairs import DUET, PAIRS_FILE, pair_indices, read_pairs, run_pairs
+from benchgate.results.pairs import DUET, run_pairs
 from benchgate.results.recordfields import MAX_NAME
+from benchgate.results.recordparts import AdaptiveRecord
 from benchgate.results.runrecord import RunSummary, load_run_record
 
 if TYPE_CHECKING:
@@ -135,12 +135,10 @@ def _duet_pairs(located, records, frames) -> tuple:
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
-        pairs = read_pairs(record_path.parent / PAIRS_FILE, record.pairing, frame)  # size-capped there
-        shards.append(pair_indices(pairs, offset))
+        shards.append(run_pairs(record.pairing, record_path, frame, offset))  # pairs.csv size-capped there
         offset += len(frame)
-    assignments = [cpus for _, _, head_cpus in shards for cpus in head_cpus]
-    codes = {cpus: code for code, cpus in enumerate(sorted(set(assignments)))}
-    strata = np.asarray([codes[cpus] for cpus in assignments], dtype=np.int64)
+    assignments = np.asarray([cpus for _, _, head_cpus in shards for cpus in head_cpus], dtype=str)
+    strata = np.unique(assignments, return_inverse=True)[1].astype(np.int64)  # each CPU set's rank among them
     return np.concatenate([shard[0] for shard in shards]), np.concatenate([shard[1] for shard in shards]), strata
 
 

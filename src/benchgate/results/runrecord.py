@@ -1,7 +1,7 @@
 """run.json (docs/formats.md), one versioned model: written atomically by the run, read back as untrusted data
-(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown).
-"""
+(a PR's code ran where it was written: every field is checked, unknown fields are kept, never shown)."""
 
+import itertools
 import json
 import math
 import os
@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
-from benchgate.results import lookrecord
 from benchgate.results import recordfields as fields
 from benchgate.results import recordparts as parts
 from benchgate.results.pairs import Pairing
@@ -69,9 +68,9 @@ class RunRecord(fields.Model):
     configurations: Annotated[dict[str, parts.FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
     whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
     design: Annotated[dict[str, Any], Field(max_length=64)] | None = None
-    looks: Annotated[tuple[lookrecord.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    looks: Annotated[tuple[parts.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
     stops: Literal[1, 2] = 1  # 2: STOPS_VERSION, per-unit stops (1: an older record's whole-file stops)
-    stopped: Annotated[tuple[lookrecord.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    stopped: Annotated[tuple[parts.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
     prior: parts.Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
@@ -89,7 +88,11 @@ class RunRecord(fields.Model):
             unknown = [name for name in configurations if name not in files]
             if unknown:
                 raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
-        return lookrecord.legacy_stops(data)  # an older adaptive record's stops, as the list they mean
+        stopped = data.get("stopped")
+        if data.get("stops", 1) == 1 and isinstance(stopped, dict):  # an older record's whole-file stops, as a list
+            items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
+            data = {**data, "stopped": items}
+        return data
 
     @model_validator(mode="after")
     def _fits_the_selection(self) -> "RunRecord":
@@ -104,7 +107,28 @@ class RunRecord(fields.Model):
                 type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
             ):
                 raise fields.invalid("must be a list of run counts", "design.looks")
-            lookrecord.check_stops(files, self.looks, self.stopped, frozenset(self.configurations), self.stops)
+            for index, (earlier, later) in enumerate(itertools.pairwise(self.looks), start=1):
+                if later.runs <= earlier.runs or later.csv_bytes < earlier.csv_bytes:
+                    raise fields.invalid(
+                        "looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]"
+                    )
+            # Each stop names a selected file, once, as a comparison exactly when its file ran one configuration a job
+            # (a version 1 record's stops are all whole files).
+            per_unit = self.stops == parts.STOPS_VERSION
+            seen: set[tuple[str, str | None]] = set()
+            for index, stop in enumerate(self.stopped):
+                path = f"stopped[{index}]"
+                if stop.filename not in files:
+                    raise fields.invalid("must name a selected file and say why it stopped", path)
+                if per_unit and (stop.configuration is not None) != (stop.filename in self.configurations):
+                    raise fields.invalid(
+                        "must be a comparison of a file run one configuration a job, null for a file run whole",
+                        f"{path}.configuration",
+                    )
+                unit = (stop.filename, stop.configuration if per_unit else None)
+                if unit in seen:
+                    raise fields.invalid("stops a unit that already stopped", path)
+                seen.add(unit)
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -114,18 +138,17 @@ class RunRecord(fields.Model):
     @property
     def adaptive_run(self) -> bool:
         """A ``--runs auto`` run."""
-        return self.runs == lookrecord.AUTO
+        return self.runs == parts.AUTO
 
-    def adaptive(self) -> lookrecord.AdaptiveRecord:
+    def adaptive(self) -> parts.AdaptiveRecord:
         """The design, looks and stops of an adaptive run, as the replay reads them."""
-        whole_files = self.stops != lookrecord.STOPS_VERSION  # every stop of an older record is a whole file's
-        return lookrecord.AdaptiveRecord(
+        whole_files = self.stops != parts.STOPS_VERSION  # every stop of an older record is a whole file's
+        return parts.AdaptiveRecord(
             dict(self.design or {}),
             tuple(self.selection.files or ()),
             self.looks,
             tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
             frozenset() if whole_files else frozenset(self.configurations),
-            self.stops,
         )
 
     def summary(self) -> "RunSummary":
@@ -155,13 +178,10 @@ class RunRecord(fields.Model):
 
     def check_resumable(self, where: str) -> None:
         """What ``--resume`` rebuilds the run from is all there; InputError naming the first missing field."""
+        binary = (("path", "a string"), ("sha256", "a string"), ("node_args", "a list"))
         required = [
             ("binaries", "an object"),
-            *(
-                (f"binaries.{side}.{key}", kind)
-                for side in ("base", "head")
-                for key, kind in (("path", "a string"), ("sha256", "a string"), ("node_args", "a list"))
-            ),
+            *((f"binaries.{side}.{key}", kind) for side in ("base", "head") for key, kind in binary),
             ("selection", "an object"),
             ("selection.benchmark_dir", "a string"),
             ("selection.files", "a list"),
@@ -179,7 +199,7 @@ class RunRecord(fields.Model):
                 if name not in part.model_fields_set:
                     raise InputError(f"--resume: run record field {path}: is missing ({kind} expected)", where=where)
                 part = getattr(part, name)
-        if self.adaptive_run and self.stops != lookrecord.STOPS_VERSION:
+        if self.adaptive_run and self.stops != parts.STOPS_VERSION:
             raise InputError(
                 "--resume: an adaptive run recorded by an older benchgate (its files stopped whole); "
                 "`benchgate report` reads it, but it cannot be continued: start a new run",
@@ -213,7 +233,7 @@ class RunSummary:
 
     base: Binary = Binary()
     head: Binary = Binary()
-    runs: int | str | None = None  # "auto": an adaptive run (benchgate.results.lookrecord)
+    runs: int | str | None = None  # "auto": an adaptive run (benchgate.results.recordparts)
     adaptive_runs: tuple[int, int] | None = None  # an adaptive run's fewest and most runs per side
     complete: bool = True
     environment: tuple[tuple[str, str], ...] = ()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import file_prefix_sha256, read_samples_prefixes
-from benchgate.results.lookrecord import AUTO, STOPS_VERSION, Look, Stop
+from benchgate.results.recordparts import AUTO, STOPS_VERSION, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run.session import now
