@@ -47,14 +47,15 @@ def bar_chart(rows: pd.DataFrame) -> str:
     return block(render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
 
 
+FIGURES = (
+    "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
+    "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
+)
+
+
 def false_positive_note(count: int, settings: Settings) -> str:
     """compare.R's warning about many comparisons, with what the gate does about it."""
-    note = (
-        "Be aware that when doing many comparisons the risk of a false-positive result increases. "
-        f"In this case, there are {count} comparisons, you can thus expect the following amount of "
-        f"false-positive results: {count * 0.05:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
-        f"{count * 0.01:.2f} at 1% (\\*\\*, \\*\\*\\*), {count * 0.001:.2f} at 0.1% (\\*\\*\\*)."
-    )
+    note = tables.false_positive_note(count, FIGURES, " ")
     if settings.correction == "holm":
         note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
     return f"> {note}"

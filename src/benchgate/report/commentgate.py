@@ -42,23 +42,26 @@ def _listed(lines: list[str]) -> list[str]:
     return lines[:MAX_LISTED] + more
 
 
+def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
+    """The verdict in a few words (``accepted_by``: the comment's label, else the check run's wording)."""
+    count = outcome.gating_rows
+    what = f"{count} regression{'s' if count != 1 else ''}" if count else "the benchmark run"
+    if outcome.verdict == PASS:
+        return "no regression fails the gate"
+    if outcome.verdict == INCONCLUSIVE:
+        return f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses"
+    if outcome.verdict == ACCEPTED:
+        return f"regression accepted by {accepted_by}" if accepted_by else f"{what} accepted by label"
+    return f"{what} fail{'s' if count < 2 else ''} the gate"
+
+
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
-    count = outcome.gating_rows
     prior = ctx.run.prior_variances if ctx.run is not None else {}
     listed = gatelines.listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
-    if outcome.verdict == FAIL:
-        title = f"### ❌ benchgate: {count} regression{'s fail' if count != 1 else ' fails'} the gate"
-        if not count:
-            title = "### ❌ benchgate: the benchmark run fails the gate"
-    elif outcome.verdict == ACCEPTED:
-        title = f"### ⚠️ benchgate: regression accepted by {code(prefix + ':accept-regression')}"
-    elif outcome.verdict == INCONCLUSIVE:
-        held = int(ctx.gated["undecided"].sum())
-        title = f"### ❓ benchgate: inconclusive: {plural(held, 'comparison')} undecided, none regresses"
-    else:
-        title = "### ✅ benchgate: no regression fails the gate"
+    words = verdict_words(outcome, code(prefix + ":accept-regression"))
+    title = f"### {gatelines.VERDICT_MARKS[outcome.verdict]} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:
         title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
@@ -112,12 +115,5 @@ def check_title(result: Outcome, run: RunSummary) -> str:
         if run.build_failure.infrastructure:
             return "The base does not build (infrastructure error, not this PR's fault)"
         return "The head does not build"
-    if result.verdict == PASS:
-        return "No regression fails the gate"
-    if result.verdict == INCONCLUSIVE:
-        return f"Inconclusive: {plural(result.undecided_rows, 'comparison')} undecided, none regresses"
-    count = result.gating_rows
-    what = f"{count} regression{'s' if count != 1 else ''}" if count else "The benchmark run"
-    if result.verdict == ACCEPTED:
-        return f"{what} accepted by label"
-    return f"{what} fail{'s' if count == 1 or not count else ''} the gate"
+    words = verdict_words(result)
+    return words[0].upper() + words[1:]

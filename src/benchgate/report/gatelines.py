@@ -150,6 +150,7 @@ def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Coarse]:
 
 
 MARKS = {"undecided": "❓", "noisy": "🔊", "coarse": "🔍"}
+VERDICT_MARKS = {"fail": "❌", "accepted": "⚠️", "inconclusive": "❓", "pass": "✅"}
 
 
 def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[_Listed]]:

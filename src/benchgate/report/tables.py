@@ -91,16 +91,22 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def false_positive_note(count: int) -> str:
-    """compare.R's warning about many comparisons, with its figures."""
-    return (
-        "Be aware that when doing many comparisons the risk of a false-positive\n"
-        f"result increases. In this case, there are {count} comparisons, you can thus\n"
-        "expect the following amount of false-positive results:\n"
-        f"  {count * 0.05:.2f} false positives, when considering a   5% risk acceptance (*, **, ***),\n"
-        f"  {count * 0.01:.2f} false positives, when considering a   1% risk acceptance (**, ***),\n"
-        f"  {count * 0.001:.2f} false positives, when considering a 0.1% risk acceptance (***)"
-    )
+# compare.R's warning about many comparisons, {0} their number; the figures, {1} to {3}, are worded apart
+FALSE_POSITIVES = (
+    "Be aware that when doing many comparisons the risk of a false-positive",
+    "result increases. In this case, there are {0} comparisons, you can thus",
+    "expect the following amount of false-positive results:",
+)
+FIGURES = (
+    "  {1:.2f} false positives, when considering a   5% risk acceptance (*, **, ***),\n"
+    "  {2:.2f} false positives, when considering a   1% risk acceptance (**, ***),\n"
+    "  {3:.2f} false positives, when considering a 0.1% risk acceptance (***)"
+)
+
+
+def false_positive_note(count: int, figures: str = FIGURES, sep: str = "\n") -> str:
+    """compare.R's warning about many comparisons: its lines joined by ``sep``, its figures worded by ``figures``."""
+    return sep.join([*FALSE_POSITIVES, figures]).format(count, count * 0.05, count * 0.01, count * 0.001)
 
 
 def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
@@ -182,12 +188,9 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
-VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
-
-
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    mark = VERDICT_MARKS[verdict(gated)]
+    mark = gatelines.VERDICT_MARKS[verdict(gated)]
     headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
