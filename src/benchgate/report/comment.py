@@ -10,7 +10,6 @@ from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
 from benchgate.report import commentgate, gatelines, tables
-from benchgate.report.bars import render_bars
 from benchgate.report.commentgate import CommentContext
 from benchgate.report.markup import block, code, plain, table
 from benchgate.results.runrecord import Binary, RunSummary
@@ -44,7 +43,7 @@ def bar_chart(rows: pd.DataFrame) -> str:
     if rows.empty:
         return ""
     # Untrusted names: block drops backticks (they could close the fence).
-    return block(render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
+    return block(tables.render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
 
 
 FIGURES = (
