@@ -9,8 +9,8 @@ import pandas as pd
 from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
-from benchgate.report import commentgate, gatelines, tables
-from benchgate.report.commentgate import CommentContext
+from benchgate.report import gatelines, tables
+from benchgate.report.gatelines import CommentContext
 from benchgate.report.markup import block, code, plain, table
 from benchgate.results.runrecord import Binary, RunSummary
 
@@ -109,7 +109,7 @@ def _context_line(ctx: CommentContext) -> str:
     parts = [
         _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
         f"{runs} runs per side{shards}{duet}",
-        commentgate.plural(len(ctx.gated), "comparison"),
+        gatelines.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
         + _setting(ctx, "correction", f"{settings.correction} correction")
@@ -217,7 +217,7 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     """The comment; without ``all_rows`` it says it is shortened."""
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
-    parts = [MARKER, *commentgate.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
+    parts = [MARKER, *gatelines.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
@@ -233,11 +233,11 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
         parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
     parts.append("")
     if details:
-        power = commentgate.power_lines(ctx)
+        power = gatelines.power_lines(ctx)
         parts += [*power, ""] if power else []
     if all_rows:
         parts += [
-            f"<details><summary>All {commentgate.plural(len(ctx.gated), 'comparison')}</summary>",
+            f"<details><summary>All {gatelines.plural(len(ctx.gated), 'comparison')}</summary>",
             "",
             tables.render_markdown_table(ctx.gated),
             "",
