@@ -37,15 +37,6 @@ def _significant_heading(rows: pd.DataFrame, total: int) -> str:
     return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
 
 
-def bar_chart(rows: pd.DataFrame) -> str:
-    """``report``'s text bars around a centre line, in a code block: ``|██████████░░ +158.99% ***``."""
-    rows = rows[rows["improvement"].notna()]
-    if rows.empty:
-        return ""
-    # Untrusted names: block drops backticks (they could close the fence).
-    return block(tables.render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
-
-
 FIGURES = (
     "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
     "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
@@ -227,8 +218,9 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
         parts += [_significant_heading(significant, len(ctx.gated)), "", tables.render_markdown_table(shown)]
         if len(shown) < len(significant):
             parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
-        chart = bar_chart(shown) if details else ""
-        parts += ["", chart] if chart else []
+        charted = shown[shown["improvement"].notna()]
+        if details and len(charted):  # untrusted names: block drops backticks (they could close the fence)
+            parts += ["", block(tables.render_bars(tables.bars_for(charted, MAX_NAME_IN_CHART)))]
     else:
         parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
     parts.append("")

@@ -42,10 +42,6 @@ def _name(row: Any) -> str:
     return f"{row.filename} {row.configuration}"
 
 
-def _key(row: Any) -> tuple[str, str]:
-    return row.filename, row.configuration
-
-
 def _floor(row: Any, inconclusive_above: float) -> float:
     """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
     return float(row.min_effect) if row.min_effect > 0 else inconclusive_above
@@ -145,11 +141,17 @@ def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
 
 
 def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Coarse]:
-    """The unchanged rows gated coarser than their target, coarsest first; ``prior``: the (filename,
-    configuration) keys whose σ came from main's history."""
+    """The unchanged rows gated coarser than their target, coarsest first (``prior``: keys with main's σ)."""
     rows = _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort")
     return [
-        Coarse(_name(row), row.sigma, row.gated_at, row.resolution, _floor(row, floor), _key(row) in prior)
+        Coarse(
+            _name(row),
+            row.sigma,
+            row.gated_at,
+            row.resolution,
+            _floor(row, floor),
+            (row.filename, row.configuration) in prior,
+        )
         for row in rows.itertuples(index=False)
     ]
 
@@ -182,8 +184,7 @@ class Blind:
 
 
 def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution among its unchanged judged rows (under which a regression could hide),
-    largest first."""
+    """Per file, the largest resolution of its unchanged judged rows (a regression could hide under it)."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
     spots = []

@@ -56,8 +56,7 @@ def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
 
 
 def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends: tuple[float, float]) -> None:
-    """Grey bands with the file name over each file's rows and stripes on every other row, across labels, plot and
-    values (``ends``: the figure's edges in axes coordinates), so the eye follows a row at 200 rows."""
+    """A grey band with the file name over each file's rows, stripes on every other row, edge to edge (``ends``)."""
     from matplotlib.collections import PolyCollection
 
     start, end = ends
@@ -76,8 +75,7 @@ def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends
 
 
 def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float]) -> None:
-    """Interval lines and point markers (``found``: change, low, high), one collection per kind (gid
-    ``interval-KIND``, ``point-KIND``)."""
+    """Interval lines and point markers (``found``: change, low, high), gid ``interval-KIND`` and ``point-KIND``."""
     for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
         mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
         low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
@@ -174,8 +172,7 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     for label, kind in zip(ax.get_yticklabels(), kinds, strict=True):
         label.set(fontsize=FONT_POINTS, **_emphasis(kind == FAIL))
     ax.tick_params(axis="y", length=0)
-    for side in ("left", "right"):
-        ax.spines[side].set_visible(False)
+    ax.spines[["left", "right"]].set_visible(False)
     _marks(ax, found, kinds, ys, limits)
     _values(ax, table, kinds, ys, x=1 + 0.4 / plot)  # clear of a top tick label at the axis' end
 
