@@ -121,8 +121,7 @@ def _cells(row: Any, decided: bool) -> list[str]:
 
 
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change, decision
-    and (when a row fails) ``gate`` columns; ``gate_columns`` False: compare.R's columns alone."""
+    """compare.R's printed table (each line starts as R prints it), then the gate's unless ``gate_columns`` is False."""
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
@@ -211,8 +210,7 @@ def _code(text: str) -> str:
 
 
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Gating rows, undecided rows, other regressions with stars or decided, then the rest; gating and other
-    regressions worst first, the others in table order."""
+    """Gating (worst first), undecided, other starred or decided regressions (worst first), then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
     regressed = (gated["confidence"].isin(ACCURACY_KEYS) | (gated["decision"] == "regression")) & (improvement < 0)
     group = np.select([gated["gating"], gated["undecided"], regressed], [0, 1, 2], 3)
