@@ -144,11 +144,8 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
             lines += ["", "  <details><summary>stderr</summary>", "", indented, "", "  </details>", ""]
     if len(run.failures) > limit:
         lines.append(f"- … and {len(run.failures) - limit} more failures")
-    for skipped in run.skipped[:limit]:
-        lines.append(f"- ⏭️ {code(skipped.filename)} skipped: {code(skipped.reason)}")
-    if len(run.skipped) > limit:
-        lines.append(f"- … and {len(run.skipped) - limit} more skipped")
-    return lines
+    skipped = [f"- ⏭️ {code(item.filename)} skipped: {code(item.reason)}" for item in run.skipped]
+    return lines + gatelines.truncated(skipped, limit, "- … and {} more skipped")
 
 
 def _labels(decision: LabelDecision) -> list[str]:

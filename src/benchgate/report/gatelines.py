@@ -259,10 +259,11 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _listed(lines: list[str]) -> list[str]:
-    """The first MAX_LISTED lines, and how many more the table below holds."""
-    more = [f"- … and {len(lines) - MAX_LISTED} more, in the table below"] if len(lines) > MAX_LISTED else []
-    return lines[:MAX_LISTED] + more
+def truncated(
+    lines: list[str], limit: int = MAX_LISTED, more: str = "- … and {} more, in the table below"
+) -> list[str]:
+    """The first ``limit`` lines, then ``more`` with how many were left out."""
+    return lines[:limit] + ([more.format(len(lines) - limit)] if len(lines) > limit else [])
 
 
 def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
@@ -289,7 +290,7 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
         title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
     lines = [title, ""]
     gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
-    lines += _listed([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
+    lines += truncated([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
     lines += [f"- {plain(problem)}" for problem in outcome.problems]
     inconclusive = outcome.verdict == INCONCLUSIVE
     not_a_pass = "This is not a pass: each of these could still hide a regression."
@@ -314,7 +315,7 @@ def listed_lines(kind: str, items: list, heading: str | None = None) -> list[str
     """A heading (``HEADINGS``' by default) and the rows of one kind (``MARKS``), at most MAX_LISTED."""
     if not items:
         return []
-    lines = _listed([f"- {MARKS[kind]} {item.line(code, plain)}" for item in items])
+    lines = truncated([f"- {MARKS[kind]} {item.line(code, plain)}" for item in items])
     return ["", (heading or HEADINGS[kind]).format(len(items)), "", *lines]
 
 

@@ -185,9 +185,8 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     blind = gatelines.blind_spots(gated)
     if blind:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
-        lines += [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind[:MAX_SUMMARY_LINES]]
-        if len(blind) > MAX_SUMMARY_LINES:
-            lines.append(f"  ... and {len(blind) - MAX_SUMMARY_LINES} more files (--format json: mde per row)")
+        spots = [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind]
+        lines += gatelines.truncated(spots, MAX_SUMMARY_LINES, "  ... and {} more files (--format json: mde per row)")
     return lines
 
 
