@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 DPI = 100
-PLOT_EXTRA = "pip install 'benchgate[plot]'"
-DISTRIBUTIONS_SUFFIX = "-distributions"
 FONT_POINTS = 8.0  # row labels and values; a row is ROW_INCHES tall, so labels never overlap
 ROW_INCHES = 0.19
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
@@ -37,14 +35,14 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise InputError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+        raise InputError("--plot needs matplotlib, which is not installed: pip install 'benchgate[plot]'") from None
 
 
 def chart_paths(path: Path) -> tuple[Path, Path]:
     """The forest plot's path (``path`` itself) and the distributions' (``FILE-distributions.png``)."""
     if path.suffix.lower() != ".png":
         raise InputError(f"--plot {path}: the chart file name must end in .png")
-    return path, path.with_name(f"{path.stem}{DISTRIBUTIONS_SUFFIX}{path.suffix}")
+    return path, path.with_name(f"{path.stem}-distributions{path.suffix}")
 
 
 def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
@@ -332,19 +330,15 @@ def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: Gat
     return figure
 
 
-def png_bytes(figure: Figure) -> bytes:
-    """The figure as PNG, drawn by Agg at DPI."""
+def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
+    """Both charts as ``{path: PNG bytes}`` (Agg at DPI): the forest at ``path``, the distributions beside it."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_png(buffer, metadata={"Software": "benchgate"})
-    return buffer.getvalue()
-
-
-def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
-    """Both charts as ``{path: PNG bytes}``: the forest at ``path``, the distributions beside it."""
-    forest_path, distributions_path = chart_paths(path)
-    return {
-        forest_path: png_bytes(forest_figure(gated, policy)),
-        distributions_path: png_bytes(distributions_figure(gated, samples, policy)),
-    }
+    forest, distributions = chart_paths(path)
+    figures = {forest: forest_figure(gated, policy), distributions: distributions_figure(gated, samples, policy)}
+    files = {}
+    for where, figure in figures.items():
+        buffer = io.BytesIO()
+        FigureCanvasAgg(figure).print_png(buffer, metadata={"Software": "benchgate"})
+        files[where] = buffer.getvalue()
+    return files
