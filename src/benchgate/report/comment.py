@@ -182,23 +182,21 @@ def _footer(ctx: CommentContext) -> list[str]:
     return lines
 
 
+def _short(ctx: CommentContext, heading: str, why: str, sides: str, rest: list[str]) -> str:
+    """A comment without results: the heading, why, the sides, the sandbox warning, ``rest``, the footer."""
+    return (
+        "\n".join([MARKER, heading, "", why, "", sides, "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)])
+        + "\n"
+    )
+
+
 def _render_nothing_selected(ctx: CommentContext) -> str:
     """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
-    prefix = ctx.settings.label_prefix
-    parts = [
-        MARKER,
-        f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}",
-        "",
-        "The changed files map to no benchmark category, so no benchmark ran and nothing can regress.",
-        "",
-        _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown",
-        "",
-        *_sandbox_warning(ctx.run),
-        f"<sub>To benchmark anyway, a maintainer adds a label such as {code(prefix + ':categories=url')}.</sub>",
-        "",
-        *_footer(ctx),
-    ]
-    return "\n".join(parts) + "\n"
+    sides = _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown"
+    why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
+    label = code(ctx.settings.label_prefix + ":categories=url")
+    hint = f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"
+    return _short(ctx, f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}", why, sides, [hint])
 
 
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
@@ -248,27 +246,22 @@ def _render_build_failure(ctx: CommentContext) -> str:
     assert failure is not None
     commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
     if failure.infrastructure:
-        lines = [
-            "### ⚠️ benchgate: the base does not build (infrastructure error)",
-            "",
+        heading = "### ⚠️ benchgate: the base does not build (infrastructure error)"
+        why = (
             f"The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's "
             "fault: the base branch or the benchmark machine needs attention. The check is neutral; "
-            "run the benchmark again once the base builds.",
-        ]
+            "run the benchmark again once the base builds."
+        )
     else:
-        lines = [
-            "### ❌ benchgate: the head does not build",
-            "",
+        heading = "### ❌ benchgate: the head does not build"
+        why = (
             f"The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate "
             f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
-            "accept a build failure).",
-        ]
-    lines += ["", _sides(ctx.run), "", *_sandbox_warning(ctx.run)]
-    if failure.log_tail.strip():
-        lines += [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
-    lines += ["_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"]
-    lines += ["", *_footer(ctx)]
-    return "\n".join([MARKER, *lines]) + "\n"
+            "accept a build failure)."
+        )
+    log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
+    note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
+    return _short(ctx, heading, why, _sides(ctx.run), [*(log if failure.log_tail.strip() else []), note])
 
 
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
