@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from commentcases import build_failure_run, by_actor, context, many_rows, run_summary, variants
 
-from benchgate.report import comment, commentgate, gatelines
+from benchgate.report import comment, gatelines
 from benchgate.results.runrecord import SandboxUse
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -140,14 +140,14 @@ def test_label_text_renders_only_inside_code_spans():
 
 def test_rows_too_noisy_to_gate_are_listed_apart_with_the_rule_that_settles_them():
     item = gatelines.Noisy("http/*@x.js `a`", "http/*@x.js", 14.23, 18.31, 10.0, True)
-    lines = commentgate.listed_lines("noisy", [item])
+    lines = gatelines.listed_lines("noisy", [item])
     assert lines[1] == "Too noisy to gate (1), apart from the undecided rows:"
     assert lines[3] == (
         "- 🔊 `http/*@x.js 'a'`: too noisy to gate at 10 %: σ 14.2 %; the smallest regression it could rule out by "
         "max-runs is 18.3 %; it keeps the verdict inconclusive; settled by "
         "`{match: 'http/*@x.js', min-effect: 19%} in rules, or noisy: {max-sigma: 14.1%}`"
     )
-    assert commentgate.listed_lines("noisy", []) == []
+    assert gatelines.listed_lines("noisy", []) == []
 
 
 def test_a_row_gated_coarser_is_counted_in_the_heading_and_named_with_its_sigma_and_resolution():

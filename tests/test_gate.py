@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchgate import report, results, stats
+from benchgate import results, stats
 from benchgate.cli import main
 from benchgate.report import gatelines
+from benchgate.report import tables as report
 from benchgate.stats import analysis, gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchgate import report, results, stats
-from benchgate.report import bars
+from benchgate import results, stats
+from benchgate.report import tables as report
 from benchgate.stats import analysis, gate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
@@ -137,8 +137,9 @@ def test_control_characters_in_names_stay_on_one_line():
 
 
 def test_bars_scale_symmetric_to_the_largest_change():
-    chart = bars.render_bars(
-        [bars.Bar("up", 50.0, "***"), bars.Bar("down", -25.0, "*"), bars.Bar("none", math.nan, "NA")], half_width=10
+    chart = report.render_bars(
+        [report.Bar("up", 50.0, "***"), report.Bar("down", -25.0, "*"), report.Bar("none", math.nan, "NA")],
+        half_width=10,
     )
     axis, up, down, none = chart.splitlines()
     assert axis == "     -50.0%    0%   +50.0%"
@@ -150,9 +151,9 @@ def test_bars_scale_symmetric_to_the_largest_change():
 
 
 def test_bar_scale_rounds_up_and_never_divides_by_zero():
-    assert bars.scale_for([158.99, -167.65]) == 167.7
-    assert bars.scale_for([0.0, math.nan]) == 0.1
-    assert bars.render_bar(0.0, 0.1, 3) == "   |░░░"
+    assert report.scale_for([158.99, -167.65]) == 167.7
+    assert report.scale_for([0.0, math.nan]) == 0.1
+    assert report.render_bar(0.0, 0.1, 3) == "   |░░░"
 
 
 def test_markdown_table_puts_regressions_first_and_escapes_names():

@@ -20,7 +20,7 @@ from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 from benchgate.report import plots, tables
 from benchgate.report.comment import GITHUB_COMMENT_LIMIT, MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
-from benchgate.report.commentgate import check_title
+from benchgate.report.gatelines import check_title
 from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs, runrecord
 from benchgate.results.csvfile import empty_samples

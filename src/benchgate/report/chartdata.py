@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchgate.report.gatelines import gate_headline
+from benchgate.report.gatelines import gate_headline, gate_test
+from benchgate.report.tables import ACCURACY_KEYS
 from benchgate.stats.gate import GatePolicy
-
-STARRED = ("*", "**", "***")
 
 # Okabe-Ito colours (safe for colour-blind readers); every kind also has its own marker.
 FAIL, SLOWER, FASTER, UNCLEAR = "fail", "slower", "faster", "unclear"
@@ -53,7 +52,7 @@ KIND_LABELS = {
 
 def interval_name(gated: pd.DataFrame) -> str:
     """What the forest's lines are: the decisions' interval (``ci_low``, ``ci_high``) around ``change``."""
-    if len(gated) and str(gated["gate_test"].iloc[0]) == "compare.R":
+    if gate_test(gated) == "compare.R":
         return "compare.R's confidence interval at the threshold's level"
     return "the gate's confidence interval"
 
@@ -120,7 +119,7 @@ def percent(value: float, digits: int | None = None) -> str:
 def change_and_stars(row: Any) -> tuple[str, str]:
     """A row's improvement as the charts print it (``NA`` when unknown) and its compare.R stars ('' for none)."""
     change = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-    return change, str(row.confidence) if str(row.confidence) in STARRED else ""
+    return change, str(row.confidence) if str(row.confidence) in ACCURACY_KEYS else ""
 
 
 def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:

@@ -9,9 +9,8 @@ import pandas as pd
 from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
 from benchgate.config.settings import Settings
-from benchgate.report import commentgate, gatelines, tables
-from benchgate.report.bars import render_bars
-from benchgate.report.commentgate import CommentContext
+from benchgate.report import gatelines, tables
+from benchgate.report.gatelines import CommentContext
 from benchgate.report.markup import block, code, plain, table
 from benchgate.results.runrecord import Binary, RunSummary
 
@@ -38,23 +37,15 @@ def _significant_heading(rows: pd.DataFrame, total: int) -> str:
     return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
 
 
-def bar_chart(rows: pd.DataFrame) -> str:
-    """``report``'s text bars around a centre line, in a code block: ``|██████████░░ +158.99% ***``."""
-    rows = rows[rows["improvement"].notna()]
-    if rows.empty:
-        return ""
-    # Untrusted names: block drops backticks (they could close the fence).
-    return block(render_bars(tables.bars_for(rows, MAX_NAME_IN_CHART)))
+FIGURES = (
+    "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
+    "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
+)
 
 
 def false_positive_note(count: int, settings: Settings) -> str:
     """compare.R's warning about many comparisons, with what the gate does about it."""
-    note = (
-        "Be aware that when doing many comparisons the risk of a false-positive result increases. "
-        f"In this case, there are {count} comparisons, you can thus expect the following amount of "
-        f"false-positive results: {count * 0.05:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
-        f"{count * 0.01:.2f} at 1% (\\*\\*, \\*\\*\\*), {count * 0.001:.2f} at 0.1% (\\*\\*\\*)."
-    )
+    note = tables.false_positive_note(count, FIGURES, " ")
     if settings.correction == "holm":
         note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
     return f"> {note}"
@@ -109,7 +100,7 @@ def _context_line(ctx: CommentContext) -> str:
     parts = [
         _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
         f"{runs} runs per side{shards}{duet}",
-        commentgate.plural(len(ctx.gated), "comparison"),
+        gatelines.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
         + ", "
         + _setting(ctx, "correction", f"{settings.correction} correction")
@@ -153,11 +144,8 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
             lines += ["", "  <details><summary>stderr</summary>", "", indented, "", "  </details>", ""]
     if len(run.failures) > limit:
         lines.append(f"- … and {len(run.failures) - limit} more failures")
-    for skipped in run.skipped[:limit]:
-        lines.append(f"- ⏭️ {code(skipped.filename)} skipped: {code(skipped.reason)}")
-    if len(run.skipped) > limit:
-        lines.append(f"- … and {len(run.skipped) - limit} more skipped")
-    return lines
+    skipped = [f"- ⏭️ {code(item.filename)} skipped: {code(item.reason)}" for item in run.skipped]
+    return lines + gatelines.truncated(skipped, limit, "- … and {} more skipped")
 
 
 def _labels(decision: LabelDecision) -> list[str]:
@@ -194,30 +182,28 @@ def _footer(ctx: CommentContext) -> list[str]:
     return lines
 
 
+def _short(ctx: CommentContext, heading: str, why: str, sides: str, rest: list[str]) -> str:
+    """A comment without results: the heading, why, the sides, the sandbox warning, ``rest``, the footer."""
+    return (
+        "\n".join([MARKER, heading, "", why, "", sides, "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)])
+        + "\n"
+    )
+
+
 def _render_nothing_selected(ctx: CommentContext) -> str:
     """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
-    prefix = ctx.settings.label_prefix
-    parts = [
-        MARKER,
-        f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}",
-        "",
-        "The changed files map to no benchmark category, so no benchmark ran and nothing can regress.",
-        "",
-        _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown",
-        "",
-        *_sandbox_warning(ctx.run),
-        f"<sub>To benchmark anyway, a maintainer adds a label such as {code(prefix + ':categories=url')}.</sub>",
-        "",
-        *_footer(ctx),
-    ]
-    return "\n".join(parts) + "\n"
+    sides = _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown"
+    why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
+    label = code(ctx.settings.label_prefix + ":categories=url")
+    hint = f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"
+    return _short(ctx, f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}", why, sides, [hint])
 
 
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
     """The comment; without ``all_rows`` it says it is shortened."""
     significant = significant_rows(ctx.gated)
     shown = significant if max_significant is None else significant.head(max_significant)
-    parts = [MARKER, *commentgate.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
+    parts = [MARKER, *gatelines.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
@@ -227,17 +213,18 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
         parts += [_significant_heading(significant, len(ctx.gated)), "", tables.render_markdown_table(shown)]
         if len(shown) < len(significant):
             parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
-        chart = bar_chart(shown) if details else ""
-        parts += ["", chart] if chart else []
+        charted = shown[shown["improvement"].notna()]
+        if details and len(charted):  # untrusted names: block drops backticks (they could close the fence)
+            parts += ["", block(tables.render_bars(tables.bars_for(charted, MAX_NAME_IN_CHART)))]
     else:
         parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
     parts.append("")
     if details:
-        power = commentgate.power_lines(ctx)
+        power = gatelines.power_lines(ctx)
         parts += [*power, ""] if power else []
     if all_rows:
         parts += [
-            f"<details><summary>All {commentgate.plural(len(ctx.gated), 'comparison')}</summary>",
+            f"<details><summary>All {gatelines.plural(len(ctx.gated), 'comparison')}</summary>",
             "",
             tables.render_markdown_table(ctx.gated),
             "",
@@ -259,27 +246,22 @@ def _render_build_failure(ctx: CommentContext) -> str:
     assert failure is not None
     commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
     if failure.infrastructure:
-        lines = [
-            "### ⚠️ benchgate: the base does not build (infrastructure error)",
-            "",
+        heading = "### ⚠️ benchgate: the base does not build (infrastructure error)"
+        why = (
             f"The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's "
             "fault: the base branch or the benchmark machine needs attention. The check is neutral; "
-            "run the benchmark again once the base builds.",
-        ]
+            "run the benchmark again once the base builds."
+        )
     else:
-        lines = [
-            "### ❌ benchgate: the head does not build",
-            "",
+        heading = "### ❌ benchgate: the head does not build"
+        why = (
             f"The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate "
             f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
-            "accept a build failure).",
-        ]
-    lines += ["", _sides(ctx.run), "", *_sandbox_warning(ctx.run)]
-    if failure.log_tail.strip():
-        lines += [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
-    lines += ["_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"]
-    lines += ["", *_footer(ctx)]
-    return "\n".join([MARKER, *lines]) + "\n"
+            "accept a build failure)."
+        )
+    log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
+    note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
+    return _short(ctx, heading, why, _sides(ctx.run), [*(log if failure.log_tail.strip() else []), note])
 
 
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:

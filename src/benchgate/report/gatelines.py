@@ -1,5 +1,5 @@
 """The gate in words, from ``stats.analysis.analyze``'s table: the verdict line, change cells, the undecided,
-noisy and coarse rows, what a run could see. Shared by the text and markdown reports and the PR comment."""
+noisy and coarse rows, what a run could see, for every report; the PR comment's verdict part and its context."""
 
 from __future__ import annotations
 
@@ -10,9 +10,14 @@ from typing import Any
 
 import pandas as pd
 
+from benchgate.config.labels import LabelDecision
+from benchgate.config.settings import Settings
+from benchgate.report.markup import code, plain
+from benchgate.results.runrecord import RunSummary
 from benchgate.stats.analysis import untested_reason
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import THRESHOLDS, GatePolicy
+from benchgate.stats.outcome import ACCEPTED, FAIL, INCONCLUSIVE, PASS, Outcome
 from benchgate.stats.yuenwelch import GATE_TEST
 
 
@@ -35,10 +40,6 @@ def decision_cell(row: Any) -> str:
 
 def _name(row: Any) -> str:
     return f"{row.filename} {row.configuration}"
-
-
-def _key(row: Any) -> tuple[str, str]:
-    return row.filename, row.configuration
 
 
 def _floor(row: Any, inconclusive_above: float) -> float:
@@ -140,16 +141,23 @@ def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
 
 
 def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Coarse]:
-    """The unchanged rows gated coarser than their target, coarsest first; ``prior``: the (filename,
-    configuration) keys whose σ came from main's history."""
+    """The unchanged rows gated coarser than their target, coarsest first (``prior``: keys with main's σ)."""
     rows = _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort")
     return [
-        Coarse(_name(row), row.sigma, row.gated_at, row.resolution, _floor(row, floor), _key(row) in prior)
+        Coarse(
+            _name(row),
+            row.sigma,
+            row.gated_at,
+            row.resolution,
+            _floor(row, floor),
+            (row.filename, row.configuration) in prior,
+        )
         for row in rows.itertuples(index=False)
     ]
 
 
 MARKS = {"undecided": "❓", "noisy": "🔊", "coarse": "🔍"}
+VERDICT_MARKS = {"fail": "❌", "accepted": "⚠️", "inconclusive": "❓", "pass": "✅"}
 
 
 def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[_Listed]]:
@@ -176,8 +184,7 @@ class Blind:
 
 
 def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution among its unchanged judged rows (under which a regression could hide),
-    largest first."""
+    """Per file, the largest resolution of its unchanged judged rows (a regression could hide under it)."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
     spots = []
@@ -228,3 +235,109 @@ def gate_headline(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[st
         return f"gate: FAIL: {'; '.join(problems)}"
     finding, passed = gate_finding(gated, policy)
     return f"gate: pass: {finding}" if passed else f"gate: {finding}"
+
+
+MAX_LISTED = 30  # rows listed per kind; the table below has them all
+
+
+@dataclass(frozen=True)
+class CommentContext:
+    """Everything the comment shows; built by ``benchgate report``."""
+
+    gated: pd.DataFrame
+    settings: Settings
+    outcome: Outcome
+    run: RunSummary
+    labels: LabelDecision = LabelDecision()
+    run_url: str | None = None
+    full_report: str = "the job summary and the results artifact of the workflow run"
+    nothing_selected: bool = False  # the change touches no benchmarked area, so nothing ran
+    charts: tuple[str, ...] = ()  # file names of the charts written for the workflow run's artifact
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def truncated(
+    lines: list[str], limit: int = MAX_LISTED, more: str = "- … and {} more, in the table below"
+) -> list[str]:
+    """The first ``limit`` lines, then ``more`` with how many were left out."""
+    return lines[:limit] + ([more.format(len(lines) - limit)] if len(lines) > limit else [])
+
+
+def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
+    """The verdict in a few words (``accepted_by``: the comment's label, else the check run's wording)."""
+    count = outcome.gating_rows
+    what = f"{count} regression{'s' if count != 1 else ''}" if count else "the benchmark run"
+    if outcome.verdict == PASS:
+        return "no regression fails the gate"
+    if outcome.verdict == INCONCLUSIVE:
+        return f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses"
+    if outcome.verdict == ACCEPTED:
+        return f"regression accepted by {accepted_by}" if accepted_by else f"{what} accepted by label"
+    return f"{what} fail{'s' if count < 2 else ''} the gate"
+
+
+def verdict_lines(ctx: CommentContext) -> list[str]:
+    """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
+    outcome, prefix = ctx.outcome, ctx.settings.label_prefix
+    prior = ctx.run.prior_variances if ctx.run is not None else {}
+    listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
+    words = verdict_words(outcome, code(prefix + ":accept-regression"))
+    title = f"### {VERDICT_MARKS[outcome.verdict]} benchgate: {words}"
+    if listed["coarse"] and outcome.verdict != FAIL:
+        title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
+    lines = [title, ""]
+    gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
+    lines += truncated([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
+    lines += [f"- {plain(problem)}" for problem in outcome.problems]
+    inconclusive = outcome.verdict == INCONCLUSIVE
+    not_a_pass = "This is not a pass: each of these could still hide a regression."
+    lines += listed_lines("undecided", listed["undecided"], not_a_pass if inconclusive else None)
+    if listed["undecided"] and inconclusive:
+        lines += [
+            "",
+            f"More runs decide them: a maintainer adds {code(prefix + ':runs=60')} or {code(prefix + ':runs=auto')}"
+            f", or sets a min-effect for a benchmark known to be noisy.",
+        ]
+    return lines + listed_lines("noisy", listed["noisy"]) + listed_lines("coarse", listed["coarse"])
+
+
+HEADINGS = {
+    "undecided": "Also undecided ({}):",
+    "noisy": "Too noisy to gate ({}), apart from the undecided rows:",
+    "coarse": "Gated coarser than their target ({}), their noise could not reach it:",
+}
+
+
+def listed_lines(kind: str, items: list, heading: str | None = None) -> list[str]:
+    """A heading (``HEADINGS``' by default) and the rows of one kind (``MARKS``), at most MAX_LISTED."""
+    if not items:
+        return []
+    lines = truncated([f"- {MARKS[kind]} {item.line(code, plain)}" for item in items])
+    return ["", (heading or HEADINGS[kind]).format(len(items)), "", *lines]
+
+
+def power_lines(ctx: CommentContext) -> list[str]:
+    """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
+    blind = blind_spots(ctx.gated)
+    if not blind:
+        return []
+    # The file name is untrusted: in a code span; the rest of the sentence is ours.
+    lines = [f"- {spot.sentence(code(spot.filename))}" for spot in blind]
+    summary = (
+        "What this run could not have seen: regressions under each file's resolution "
+        "(the smallest regression its evidence rules out)"
+    )
+    return [f"<details><summary>{summary}</summary>", "", *lines, "", "</details>"]
+
+
+def check_title(result: Outcome, run: RunSummary) -> str:
+    """The check run's title: the verdict in a few words."""
+    if run.build_failure is not None:
+        if run.build_failure.infrastructure:
+            return "The base does not build (infrastructure error, not this PR's fault)"
+        return "The head does not build"
+    words = verdict_words(result)
+    return words[0].upper() + words[1:]

@@ -12,8 +12,8 @@ from urllib.parse import quote
 from benchgate.history.context import RECENT_COMMITS, RowHistory
 from benchgate.history.model import ChangePoint, Series, SeriesKey
 from benchgate.history.site import series_href
-from benchgate.report.bars import Bar, render_bars
 from benchgate.report.markup import code, table
+from benchgate.report.tables import Bar, render_bars
 
 MARK = "◆"  # a change point: the first run after it
 MAX_ROWS = 30  # of the comment's section

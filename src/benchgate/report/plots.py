@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass, field
+from collections import defaultdict
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 DPI = 100
-PLOT_EXTRA = "pip install 'benchgate[plot]'"
-DISTRIBUTIONS_SUFFIX = "-distributions"
 FONT_POINTS = 8.0  # row labels and values; a row is ROW_INCHES tall, so labels never overlap
 ROW_INCHES = 0.19
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
@@ -37,14 +35,14 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise InputError(f"--plot needs matplotlib, which is not installed: {PLOT_EXTRA}") from None
+        raise InputError("--plot needs matplotlib, which is not installed: pip install 'benchgate[plot]'") from None
 
 
 def chart_paths(path: Path) -> tuple[Path, Path]:
     """The forest plot's path (``path`` itself) and the distributions' (``FILE-distributions.png``)."""
     if path.suffix.lower() != ".png":
         raise InputError(f"--plot {path}: the chart file name must end in .png")
-    return path, path.with_name(f"{path.stem}{DISTRIBUTIONS_SUFFIX}{path.suffix}")
+    return path, path.with_name(f"{path.stem}-distributions{path.suffix}")
 
 
 def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
@@ -56,8 +54,7 @@ def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
 
 
 def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends: tuple[float, float]) -> None:
-    """Grey bands with the file name over each file's rows and stripes on every other row, across labels, plot and
-    values (``ends``: the figure's edges in axes coordinates), so the eye follows a row at 200 rows."""
+    """A grey band with the file name over each file's rows, stripes on every other row, edge to edge (``ends``)."""
     from matplotlib.collections import PolyCollection
 
     start, end = ends
@@ -76,8 +73,7 @@ def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends
 
 
 def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float]) -> None:
-    """Interval lines and point markers (``found``: change, low, high), one collection per kind (gid
-    ``interval-KIND``, ``point-KIND``)."""
+    """Interval lines and point markers (``found``: change, low, high), gid ``interval-KIND`` and ``point-KIND``."""
     for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
         mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
         low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
@@ -95,10 +91,13 @@ def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: 
     ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
     for i, row in enumerate(table.itertuples(index=False)):
         value, stars = chartdata.change_and_stars(row)
-        failing = kinds[i] == FAIL
-        flag = "FAIL" if failing else "ignored" if bool(row.ignored) else ""
-        colour, weight = (COLOURS[FAIL], "bold") if failing else ("black", "normal")
-        ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", color=colour, fontweight=weight, **style)
+        flag = "FAIL" if kinds[i] == FAIL else "ignored" if bool(row.ignored) else ""
+        ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", **_emphasis(kinds[i] == FAIL), **style)
+
+
+def _emphasis(failing: bool) -> dict[str, str]:
+    """A row's text style: a failing row's bold in the FAIL colour."""
+    return {"color": COLOURS[FAIL], "fontweight": "bold"} if failing else {"color": "black", "fontweight": "normal"}
 
 
 def _x_axis(ax: Axes, found: np.ndarray, min_effect: float, lines: str) -> tuple[float, float]:
@@ -169,13 +168,9 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
     ax.set_yticks(ys, [label for label, (_, p) in zip(labels, rows, strict=True) if p is not None])
     for label, kind in zip(ax.get_yticklabels(), kinds, strict=True):
-        label.set_fontsize(FONT_POINTS)
-        if kind == FAIL:
-            label.set_color(COLOURS[FAIL])
-            label.set_fontweight("bold")
+        label.set(fontsize=FONT_POINTS, **_emphasis(kind == FAIL))
     ax.tick_params(axis="y", length=0)
-    for side in ("left", "right"):
-        ax.spines[side].set_visible(False)
+    ax.spines[["left", "right"]].set_visible(False)
     _marks(ax, found, kinds, ys, limits)
     _values(ax, table, kinds, ys, x=1 + 0.4 / plot)  # clear of a top tick label at the axis' end
 
@@ -214,21 +209,15 @@ def box_stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
     return float(inside.min()), float(q1), float(median), float(q3), float(inside.max())
 
 
-@dataclass
-class Marks:
-    """Everything the panels draw, gathered so each kind is one matplotlib collection."""
-
-    boxes: dict[str, list] = field(default_factory=lambda: {"base": [], "head": []})
-    lines: dict[str, list] = field(default_factory=lambda: {"base": [], "head": [], "grid": [], "zero": []})
-    dots: dict[str, list] = field(default_factory=lambda: {"base": [], "head": []})
-    frames: dict[bool, list] = field(default_factory=lambda: {False: [], True: []})
-    texts: list[tuple[float, float, str, dict]] = field(default_factory=list)
-
-
 def _panel(
-    marks: Marks, origin: tuple[float, float], row, rates: dict[str, np.ndarray], failing: bool, seed: int
+    marks: defaultdict[str, list],
+    origin: tuple[float, float],
+    row,
+    rates: dict[str, np.ndarray],
+    failing: bool,
+    seed: int,
 ) -> None:
-    """Add one comparison's panel, its cell's top left corner at ``origin``, to ``marks``."""
+    """Add one comparison's panel, its cell's top left corner at ``origin``, to ``marks`` (lists by kind of mark)."""
     from matplotlib.ticker import MaxNLocator
 
     x0, y0 = origin
@@ -245,61 +234,61 @@ def _panel(
 
     for tick in MaxNLocator(nbins=3).tick_values(low, high):
         if low <= tick <= high:
-            marks.lines["grid"].append([(x(tick), top), (x(tick), bottom)])
-            marks.texts.append((float(x(tick)), bottom + 0.03, chartdata.percent(tick), {"ha": "center", "va": "top"}))
-    marks.lines["zero"].append([(x(0.0), top), (x(0.0), bottom)])
+            marks["grid"].append([(x(tick), top), (x(tick), bottom)])
+            marks["texts"].append(
+                (float(x(tick)), bottom + 0.03, chartdata.percent(tick), {"ha": "center", "va": "top"})
+            )
+    marks["zero"].append([(x(0.0), top), (x(0.0), bottom)])
     rng = np.random.default_rng(seed)  # seeded jitter: the same data draws the same picture
     for side, y in ROWS.items():
         y = y0 + y
         if x0 == 0:  # the first column names the rows; the legend line above says it for the rest
-            marks.texts.append((left - 0.015, y, side, {"ha": "right", "va": "center", "color": SIDE_COLOURS[side]}))
+            marks["texts"].append((left - 0.015, y, side, {"ha": "right", "va": "center", "color": SIDE_COLOURS[side]}))
         data = values[side]
         if data.size == 0:
-            marks.texts.append(((left + right) / 2, y, "no samples", {"ha": "center", "va": "center"}))
+            marks["texts"].append(((left + right) / 2, y, "no samples", {"ha": "center", "va": "center"}))
             continue
         whisker_low, q1, median, q3, whisker_high = (float(v) for v in x(box_stats(data)))
-        marks.boxes[side].append([(q1, y - HALF_BOX), (q3, y - HALF_BOX), (q3, y + HALF_BOX), (q1, y + HALF_BOX)])
-        marks.lines[side] += [
+        marks[f"boxes-{side}"].append([(q1, y - HALF_BOX), (q3, y - HALF_BOX), (q3, y + HALF_BOX), (q1, y + HALF_BOX)])
+        marks[f"lines-{side}"] += [
             [(median, y - HALF_BOX), (median, y + HALF_BOX)],
             [(whisker_low, y), (q1, y)],
             [(q3, y), (whisker_high, y)],
         ]
         jitter = rng.uniform(-0.6, 0.6, data.size) * HALF_BOX
-        marks.dots[side] += list(zip(x(data), y + jitter, strict=True))
-    marks.frames[failing].append([(left, top), (right, top), (right, bottom), (left, bottom)])
+        marks[f"dots-{side}"] += list(zip(x(data), y + jitter, strict=True))
+    marks[f"frames-{failing}"].append([(left, top), (right, top), (right, bottom), (left, bottom)])
 
-    colour = COLOURS[FAIL] if failing else "black"
-    weight = "bold" if failing else "normal"
     improvement, stars = chartdata.change_and_stars(row)
     names = (str(row.filename), str(row.configuration) or "-")
-    title = {"va": "bottom", "color": colour}
+    title = {"va": "bottom", **_emphasis(failing)}
     change = f"{improvement} {stars}" + (" FAIL" if failing else "")
     name, configuration = (chartdata.text(chartdata.shorten(value, PANEL_LABEL)) for value in names)
-    marks.texts += [
+    marks["texts"] += [
         (left, y0 + 0.14, name, {**title, "fontweight": "bold"}),
-        (left, y0 + 0.27, configuration, {**title, "fontweight": weight}),
-        (right, y0 + 0.14, change, {**title, "ha": "right", "fontweight": weight}),
+        (left, y0 + 0.27, configuration, title),
+        (right, y0 + 0.14, change, {**title, "ha": "right"}),
     ]
 
 
-def _draw(ax: Axes, marks: Marks) -> None:
+def _draw(ax: Axes, marks: defaultdict[str, list]) -> None:
     from matplotlib.collections import LineCollection, PolyCollection
 
     for side, colour in SIDE_COLOURS.items():
         box = {"facecolors": colour, "alpha": 0.22, "edgecolors": colour, "linewidths": 0.9, "zorder": 2}
-        ax.add_collection(PolyCollection(marks.boxes[side], gid=f"boxes-{side}", **box))
-        ax.add_collection(LineCollection(marks.lines[side], colors=colour, linewidths=1.1, zorder=3))
-        if marks.dots[side]:
-            xs, ys = zip(*marks.dots[side], strict=True)
+        ax.add_collection(PolyCollection(marks[f"boxes-{side}"], gid=f"boxes-{side}", **box))
+        ax.add_collection(LineCollection(marks[f"lines-{side}"], colors=colour, linewidths=1.1, zorder=3))
+        if marks[f"dots-{side}"]:
+            xs, ys = zip(*marks[f"dots-{side}"], strict=True)
             ax.scatter(xs, ys, s=7, color=colour, alpha=0.65, linewidths=0, zorder=4, gid=f"dots-{side}")
-    ax.add_collection(LineCollection(marks.lines["grid"], colors="#E2E2E2", linewidths=0.5, zorder=1))
+    ax.add_collection(LineCollection(marks["grid"], colors="#E2E2E2", linewidths=0.5, zorder=1))
     zero = {"colors": "black", "linewidths": 0.6, "linestyles": (0, (2, 2)), "zorder": 1}
-    ax.add_collection(LineCollection(marks.lines["zero"], **zero))
-    for failing, frames in marks.frames.items():
+    ax.add_collection(LineCollection(marks["zero"], **zero))
+    for failing in (False, True):
         colour, width = (COLOURS[FAIL], 1.8) if failing else ("#B8B8B8", 0.6)
         frame = {"facecolors": "none", "edgecolors": colour, "linewidths": width, "zorder": 5}
-        ax.add_collection(PolyCollection(frames, gid=f"frames-{failing}", **frame))
-    for x, y, value, style in marks.texts:
+        ax.add_collection(PolyCollection(marks[f"frames-{failing}"], gid=f"frames-{failing}", **frame))
+    for x, y, value, style in marks["texts"]:
         ax.text(x, y, value, fontsize=PANEL_FONT, **style)
 
 
@@ -322,7 +311,7 @@ def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: Gat
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
     empty = np.zeros(0)
-    marks = Marks()
+    marks: defaultdict[str, list] = defaultdict(list)
     for index, row in enumerate(table.itertuples(index=False)):
         by_side = {side: rates.get((row.filename, row.configuration, side), empty) for side in ROWS}
         origin = (index % columns, index // columns)
@@ -341,19 +330,15 @@ def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: Gat
     return figure
 
 
-def png_bytes(figure: Figure) -> bytes:
-    """The figure as PNG, drawn by Agg at DPI."""
+def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
+    """Both charts as ``{path: PNG bytes}`` (Agg at DPI): the forest at ``path``, the distributions beside it."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    buffer = io.BytesIO()
-    FigureCanvasAgg(figure).print_png(buffer, metadata={"Software": "benchgate"})
-    return buffer.getvalue()
-
-
-def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
-    """Both charts as ``{path: PNG bytes}``: the forest at ``path``, the distributions beside it."""
-    forest_path, distributions_path = chart_paths(path)
-    return {
-        forest_path: png_bytes(forest_figure(gated, policy)),
-        distributions_path: png_bytes(distributions_figure(gated, samples, policy)),
-    }
+    forest, distributions = chart_paths(path)
+    figures = {forest: forest_figure(gated, policy), distributions: distributions_figure(gated, samples, policy)}
+    files = {}
+    for where, figure in figures.items():
+        buffer = io.BytesIO()
+        FigureCanvasAgg(figure).print_png(buffer, metadata={"Software": "benchgate"})
+        files[where] = buffer.getvalue()
+    return files

@@ -9,6 +9,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,6 @@ import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
 from benchgate.report import gatelines, markup
-from benchgate.report.bars import Bar, render_bars
 from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
@@ -33,6 +33,51 @@ MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text t
 # R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
 COMPARE_R_LAYOUT = TableFormat(None, None, None, None, DataRow("", " ", ""), DataRow("", " ", ""), 0, None)
 _CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+# Text bars, as node-benchmark-compare draws them: an axis symmetric around 0, set by the largest |improvement|.
+FULL, EMPTY, AXIS = "█", "░", "|"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One row of the chart: its label, improvement in percent (NaN when unknown) and compare.R's stars."""
+
+    label: str
+    improvement: float
+    confidence: str = ""
+
+
+def scale_for(improvements: Sequence[float]) -> float:
+    """The half-range of the axis: the largest |improvement|, rounded up to 0.1 %, at least 0.1 %."""
+    finite = [abs(value) for value in improvements if math.isfinite(value)]
+    largest = max(finite, default=0.0)
+    return max(math.ceil(largest * 10 - 1e-9) / 10, 0.1)
+
+
+def render_bar(improvement: float, scale: float, half_width: int) -> str:
+    """``half_width`` cells left of the axis, the axis, ``half_width`` cells right; filled towards the sign."""
+    if not math.isfinite(improvement):
+        return " " * half_width + AXIS + " " * half_width
+    filled = min(half_width, round(abs(improvement) / scale * half_width))
+    if improvement < 0:
+        return EMPTY * (half_width - filled) + FULL * filled + AXIS + " " * half_width
+    return " " * half_width + AXIS + FULL * filled + EMPTY * (half_width - filled)
+
+
+def render_bars(bars: Sequence[Bar], *, half_width: int = 20, label_width: int | None = None) -> str:
+    """The chart as lines of text (no trailing newline): an axis line, then one bar per row."""
+    if not bars:
+        return ""
+    scale = scale_for([bar.improvement for bar in bars])
+    width = label_width if label_width is not None else max(len(bar.label) for bar in bars)
+    left, right = f"-{scale:.1f}%", f"+{scale:.1f}%"
+    # "0%" sits with its "0" over the axis; the scale's ends sit over the bar's ends.
+    axis = f"{'':<{width}} {left:<{half_width}}0%{right:>{half_width - 1}}"
+    lines = [axis.rstrip()]
+    for bar in bars:
+        value = "NA" if not math.isfinite(bar.improvement) else f"{bar.improvement:+.2f}%"
+        line = f"{bar.label:<{width}} {render_bar(bar.improvement, scale, half_width)}  {value:>8} {bar.confidence}"
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def _missing(value: Any) -> bool:
@@ -76,8 +121,7 @@ def _cells(row: Any, decided: bool) -> list[str]:
 
 
 def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts with exactly what it prints), then the gate's change, decision
-    and (when a row fails) ``gate`` columns; ``gate_columns`` False: compare.R's columns alone."""
+    """compare.R's printed table (each line starts as R prints it), then the gate's unless ``gate_columns`` is False."""
     decided = with_decisions(gated) if gate_columns is None else gate_columns
     failing = gate_columns is not False and bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
@@ -91,16 +135,22 @@ def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = Non
     return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
-def false_positive_note(count: int) -> str:
-    """compare.R's warning about many comparisons, with its figures."""
-    return (
-        "Be aware that when doing many comparisons the risk of a false-positive\n"
-        f"result increases. In this case, there are {count} comparisons, you can thus\n"
-        "expect the following amount of false-positive results:\n"
-        f"  {count * 0.05:.2f} false positives, when considering a   5% risk acceptance (*, **, ***),\n"
-        f"  {count * 0.01:.2f} false positives, when considering a   1% risk acceptance (**, ***),\n"
-        f"  {count * 0.001:.2f} false positives, when considering a 0.1% risk acceptance (***)"
-    )
+# compare.R's warning about many comparisons, {0} their number; the figures, {1} to {3}, are worded apart
+FALSE_POSITIVES = (
+    "Be aware that when doing many comparisons the risk of a false-positive",
+    "result increases. In this case, there are {0} comparisons, you can thus",
+    "expect the following amount of false-positive results:",
+)
+FIGURES = (
+    "  {1:.2f} false positives, when considering a   5% risk acceptance (*, **, ***),\n"
+    "  {2:.2f} false positives, when considering a   1% risk acceptance (**, ***),\n"
+    "  {3:.2f} false positives, when considering a 0.1% risk acceptance (***)"
+)
+
+
+def false_positive_note(count: int, figures: str = FIGURES, sep: str = "\n") -> str:
+    """compare.R's warning about many comparisons: its lines joined by ``sep``, its figures worded by ``figures``."""
+    return sep.join([*FALSE_POSITIVES, figures]).format(count, count * 0.05, count * 0.01, count * 0.001)
 
 
 def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
@@ -135,9 +185,8 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     blind = gatelines.blind_spots(gated)
     if blind:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
-        lines += [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind[:MAX_SUMMARY_LINES]]
-        if len(blind) > MAX_SUMMARY_LINES:
-            lines.append(f"  ... and {len(blind) - MAX_SUMMARY_LINES} more files (--format json: mde per row)")
+        spots = [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind]
+        lines += gatelines.truncated(spots, MAX_SUMMARY_LINES, "  ... and {} more files (--format json: mde per row)")
     return lines
 
 
@@ -160,8 +209,7 @@ def _code(text: str) -> str:
 
 
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Gating rows, undecided rows, other regressions with stars or decided, then the rest; gating and other
-    regressions worst first, the others in table order."""
+    """Gating (worst first), undecided, other starred or decided regressions (worst first), then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
     regressed = (gated["confidence"].isin(ACCURACY_KEYS) | (gated["decision"] == "regression")) & (improvement < 0)
     group = np.select([gated["gating"], gated["undecided"], regressed], [0, 1, 2], 3)
@@ -182,12 +230,9 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
-VERDICT_MARKS = {"fail": "❌", "inconclusive": "❓", "pass": "✅"}
-
-
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    mark = VERDICT_MARKS[verdict(gated)]
+    mark = gatelines.VERDICT_MARKS[verdict(gated)]
     headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]

@@ -113,9 +113,8 @@ def render_versions_text(steps: Sequence[VersionStep]) -> str:
         for step, count, rows in section:
             out += ["", f"{step.name}: {len(rows)} of {count} comparisons significant"]
             out += [render_compare_table(rows, gate_columns=False)] if len(rows) else []
-    failed = [(step, line) for step in steps for line in step.failures]
-    if failed:
-        out += ["", "failures:"] + [f"  {step.name}: {line}" for step, line in failed]
+    if any(step.failures for step in steps):
+        out += ["", "failures:"] + [f"  {step.name}: {line}" for step in steps for line in step.failures]
     return "\n".join(out) + "\n"
 
 
@@ -147,10 +146,9 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
         for step, count, rows in section:
             out += ["", f"### {step.name}", "", f"{len(rows)} of {count} comparisons significant."]
             out += ["", block(render_compare_table(rows, gate_columns=False))] if len(rows) else []
-    failed = [(step, line) for step in steps for line in step.failures]
-    if failed:
+    if any(step.failures for step in steps):
         out += ["", "## Failures", "", "Benchmarks that did not run on a release (a file newer than it, say):", ""]
-        out += [f"- {step.name}: {code(line)}" for step, line in failed]
+        out += [f"- {step.name}: {code(line)}" for step in steps for line in step.failures]
     out += ["", "## Charts"]
     if site:
         out += ["", f"Every row over the releases, with the starred steps marked: [the trend pages]({site})."]
