@@ -9,17 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate import config
-from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
-from benchgate.github import actions_env
+from benchgate.github import actions_env, approval
 from benchgate.github.posting import Posting, connect
 from benchgate.report import plots, tables
 from benchgate.report.comment import GITHUB_COMMENT_LIMIT, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.markup import FORMATS
-from benchgate.results import rundirs, runrecord
+from benchgate.results import rundirs
 from benchgate.results.csvfile import empty_samples
 from benchgate.results.runrecord import RunSummary
 from benchgate.stats import outcome
@@ -69,41 +68,14 @@ def _handler(args: argparse.Namespace) -> int:
     return report_results(given.pop("results"), **given).exit_status
 
 
-def _approved_sha(head_sha: str | None) -> str | None:
-    """``--head-sha`` as a full lowercase commit SHA; InputError (exit 2) unless it is 40 hex digits."""
-    if head_sha is None:
-        return None
-    sha = head_sha.strip().lower()
-    if not FULL_SHA.fullmatch(sha):
-        raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
-    return sha
-
-
-def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
-    if head_sha is None:
-        return
-    recorded = run.head.sha
-    if not recorded:
-        # Without a recorded commit nothing shows the results are the approved commit's: refuse, never skip.
-        raise InputError(
-            f"--head-sha {head_sha[:12]}: the results record no head commit (no run.json, or a run of "
-            "given binaries), so they cannot be checked against the approved commit"
-        )
-    if not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
-        raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
-
-
 def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
-    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: the options' dests.
-
-    ``options`` holds the gate's options by their configuration key; the rest default as on the command line.
-    """
+    """Analyse, gate, post or print; ``request``: the options' dests (``options``: the gate's, by config key)."""
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     options = argparse.Namespace(**{**vars(parser.parse_args(["report"])), "options": None, **request})
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
-    head_sha = _approved_sha(options.head_sha)
+    head_sha = approval.approved_sha(options.head_sha)
     if options.plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
         plots.require_matplotlib()
         plots.chart_paths(options.plot_path)
@@ -117,7 +89,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     else:
         run_data, run = RunData.load(list(results))
     if results:
-        _check_results_commit(run, head_sha)
+        approval.check_results_commit(run, head_sha)
     posting = Posting() if options.dry_run else connect(options, settings, head_sha, client)
     if options.dry_run:  # whoever runs the command locally is the authority for the labels they pass
         posting.labels = labels.decide(options.dry_run_labels, settings, actor_of=lambda _: "you", can_write=bool)

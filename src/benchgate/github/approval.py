@@ -1,4 +1,4 @@
-"""Who asked for a benchmark run of which pull request commit, checked against the API (docs/security.md)."""
+"""Who asked for a benchmark run of which commit, checked against the API; results must be of it (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,31 @@ def refusal(message: str) -> InputError:
     """The run refused: an ``::error`` annotation, and the InputError (exit 2) to raise."""
     actions_env.error_annotation(message, title="benchgate authorize")
     return InputError(message, where="authorize")
+
+
+def approved_sha(head_sha: str | None) -> str | None:
+    """``--head-sha`` as a full lowercase commit SHA; InputError (exit 2) unless it is 40 hex digits."""
+    if head_sha is None:
+        return None
+    sha = head_sha.strip().lower()
+    if not FULL_SHA.fullmatch(sha):
+        raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
+    return sha
+
+
+def check_results_commit(run: Any, head_sha: str | None) -> None:
+    """The results must record the approved head commit (``run``: their RunSummary)."""
+    if head_sha is None:
+        return
+    recorded = run.head.sha
+    if not recorded:
+        # Without a recorded commit nothing shows the results are the approved commit's: refuse, never skip.
+        raise InputError(
+            f"--head-sha {head_sha[:12]}: the results record no head commit (no run.json, or a run of "
+            "given binaries), so they cannot be checked against the approved commit"
+        )
+    if not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
+        raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
 
 
 def dispatch_request(client: Any, event: Mapping[str, Any], requester: str) -> RunRequest:
