@@ -13,6 +13,7 @@ from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.config import Settings, flags
+from benchgate.config.historysettings import configured_history, configured_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.report.markup import FORMATS
 from benchgate.run.local import run_benchmarks
@@ -79,7 +80,7 @@ def _handler(args: argparse.Namespace) -> int:
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
     settings = flags.settings_from_flags(args, "run")
     given.update(run_option_values(settings, "run"))
-    given["history_store"] = history_store(args.history_store, args.config)
+    given["history_store"] = configured_store(args.history_store, configured_history(args.config))
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
         build_settings=build_settings(args.config, build_overrides(args)),
@@ -103,13 +104,6 @@ def run_option_values(settings: Settings, command: str) -> dict:
             value = None  # the run's own maximum for auto (60), not the labels' cap
         values[_RUN_OPTION_NAMES.get(setting.attr, setting.attr)] = None if value == "" else value
     return values
-
-
-def history_store(option: str | None, config_path: Path | None) -> str | None:
-    """``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``, else None."""
-    from benchgate.config.historysettings import configured_history, configured_store
-
-    return configured_store(option, configured_history(config_path))
 
 
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
