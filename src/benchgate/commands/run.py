@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 
+from benchgate import config, results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
@@ -16,6 +17,7 @@ from benchgate.config import Settings, flags
 from benchgate.config.historysettings import configured_history, configured_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.report.markup import FORMATS
+from benchgate.run import system
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
@@ -110,8 +112,6 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
     """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options; None: neither."""
     if config_path is None and not overrides:
         return None
-    from benchgate import config
-
     given = config.load_settings(config_path, {}, config_required=True).build if config_path is not None else ()
     return BuildSettings.from_mapping({**dict(given), **overrides})
 
@@ -129,9 +129,7 @@ def _failure_lines(failures) -> list[str]:
 
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the verdict's exit status (a RunError: no sample)."""
-    from benchgate import results
     from benchgate.report import comment, tables
-    from benchgate.run import system
     from benchgate.stats import outcome
     from benchgate.stats.analysis import RunData, analyze
 
