@@ -12,7 +12,7 @@ from benchgate import config
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
-from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, GitHubUnavailable, InputError
+from benchgate.errors import InputError
 from benchgate.github import actions_env, approval
 from benchgate.github.posting import Posting, connect
 from benchgate.report import plots, tables
@@ -84,10 +84,8 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    if nothing_run is not None:
-        run, run_data = nothing_run, RunData.of(empty_samples())
-    else:
-        run_data, run = RunData.load(list(results))
+    empty = (RunData.of(empty_samples()), nothing_run)
+    run_data, run = empty if nothing_run is not None else RunData.load(list(results))
     if results:
         approval.check_results_commit(run, head_sha)
     posting = Posting() if options.dry_run else connect(options, settings, head_sha, client)
@@ -144,14 +142,7 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: argpa
 
 def _finish(posting: Posting, body: str, result: outcome.Outcome, report_path: Path | None) -> ReportResult:
     """The exit status (a posting error turns a pass into 3 or 2) and the step's outputs."""
-    status, posting_error = result.exit_status, None
-    if posting.errors:
-        error = posting.errors[0]
-        posting_error = error.one_line()
-        print(f"benchgate: error: {posting_error}", file=sys.stderr)
-        actions_env.error_annotation(f"could not post the report: {posting_error}", title="benchgate")
-        if status == 0:
-            status = EXIT_GITHUB_UNREACHABLE if isinstance(error, GitHubUnavailable) else EXIT_BAD_INPUT
+    status, posting_error = posting.failure_status(result.exit_status)
     actions_env.set_outputs(
         {
             "verdict": result.verdict,

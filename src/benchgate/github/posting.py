@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchgate.config import labels
-from benchgate.errors import BenchgateError, InputError
+from benchgate.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GITHUB_UNREACHABLE,
+    EXIT_OK,
+    BenchgateError,
+    GitHubUnavailable,
+    InputError,
+)
 from benchgate.github import actions_env
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK
@@ -57,6 +65,17 @@ class Posting:
             stdout.write(f"check: {self.check_url}\n")
         except BenchgateError as error:
             self.errors.append(error)
+
+    def failure_status(self, status: int) -> tuple[int, str | None]:
+        """The first posting error said (stderr, annotation) and its line; it turns a pass into 3 or 2."""
+        if not self.errors:
+            return status, None
+        error = self.errors[0]
+        print(f"benchgate: error: {error.one_line()}", file=sys.stderr)
+        actions_env.error_annotation(f"could not post the report: {error.one_line()}", title="benchgate")
+        if status == EXIT_OK:
+            status = EXIT_GITHUB_UNREACHABLE if isinstance(error, GitHubUnavailable) else EXIT_BAD_INPUT
+        return status, error.one_line()
 
 
 def connect(options: Any, settings: Any, head_sha: str | None, client: Any) -> Posting:
