@@ -137,7 +137,6 @@ def authorize(
         placed = pull_request_categories(client, pr, resolved, benchmark_dir or default_benchmark_dir())
         resolved = dataclasses.replace(resolved, categories=tuple(placed.categories))
         notes = placed.notes()
-    nothing = not resolved.categories
     # The changed files' paths are the PR author's text, label names anyone-with-triage's.
     with actions_env.commands_stopped(sys.stderr):
         for note in notes:
@@ -145,8 +144,5 @@ def authorize(
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
-    settings = _run_settings(resolved)
-    how, requester = request.how, request.requester
-    return _publish(
-        Authorization(True, how, pr, pull.head_sha, pull.base_sha, pull.base_ref, requester, settings, nothing)
-    )
+    settings, sides = _run_settings(resolved), (pull.head_sha, pull.base_sha, pull.base_ref)
+    return _publish(Authorization(True, request.how, pr, *sides, request.requester, settings, not resolved.categories))
