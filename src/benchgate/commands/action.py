@@ -19,6 +19,7 @@ from typing import Any
 
 from benchgate import config
 from benchgate.config import flags, schema
+from benchgate.config.historysettings import configured_history, resolve_store
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, BenchgateError, InputError
 from benchgate.github import actions_env, events
 from benchgate.github.actions_env import env_name, given
@@ -187,7 +188,6 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
-    from benchgate.config.historysettings import configured_history, resolve_store
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
 
@@ -260,7 +260,6 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
     actions_env.set_outputs({"reports": reports})
     if site is not None:
         from benchgate.commands.history import site as write_site
-        from benchgate.config.historysettings import configured_history, resolve_store
 
         configured = configured_history(config_path)
         return write_site(site, resolve_store(store or None, configured), configured.site_url or None)

@@ -14,7 +14,7 @@ from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
 from benchgate.errors import InputError
 from benchgate.github import actions_env, approval
-from benchgate.github.posting import Posting, connect
+from benchgate.github.approval import Posting, connect
 from benchgate.report import plots, tables
 from benchgate.report.comment import GITHUB_COMMENT_LIMIT, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.markup import FORMATS
@@ -36,8 +36,6 @@ class ReportResult:
     regressions: int
     comment: str
     comment_url: str | None = None
-    check_url: str | None = None
-    report_path: Path | None = None
     posting_error: str | None = None
 
 
@@ -152,8 +150,7 @@ def _finish(posting: Posting, body: str, result: outcome.Outcome, report_path: P
             "report-path": str(report_path) if report_path else "",
         }
     )
-    urls = (posting.comment_url, posting.check_url)
-    return ReportResult(status, result.verdict, result.gating_rows, body, *urls, report_path, posting_error)
+    return ReportResult(status, result.verdict, result.gating_rows, body, posting.comment_url, posting_error)
 
 
 def _charts(path: Path, analysis: Analysis) -> tuple[str, ...]:
