@@ -19,6 +19,7 @@ from typing import Any
 
 from benchgate import config
 from benchgate.config import flags, schema
+from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, BenchgateError, InputError
 from benchgate.github import actions_env, events
 from benchgate.github.actions_env import env_name, given
@@ -38,9 +39,16 @@ def input_values(environ: Mapping[str, str], settings: tuple[schema.Setting, ...
     return {key: value for key, value in values.items() if value.strip()}
 
 
-def _fail(message: str) -> int:
-    print(f"::error title=benchgate::{actions_env.escape_data(message)}")
+def _fail(message: str, level: str = "error") -> int:
+    """An ``::error`` (or ``::warning``) line in the step's log; EXIT_BAD_INPUT, a refused input's status."""
+    print(f"::{level} title=benchgate::{actions_env.escape_data(message)}")
     return EXIT_BAD_INPUT
+
+
+def _flags(environ: Mapping[str, str], *names: str, **renamed: str) -> list[str]:
+    """``--NAME=VALUE`` for each input given (``renamed``: flag=input), in order."""
+    pairs = [(name, name) for name in names] + list(renamed.items())
+    return [f"--{flag}={given(environ, name)}" for flag, name in pairs if given(environ, name)]
 
 
 def _benchgate(argv: list[str]) -> int:
@@ -104,23 +112,18 @@ def run_step(environ: Mapping[str, str]) -> int:
     benchmark_dir = given(environ, "benchmark-dir")
     argv = ["run", f"--output={results}"]
     if binaries:
-        argv += [f"--base-binary={given(environ, 'base-binary')}", f"--head-binary={given(environ, 'head-binary')}"]
+        argv += [f"--{side}-binary={given(environ, f'{side}-binary')}" for side in ("base", "head")]
         argv.append(f"--benchmark-dir={benchmark_dir or Path(repo) / 'benchmark'}")
         if environ.get("GITHUB_EVENT_NAME", "") in events.PULL_REQUEST_EVENTS:
             argv.append("--untrusted-head")  # the benchmark files are the PR's checkout: both sides sandboxed
     else:
         if not head_ref:
             return _fail("no head-ref (and no approved head SHA): nothing to benchmark")
-        argv += [f"--repo={repo}", f"--head-ref={head_ref}"] + ([f"--base-ref={base_ref}"] if base_ref else [])
-        argv += [f"--benchmark-dir={benchmark_dir}"] if benchmark_dir else []
+        argv += [f"--repo={repo}", f"--head-ref={head_ref}", *_flags(environ, "base-ref", "benchmark-dir")]
         if settings.build:  # the base branch's build settings, checked by benchgate like the config file
             (temp / "benchgate-build.yml").write_text(json.dumps({"build": dict(settings.build)}) + "\n")
             argv.append(f"--config={temp / 'benchgate-build.yml'}")
-    argv += _run_flags(settings) + [
-        f"--{side}-node-args={given(environ, f'{side}-node-args')}"
-        for side in ("base", "head")
-        if given(environ, f"{side}-node-args")
-    ]
+    argv += _run_flags(settings) + _flags(environ, "base-node-args", "head-node-args")
     categories = list(settings.categories)
     if not categories and not binaries and base_ref:
         argv.append(f"--changed-from={base_ref}")  # no categories configured: the ones the changed files map to
@@ -141,10 +144,8 @@ def run_step(environ: Mapping[str, str]) -> int:
 def record_step(environ: Mapping[str, str]) -> int:
     """Record the run into the history store (mode all on a push: the repository's own commits)."""
     argv = ["history", "record", given(environ, "results"), f"--config={given(environ, 'config')}"]
-    for flag, name in (("--branch", "branch"), ("--commit", "commit"), ("--store", "history-store")):
-        # Given binaries measured no commit of their own: the pushed commit is the one measured.
-        argv += [f"{flag}={given(environ, name)}"] if given(environ, name) else []
-    return _benchgate(argv)
+    # Given binaries measured no commit of their own: the pushed commit (input commit) is the one measured.
+    return _benchgate(argv + _flags(environ, "branch", "commit", store="history-store"))
 
 
 def report_step(environ: Mapping[str, str]) -> int:
@@ -187,7 +188,6 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
-    from benchgate.config.settings import configured_history, resolve_store
     from benchgate.history.changepoints import find_changes
     from benchgate.history.reading import series
 
@@ -211,10 +211,6 @@ def run_bisect(argv: list[str]) -> int:
         return error.exit_status
 
 
-def _warn(message: str) -> None:
-    print(f"::warning title=benchgate::{actions_env.escape_data(message)}")
-
-
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:
     """Bisect each new change point spanning more than one commit; ``reports=N`` to ``$GITHUB_OUTPUT``."""
     event_name = environ.get("GITHUB_EVENT_NAME", "")
@@ -225,7 +221,7 @@ def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> i
     try:
         return _bisect_new_changes(environ, now or datetime.now(UTC))
     except BenchgateError as error:
-        print(f"::error title=benchgate::{actions_env.escape_data(error.one_line())}")
+        _fail(error.one_line())
         return error.exit_status
 
 
@@ -243,7 +239,9 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
             continue  # already bisected
         span = commits_between(repo, point.before_commit, point.commit) if point.before_commit else None
         if span is None:
-            _warn(f"{point.id}: its commits {point.before_commit[:12]}..{point.commit[:12]} are not in {repo}")
+            _fail(
+                f"{point.id}: its commits {point.before_commit[:12]}..{point.commit[:12]} are not in {repo}", "warning"
+            )
             continue
         if span <= 1:
             continue  # the change point names its commit already
@@ -253,7 +251,7 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
         argv += ["--resume"] if (report_dir / "bisect-state.json").exists() else []
         status = run_bisect(argv)
         if status != EXIT_OK:
-            _warn(f"bisect of {point.id} ended with status {status}")
+            _fail(f"bisect of {point.id} ended with status {status}", "warning")
         if (report_dir / "bisect.md").exists():
             reports += 1
             if site_report is not None:
@@ -262,7 +260,6 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
     actions_env.set_outputs({"reports": reports})
     if site is not None:
         from benchgate.commands.history import site as write_site
-        from benchgate.config.settings import configured_history, resolve_store
 
         configured = configured_history(config_path)
         return write_site(site, resolve_store(store or None, configured), configured.site_url or None)

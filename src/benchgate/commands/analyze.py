@@ -58,10 +58,8 @@ def _handler(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if args.plot is not None:
         write_charts(args.plot, analysis)
-    if args.gate and analysis.verdict == Verdict.FAIL:
-        if analysis.untested is not None:  # the text format says it too; json and csv would not
-            print(f"benchgate: gate failed: {analysis.untested}", file=sys.stderr)
-        return EXIT_GATE_FAILED
-    if args.gate and analysis.verdict == Verdict.INCONCLUSIVE:
-        return EXIT_INCONCLUSIVE
-    return EXIT_OK
+    if not args.gate:
+        return EXIT_OK
+    if analysis.verdict == Verdict.FAIL and analysis.untested is not None:  # the text format says it; json, csv not
+        print(f"benchgate: gate failed: {analysis.untested}", file=sys.stderr)
+    return {Verdict.FAIL: EXIT_GATE_FAILED, Verdict.INCONCLUSIVE: EXIT_INCONCLUSIVE}.get(analysis.verdict, EXIT_OK)

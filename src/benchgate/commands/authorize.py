@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.build.worktrees import FULL_SHA
 from benchgate.config import flags, labels, schema
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.github import actions_env, events
+from benchgate.github import actions_env, approval, events
 from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 
 
@@ -90,11 +89,6 @@ def _own_commit(how: str, settings: config.Settings, actor: str = "") -> Authori
     return _publish(Authorization(True, how, None, sha, actor=actor, settings=_run_settings(settings)))
 
 
-def _refuse(message: str) -> InputError:
-    actions_env.error_annotation(message, title="benchgate authorize")
-    return InputError(message, where="authorize")
-
-
 def authorize(
     *,
     config_path: str | None = config.DEFAULT_CONFIG_PATH,
@@ -117,7 +111,7 @@ def authorize(
     if event_name in events.OWN_COMMIT_EVENTS:
         return _own_commit(f"{event_name} of the repository's own commit", settings)
     if event_name not in events.PULL_REQUEST_EVENTS:
-        raise _refuse(f"event {event_name or '(none)'!r} cannot start a benchmark run")
+        raise approval.refusal(f"event {event_name or '(none)'!r} cannot start a benchmark run")
     repository = repository or os.environ.get("GITHUB_REPOSITORY")
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
@@ -127,51 +121,14 @@ def authorize(
         client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
     if event_name == "workflow_dispatch":
-        requester = actor or os.environ.get("GITHUB_ACTOR") or ""
-        pr = actions_env.pull_request_number(event)
-        if not requester or not client.can_write(requester):
-            raise _refuse(f"@{requester or '?'} started the workflow but lacks write, maintain or admin permission")
-        if pr is None:
-            return _own_commit(f"started by @{requester}, who has write access", settings, requester)
-        wanted = str((event.get("inputs") or {}).get("sha") or "").strip()
-        if not FULL_SHA.fullmatch(wanted):
-            raise _refuse(
-                f"workflow_dispatch of PR #{pr} needs the sha input: the full 40-digit head commit you approve"
-                + (f", not {wanted[:50]!r}" if wanted else "")
-            )
-        pull = client.pull_request(pr)
-        if pull.head_sha != wanted:
-            raise _refuse(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
-        approved_sha, how = pull.head_sha, f"started by @{requester}, who has write access"
+        request = approval.dispatch_request(client, event, actor or os.environ.get("GITHUB_ACTOR") or "")
     else:
-        label = ((event.get("label") or {}).get("name")) or ""
-        if event.get("action") != "labeled" or label != prefix:
+        request = approval.label_request(client, event, prefix)
+        if request is None:
             return _publish(Authorization(False, f"not a run request (the {prefix!r} label was not just added)"))
-        pr = actions_env.pull_request_number(event)
-        if pr is None:
-            raise _refuse("the event payload names no pull request")
-        approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
-        requester = labels.label_adders(client.label_events(pr)).get(label, "")
-        if not requester:
-            raise _refuse(f"the issue events of #{pr} do not show who added {label!r}")
-        sender = str((event.get("sender") or {}).get("login") or "")
-        if sender != requester:
-            # The event must be the label's last addition: a replayed or forged payload is not.
-            raise _refuse(
-                f"the event's sender @{sender or '?'} is not @{requester}, who added {label!r} last "
-                "according to the issue events"
-            )
-        if not client.can_write(requester):
-            raise _refuse(f"@{requester} added {label!r} but lacks write, maintain or admin permission")
-        pull = client.pull_request(pr)
-        if label not in pull.labels:
-            raise _refuse(f"the {label!r} label was removed from #{pr} since")
-        if not approved_sha or pull.head_sha != approved_sha:
-            raise _refuse(
-                f"PR #{pr} moved since @{requester} added {label!r}: approved {approved_sha[:12] or '?'}, "
-                f"now {pull.head_sha[:12]}; remove and add the label again to approve the new commits"
-            )
-        how = f"@{requester}, who has write access, added {label!r}"
+    if request.pull is None:
+        return _own_commit(request.how, settings, request.requester)
+    pr, pull = request.pr, request.pull
     decision = labels.decide_with_client(client, pr, pull.labels, settings)
     resolved = config.with_labels(settings, decision.values)
     notes: list[str] = []
@@ -180,7 +137,6 @@ def authorize(
         placed = pull_request_categories(client, pr, resolved, benchmark_dir or default_benchmark_dir())
         resolved = dataclasses.replace(resolved, categories=tuple(placed.categories))
         notes = placed.notes()
-    nothing = not resolved.categories
     # The changed files' paths are the PR author's text, label names anyone-with-triage's.
     with actions_env.commands_stopped(sys.stderr):
         for note in notes:
@@ -188,6 +144,5 @@ def authorize(
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
-    settings = _run_settings(resolved)
-    decided = Authorization(True, how, pr, approved_sha, pull.base_sha, pull.base_ref, requester, settings, nothing)
-    return _publish(decided)
+    settings, sides = _run_settings(resolved), (pull.head_sha, pull.base_sha, pull.base_ref)
+    return _publish(Authorization(True, request.how, pr, *sides, request.requester, settings, not resolved.categories))

@@ -133,15 +133,12 @@ def _handler(args: argparse.Namespace) -> int:
     progress = sys.stderr if args.progress else None
     done = state.run(bisection, prober.measure, state_path=state_path, setup=setup, progress=progress)
     data = render.report_data(bisection, done, setup)
-    (args.output / "bisect.json").write_text(json.dumps(data, indent=2) + "\n")
-    markdown = render.render(data, markdown=True)
-    (args.output / "bisect.md").write_text(markdown)
-    if args.output_format == "json":
-        print(json.dumps(data, indent=2))
-    else:
-        sys.stdout.write(markdown if args.output_format == "markdown" else render.render(data, markdown=False))
+    texts = {"json": json.dumps(data, indent=2) + "\n", "markdown": render.render(data, markdown=True)}
+    (args.output / "bisect.json").write_text(texts["json"])
+    (args.output / "bisect.md").write_text(texts["markdown"])
+    sys.stdout.write(texts.get(args.output_format) or render.render(data, markdown=False))
     if args.post:
-        _post(args.post, markdown, data)
+        _post(args.post, texts["markdown"], data)
     if done.reason == "end-failed":
         return EXIT_BUILD_FAILED
     return EXIT_OK if data["culprits"] and done.reason == "found" else EXIT_INCONCLUSIVE

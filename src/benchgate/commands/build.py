@@ -66,12 +66,9 @@ def build_overrides(args: argparse.Namespace) -> dict[str, object]:
         flags = [*shlex.split(args.configure_flags or ""), *args.configure_flag]
     except ValueError as error:
         raise InputError(f"--configure-flags: {error}") from None
-    given: dict[str, object] = {"configure-flags": flags} if flags else {}
-    for key in ("configure-command", "build-command", "binary-path", "ninja", "ccache"):
-        value = getattr(args, key.replace("-", "_"))
-        if value is not None:
-            given[key] = value
-    return given
+    keys = ("configure-command", "build-command", "binary-path", "ninja", "ccache")
+    given = {key: value for key in keys if (value := getattr(args, key.replace("-", "_"))) is not None}
+    return {"configure-flags": flags, **given} if flags else given
 
 
 def _check_record_path(path: Path) -> None:
@@ -87,19 +84,15 @@ def _check_record_path(path: Path) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     values = {**build_overrides(args), "cache-max-entries": args.cache_max_entries}
-    if args.cache_max_size:
-        values["cache-max-size"] = args.cache_max_size
-    if args.timeout is not None:
-        values["timeout"] = args.timeout
+    limits = {"cache-max-size": args.cache_max_size, "timeout": args.timeout}
+    values.update({key: value for key, value in limits.items() if value not in (None, "")})
     settings = BuildSettings.from_mapping(values)
     if args.record is not None:
         _check_record_path(args.record)
     trusted = args.side == "base" if args.trusted is None else args.trusted
     if not trusted and not args.use_sandbox:
-        print(
-            f"benchgate: warning: building the untrusted {args.side} WITHOUT the sandbox (--no-sandbox)",
-            file=sys.stderr,
-        )
+        warning = f"building the untrusted {args.side} WITHOUT the sandbox (--no-sandbox)"
+        print(f"benchgate: warning: {warning}", file=sys.stderr)
     result = build_ref(
         args.repo,
         args.ref,

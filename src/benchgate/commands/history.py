@@ -53,6 +53,7 @@ def _handler(args: argparse.Namespace) -> int:
         return EXIT_OK
     from benchgate.history.changepoints import MIN_POINTS, change_points, find_changes
     from benchgate.history.reading import series
+    from benchgate.history.runentry import iso_date
     from benchgate.report.historytext import changes_json, render_changes_text, render_series
 
     if args.history_command == "show":
@@ -62,8 +63,6 @@ def _handler(args: argparse.Namespace) -> int:
         tables = [render_series(one, change_points(one) if len(one.points) >= MIN_POINTS else []) for one in found]
         print("\n\n".join(tables))
         return EXIT_OK
-    from benchgate.history.runentry import iso_date
-
     since = iso_date(args.since, "--since") if args.since else None
     all_series = series(url, branch=args.branch)
     found = find_changes(all_series)

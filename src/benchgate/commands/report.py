@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchgate import config
-from benchgate.build.worktrees import FULL_SHA
 from benchgate.commands.analyze import write_charts
 from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
-from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
-from benchgate.github import actions_env
-from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
+from benchgate.errors import InputError
+from benchgate.github import actions_env, approval
+from benchgate.github.approval import Posting, connect
 from benchgate.report import plots, tables
-from benchgate.report.comment import GITHUB_COMMENT_LIMIT, MARKER, NOTHING_TO_BENCHMARK, CommentContext, render_comment
-from benchgate.report.gatelines import check_title
+from benchgate.report.comment import GITHUB_COMMENT_LIMIT, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.markup import FORMATS
-from benchgate.results import rundirs, runrecord
+from benchgate.results import rundirs
 from benchgate.results.csvfile import empty_samples
 from benchgate.results.runrecord import RunSummary
 from benchgate.stats import outcome
 from benchgate.stats.analysis import Analysis, RunData, analyze
 
-CHECK_NAME = "benchgate"
 SUMMARY_CHARACTERS = 340_000  # a bar character is 3 bytes of UTF-8: this stays under the 1 MiB summary limit
 
 
@@ -41,8 +36,6 @@ class ReportResult:
     regressions: int
     comment: str
     comment_url: str | None = None
-    check_url: str | None = None
-    report_path: Path | None = None
     posting_error: str | None = None
 
 
@@ -73,54 +66,14 @@ def _handler(args: argparse.Namespace) -> int:
     return report_results(given.pop("results"), **given).exit_status
 
 
-def _approved_sha(head_sha: str | None) -> str | None:
-    """``--head-sha`` as a full lowercase commit SHA; InputError (exit 2) unless it is 40 hex digits."""
-    if head_sha is None:
-        return None
-    sha = head_sha.strip().lower()
-    if not FULL_SHA.fullmatch(sha):
-        raise InputError(f"--head-sha must be a full 40-character hexadecimal commit SHA, got {head_sha[:60]!r}")
-    return sha
-
-
-def _check_results_commit(run: runrecord.RunSummary, head_sha: str | None) -> None:
-    if head_sha is None:
-        return
-    recorded = run.head.sha
-    if not recorded:
-        # Without a recorded commit nothing shows the results are the approved commit's: refuse, never skip.
-        raise InputError(
-            f"--head-sha {head_sha[:12]}: the results record no head commit (no run.json, or a run of "
-            "given binaries), so they cannot be checked against the approved commit"
-        )
-    if not (head_sha.startswith(recorded) or recorded.startswith(head_sha)):
-        raise InputError(f"the results are for head commit {recorded[:12]}, not the approved {head_sha[:12]}")
-
-
-@dataclass
-class _Posting:
-    """Where the report goes: the client and PR, the PR's labels' decision, what went wrong on the way."""
-
-    client: Any = None
-    pr: int | None = None
-    pr_info: Any = None
-    labels: labels.LabelDecision = field(default_factory=labels.LabelDecision)
-    errors: list[BenchgateError] = field(default_factory=list)
-    comment_url: str | None = None
-    check_url: str | None = None
-
-
 def report_results(results: Sequence[str], *, client=None, stdout=None, **request) -> ReportResult:
-    """Analyse ``results``, decide the gate, post or print the comment and check; ``request``: the options' dests.
-
-    ``options`` holds the gate's options by their configuration key; the rest default as on the command line.
-    """
+    """Analyse, gate, post or print; ``request``: the options' dests (``options``: the gate's, by config key)."""
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     options = argparse.Namespace(**{**vars(parser.parse_args(["report"])), "options": None, **request})
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
-    head_sha = _approved_sha(options.head_sha)
+    head_sha = approval.approved_sha(options.head_sha)
     if options.plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
         plots.require_matplotlib()
         plots.chart_paths(options.plot_path)
@@ -129,17 +82,15 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    if nothing_run is not None:
-        run, run_data = nothing_run, RunData.of(empty_samples())
-    else:
-        run_data, run = RunData.load(list(results))
+    empty = (RunData.of(empty_samples()), nothing_run)
+    run_data, run = empty if nothing_run is not None else RunData.load(list(results))
     if results:
-        _check_results_commit(run, head_sha)
-    posting = _Posting() if options.dry_run else _connect(options, settings, head_sha, client)
+        approval.check_results_commit(run, head_sha)
+    posting = Posting() if options.dry_run else connect(options, settings, head_sha, client)
     if options.dry_run:  # whoever runs the command locally is the authority for the labels they pass
         posting.labels = labels.decide(options.dry_run_labels, settings, actor_of=lambda _: "you", can_write=bool)
     settings = config.with_labels(settings, posting.labels.values)
-    problems = _unbenchmarked(posting, settings, options) if nothing_run is not None else []
+    problems = posting.unbenchmarked(settings, options.benchmark_dir) if nothing_run is not None else []
     nothing = nothing_run is not None and not problems
     analysis = analyze(run_data, settings.policy())
     result = outcome.decide(analysis.table, run, accept_regression=settings.accept_regression, problems=problems)
@@ -156,58 +107,8 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     )
     body = _publish_locally(context, analysis, options, stdout, nothing)
     if not options.dry_run and not posting.errors:
-        _post(posting, body, head_sha, result, run, nothing, stdout)
+        posting.post(body, head_sha, result, run, nothing, stdout)
     return _finish(posting, body, result, options.report_path)
-
-
-def _connect(options: argparse.Namespace, settings, head_sha: str | None, client) -> _Posting:
-    """The client, the PR and its labels' decision; an unreachable or refusing GitHub is a posting error."""
-    repository = options.repository or os.environ.get("GITHUB_REPOSITORY")
-    pr = options.pr or actions_env.pull_request_number(actions_env.read_event())
-    # Without a PR (a push, a schedule) only the check run is posted, on the given commit.
-    missing = [name for name, value in (("--repository", repository), ("--pr", pr or head_sha)) if not value]
-    if missing:
-        raise InputError(
-            f"posting needs {' and '.join(missing)} (or GITHUB_REPOSITORY and a pull_request event; "
-            "or --head-sha for a check run alone); use --dry-run to print the comment instead"
-        )
-    if client is None:
-        from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
-
-        author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
-        given = {"token": options.token, "api_url": options.api_url, "max_retries": options.retries}
-        client = from_environment(repository=repository, comment_author=author, **given)
-    posting = _Posting(client, pr)
-    try:
-        posting.pr_info = client.pull_request(pr) if pr else None
-    except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
-        posting.errors.append(error)
-    info = posting.pr_info
-    if info is not None and head_sha and not info.head_sha.startswith(head_sha):
-        raise InputError(
-            f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
-            "the PR moved since the approved run (or the results belong to another PR); not posting"
-        )
-    if info is not None:
-        try:
-            posting.labels = labels.decide_with_client(client, pr, info.labels, settings)
-        except BenchgateError as error:
-            posting.errors.append(error)
-    return posting
-
-
-def _unbenchmarked(posting: _Posting, settings, options: argparse.Namespace) -> list[str]:
-    """A run that benchmarked nothing fails when the API says the PR's changed files map to categories."""
-    if options.dry_run or not posting.pr or posting.errors:
-        return []
-    benchmark_dir = options.benchmark_dir or default_benchmark_dir()
-    try:  # a failure to ask is a posting error, never a pass
-        placed = pull_request_categories(posting.client, posting.pr, settings, benchmark_dir)
-    except BenchgateError as error:
-        posting.errors.append(error)
-        return []
-    touched = ", ".join(placed.categories)
-    return [f"nothing was benchmarked, but the pull request's changed files map to {touched}"] if touched else []
 
 
 def _publish_locally(context: CommentContext, analysis: Analysis, options: argparse.Namespace, stdout, nothing) -> str:
@@ -237,35 +138,9 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: argpa
     return body
 
 
-def _post(posting: _Posting, body: str, head_sha, result: outcome.Outcome, run: RunSummary, nothing: bool, stdout):
-    """The sticky comment (with a PR) and the check run; a failure is a posting error."""
-    try:
-        if posting.pr:
-            posting.comment_url = posting.client.upsert_comment(posting.pr, body, MARKER)
-            stdout.write(f"comment: {posting.comment_url}\n")
-        posting.check_url = posting.client.create_check_run(
-            head_sha or posting.pr_info.head_sha,
-            name=CHECK_NAME,
-            conclusion=result.check_conclusion,
-            title=NOTHING_TO_BENCHMARK.capitalize() if nothing else check_title(result, run),
-            summary=body.removeprefix(MARKER).lstrip("\n"),
-            details_url=actions_env.workflow_run_url() or posting.comment_url,
-        )
-        stdout.write(f"check: {posting.check_url}\n")
-    except BenchgateError as error:
-        posting.errors.append(error)
-
-
-def _finish(posting: _Posting, body: str, result: outcome.Outcome, report_path: Path | None) -> ReportResult:
+def _finish(posting: Posting, body: str, result: outcome.Outcome, report_path: Path | None) -> ReportResult:
     """The exit status (a posting error turns a pass into 3 or 2) and the step's outputs."""
-    status, posting_error = result.exit_status, None
-    if posting.errors:
-        error = posting.errors[0]
-        posting_error = error.one_line()
-        print(f"benchgate: error: {posting_error}", file=sys.stderr)
-        actions_env.error_annotation(f"could not post the report: {posting_error}", title="benchgate")
-        if status == 0:
-            status = EXIT_GITHUB_UNREACHABLE if isinstance(error, GitHubUnavailable) else EXIT_BAD_INPUT
+    status, posting_error = posting.failure_status(result.exit_status)
     actions_env.set_outputs(
         {
             "verdict": result.verdict,
@@ -275,8 +150,7 @@ def _finish(posting: _Posting, body: str, result: outcome.Outcome, report_path: 
             "report-path": str(report_path) if report_path else "",
         }
     )
-    urls = (posting.comment_url, posting.check_url)
-    return ReportResult(status, result.verdict, result.gating_rows, body, *urls, report_path, posting_error)
+    return ReportResult(status, result.verdict, result.gating_rows, body, posting.comment_url, posting_error)
 
 
 def _charts(path: Path, analysis: Analysis) -> tuple[str, ...]:

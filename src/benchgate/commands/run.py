@@ -9,12 +9,15 @@ from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 
+from benchgate import config, results
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.config import Settings, flags
+from benchgate.config.settings import configured_history, configured_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.report.markup import FORMATS
+from benchgate.run import system
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
@@ -79,7 +82,7 @@ def _handler(args: argparse.Namespace) -> int:
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
     settings = flags.settings_from_flags(args, "run")
     given.update(run_option_values(settings, "run"))
-    given["history_store"] = history_store(args.history_store, args.config)
+    given["history_store"] = configured_store(args.history_store, configured_history(args.config))
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
         build_settings=build_settings(args.config, build_overrides(args)),
@@ -105,19 +108,10 @@ def run_option_values(settings: Settings, command: str) -> dict:
     return values
 
 
-def history_store(option: str | None, config_path: Path | None) -> str | None:
-    """``--store``, else $BENCHGATE_HISTORY, else ``--config``'s ``history.store``, else None."""
-    from benchgate.config.settings import configured_history, configured_store
-
-    return configured_store(option, configured_history(config_path))
-
-
 def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings | None:
     """How ``--repo`` builds: the ``build:`` section of ``--config``, then the build options; None: neither."""
     if config_path is None and not overrides:
         return None
-    from benchgate import config
-
     given = config.load_settings(config_path, {}, config_required=True).build if config_path is not None else ()
     return BuildSettings.from_mapping({**dict(given), **overrides})
 
@@ -135,9 +129,7 @@ def _failure_lines(failures) -> list[str]:
 
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the verdict's exit status (a RunError: no sample)."""
-    from benchgate import results
     from benchgate.report import comment, tables
-    from benchgate.run import system
     from benchgate.stats import outcome
     from benchgate.stats.analysis import RunData, analyze
 

@@ -9,10 +9,18 @@ from dataclasses import replace
 from importlib.util import find_spec
 from pathlib import Path
 
+from benchgate import results
 from benchgate.build import releases
+from benchgate.commands.analyze import write_charts
 from benchgate.commands.run import _node_args, add_release_options, run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
+from benchgate.history.releaseseries import ReleaseStep, release_series
+from benchgate.history.site import write_site
+from benchgate.report.versionsreport import VersionStep, failure_lines, render_versions_markdown, render_versions_text
+from benchgate.run.local import run_benchmarks
+from benchgate.run.plan import RunOptions
+from benchgate.stats.analysis import RunData, analyze
 
 VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
 
@@ -65,8 +73,6 @@ def _handler(args: argparse.Namespace) -> int:
 
 def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
     """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
-    from benchgate.report.versionsreport import render_versions_markdown, render_versions_text
-
     if store:
         from benchgate.history.store import open_store
 
@@ -93,9 +99,6 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
 
 def _release_site(output: Path, steps: list) -> str | None:
     """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
-    from benchgate.history.releaseseries import ReleaseStep, release_series
-    from benchgate.history.site import write_site
-
     try:
         series, changes = release_series(
             [ReleaseStep(step.base, step.head, output / step.directory, step.gated) for step in steps]
@@ -109,10 +112,6 @@ def _release_site(output: Path, steps: list) -> str | None:
 
 def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     """One step with the run command's own function: reused when complete, resumed when interrupted."""
-    from benchgate import results
-    from benchgate.run.local import run_benchmarks
-    from benchgate.run.plan import RunOptions
-
     record_path = directory / "run.json"
     resume = False
     if record_path.is_file():
@@ -160,10 +159,6 @@ def _record_step(directory: Path, head: str, store: str) -> None:
 
 def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):
     """The step analysed as `benchgate run` analyses its run (the gate's decisions), and its forest plot."""
-    from benchgate.commands.analyze import write_charts
-    from benchgate.report.versionsreport import VersionStep, failure_lines
-    from benchgate.stats.analysis import RunData, analyze
-
     # A report of releases gates nothing: no row is drawn as failing a gate.
     policy = replace(run["policy"], threshold="off")
     run_data, summary = RunData.load([str(output / directory)])

@@ -138,7 +138,7 @@ class PriorRow(fields.Model):
 
 
 class Prior(fields.Model):
-    """run.json's ``prior`` (``benchgate.run.prior``, docs/formats.md): main's history of each row's noise."""
+    """run.json's ``prior`` (``benchgate.run.plan``, docs/formats.md): main's history of each row's noise."""
 
     store: fields.Text(1024)
     runner: fields.Text(64)
