@@ -9,7 +9,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 from synthetic import lognormal
 
-from benchgate.stats import decisions, gatetable
+from benchgate.stats import adaptivetable, decisions
 
 RNG_SEED = 20240610
 
@@ -219,7 +219,7 @@ def test_decide_samples_frame():
                 rows.append(("a.js", config, side, rate))
     samples = pd.DataFrame(rows, columns=["filename", "configuration", "side", "rate"])
     samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
-    table = gatetable.decide_samples(samples, keys=[("a.js", "n=2"), ("a.js", "n=1")])
+    table = adaptivetable.decide_samples(samples, keys=[("a.js", "n=2"), ("a.js", "n=1")])
     assert table["configuration"].tolist() == ["n=2", "n=1"]
     assert table["decision"].tolist() == ["regression", "unchanged"]
     assert table["runs_needed"].isna().all()
@@ -273,7 +273,7 @@ def test_a_head_that_makes_a_row_noisier_cannot_push_it_to_a_coarser_gate():
     gated = [decisions.decide(base, head, coarsening=Coarsening(25.0)) for head in (calm, loud)]
     np.testing.assert_array_equal(gated[0].gated_at, gated[1].gated_at)
     assert not gated[1].coarse.any() and (gated[1].decision != decisions.UNCHANGED).mean() > 0.3
-    sigma = [gatetable.noise_sigma(result.current) for result in gated]
+    sigma = [adaptivetable.noise_sigma(result.current) for result in gated]
     np.testing.assert_array_equal(sigma[0], sigma[1])  # the noise the report and the budget read: the base's
 
 
@@ -284,11 +284,11 @@ def test_the_projection_is_conservative_at_few_runs():
     rng = np.random.default_rng(53)
     loud = decisions.decide(lognormal(rng, 0.35, (200, 3)), lognormal(rng, 0.35, (200, 3)), unchanged_confidence=99)
     undecided = loud.decision == decisions.INCONCLUSIVE
-    needed = gatetable.undecided_runs(loud, 0.0, 10.0, 99.0)[undecided]
+    needed = adaptivetable.undecided_runs(loud, 0.0, 10.0, 99.0)[undecided]
     assert undecided.sum() > 150 and np.nanmedian(needed) > 100 and np.mean(needed > 10) > 0.9
     quiet = decisions.decide(lognormal(rng, 0.04, (200, 5)), lognormal(rng, 0.04, (200, 5)), unchanged_confidence=99.9)
     rows = quiet.decision == decisions.INCONCLUSIVE
-    counts = gatetable.undecided_runs(quiet, 0.0, 10.0, 99.9)[rows]
+    counts = adaptivetable.undecided_runs(quiet, 0.0, 10.0, 99.9)[rows]
     assert rows.any() and (counts > 5).all() and np.nanmedian(counts) < 60
 
 

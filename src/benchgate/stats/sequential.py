@@ -186,11 +186,3 @@ def make_design(
     if draft.max_resolution is not None and not (0 < draft.max_resolution <= 1000):
         raise ValueError(f"max_resolution must be a percentage above 0, not {draft.max_resolution!r}")
     return replace(draft, weights=spending_weights(looks, spending, alpha))
-
-
-def next_look(design: Design, runs_done: int) -> int | None:
-    """The run count of the next look at or after ``runs_done`` runs (None past the last)."""
-    for look in design.looks:
-        if look >= runs_done:
-            return look
-    return None

@@ -20,7 +20,7 @@ def look_statistics(
     design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
-    takes ``pairs``: the paired rates and CPU-set assignments (``gatetable.pair_arrays``)."""
+    takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
