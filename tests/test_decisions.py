@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from perf import candidates
 from scipy import special
 from scipy import stats as scipy_stats
 from synthetic import lognormal
@@ -20,7 +21,7 @@ def test_welch_log_and_raw_match_scipy(n_base, n_head):
     base = lognormal(rng, 0.2, (6, n_base))
     head = lognormal(rng, 0.1, (6, n_head), -0.3)
     for test, transform in (("welch_log", np.log), ("welch_raw", lambda x: x)):
-        st = decisions.gate_statistics(base, head, test)
+        st = candidates.gate_statistics(base, head, test)
         expected = scipy_stats.ttest_ind(transform(head), transform(base), axis=-1, equal_var=False)
         np.testing.assert_allclose(st.p_value, expected.pvalue, rtol=1e-10)
         np.testing.assert_allclose(st.delta / st.se, expected.statistic, rtol=1e-10)
@@ -59,15 +60,15 @@ def test_interval_is_the_direct_formula():
     head = lognormal(rng, 0.03, (1, 12), -0.1)
     st = decisions.gate_statistics(base, head, "welch_log")
     level = 0.001 / 400
-    low, high = decisions.change_interval(st, level)
+    low, high = st.interval(level)
     x, y = np.log(base[0]), np.log(head[0])
     se = np.sqrt(x.var(ddof=1) / 12 + y.var(ddof=1) / 12)
     df = se**4 / ((x.var(ddof=1) / 12) ** 2 / 11 + (y.var(ddof=1) / 12) ** 2 / 11)
     q = scipy_stats.t.ppf(1 - level / 2, df)
     assert low[0] == pytest.approx(100 * (np.exp(y.mean() - x.mean() - q * se) - 1), rel=1e-9)
     assert high[0] == pytest.approx(100 * (np.exp(y.mean() - x.mean() + q * se) - 1), rel=1e-9)
-    raw = decisions.gate_statistics(base, head, "welch_raw")
-    low, high = decisions.change_interval(raw, 0.05)
+    raw = candidates.gate_statistics(base, head, "welch_raw")
+    low, high = raw.interval(0.05)
     se_raw = np.sqrt(base[0].var(ddof=1) / 12 + head[0].var(ddof=1) / 12)
     q_raw = scipy_stats.t.ppf(0.975, raw.df[0])
     center = (head[0].mean() - base[0].mean()) / base[0].mean() * 100
@@ -78,9 +79,9 @@ def test_interval_excludes_zero_exactly_when_p_is_below_the_level():
     rng = np.random.default_rng(RNG_SEED)
     base = lognormal(rng, 0.05, (2000, 6))
     head = lognormal(rng, 0.05, (2000, 6), 0.05)
-    for test in decisions.TESTS:
-        st = decisions.gate_statistics(base, head, test)
-        low, high = decisions.change_interval(st, 0.01)
+    for test in candidates.TESTS:
+        st = candidates.gate_statistics(base, head, test)
+        low, high = st.interval(0.01)
         assert ((low > 0) | (high < 0)).tolist() == (st.p_value < 0.01).tolist(), test
 
 
@@ -90,10 +91,10 @@ def test_mde_is_the_shift_detected_with_the_stated_power():
     head = lognormal(rng, 0.02, (1, 30))
     st = decisions.gate_statistics(base, head, "welch_log")
     level = 0.001 / 400
-    got = decisions.mde(st, level, 0.8)[0]
+    got = st.mde(level, 0.8)[0]
     x = (special.stdtrit(st.df[0], 1 - level / 2) + special.stdtrit(st.df[0], 0.8)) * st.se[0]
     assert got == pytest.approx(100 * (1 - np.exp(-x)), rel=1e-12)
-    assert decisions.mde(st, level, 0.9)[0] > got > decisions.mde(st, 0.05, 0.8)[0]
+    assert st.mde(level, 0.9)[0] > got > st.mde(0.05, 0.8)[0]
 
 
 def test_holm_levels_agree_with_holm_adjusted_p_values():
@@ -130,7 +131,7 @@ def test_the_issue_n4_shape_is_never_a_pass():
     """Node 20.0.0 vs 18.16.0, buffer-tojson len=4096: -88.5 % with 4 runs a side and 15-25 % noise."""
     base = np.array([101_000.0, 78_000.0, 96_500.0, 121_000.0])
     head = base * 0.115 * np.array([1.21, 0.83, 1.05, 0.92])
-    raw = decisions.gate_statistics(base[None], head[None], "welch_raw").p_value[0]
+    raw = candidates.gate_statistics(base[None], head[None], "welch_raw").p_value[0]
     assert 0.001 < raw < 0.01  # compare.R: ** only, so the *** gate of compare.R's p passes it
     alone = decide_one(base, head)  # a report of this one row: the log test fails it
     assert alone.names.tolist() == ["regression"]
@@ -204,8 +205,8 @@ def test_runs_needed_decides_an_undecided_row_when_rerun():
 def test_either_is_bonferroni_over_its_two_tests():
     rng = np.random.default_rng(RNG_SEED)
     base, head = lognormal(rng, 0.1, (50, 8)), lognormal(rng, 0.1, (50, 8), -0.1)
-    both = decisions.gate_statistics(base, head, "either")
-    raw = decisions.gate_statistics(base, head, "welch_raw").p_value
+    both = candidates.gate_statistics(base, head, "either")
+    raw = candidates.gate_statistics(base, head, "welch_raw").p_value
     log = decisions.gate_statistics(base, head, "welch_log").p_value
     np.testing.assert_allclose(both.p_value, np.minimum(1, 2 * np.minimum(raw, log)))
 

@@ -103,7 +103,7 @@ def test_with_a_min_effect_an_unchanged_row_settles_without_the_guard():
         result = stopping.decide_at_look(plain, [st])
         d = result.decisions
         if d.names[0] == "unchanged" and d.fixed_low[0] <= 0 <= d.fixed_high[0]:
-            guard, _ = decisions.change_interval(st, 2 * plain.settle_level)
+            guard, _ = st.interval(2 * plain.settle_level)
             if guard[0] <= -plain.settle_above:
                 assert not result.settled[0]
                 settled = stopping.decide_at_look(floor, [stopping.look_statistics(floor, base, head)])

@@ -10,7 +10,7 @@ of the samples, default 2 %, slowed by 10-50 %). Four suites: "aa" (A/A, sigma 0
 improve by 2-90 %, log-uniform, 2 regress by 50-90 %) and "mixed" (sigma 0.5-25 %, 18 rows
 changed: those 10 plus the power probes, 4 rows at 1 % noise and 4 at 2 % noise regressing by 5 %).
 
-For each candidate test (``decisions.TESTS``) and each mode (fixed N runs, ``--fixed``, and
+For each candidate test (``candidates.TESTS``) and each mode (fixed N runs, ``--fixed``, and
 ``--runs auto`` with ``sequential.make_design``, the live run's loop) it prints the figures the
 gate is held to. All tests see the same samples (common random numbers); the tests other than
 the gate's see only the first ``--candidate-reports`` A/A reports (default 2000), the gate's all
@@ -33,6 +33,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+import candidates as candidate_tests
 import duet_model
 import node_noise
 import numpy as np
@@ -115,7 +116,7 @@ def run_fixed(
     base, head, test: str, runs: int, unchanged_confidence=decisions.DEFAULT_UNCHANGED_CONFIDENCE, max_resolution=None
 ):
     """A fixed-runs analysis of the first ``runs`` samples; ``max_resolution`` None: strict (every row at 10 %)."""
-    result = decisions.decide(
+    result = candidate_tests.decide(
         base[..., :runs],
         head[..., :runs],
         test=test,
@@ -276,14 +277,14 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
             shift = np.zeros((reports, rows, 1))
             shift[:, -1] = np.log1p(change / 100)
             head = np.exp(level + shift + sigma * rng.standard_normal((reports, rows, runs)))
-            raw = decisions.gate_statistics(base, head, "welch_raw").p_value[:, -1]
+            raw = candidate_tests.gate_statistics(base, head, "welch_raw").p_value[:, -1]
             stars = Counter(
                 np.where(raw < 0.001, "***", np.where(raw < 0.01, "**", np.where(raw < 0.05, "*", ""))).tolist()
             )
             star_text = ", ".join(f"{key or 'none'} {100 * v / reports:.0f} %" for key, v in sorted(stars.items()))
             lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
-            for test in [test for test in tests if test in decisions.TESTS]:
-                result = decisions.decide(base, head, test=test, with_mde=False)
+            for test in [test for test in tests if test in candidate_tests.TESTS]:
+                result = candidate_tests.decide(base, head, test=test, with_mde=False)
                 verdict = decisions.verdicts(result.decision)
                 shares = [100 * float((verdict == v).mean()) for v in (1, 2, 0)]
                 lines.append(
@@ -403,11 +404,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
     parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
     parser.add_argument("--seed", type=int, default=20240610)
-    parser.add_argument("--tests", default=",".join(decisions.TESTS + paired.PAIRED_TESTS))
+    parser.add_argument("--tests", default=",".join(candidate_tests.TESTS + paired.PAIRED_TESTS))
     parser.add_argument("--fixed", default="10,30", help="comma-separated fixed run counts (default 10,30)")
     parser.add_argument("--no-auto", action="store_true", help="skip --runs auto")
     parser.add_argument(
-        "--auto-tests", default=None, help=f"tests to run --runs auto with (default {decisions.GATE_TEST}; 'all')"
+        "--auto-tests",
+        default=None,
+        help=f"tests to run --runs auto with, of {', '.join(decisions.TESTS)} (default {decisions.GATE_TEST}; 'all')",
     )
     parser.add_argument("--side-drift", type=float, default=0.0)
     parser.add_argument("--outliers", type=float, default=0.02)
@@ -453,8 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         reports = quiet_reports = mostly_reports = mixed_reports = 0
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
-        if test not in decisions.TESTS + paired.PAIRED_TESTS:
-            parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS + paired.PAIRED_TESTS)}")
+        if test not in candidate_tests.TESTS + paired.PAIRED_TESTS:
+            parser.error(f"unknown test {test!r}; choose from {', '.join(candidate_tests.TESTS + paired.PAIRED_TESTS)}")
     fixed = [int(v) for v in args.fixed.split(",") if v]
     noise = {"drift": args.drift, "side_drift": args.side_drift, "outliers": args.outliers}
     suites = [
@@ -483,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
+    # A design's test is one of the gate's (decisions.TESTS): the other candidates are compared at fixed runs.
+    auto_tests = [test for test in auto_tests if test in decisions.TESTS + paired.PAIRED_TESTS]
     node = (node_reports, args.unchanged_confidence, args.max_resolution)
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])

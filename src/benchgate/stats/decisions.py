@@ -17,10 +17,8 @@ from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisio
     TRIM_FROM,
     YUEN_DF_FACTOR,
     Stats,
-    change_interval,
     combine,
     gate_statistics,
-    mde,
     regression_floor,
     runs_needed,
     subset,
@@ -128,7 +126,7 @@ def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: 
         low, high = np.full(shape, np.nan), np.full(shape, np.nan)
         stale = usable
     if stale.any():
-        low[stale], high[stale] = change_interval(subset(current, stale), level[stale])
+        low[stale], high[stale] = subset(current, stale).interval(level[stale])
     low[~usable], high[~usable] = np.nan, np.nan
     cache["fixed"] = (level.copy(), last.copy(), low, high)
     return low, high
@@ -146,7 +144,7 @@ def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarra
         usable = rows & ((st.n_base + st.n_head) > 0) & ~st.incomplete
         if not usable.any():
             continue
-        look_low, look_high = change_interval(subset(st, usable), level[usable] * weights[k])
+        look_low, look_high = subset(st, usable).interval(level[usable] * weights[k])
         low[usable] = np.fmax(low[usable], look_low)
         high[usable] = np.fmin(high[usable], look_high)
         last_low[usable], last_high[usable] = look_low, look_high
@@ -191,7 +189,7 @@ def decide_looks(
     mdes = np.full(shape, np.nan)
     rows = ~current.incomplete
     if with_mde and rows.any():
-        mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
+        mdes[rows] = subset(current, rows).mde((level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
@@ -201,7 +199,7 @@ def decide_looks(
         bound = np.full(shape, np.nan)
         if rows.any():
             at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
-            bound[rows] = change_interval(subset(current, rows), at[rows])[0]
+            bound[rows] = subset(current, rows).interval(at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)

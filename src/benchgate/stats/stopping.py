@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, change_interval, combine, projected_interval, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -57,8 +57,7 @@ class LookResult:
 
 
 def _scaled(st: Stats, factor: float) -> Stats:
-    companion = None if st.companion is None else _scaled(st.companion, factor)
-    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
+    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
 
 
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
@@ -69,7 +68,7 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     if candidates.any():
         # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
         # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
-        low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
+        low, high = subset(result.current, candidates).interval(2 * design.settle_level)
         legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
         calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
@@ -85,7 +84,7 @@ def _reachable(
     st = _scaled(subset(result.current, rows), design.futility_variance)
     level = result.level[rows]
     runs = float(design.max_runs)
-    low, high = projected_interval(st, runs, level * design.weights[-1])
+    low, high = st.projected(runs, level * design.weights[-1])
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
@@ -95,7 +94,7 @@ def _reachable(
         share = design.unchanged_weights()[-1]
         nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
         hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
-        bound, _ = projected_interval(hopeful, runs, unchanged_level(design.unchanged_confidence, level, share))
+        bound, _ = hopeful.projected(runs, unchanged_level(design.unchanged_confidence, level, share))
         settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
     return out
@@ -218,8 +217,8 @@ def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     floor = result.decisions.gated_at[rows]
     shares = design.unchanged_weights()[k + 1 :]
     for look, weight, share in zip(design.looks[k + 1 :], design.weights[k + 1 :], shares, strict=True):
-        low, high = projected_interval(st, float(look), level * weight)
-        bound, _ = projected_interval(st, float(look), unchanged_level(design.unchanged_confidence, level, share))
+        low, high = st.projected(float(look), level * weight)
+        bound, _ = st.projected(float(look), unchanged_level(design.unchanged_confidence, level, share))
         with np.errstate(invalid="ignore"):
             done = (high < 0) | (low > 0) | (bound > -floor)
         found = np.where(np.isnan(found) & done, float(look), found)
