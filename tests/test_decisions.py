@@ -10,7 +10,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 from synthetic import lognormal
 
-from benchgate.stats import adaptivetable, decisions
+from benchgate.stats import adaptivetable, decisions, yuenwelch
 
 RNG_SEED = 20240610
 
@@ -30,14 +30,14 @@ def test_welch_log_and_raw_match_scipy(n_base, n_head):
 
 def test_yuen_matches_scipy_trimmed_t_test_from_trim_from_samples():
     rng = np.random.default_rng(RNG_SEED)
-    n = max(decisions.TRIM_FROM, 30)
+    n = max(yuenwelch.TRIM_FROM, 30)
     base = lognormal(rng, 0.05, (5, n))
     head = lognormal(rng, 0.05, (5, n - 3), 0.02)
     st = decisions.gate_statistics(base, head, "yuen_log")
     expected = scipy_stats.ttest_ind(np.log(head), np.log(base), axis=-1, equal_var=False, trim=0.2)
     np.testing.assert_allclose(st.delta / st.se, expected.statistic, rtol=1e-10)
     # the gate's df is Yuen's Satterthwaite df shrunk by YUEN_DF_FACTOR (its far tail is heavier than t's)
-    np.testing.assert_allclose(st.df, expected.df * decisions.YUEN_DF_FACTOR, rtol=1e-10)
+    np.testing.assert_allclose(st.df, expected.df * yuenwelch.YUEN_DF_FACTOR, rtol=1e-10)
     below = decisions.gate_statistics(base[:, :5], head[:, :5], "yuen_log")
     plain = decisions.gate_statistics(base[:, :5], head[:, :5], "welch_log")
     np.testing.assert_allclose(below.p_value, plain.p_value, rtol=1e-12)  # no trimming below TRIM_FROM
@@ -196,7 +196,7 @@ def test_runs_needed_decides_an_undecided_row_when_rerun():
     result = decisions.decide(base, head)
     assert result.names.tolist() == ["inconclusive"]
     st = decisions.gate_statistics(base, head)
-    needed = decisions.runs_needed(st, result.level)[0]
+    needed = yuenwelch.runs_needed(st, result.level)[0]
     assert 10 < needed < 10_000
     more = lognormal(rng, 0.08, (1, int(needed) * 3)), lognormal(rng, 0.08, (1, int(needed) * 3), -0.06)
     assert decisions.decide(*more).names[0] != "inconclusive"

@@ -39,7 +39,7 @@ import node_noise
 import numpy as np
 import simulate_perrow
 
-from benchgate.stats import decisions, paired, sequential, stopping
+from benchgate.stats import decisions, paired, sequential, stopping, yuenwelch
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
 from benchgate.stats.resolution import Coarsening
 
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--auto-tests",
         default=None,
-        help=f"tests to run --runs auto with, of {', '.join(decisions.TESTS)} (default {decisions.GATE_TEST}; 'all')",
+        help=f"tests to run --runs auto with, of {', '.join(yuenwelch.TESTS)} (default {decisions.GATE_TEST}; 'all')",
     )
     parser.add_argument("--side-drift", type=float, default=0.0)
     parser.add_argument("--outliers", type=float, default=0.02)
@@ -486,8 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
-    # A design's test is one of the gate's (decisions.TESTS): the other candidates are compared at fixed runs.
-    auto_tests = [test for test in auto_tests if test in decisions.TESTS + paired.PAIRED_TESTS]
+    # A design's test is one of the gate's (yuenwelch.TESTS): the other candidates are compared at fixed runs.
+    auto_tests = [test for test in auto_tests if test in yuenwelch.TESTS + paired.PAIRED_TESTS]
     node = (node_reports, args.unchanged_confidence, args.max_resolution)
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])

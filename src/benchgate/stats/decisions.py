@@ -7,23 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
 from benchgate.stats.resolution import Coarsening, gated_at
-from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisions' public API
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_POWER,
-    DEFAULT_UNCHANGED_CONFIDENCE,
-    GATE_TEST,
-    TESTS,
-    TRIM_FROM,
-    YUEN_DF_FACTOR,
-    Stats,
-    combine,
-    gate_statistics,
-    regression_floor,
-    runs_needed,
-    subset,
-    unchanged_level,
-)
+from benchgate.stats.yuenwelch import Stats, combine, gate_statistics, regression_floor, subset, unchanged_level
 
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
 REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, INCOMPLETE, CONSTANT = range(6)

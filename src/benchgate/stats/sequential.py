@@ -14,6 +14,7 @@ from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
+from benchgate.stats.yuenwelch import TESTS
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
@@ -163,12 +164,8 @@ def make_design(
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")
     draft = Design(looks, (), spending, alpha, **options)
-    if (
-        not (0 < alpha < 1)
-        or draft.test not in (*decisions.TESTS, PAIRED_TEST)
-        or draft.correction not in ("holm", "none")
-    ):
-        raise ValueError("alpha in (0, 1), test one of decisions.TESTS or the paired test, correction holm or none")
+    if not (0 < alpha < 1) or draft.test not in (*TESTS, PAIRED_TEST) or draft.correction not in ("holm", "none"):
+        raise ValueError("alpha in (0, 1), test one of yuenwelch.TESTS or the paired test, correction holm or none")
     if (
         not (0 < draft.power < 1)
         or not (0 < draft.futility_variance <= 1)

@@ -9,17 +9,16 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
 
 TRIM = {"welch_log": 0.0, "yuen_log": 0.2}  # each test's trimmed share (tests/perf/candidates.py adds its own)
-TESTS, GATE_TEST = tuple(TRIM), "yuen_log"
+TESTS = tuple(TRIM)
 # Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
 # five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
 TRIM_FROM = 10
 # Yuen's statistic has a heavier far tail than t with the Satterthwaite df (p < 1e-5 at 1.2-1.5 times nominal on
 # normal data); this df factor brings it to 0.3-0.7 times (2-6 million null rows per n; issue 10's design notes).
 YUEN_DF_FACTOR = 0.8
-DEFAULT_POWER = 0.8  # of the mde
 
 
 @dataclass(frozen=True)
