@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
-from benchgate.stats.yuenwelch import TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats
+from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, first_runs
 
 # The chance that a row at zero change reaches the resolution it is gated at: a report of 400 rows passes
 # A/A at Node's noise only if few rows fail to (tests/perf/simulate_gate.py, docs/statistics.md).
@@ -103,30 +103,18 @@ def conservative_variance(st: Stats, confidence: float = SIGMA_CONFIDENCE, *, ob
     return var * np.where(n > 1, factor, np.nan)
 
 
-def runs_to_reach(
-    st: Stats,
-    floor: np.ndarray,
-    level: np.ndarray,
-    above: np.ndarray,
-    candidates: np.ndarray | None = None,
-    shares: np.ndarray | None = None,
-) -> np.ndarray:
+def runs_to_reach(st: Stats, floor: np.ndarray, level: np.ndarray, above: np.ndarray) -> np.ndarray:
     """Per row, the fewest runs a side above ``above`` that rule out ``floor`` with probability ``PROJECTION_POWER``
-    at its estimate (at most 0) and conservative sigma (NaN: none); ``shares``: the level's share per candidate."""
-    candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
+    at its estimate (at most 0) and conservative sigma (NaN: none)."""
     var = conservative_variance(st, observed=True)
     estimate = np.fmin(np.asarray(st.delta, dtype=float), 0.0)  # a faster head is not counted on
     floor = np.asarray(floor, dtype=float)
-    out = np.full(np.shape(st.delta), np.nan)
-    for index, runs in enumerate(candidates):
-        level_here = np.asarray(level) * (1.0 if shares is None else shares[index])
-        ruled_out = _regression_percent(st, _half_width(st, var, float(runs), level_here, PROJECTION_POWER) - estimate)
-        with np.errstate(invalid="ignore"):
-            done = np.isnan(out) & (runs > above) & (ruled_out < floor)
-        out[done] = runs
-        if not np.isnan(out).any():
-            break
-    return out
+
+    def reached(_, runs) -> np.ndarray:
+        half = _half_width(st, var, float(runs), np.asarray(level), PROJECTION_POWER)
+        return _regression_percent(st, half - estimate) < floor
+
+    return first_runs(RUN_COUNTS, np.shape(st.delta), reached, above)
 
 
 PRIOR_RUNS = 10  # main's most recent runs on the same runner fingerprint that give a row's prior sigma

@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, combine, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -211,16 +211,16 @@ def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     rows = ~result.settled
     if k == len(design.looks) - 1 or not rows.any():
         return out
-    found = np.full(int(rows.sum()), np.nan)
     st = subset(result.decisions.current, rows)
     level = result.decisions.level[rows]
     floor = result.decisions.gated_at[rows]
-    shares = design.unchanged_weights()[k + 1 :]
-    for look, weight, share in zip(design.looks[k + 1 :], design.weights[k + 1 :], shares, strict=True):
-        low, high = st.projected(float(look), level * weight)
-        bound, _ = st.projected(float(look), unchanged_level(design.unchanged_confidence, level, share))
-        with np.errstate(invalid="ignore"):
-            done = (high < 0) | (low > 0) | (bound > -floor)
-        found = np.where(np.isnan(found) & done, float(look), found)
+    weights, shares = design.weights[k + 1 :], design.unchanged_weights()[k + 1 :]
+
+    def settles(index: int, look: int) -> np.ndarray:
+        low, high = st.projected(float(look), level * weights[index])
+        bound, _ = st.projected(float(look), unchanged_level(design.unchanged_confidence, level, shares[index]))
+        return (high < 0) | (low > 0) | (bound > -floor)
+
+    found = first_runs(design.looks[k + 1 :], st.delta.shape, settles)
     out[rows] = np.where(np.isnan(found), float(design.max_runs), found)
     return out

@@ -263,44 +263,47 @@ def unchanged_level(
     return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
 
 
+RUN_COUNTS = np.unique(np.round(np.geomspace(2, 10_000, 400)))  # the run counts a side projections try
+
+
+def first_runs(counts, shape: tuple, decided, above: np.ndarray | float = 0.0) -> np.ndarray:
+    """Per row, the first of ``counts`` above ``above`` at which ``decided(index, runs)`` holds (NaN: none)."""
+    out = np.full(shape, np.nan)
+    for index, runs in enumerate(counts):
+        with np.errstate(invalid="ignore"):
+            out[np.isnan(out) & (runs > above) & decided(index, runs)] = runs
+        if not np.isnan(out).any():
+            break
+    return out
+
+
 def runs_needed(
     st: Stats,
     level: np.ndarray | float,
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: np.ndarray | float = DEFAULT_INCONCLUSIVE_ABOVE,
     *,
-    candidates: np.ndarray | None = None,
-    levels: np.ndarray | None = None,
     rows: np.ndarray | None = None,
     above: np.ndarray | float = 0.0,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Runs a side (of ``candidates``, above ``above``) after which ``rows`` would be decided, estimate and spread kept.
-    ``levels``: the share of ``level`` spent at each candidate (default all of it); NaN: none."""
-    candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
+    """Runs a side (above ``above``) after which ``rows`` would be decided, estimate and spread kept (NaN: none)."""
     shape = np.shape(st.delta)
     out = np.full(shape, np.nan)
     pending = ~np.isnan(st.delta) & (True if rows is None else np.asarray(rows, dtype=bool))
     if not pending.any():
         return out
     picked = subset(st, pending)
-    level_picked, min_picked, floor_picked, above_picked = (
+    level, min_effect, floor, above = (
         np.broadcast_to(np.asarray(value, dtype=float), shape)[pending]
         for value in (level, min_effect, inconclusive_above, above)
     )
-    found = np.full(picked.delta.shape, np.nan)
-    open_ = np.ones(picked.delta.shape, dtype=bool)
-    for index, runs in enumerate(candidates):
-        at = level_picked if levels is None else level_picked * levels[index]
-        settle = unchanged_level(unchanged_confidence, level_picked, 1.0 if levels is None else levels[index])
-        # Decided with this many runs, its estimate and spread unchanged: rejected, or unchanged by its bound.
-        low, high = picked.projected(np.asarray(float(runs)), at)
+    settle, target = unchanged_level(unchanged_confidence, level), regression_floor(min_effect, floor)
+
+    def decided(_, runs) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
+        low, high = picked.projected(np.asarray(float(runs)), level)
         bound = picked.projected(np.asarray(float(runs)), settle)[0]
-        rejected = ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_picked)
-        ok = open_ & (runs > above_picked) & (rejected | (bound > -regression_floor(min_picked, floor_picked)))
-        found[ok] = runs
-        open_ &= ~ok
-        if not open_.any():
-            break
-    out[pending] = found
+        return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_effect) | (bound > -target)
+
+    out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, above)
     return out
