@@ -195,21 +195,9 @@ def decide_looks(
         decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[current.constant & (change == 0)] = CONSTANT
     decision[current.incomplete | ~tested & ~current.constant] = INCOMPLETE
+    rejected &= tested  # a row no look could test is not rejected
     return Decisions(
-        decision,
-        change,
-        low,
-        high,
-        p_seq,
-        rejected & tested,
-        level,
-        mdes,
-        fixed_low,
-        fixed_high,
-        current,
-        bound,
-        floor,
-        coarse,
+        decision, change, low, high, p_seq, rejected, level, mdes, fixed_low, fixed_high, current, bound, floor, coarse
     )
 
 
