@@ -1,6 +1,5 @@
-"""The gate's decision tables: a fixed run's samples at once (``decide_samples``), an adaptive run's recorded
-looks replayed, checked and decided as one Holm family (``decide_shards``): never a fixed-runs test of the merged
-samples, which would spend the level again at every look."""
+"""The gate's decision tables: a fixed run's samples (``decide_samples``); an adaptive run's looks replayed, checked
+and decided as one Holm family (``decide_shards``; a test of the merged samples would spend the level again)."""
 
 from __future__ import annotations
 
@@ -286,9 +285,8 @@ def decide_shards(
     max_resolution: float | None = None,
     prior=None,
 ) -> pd.DataFrame:
-    """The decision table (``decide_samples``') of ``keys`` from the adaptive runs ``shards``.
-    The run stopped by its own design; the decisions follow the report's policy (``alpha``/``min_effect`` per key).
-    InputError when a design is malformed, the shards' designs differ, or a replay contradicts the record."""
+    """The decision table of ``keys`` from adaptive runs ``shards`` by the report's policy (``alpha``, ``min_effect``
+    per key); InputError when a design is malformed, the shards' designs differ or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
     keys = sorted(set(wanted))

@@ -75,9 +75,8 @@ def reachable(
 def gated_at(
     st: Stats, floor: np.ndarray, level: np.ndarray, coarsening: Coarsening | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reachable one.
-    A row coarser than its target is gated at its reach (at the upper ``GATE_SIGMA_CONFIDENCE`` bound of its
-    trusted sigma), capped at the ceiling, provided it reaches the ceiling half the time at its sigma."""
+    """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reach (at the upper
+    ``GATE_SIGMA_CONFIDENCE`` bound of trusted sigma; gated there, capped, if it reaches the ceiling half the time)."""
     floor = np.asarray(floor, dtype=float)
     if coarsening is None or coarsening.max_resolution is None:
         return floor, np.zeros(floor.shape, dtype=bool), np.full(floor.shape, np.nan)
@@ -104,8 +103,7 @@ def conservative_variance(st: Stats, confidence: float = SIGMA_CONFIDENCE, *, ob
 
 
 def runs_to_reach(st: Stats, floor: np.ndarray, level: np.ndarray, above: np.ndarray) -> np.ndarray:
-    """Per row, the fewest runs a side above ``above`` that rule out ``floor`` with probability ``PROJECTION_POWER``
-    at its estimate (at most 0) and conservative sigma (NaN: none)."""
+    """Per row, the fewest runs a side above ``above`` ruling out ``floor`` (``PROJECTION_POWER``, estimate <= 0)."""
     var = conservative_variance(st, observed=True)
     estimate = np.fmin(np.asarray(st.delta, dtype=float), 0.0)  # a faster head is not counted on
     floor = np.asarray(floor, dtype=float)
@@ -122,8 +120,7 @@ PRIOR_MIN_RUNS = 3  # fewer stored runs than this: the row falls back to the bas
 
 
 def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS) -> np.ndarray:
-    """Per row, the median of the last ``recent`` squared ``log_spread`` of main's runs (oldest first; NaN: too few).
-    The median, so that one noisy run does not set the row's gate."""
+    """Per row, the median (one noisy run does not set the gate) of main's last ``recent`` squared ``log_spread``."""
     out = np.full(len(spreads), np.nan)
     for index, row in enumerate(spreads):
         values = np.asarray(row, dtype=float)[-recent:]

@@ -1,6 +1,5 @@
 """``--runs auto``: the group-sequential design, alpha spending over planned looks, and its run.json record.
-Look k spends ``a × w_k`` of a row's level by a Lan–DeMets function of ``runs / max_runs``, bounded by
-Bonferroni over the looks (valid whatever their correlation); docs/statistics.md has the design."""
+Look k spends ``a × w_k`` of a row's level (Lan–DeMets, Bonferroni over the looks; docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -158,8 +157,7 @@ def make_design(
     spending: str = "pocock",
     **options,
 ) -> Design:
-    """The design for ``--runs auto``, checked: ``looks`` (default ``default_looks(min_runs, max_runs)``) and
-    the other fields of ``Design``."""
+    """The design for ``--runs auto``, checked (``looks`` default: ``default_looks(min_runs, max_runs)``)."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")

@@ -1,6 +1,6 @@
 """The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
-A row is settled when decided, *calm* or *futile*; a unit (a row, or a file run whole) stops once all its rows
-are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree."""
+A unit (a row, or a file run whole) stops once all its rows are decided, *calm* or *futile* (docs/statistics.md);
+``replay`` recomputes a recorded run, so that the live run, ``--resume`` and reports agree."""
 
 from __future__ import annotations
 
@@ -110,9 +110,8 @@ def decide_at_look(
     with_mde: bool = True,
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
-    """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
-    ``alpha``/``min_effect`` override the design's per row; ``cache`` (one per run) saves recomputing earlier
-    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide)."""
+    """Decisions and settled rows after look ``len(history) - 1``; ``alpha``/``min_effect`` override the design's,
+    ``cache`` (one per run) saves work, ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")

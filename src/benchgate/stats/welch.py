@@ -80,9 +80,8 @@ def _two_pass_moments(cell: np.ndarray, rate: np.ndarray, cells: int) -> tuple[n
 
 
 def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per (filename, configuration) of ``results.read_samples``' frame with ``COMPARISON_COLUMNS``
-    (percent; NaN where compare.R prints NA), ordered by ``filename + " " + configuration`` in code-point
-    order, as compare.R prints under the C locale."""
+    """One row per (filename, configuration) of the samples with ``COMPARISON_COLUMNS`` (NaN where compare.R prints
+    NA), ordered by ``filename + " " + configuration`` in code-point order, as compare.R under the C locale."""
     codes, filenames, configurations = _group_codes(samples)
     groups = len(filenames)
     side = samples["side"].cat.codes.to_numpy().astype(np.int64) if len(samples) else np.zeros(0, np.int64)
