@@ -1,4 +1,5 @@
-"""The gate's candidate tests besides its own (``yuenwelch.TESTS``), which tests/perf/simulate_gate.py compares it with.
+"""The gate's candidate tests besides its own (``yuenwelch.TESTS``), which tests/perf/simulate_gate.py compares it with,
+and the verdict of decision codes (``verdicts``) the simulator counts.
 
 ``welch_raw``: Welch on the rates (compare.R's test); ``yuen10_log``: Yuen with 10 % trimming; ``either``: Welch on
 log rates or on rates, Bonferroni over the two. They go through the gate's own decisions (fixed runs only: a design's
@@ -11,7 +12,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from benchgate.stats import decisions, yuenwelch
-from benchgate.stats.yuenwelch import Stats
+from benchgate.stats.yuenwelch import GATE_TEST, Stats
 
 yuenwelch.TRIM.setdefault("yuen10_log", 0.1)  # a trimmed candidate: gate_statistics and projections know its trim
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
@@ -88,7 +89,7 @@ def welch_raw(base: np.ndarray, head: np.ndarray) -> RawStats:
     )
 
 
-def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = yuenwelch.GATE_TEST) -> Stats:
+def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
     """``yuenwelch.gate_statistics`` for any of ``TESTS``."""
     if test == "welch_raw":
         return welch_raw(base, head)
@@ -99,6 +100,24 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = yuenwelch.GA
     return yuenwelch.gate_statistics(base, head, test)
 
 
-def decide(base: np.ndarray, head: np.ndarray, alpha=decisions.DEFAULT_ALPHA, *, test: str, **options):
-    """``decisions.decide`` with any of ``TESTS``."""
+def decide(base: np.ndarray, head: np.ndarray, alpha=decisions.DEFAULT_ALPHA, *, test: str = GATE_TEST, **options):
+    """A fixed-runs analysis with any of ``TESTS``: one look spending the whole level (``decide_looks``' options)."""
     return decisions.decide_looks([gate_statistics(base, head, test)], [1.0], alpha, **options)
+
+
+VERDICTS = ("pass", "fail", "inconclusive")
+
+
+def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:
+    """``fail`` when a row regresses, else ``inconclusive`` when a row is, else ``pass`` (one report's codes)."""
+    decision = np.asarray(decision)
+    if ignored is not None:
+        decision = decision[~np.asarray(ignored, dtype=bool)]
+    return VERDICTS[int(verdicts(decision))]
+
+
+def verdicts(decision: np.ndarray) -> np.ndarray:
+    """``verdict`` along the last axis for many reports at once: 0 pass, 1 fail, 2 inconclusive."""
+    fail = (decision == decisions.REGRESSION).any(axis=-1)
+    undecided = (decision == decisions.INCONCLUSIVE).any(axis=-1)
+    return np.where(fail, 1, np.where(undecided, 2, 0))

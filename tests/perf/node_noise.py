@@ -28,6 +28,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import candidates
 import numpy as np
 
 from benchgate.stats import adaptivetable, decisions
@@ -80,11 +81,11 @@ def tally(name, result: decisions.Decisions, samples, truth, out: Counter) -> No
     """Per suite and mode: verdicts (also with the noise budget), A/A inconclusive rows, the regressed rows' fate."""
     effect, sigma = truth
     decision = result.decision
-    verdict = decisions.verdicts(decision)
+    verdict = candidates.verdicts(decision)
     passed = np.isin(decision, (decisions.UNCHANGED, decisions.IMPROVEMENT))
     with np.errstate(invalid="ignore"):
         spared = (decision == decisions.INCONCLUSIVE) & (adaptivetable.noise_sigma(result.current) > BUDGET)
-    budget_verdict = decisions.verdicts(np.where(spared, decisions.UNCHANGED, decision))
+    budget_verdict = candidates.verdicts(np.where(spared, decisions.UNCHANGED, decision))
     out[(name, "budget_inconclusive")] += int((budget_verdict == 2).sum())
     out[(name, "budget_pass")] += int((budget_verdict == 0).sum())
     out[(name, "reports")] += decision.shape[0]
@@ -204,7 +205,7 @@ def check_projection(rng: np.random.Generator, base, head, truth, out: Counter) 
     """
     _, sigma = truth
     for runs in PROJECTION_RUNS:
-        result = decisions.decide(base[..., :runs], head[..., :runs], with_mde=False)
+        result = candidates.decide(base[..., :runs], head[..., :runs], with_mde=False)
         undecided = result.decision == decisions.INCONCLUSIVE
         needed = adaptivetable.undecided_runs(result, 0.0, decisions.DEFAULT_INCONCLUSIVE_ABOVE)[undecided]
         out[("projection", runs, "rows")] += int(undecided.sum())
@@ -216,7 +217,7 @@ def check_projection(rng: np.random.Generator, base, head, truth, out: Counter) 
         width = int(counts.max())
         noise = row_sigma[:, None] * rng.standard_normal((2, counts.size, width))
         noise[:, np.arange(width)[None, :] >= counts[:, None]] = np.nan
-        rerun = decisions.decide(np.exp(noise[0]), np.exp(noise[1]), correction="none", with_mde=False)
+        rerun = candidates.decide(np.exp(noise[0]), np.exp(noise[1]), correction="none", with_mde=False)
         out[("projection", runs, "rerun")] += int(counts.size)
         out[("projection", runs, "decided")] += int((rerun.decision != decisions.INCONCLUSIVE).sum())
         out[("projection", runs, "runs")] += int(counts.sum())

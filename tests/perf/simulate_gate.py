@@ -149,7 +149,7 @@ def run_auto(base, head, test: str, **design_options):
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
-    verdict = decisions.verdicts(decision)
+    verdict = candidate_tests.verdicts(decision)
     out[(name, "reports")] += decision.shape[0]
     out[(name, "fail")] += int((verdict == 1).sum())
     out[(name, "inconclusive")] += int((verdict == 2).sum())
@@ -184,12 +184,12 @@ def simulate_node_chunk(task) -> Counter:
     for confidence in confidences:
         for ceiling in ceilings:
             for runs in fixed:
-                result, samples = run_fixed(base, head, decisions.GATE_TEST, runs, confidence, ceiling)
+                result, samples = run_fixed(base, head, yuenwelch.GATE_TEST, runs, confidence, ceiling)
                 node_noise.tally((suite, f"fixed-{runs}", confidence, ceiling), result, samples, truth, out)
             if auto:
                 options = {**design_options, "unchanged_confidence": confidence, "max_resolution": ceiling}
                 # --jobs per-configuration, the default: each comparison stops on its own
-                result, samples = simulate_perrow.run_auto_per_row(base, head, decisions.GATE_TEST, **options)
+                result, samples = simulate_perrow.run_auto_per_row(base, head, yuenwelch.GATE_TEST, **options)
                 node_noise.tally((suite, "auto", confidence, ceiling), result, samples, truth, out)
     if suite == "node":
         node_noise.check_projection(np.random.default_rng(seed.spawn(1)[0]), base, head, truth, out)
@@ -243,14 +243,14 @@ def simulate(
     for suite, child in zip(node_noise.SUITES, node_seeds, strict=True):
         for index, grandchild in enumerate(child.spawn(max(1, -(-node_reports // CHUNK)) if node_reports else 0)):
             size = min(CHUNK, node_reports - index * CHUNK)
-            auto = decisions.GATE_TEST in auto_tests
+            auto = yuenwelch.GATE_TEST in auto_tests
             tasks.append((suite, size, grandchild, fixed, auto, design_options or {}, confidences, ceilings))
     for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
         chunks = max(1, -(-reports // CHUNK))
         for index, grandchild in enumerate(child.spawn(chunks)):
             size = min(CHUNK, reports - index * CHUNK)
             others = not candidates or index * CHUNK < candidates
-            chosen = [t for t in tests if others or t in (decisions.GATE_TEST, paired.PAIRED_TEST)]
+            chosen = [t for t in tests if others or t in (yuenwelch.GATE_TEST, paired.PAIRED_TEST)]
             auto = tuple(t for t in auto_tests if t in chosen)
             if auto_tests and paired.PAIRED_TEST in chosen:  # --runs auto with --pairing duet: its paired test
                 auto += (paired.PAIRED_TEST,)
@@ -285,7 +285,7 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
             lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
             for test in [test for test in tests if test in candidate_tests.TESTS]:
                 result = candidate_tests.decide(base, head, test=test, with_mde=False)
-                verdict = decisions.verdicts(result.decision)
+                verdict = candidate_tests.verdicts(result.decision)
                 shares = [100 * float((verdict == v).mean()) for v in (1, 2, 0)]
                 lines.append(
                     f"  {test:<11} fail {shares[0]:5.1f} %  inconclusive {shares[1]:5.1f} %  pass {shares[2]:5.1f} %"
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--auto-tests",
         default=None,
-        help=f"tests to run --runs auto with, of {', '.join(yuenwelch.TESTS)} (default {decisions.GATE_TEST}; 'all')",
+        help=f"tests to run --runs auto with, of {', '.join(yuenwelch.TESTS)} (default {yuenwelch.GATE_TEST}; 'all')",
     )
     parser.add_argument("--side-drift", type=float, default=0.0)
     parser.add_argument("--outliers", type=float, default=0.02)
@@ -484,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         "unchanged_confidence": args.unchanged_confidence[0],
         "max_resolution": args.max_resolution[0],
     }
-    auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
+    auto_tests = (args.auto_tests or yuenwelch.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
     # A design's test is one of the gate's (yuenwelch.TESTS): the other candidates are compared at fixed runs.
     auto_tests = [test for test in auto_tests if test in yuenwelch.TESTS + paired.PAIRED_TESTS]
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     modes += [f"duet-{n}" for n in fixed] + ([duet_model.AUTO_MODE] if auto_tests else [])
     design = sequential.make_design(**design_options)
     print(
-        f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "
+        f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {yuenwelch.GATE_TEST}: the first "
         f"{candidates or reports}), {quiet_reports} quiet A/A (sigma <= 2 %), {mostly_reports} mostly unchanged "
         f"(sigma <= 2 %, 10 rows changed by 2-90 %), {mixed_reports} mixed (sigma 0.5-25 %, 18 rows changed); {ROWS} "
         f"comparisons each; drift +-{args.drift:g} %, side drift {args.side_drift:g}, outliers "
@@ -510,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     if node_reports:
         print(
             f"\n# Node's published noise (tests/perf/data/node_noise_2023.json): {node_reports} reports of {ROWS} rows "
-            f"per suite, {decisions.GATE_TEST}, no drift, no outliers"
+            f"per suite, {yuenwelch.GATE_TEST}, no drift, no outliers"
         )
         node_modes = [
             (mode, confidence, ceiling)

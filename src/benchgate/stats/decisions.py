@@ -7,13 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.resolution import Coarsening, gated_at
-from benchgate.stats.yuenwelch import Stats, combine, gate_statistics, regression_floor, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, regression_floor, subset, unchanged_level
 
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
 REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, INCOMPLETE, CONSTANT = range(6)
-VERDICTS = ("pass", "fail", "inconclusive")
 DEFAULT_ALPHA = 0.001
 
 
@@ -199,26 +198,6 @@ def decide_looks(
     return Decisions(
         decision, change, low, high, p_seq, rejected, level, mdes, fixed_low, fixed_high, current, bound, floor, coarse
     )
-
-
-def decide(base: np.ndarray, head: np.ndarray, alpha=DEFAULT_ALPHA, *, test: str = GATE_TEST, **options) -> Decisions:
-    """A fixed-runs analysis: one look with all the samples, the whole level spent on it (``decide_looks``' options)."""
-    return decide_looks([gate_statistics(base, head, test)], [1.0], alpha, **options)
-
-
-def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:
-    """``fail`` when a row regresses, else ``inconclusive`` when a row is, else ``pass`` (one report)."""
-    decision = np.asarray(decision)
-    if ignored is not None:
-        decision = decision[~np.asarray(ignored, dtype=bool)]
-    return VERDICTS[int(verdicts(decision))]
-
-
-def verdicts(decision: np.ndarray) -> np.ndarray:
-    """``verdict`` along the last axis for many reports at once: 0 pass, 1 fail, 2 inconclusive."""
-    fail = (decision == REGRESSION).any(axis=-1)
-    undecided = (decision == INCONCLUSIVE).any(axis=-1)
-    return np.where(fail, 1, np.where(undecided, 2, 0))
 
 
 def _percent(value: float) -> str:

@@ -13,7 +13,7 @@ from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
-from benchgate.stats.yuenwelch import TESTS
+from benchgate.stats.yuenwelch import GATE_TEST, TESTS
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
@@ -74,7 +74,7 @@ class Design:
     spending: str = "pocock"
     alpha: float = decisions.DEFAULT_ALPHA
     correction: str = "holm"
-    test: str = decisions.GATE_TEST
+    test: str = GATE_TEST
     min_effect: float = 0.0
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE
     power: float = decisions.DEFAULT_POWER

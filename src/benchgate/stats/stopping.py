@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, gate_statistics, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -39,7 +39,7 @@ def look_statistics(
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
     if design.test not in paired.PAIRED_TESTS:
-        return decisions.gate_statistics(base, head, design.test)
+        return gate_statistics(base, head, design.test)
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
