@@ -8,21 +8,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from benchgate.errors import InputError
-from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks
-from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
+from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
 from benchgate.stats.paired import duet_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
-from benchgate.stats.yuenwelch import (
-    GATE_TEST,
-    combine,
-    gate_statistics,
-    regression_floor,
-    runs_needed,
-    subset,
-    unchanged_level,
-)
+from benchgate.stats.yuenwelch import combine, gate_statistics, regression_floor, runs_needed, unchanged_level
 
 if TYPE_CHECKING:
     import pandas as pd

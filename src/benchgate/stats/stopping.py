@@ -56,10 +56,6 @@ class LookResult:
     settled: np.ndarray  # decided, calm, futile (hopeless included); every row at the last look
 
 
-def _scaled(st: Stats, factor: float) -> Stats:
-    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
-
-
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
     """Unchanged rows that may stop: all with a min-effect or gated coarse, else only the guarded-safe ones."""
     guarded = guarded & ~result.coarse
@@ -81,7 +77,8 @@ def _reachable(
     out = np.zeros(rows.shape, dtype=bool)
     if not rows.any():
         return out
-    st = _scaled(subset(result.current, rows), design.futility_variance)
+    st, factor = subset(result.current, rows), design.futility_variance
+    st = replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
     level = result.level[rows]
     runs = float(design.max_runs)
     low, high = st.projected(runs, level * design.weights[-1])
