@@ -12,7 +12,7 @@ from benchgate.errors import InputError
 from benchgate.results.recordparts import AdaptiveRecord, Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import parse_run_record
-from benchgate.stats import adaptivetable, gatetable, sequential
+from benchgate.stats import adaptivetable, sequential
 
 DESIGN = sequential.make_design(min_runs=5, max_runs=12)
 
@@ -74,7 +74,7 @@ def test_the_table_is_the_sequential_decision_of_the_replayed_looks_not_a_fixed_
     table = adaptivetable.decide_shards([shard], keys).set_index("filename")
     assert table.loc["fast.js", "decision"] == "regression" and table.loc["same.js", "decision"] == "unchanged"
     assert table.loc["noisy.js", "decision"] == "inconclusive" and table.loc["noisy.js", "runs_needed"] > 5
-    fixed = gatetable.decide_samples(shard.look_samples[-1], keys).set_index("filename")
+    fixed = adaptivetable.decide_samples(shard.look_samples[-1], keys).set_index("filename")
     # the same samples tested once would spend the whole level at the last look: a smaller p-value
     assert table.loc["fast.js", "gate_p"] > fixed.loc["fast.js", "gate_p"]
     stop = {stop.filename: stop for stop in shard.record.stops}

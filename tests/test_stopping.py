@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from perf import candidates
 from synthetic import lognormal
 
 from benchgate.stats import decisions, sequential, stopping
@@ -53,7 +54,7 @@ def test_unchanged_uses_the_whole_level_at_every_look():
     for k, runs in enumerate(design.looks[:8]):
         history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs]))
         result = stopping.decide_at_look(design, history, cache=cache).decisions
-        fixed = decisions.decide(base[:, :runs], head[:, :runs], unchanged_confidence=100 - 5 * shares[k])
+        fixed = candidates.decide(base[:, :runs], head[:, :runs], unchanged_confidence=100 - 5 * shares[k])
         assert not result.rejected.any()
         np.testing.assert_allclose(result.ci_low, fixed.ci_low, rtol=1e-12)
         np.testing.assert_allclose(result.ci_high, fixed.ci_high, rtol=1e-12)
@@ -103,7 +104,7 @@ def test_with_a_min_effect_an_unchanged_row_settles_without_the_guard():
         result = stopping.decide_at_look(plain, [st])
         d = result.decisions
         if d.names[0] == "unchanged" and d.fixed_low[0] <= 0 <= d.fixed_high[0]:
-            guard, _ = decisions.change_interval(st, 2 * plain.settle_level)
+            guard, _ = st.interval(2 * plain.settle_level)
             if guard[0] <= -plain.settle_above:
                 assert not result.settled[0]
                 settled = stopping.decide_at_look(floor, [stopping.look_statistics(floor, base, head)])
@@ -169,7 +170,7 @@ def test_false_fail_rate_of_the_design_monte_carlo():
         result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
         stop = stopping.files_to_stop(file_of_row, result.settled | ~active, 5) & (stopped < 0)
         stopped[stop] = k
-    fails = int((decisions.verdicts(result.decisions.decision) == 1).sum())
+    fails = int((candidates.verdicts(result.decisions.decision) == 1).sum())
     assert 0 < fails <= 3 * 0.05 / 2 * reports  # 0 would mean the test could not fail
 
 
@@ -216,7 +217,7 @@ def test_repeated_looks_do_not_inflate_the_missed_regression_rate(sigma):
     head = lognormal(rng, sigma, (reports, 1, 60), -0.1)
     strict, _ = _live_loop(sequential.make_design(max_resolution=None), base, head)
     missed_auto = float((strict.decision == decisions.UNCHANGED).mean())
-    missed_fixed = float((decisions.decide(base[..., :30], head[..., :30]).decision == decisions.UNCHANGED).mean())
+    missed_fixed = float((candidates.decide(base[..., :30], head[..., :30]).decision == decisions.UNCHANGED).mean())
     assert missed_auto <= 0.061 and missed_fixed <= 0.061
     default, _ = _live_loop(sequential.make_design(), base, head)
     covered = default.gated_at[:, 0] <= 10

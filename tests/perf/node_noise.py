@@ -18,7 +18,7 @@ Each mode runs with the gate of issue 21 (rows that cannot reach 10 % gated at w
 ``max-resolution``) and strict (``noisy: strict``, the rule before). ``tally`` counts what the targets of
 issues 17 and 21 are about, ``table`` prints them per mode, also
 with the noise budget ``noisy: {max-sigma: 8%}`` (``BUDGET``): an inconclusive row whose
-estimated sigma (``gatetable.noise_sigma``, what the gate sees) is above it does not hold the
+estimated sigma (``adaptivetable.noise_sigma``, what the gate sees) is above it does not hold the
 verdict. The regressed row's sigma bins are by its true sigma.
 """
 
@@ -28,9 +28,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import candidates
 import numpy as np
 
-from benchgate.stats import decisions, gatetable
+from benchgate.stats import adaptivetable, decisions
 
 DATA = Path(__file__).parent / "data" / "node_noise_2023.json"
 SUITES = ("node", "node-ten", "node-big", "node-res")
@@ -80,11 +81,11 @@ def tally(name, result: decisions.Decisions, samples, truth, out: Counter) -> No
     """Per suite and mode: verdicts (also with the noise budget), A/A inconclusive rows, the regressed rows' fate."""
     effect, sigma = truth
     decision = result.decision
-    verdict = decisions.verdicts(decision)
+    verdict = candidates.verdicts(decision)
     passed = np.isin(decision, (decisions.UNCHANGED, decisions.IMPROVEMENT))
     with np.errstate(invalid="ignore"):
-        spared = (decision == decisions.INCONCLUSIVE) & (gatetable.noise_sigma(result.current) > BUDGET)
-    budget_verdict = decisions.verdicts(np.where(spared, decisions.UNCHANGED, decision))
+        spared = (decision == decisions.INCONCLUSIVE) & (adaptivetable.noise_sigma(result.current) > BUDGET)
+    budget_verdict = candidates.verdicts(np.where(spared, decisions.UNCHANGED, decision))
     out[(name, "budget_inconclusive")] += int((budget_verdict == 2).sum())
     out[(name, "budget_pass")] += int((budget_verdict == 0).sum())
     out[(name, "reports")] += decision.shape[0]
@@ -199,14 +200,14 @@ PROJECTION_CAP = 1000  # rows projected to need more are counted apart, not reru
 def check_projection(rng: np.random.Generator, base, head, truth, out: Counter) -> None:
     """Rows undecided after a few runs, rerun with fresh samples at the count their projection names: decided?
 
-    The projection is ``gatetable``'s ``runs_needed`` (``resolution.runs_to_reach``: a conservative sigma, t
+    The projection is ``adaptivetable``'s ``runs_needed`` (``resolution.runs_to_reach``: a conservative sigma, t
     quantiles, the estimate never above 0); "decided" is any decision but inconclusive at that count.
     """
     _, sigma = truth
     for runs in PROJECTION_RUNS:
-        result = decisions.decide(base[..., :runs], head[..., :runs], with_mde=False)
+        result = candidates.decide(base[..., :runs], head[..., :runs], with_mde=False)
         undecided = result.decision == decisions.INCONCLUSIVE
-        needed = gatetable.undecided_runs(result, 0.0, decisions.DEFAULT_INCONCLUSIVE_ABOVE)[undecided]
+        needed = adaptivetable.undecided_runs(result, 0.0, decisions.DEFAULT_INCONCLUSIVE_ABOVE)[undecided]
         out[("projection", runs, "rows")] += int(undecided.sum())
         reachable = np.isfinite(needed) & (needed <= PROJECTION_CAP)
         out[("projection", runs, "beyond")] += int((~reachable).sum())
@@ -216,7 +217,7 @@ def check_projection(rng: np.random.Generator, base, head, truth, out: Counter) 
         width = int(counts.max())
         noise = row_sigma[:, None] * rng.standard_normal((2, counts.size, width))
         noise[:, np.arange(width)[None, :] >= counts[:, None]] = np.nan
-        rerun = decisions.decide(np.exp(noise[0]), np.exp(noise[1]), correction="none", with_mde=False)
+        rerun = candidates.decide(np.exp(noise[0]), np.exp(noise[1]), correction="none", with_mde=False)
         out[("projection", runs, "rerun")] += int(counts.size)
         out[("projection", runs, "decided")] += int((rerun.decision != decisions.INCONCLUSIVE).sum())
         out[("projection", runs, "runs")] += int(counts.sum())

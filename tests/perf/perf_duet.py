@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from benchgate import results
-from benchgate.stats import analysis, gate, gatetable
+from benchgate.stats import adaptivetable, analysis, gate
 
 # Small, CPU-bound, single-threaded files, cut to a few seconds a process with --set.
 DEFAULT_FILES = ("string_decoder/string-decoder-create.js", "es/spread-assign.js", "es/foreach-bench.js")
@@ -80,9 +80,9 @@ def _figures(output: Path) -> tuple[float, float, int]:
     width = np.log1p(gated["ci_high"].to_numpy() / 100) - np.log1p(gated["ci_low"].to_numpy() / 100)
     keys = list(zip(gated["filename"], gated["configuration"], strict=True))
     if run.pairs is not None:
-        base, head, _ = gatetable.pair_arrays(samples, run.pairs[0], run.pairs[1], keys)
+        base, head, _ = adaptivetable.pair_arrays(samples, run.pairs[0], run.pairs[1], keys)
     else:
-        _, base, head = gatetable.sample_arrays(samples, keys)
+        _, base, head = adaptivetable.sample_arrays(samples, keys)
         runs = min(base.shape[-1], head.shape[-1])
         base, head = base[..., :runs], head[..., :runs]
     spread = np.nanstd(np.log(head) - np.log(base), axis=-1, ddof=1)

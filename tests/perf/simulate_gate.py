@@ -10,7 +10,7 @@ of the samples, default 2 %, slowed by 10-50 %). Four suites: "aa" (A/A, sigma 0
 improve by 2-90 %, log-uniform, 2 regress by 50-90 %) and "mixed" (sigma 0.5-25 %, 18 rows
 changed: those 10 plus the power probes, 4 rows at 1 % noise and 4 at 2 % noise regressing by 5 %).
 
-For each candidate test (``decisions.TESTS``) and each mode (fixed N runs, ``--fixed``, and
+For each candidate test (``candidates.TESTS``) and each mode (fixed N runs, ``--fixed``, and
 ``--runs auto`` with ``sequential.make_design``, the live run's loop) it prints the figures the
 gate is held to. All tests see the same samples (common random numbers); the tests other than
 the gate's see only the first ``--candidate-reports`` A/A reports (default 2000), the gate's all
@@ -33,12 +33,13 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+import candidates as candidate_tests
 import duet_model
 import node_noise
 import numpy as np
 import simulate_perrow
 
-from benchgate.stats import decisions, paired, sequential, stopping
+from benchgate.stats import decisions, paired, sequential, stopping, yuenwelch
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
 from benchgate.stats.resolution import Coarsening
 
@@ -115,7 +116,7 @@ def run_fixed(
     base, head, test: str, runs: int, unchanged_confidence=decisions.DEFAULT_UNCHANGED_CONFIDENCE, max_resolution=None
 ):
     """A fixed-runs analysis of the first ``runs`` samples; ``max_resolution`` None: strict (every row at 10 %)."""
-    result = decisions.decide(
+    result = candidate_tests.decide(
         base[..., :runs],
         head[..., :runs],
         test=test,
@@ -148,7 +149,7 @@ def run_auto(base, head, test: str, **design_options):
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:
-    verdict = decisions.verdicts(decision)
+    verdict = candidate_tests.verdicts(decision)
     out[(name, "reports")] += decision.shape[0]
     out[(name, "fail")] += int((verdict == 1).sum())
     out[(name, "inconclusive")] += int((verdict == 2).sum())
@@ -183,12 +184,12 @@ def simulate_node_chunk(task) -> Counter:
     for confidence in confidences:
         for ceiling in ceilings:
             for runs in fixed:
-                result, samples = run_fixed(base, head, decisions.GATE_TEST, runs, confidence, ceiling)
+                result, samples = run_fixed(base, head, yuenwelch.GATE_TEST, runs, confidence, ceiling)
                 node_noise.tally((suite, f"fixed-{runs}", confidence, ceiling), result, samples, truth, out)
             if auto:
                 options = {**design_options, "unchanged_confidence": confidence, "max_resolution": ceiling}
                 # --jobs per-configuration, the default: each comparison stops on its own
-                result, samples = simulate_perrow.run_auto_per_row(base, head, decisions.GATE_TEST, **options)
+                result, samples = simulate_perrow.run_auto_per_row(base, head, yuenwelch.GATE_TEST, **options)
                 node_noise.tally((suite, "auto", confidence, ceiling), result, samples, truth, out)
     if suite == "node":
         node_noise.check_projection(np.random.default_rng(seed.spawn(1)[0]), base, head, truth, out)
@@ -242,14 +243,14 @@ def simulate(
     for suite, child in zip(node_noise.SUITES, node_seeds, strict=True):
         for index, grandchild in enumerate(child.spawn(max(1, -(-node_reports // CHUNK)) if node_reports else 0)):
             size = min(CHUNK, node_reports - index * CHUNK)
-            auto = decisions.GATE_TEST in auto_tests
+            auto = yuenwelch.GATE_TEST in auto_tests
             tasks.append((suite, size, grandchild, fixed, auto, design_options or {}, confidences, ceilings))
     for (suite, model, reports), child in zip(suites, root.spawn(len(suites)), strict=True):
         chunks = max(1, -(-reports // CHUNK))
         for index, grandchild in enumerate(child.spawn(chunks)):
             size = min(CHUNK, reports - index * CHUNK)
             others = not candidates or index * CHUNK < candidates
-            chosen = [t for t in tests if others or t in (decisions.GATE_TEST, paired.PAIRED_TEST)]
+            chosen = [t for t in tests if others or t in (yuenwelch.GATE_TEST, paired.PAIRED_TEST)]
             auto = tuple(t for t in auto_tests if t in chosen)
             if auto_tests and paired.PAIRED_TEST in chosen:  # --runs auto with --pairing duet: its paired test
                 auto += (paired.PAIRED_TEST,)
@@ -276,15 +277,15 @@ def issue_cases(rng: np.random.Generator, tests, reports: int) -> list[str]:
             shift = np.zeros((reports, rows, 1))
             shift[:, -1] = np.log1p(change / 100)
             head = np.exp(level + shift + sigma * rng.standard_normal((reports, rows, runs)))
-            raw = decisions.gate_statistics(base, head, "welch_raw").p_value[:, -1]
+            raw = candidate_tests.gate_statistics(base, head, "welch_raw").p_value[:, -1]
             stars = Counter(
                 np.where(raw < 0.001, "***", np.where(raw < 0.01, "**", np.where(raw < 0.05, "*", ""))).tolist()
             )
             star_text = ", ".join(f"{key or 'none'} {100 * v / reports:.0f} %" for key, v in sorted(stars.items()))
             lines.append(f"{label} in a {rows}-row report, compare.R stars of the row: {star_text}")
-            for test in [test for test in tests if test in decisions.TESTS]:
-                result = decisions.decide(base, head, test=test, with_mde=False)
-                verdict = decisions.verdicts(result.decision)
+            for test in [test for test in tests if test in candidate_tests.TESTS]:
+                result = candidate_tests.decide(base, head, test=test, with_mde=False)
+                verdict = candidate_tests.verdicts(result.decision)
                 shares = [100 * float((verdict == v).mean()) for v in (1, 2, 0)]
                 lines.append(
                     f"  {test:<11} fail {shares[0]:5.1f} %  inconclusive {shares[1]:5.1f} %  pass {shares[2]:5.1f} %"
@@ -403,11 +404,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
     parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
     parser.add_argument("--seed", type=int, default=20240610)
-    parser.add_argument("--tests", default=",".join(decisions.TESTS + paired.PAIRED_TESTS))
+    parser.add_argument("--tests", default=",".join(candidate_tests.TESTS + paired.PAIRED_TESTS))
     parser.add_argument("--fixed", default="10,30", help="comma-separated fixed run counts (default 10,30)")
     parser.add_argument("--no-auto", action="store_true", help="skip --runs auto")
     parser.add_argument(
-        "--auto-tests", default=None, help=f"tests to run --runs auto with (default {decisions.GATE_TEST}; 'all')"
+        "--auto-tests",
+        default=None,
+        help=f"tests to run --runs auto with, of {', '.join(yuenwelch.TESTS)} (default {yuenwelch.GATE_TEST}; 'all')",
     )
     parser.add_argument("--side-drift", type=float, default=0.0)
     parser.add_argument("--outliers", type=float, default=0.02)
@@ -453,8 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         reports = quiet_reports = mostly_reports = mixed_reports = 0
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
-        if test not in decisions.TESTS + paired.PAIRED_TESTS:
-            parser.error(f"unknown test {test!r}; choose from {', '.join(decisions.TESTS + paired.PAIRED_TESTS)}")
+        if test not in candidate_tests.TESTS + paired.PAIRED_TESTS:
+            parser.error(f"unknown test {test!r}; choose from {', '.join(candidate_tests.TESTS + paired.PAIRED_TESTS)}")
     fixed = [int(v) for v in args.fixed.split(",") if v]
     noise = {"drift": args.drift, "side_drift": args.side_drift, "outliers": args.outliers}
     suites = [
@@ -481,15 +484,17 @@ def main(argv: list[str] | None = None) -> int:
         "unchanged_confidence": args.unchanged_confidence[0],
         "max_resolution": args.max_resolution[0],
     }
-    auto_tests = (args.auto_tests or decisions.GATE_TEST).split(",")
+    auto_tests = (args.auto_tests or yuenwelch.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
+    # A design's test is one of the gate's (yuenwelch.TESTS): the other candidates are compared at fixed runs.
+    auto_tests = [test for test in auto_tests if test in yuenwelch.TESTS + paired.PAIRED_TESTS]
     node = (node_reports, args.unchanged_confidence, args.max_resolution)
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])
     modes += [f"duet-{n}" for n in fixed] + ([duet_model.AUTO_MODE] if auto_tests else [])
     design = sequential.make_design(**design_options)
     print(
-        f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {decisions.GATE_TEST}: the first "
+        f"# {reports} A/A reports (sigma 0.5-25 %; tests other than {yuenwelch.GATE_TEST}: the first "
         f"{candidates or reports}), {quiet_reports} quiet A/A (sigma <= 2 %), {mostly_reports} mostly unchanged "
         f"(sigma <= 2 %, 10 rows changed by 2-90 %), {mixed_reports} mixed (sigma 0.5-25 %, 18 rows changed); {ROWS} "
         f"comparisons each; drift +-{args.drift:g} %, side drift {args.side_drift:g}, outliers "
@@ -505,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     if node_reports:
         print(
             f"\n# Node's published noise (tests/perf/data/node_noise_2023.json): {node_reports} reports of {ROWS} rows "
-            f"per suite, {decisions.GATE_TEST}, no drift, no outliers"
+            f"per suite, {yuenwelch.GATE_TEST}, no drift, no outliers"
         )
         node_modes = [
             (mode, confidence, ceiling)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchgate.stats.yuenwelch import change_interval, gate_statistics
+from benchgate.stats.yuenwelch import gate_statistics
 
 EARLIER, LATER, BETWEEN, UNDECIDED = "earlier", "later", "between", "undecided"
 DEFAULT_LEVEL = 0.01  # two-sided, per comparison, before Bonferroni over the stepped rows
@@ -30,7 +30,7 @@ def _arrays(rows: list[str], *sides: Samples) -> list[np.ndarray]:
 def _log_interval(base: np.ndarray, head: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The change of head vs base per row as a log ratio, with its two-sided interval at ``level``."""
     st = gate_statistics(base, head)
-    low, high = change_interval(st, level)
+    low, high = st.interval(level)
     with np.errstate(invalid="ignore"):
         return st.delta, np.log1p(low / 100), np.log1p(high / 100)
 

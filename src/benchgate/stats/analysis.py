@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from benchgate.stats import adaptivetable, gatetable
+from benchgate.stats import adaptivetable
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
 from benchgate.stats.paired import PAIRED_TEST
@@ -121,7 +121,9 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
     # main's history gates a fixed run's rows as the run recorded it; a duet run's rows: at their target
     prior = prior_for(keys, run_data.prior) if pairs is None else None
     coarsening = Coarsening(policy.max_resolution, trusted_var=prior)
-    return gatetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=pairs, coarsening=coarsening, **options)
+    return adaptivetable.decide_samples(
+        run_data.samples, keys, rules.alpha, pairs=pairs, coarsening=coarsening, **options
+    )
 
 
 def decisions_table(

@@ -7,29 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.resolution import Coarsening, gated_at
-from benchgate.stats.yuenwelch import (  # noqa: F401 - re-exported: the decisions' public API
-    DEFAULT_INCONCLUSIVE_ABOVE,
-    DEFAULT_POWER,
-    DEFAULT_UNCHANGED_CONFIDENCE,
-    GATE_TEST,
-    TESTS,
-    TRIM_FROM,
-    YUEN_DF_FACTOR,
-    Stats,
-    change_interval,
-    combine,
-    gate_statistics,
-    mde,
-    regression_floor,
-    runs_needed,
-    subset,
-    unchanged_level,
-)
+from benchgate.stats.yuenwelch import Stats, combine, regression_floor, subset, unchanged_level
 
 DECISIONS = ("regression", "improvement", "unchanged", "inconclusive", "incomplete", "constant")
 REGRESSION, IMPROVEMENT, UNCHANGED, INCONCLUSIVE, INCOMPLETE, CONSTANT = range(6)
-VERDICTS = ("pass", "fail", "inconclusive")
 DEFAULT_ALPHA = 0.001
 
 
@@ -128,7 +111,7 @@ def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: 
         low, high = np.full(shape, np.nan), np.full(shape, np.nan)
         stale = usable
     if stale.any():
-        low[stale], high[stale] = change_interval(subset(current, stale), level[stale])
+        low[stale], high[stale] = subset(current, stale).interval(level[stale])
     low[~usable], high[~usable] = np.nan, np.nan
     cache["fixed"] = (level.copy(), last.copy(), low, high)
     return low, high
@@ -146,7 +129,7 @@ def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarra
         usable = rows & ((st.n_base + st.n_head) > 0) & ~st.incomplete
         if not usable.any():
             continue
-        look_low, look_high = change_interval(subset(st, usable), level[usable] * weights[k])
+        look_low, look_high = subset(st, usable).interval(level[usable] * weights[k])
         low[usable] = np.fmax(low[usable], look_low)
         high[usable] = np.fmin(high[usable], look_high)
         last_low[usable], last_high[usable] = look_low, look_high
@@ -191,7 +174,7 @@ def decide_looks(
     mdes = np.full(shape, np.nan)
     rows = ~current.incomplete
     if with_mde and rows.any():
-        mdes[rows] = mde(subset(current, rows), (level * last_weight)[rows], power)
+        mdes[rows] = subset(current, rows).mde((level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
@@ -201,7 +184,7 @@ def decide_looks(
         bound = np.full(shape, np.nan)
         if rows.any():
             at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
-            bound[rows] = change_interval(subset(current, rows), at[rows])[0]
+            bound[rows] = subset(current, rows).interval(at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)
@@ -211,42 +194,10 @@ def decide_looks(
         decision[rejected & (high < 0) & (change <= -min_effect)] = REGRESSION
     decision[current.constant & (change == 0)] = CONSTANT
     decision[current.incomplete | ~tested & ~current.constant] = INCOMPLETE
+    rejected &= tested  # a row no look could test is not rejected
     return Decisions(
-        decision,
-        change,
-        low,
-        high,
-        p_seq,
-        rejected & tested,
-        level,
-        mdes,
-        fixed_low,
-        fixed_high,
-        current,
-        bound,
-        floor,
-        coarse,
+        decision, change, low, high, p_seq, rejected, level, mdes, fixed_low, fixed_high, current, bound, floor, coarse
     )
-
-
-def decide(base: np.ndarray, head: np.ndarray, alpha=DEFAULT_ALPHA, *, test: str = GATE_TEST, **options) -> Decisions:
-    """A fixed-runs analysis: one look with all the samples, the whole level spent on it (``decide_looks``' options)."""
-    return decide_looks([gate_statistics(base, head, test)], [1.0], alpha, **options)
-
-
-def verdict(decision: np.ndarray, ignored: np.ndarray | None = None) -> str:
-    """``fail`` when a row regresses, else ``inconclusive`` when a row is, else ``pass`` (one report)."""
-    decision = np.asarray(decision)
-    if ignored is not None:
-        decision = decision[~np.asarray(ignored, dtype=bool)]
-    return VERDICTS[int(verdicts(decision))]
-
-
-def verdicts(decision: np.ndarray) -> np.ndarray:
-    """``verdict`` along the last axis for many reports at once: 0 pass, 1 fail, 2 inconclusive."""
-    fail = (decision == REGRESSION).any(axis=-1)
-    undecided = (decision == INCONCLUSIVE).any(axis=-1)
-    return np.where(fail, 1, np.where(undecided, 2, 0))
 
 
 def _percent(value: float) -> str:

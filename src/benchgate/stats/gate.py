@@ -1,6 +1,5 @@
 """The gate's policy (threshold, correction, minimum effect, per-benchmark rules) and what it says per row.
-A row gates when it is a ``regression`` of at least the minimum effect and is undecided when
-``inconclusive``; ``benchgate.stats.analysis`` decides the rows and assembles the table."""
+A row gates when a ``regression`` of at least the minimum effect, is undecided when ``inconclusive`` (``analysis``)."""
 
 from __future__ import annotations
 

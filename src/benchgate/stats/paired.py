@@ -1,6 +1,5 @@
 """The gate's test for a duet run (``--pairing duet``): a trimmed one-sample t-test on per-pair log ratios.
-``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); rows without two
-pairs fall back to the unpaired gate test (``duet_statistics``)."""
+``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); ``duet_statistics``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
-from benchgate.stats.yuenwelch import TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats
+from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, first_runs
 
 # The chance that a row at zero change reaches the resolution it is gated at: a report of 400 rows passes
 # A/A at Node's noise only if few rows fail to (tests/perf/simulate_gate.py, docs/statistics.md).
@@ -75,9 +75,8 @@ def reachable(
 def gated_at(
     st: Stats, floor: np.ndarray, level: np.ndarray, coarsening: Coarsening | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reachable one.
-    A row coarser than its target is gated at its reach (at the upper ``GATE_SIGMA_CONFIDENCE`` bound of its
-    trusted sigma), capped at the ceiling, provided it reaches the ceiling half the time at its sigma."""
+    """Per row: the resolution it is gated at (``floor``: its target), whether coarser, and its reach (at the upper
+    ``GATE_SIGMA_CONFIDENCE`` bound of trusted sigma; gated there, capped, if it reaches the ceiling half the time)."""
     floor = np.asarray(floor, dtype=float)
     if coarsening is None or coarsening.max_resolution is None:
         return floor, np.zeros(floor.shape, dtype=bool), np.full(floor.shape, np.nan)
@@ -103,30 +102,17 @@ def conservative_variance(st: Stats, confidence: float = SIGMA_CONFIDENCE, *, ob
     return var * np.where(n > 1, factor, np.nan)
 
 
-def runs_to_reach(
-    st: Stats,
-    floor: np.ndarray,
-    level: np.ndarray,
-    above: np.ndarray,
-    candidates: np.ndarray | None = None,
-    shares: np.ndarray | None = None,
-) -> np.ndarray:
-    """Per row, the fewest runs a side above ``above`` that rule out ``floor`` with probability ``PROJECTION_POWER``
-    at its estimate (at most 0) and conservative sigma (NaN: none); ``shares``: the level's share per candidate."""
-    candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
+def runs_to_reach(st: Stats, floor: np.ndarray, level: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Per row, the fewest runs a side above ``above`` ruling out ``floor`` (``PROJECTION_POWER``, estimate <= 0)."""
     var = conservative_variance(st, observed=True)
     estimate = np.fmin(np.asarray(st.delta, dtype=float), 0.0)  # a faster head is not counted on
     floor = np.asarray(floor, dtype=float)
-    out = np.full(np.shape(st.delta), np.nan)
-    for index, runs in enumerate(candidates):
-        level_here = np.asarray(level) * (1.0 if shares is None else shares[index])
-        ruled_out = _regression_percent(st, _half_width(st, var, float(runs), level_here, PROJECTION_POWER) - estimate)
-        with np.errstate(invalid="ignore"):
-            done = np.isnan(out) & (runs > above) & (ruled_out < floor)
-        out[done] = runs
-        if not np.isnan(out).any():
-            break
-    return out
+
+    def reached(_, runs) -> np.ndarray:
+        half = _half_width(st, var, float(runs), np.asarray(level), PROJECTION_POWER)
+        return _regression_percent(st, half - estimate) < floor
+
+    return first_runs(RUN_COUNTS, np.shape(st.delta), reached, above)
 
 
 PRIOR_RUNS = 10  # main's most recent runs on the same runner fingerprint that give a row's prior sigma
@@ -134,8 +120,7 @@ PRIOR_MIN_RUNS = 3  # fewer stored runs than this: the row falls back to the bas
 
 
 def prior_variance(spreads: list[list[float]] | tuple, recent: int = PRIOR_RUNS) -> np.ndarray:
-    """Per row, the median of the last ``recent`` squared ``log_spread`` of main's runs (oldest first; NaN: too few).
-    The median, so that one noisy run does not set the row's gate."""
+    """Per row, the median (one noisy run does not set the gate) of main's last ``recent`` squared ``log_spread``."""
     out = np.full(len(spreads), np.nan)
     for index, row in enumerate(spreads):
         values = np.asarray(row, dtype=float)[-recent:]

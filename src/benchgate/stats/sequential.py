@@ -1,6 +1,5 @@
 """``--runs auto``: the group-sequential design, alpha spending over planned looks, and its run.json record.
-Look k spends ``a × w_k`` of a row's level by a Lan–DeMets function of ``runs / max_runs``, bounded by
-Bonferroni over the looks (valid whatever their correlation); docs/statistics.md has the design."""
+Look k spends ``a × w_k`` of a row's level (Lan–DeMets, Bonferroni over the looks; docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from benchgate.errors import InputError
 from benchgate.stats import decisions
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS, DEFAULT_MAX_RESOLUTION, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import PAIRED_TEST
+from benchgate.stats.yuenwelch import GATE_TEST, TESTS
 
 METHOD = "alpha-spending-bonferroni-looks"
 SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
@@ -74,7 +74,7 @@ class Design:
     spending: str = "pocock"
     alpha: float = decisions.DEFAULT_ALPHA
     correction: str = "holm"
-    test: str = decisions.GATE_TEST
+    test: str = GATE_TEST
     min_effect: float = 0.0
     inconclusive_above: float = decisions.DEFAULT_INCONCLUSIVE_ABOVE
     power: float = decisions.DEFAULT_POWER
@@ -157,18 +157,13 @@ def make_design(
     spending: str = "pocock",
     **options,
 ) -> Design:
-    """The design for ``--runs auto``, checked: ``looks`` (default ``default_looks(min_runs, max_runs)``) and
-    the other fields of ``Design``."""
+    """The design for ``--runs auto``, checked (``looks`` default: ``default_looks(min_runs, max_runs)``)."""
     looks = tuple(looks) if looks is not None else default_looks(min_runs, max_runs)
     if not looks or looks[0] < 2 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
         raise ValueError(f"looks must increase from at least 2 runs, not {looks}")
     draft = Design(looks, (), spending, alpha, **options)
-    if (
-        not (0 < alpha < 1)
-        or draft.test not in (*decisions.TESTS, PAIRED_TEST)
-        or draft.correction not in ("holm", "none")
-    ):
-        raise ValueError("alpha in (0, 1), test one of decisions.TESTS or the paired test, correction holm or none")
+    if not (0 < alpha < 1) or draft.test not in (*TESTS, PAIRED_TEST) or draft.correction not in ("holm", "none"):
+        raise ValueError("alpha in (0, 1), test one of yuenwelch.TESTS or the paired test, correction holm or none")
     if (
         not (0 < draft.power < 1)
         or not (0 < draft.futility_variance <= 1)
@@ -186,11 +181,3 @@ def make_design(
     if draft.max_resolution is not None and not (0 < draft.max_resolution <= 1000):
         raise ValueError(f"max_resolution must be a percentage above 0, not {draft.max_resolution!r}")
     return replace(draft, weights=spending_weights(looks, spending, alpha))
-
-
-def next_look(design: Design, runs_done: int) -> int | None:
-    """The run count of the next look at or after ``runs_done`` runs (None past the last)."""
-    for look in design.looks:
-        if look >= runs_done:
-            return look
-    return None

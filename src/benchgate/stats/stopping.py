@@ -1,6 +1,6 @@
 """The looks of an adaptive run (``--runs auto``): which rows are settled, which units stop, the replay.
-A row is settled when decided, *calm* or *futile*; a unit (a row, or a file run whole) stops once all its rows
-are (docs/statistics.md). ``replay`` recomputes a recorded run, so the live run, ``--resume`` and reports agree."""
+A unit (a row, or a file run whole) stops once all its rows are decided, *calm* or *futile* (docs/statistics.md);
+``replay`` recomputes a recorded run, so that the live run, ``--resume`` and reports agree."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, change_interval, combine, projected_interval, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, gate_statistics, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -20,7 +20,7 @@ def look_statistics(
     design: Design, base: np.ndarray, head: np.ndarray, active: np.ndarray | None = None, pairs: tuple | None = None
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
-    takes ``pairs``: the paired rates and CPU-set assignments (``gatetable.pair_arrays``)."""
+    takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     if active is None:
@@ -39,7 +39,7 @@ def look_statistics(
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
     if design.test not in paired.PAIRED_TESTS:
-        return decisions.gate_statistics(base, head, design.test)
+        return gate_statistics(base, head, design.test)
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
@@ -56,11 +56,6 @@ class LookResult:
     settled: np.ndarray  # decided, calm, futile (hopeless included); every row at the last look
 
 
-def _scaled(st: Stats, factor: float) -> Stats:
-    companion = None if st.companion is None else _scaled(st.companion, factor)
-    return replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor, companion=companion)
-
-
 def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, guarded: np.ndarray) -> np.ndarray:
     """Unchanged rows that may stop: all with a min-effect or gated coarse, else only the guarded-safe ones."""
     guarded = guarded & ~result.coarse
@@ -69,7 +64,7 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     if candidates.any():
         # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
         # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
-        low, high = change_interval(subset(result.current, candidates), 2 * design.settle_level)
+        low, high = subset(result.current, candidates).interval(2 * design.settle_level)
         legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
         calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
@@ -82,10 +77,11 @@ def _reachable(
     out = np.zeros(rows.shape, dtype=bool)
     if not rows.any():
         return out
-    st = _scaled(subset(result.current, rows), design.futility_variance)
+    st, factor = subset(result.current, rows), design.futility_variance
+    st = replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
     level = result.level[rows]
     runs = float(design.max_runs)
-    low, high = projected_interval(st, runs, level * design.weights[-1])
+    low, high = st.projected(runs, level * design.weights[-1])
     change, effect = st.change, min_effect[rows]
     with np.errstate(invalid="ignore"):
         rejectable = ((high < 0) & (change <= -effect)) | ((low > 0) & (change >= effect))
@@ -95,7 +91,7 @@ def _reachable(
         share = design.unchanged_weights()[-1]
         nearer = np.fmin(st.delta + np.where(np.isfinite(st.se), st.se, 0.0), 0.0)
         hopeful = st if design.unchanged_confidence is None else replace(st, delta=np.fmax(st.delta, nearer))
-        bound, _ = projected_interval(hopeful, runs, unchanged_level(design.unchanged_confidence, level, share))
+        bound, _ = hopeful.projected(runs, unchanged_level(design.unchanged_confidence, level, share))
         settles = (result.decision[rows] == decisions.INCONCLUSIVE) & (bound > -floor[rows])
     out[rows] = rejectable | settles
     return out
@@ -111,9 +107,8 @@ def decide_at_look(
     with_mde: bool = True,
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
-    """Decisions after look ``len(history) - 1`` from the statistics of every look so far, and the settled rows.
-    ``alpha``/``min_effect`` override the design's per row; ``cache`` (one per run) saves recomputing earlier
-    looks; ``prior_var``: per row, main's history variance (NaN: the base's samples decide)."""
+    """Decisions and settled rows after look ``len(history) - 1``; ``alpha``/``min_effect`` override the design's,
+    ``cache`` (one per run) saves work, ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
@@ -212,16 +207,16 @@ def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     rows = ~result.settled
     if k == len(design.looks) - 1 or not rows.any():
         return out
-    found = np.full(int(rows.sum()), np.nan)
     st = subset(result.decisions.current, rows)
     level = result.decisions.level[rows]
     floor = result.decisions.gated_at[rows]
-    shares = design.unchanged_weights()[k + 1 :]
-    for look, weight, share in zip(design.looks[k + 1 :], design.weights[k + 1 :], shares, strict=True):
-        low, high = projected_interval(st, float(look), level * weight)
-        bound, _ = projected_interval(st, float(look), unchanged_level(design.unchanged_confidence, level, share))
-        with np.errstate(invalid="ignore"):
-            done = (high < 0) | (low > 0) | (bound > -floor)
-        found = np.where(np.isnan(found) & done, float(look), found)
+    weights, shares = design.weights[k + 1 :], design.unchanged_weights()[k + 1 :]
+
+    def settles(index: int, look: int) -> np.ndarray:
+        low, high = st.projected(float(look), level * weights[index])
+        bound, _ = st.projected(float(look), unchanged_level(design.unchanged_confidence, level, shares[index]))
+        return (high < 0) | (low > 0) | (bound > -floor)
+
+    found = first_runs(design.looks[k + 1 :], st.delta.shape, settles)
     out[rows] = np.where(np.isnan(found), float(design.max_runs), found)
     return out

@@ -55,17 +55,6 @@ def holm_adjust(p_values: np.ndarray) -> np.ndarray:
     return adjusted
 
 
-def _group_codes(samples: pd.DataFrame) -> tuple[np.ndarray, list[str], list[str]]:
-    """Dense code per (filename, configuration) pair, and the pairs themselves in code order."""
-    filename_codes, filenames = pd.factorize(samples["filename"])
-    configuration_codes, configurations = pd.factorize(samples["configuration"])
-    pair = filename_codes.astype(np.int64) * max(len(configurations), 1) + configuration_codes
-    codes, pairs = pd.factorize(pair)
-    pair_filenames = [str(filenames[i]) for i in pairs // max(len(configurations), 1)]
-    pair_configurations = [str(configurations[i]) for i in pairs % max(len(configurations), 1)]
-    return codes, pair_filenames, pair_configurations
-
-
 def _two_pass_moments(cell: np.ndarray, rate: np.ndarray, cells: int) -> tuple[np.ndarray, ...]:
     """Count, mean and sample variance per cell, computed like R's mean() and var() (two passes)."""
     count = np.bincount(cell, minlength=cells).astype(float)
@@ -80,10 +69,10 @@ def _two_pass_moments(cell: np.ndarray, rate: np.ndarray, cells: int) -> tuple[n
 
 
 def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per (filename, configuration) of ``results.read_samples``' frame with ``COMPARISON_COLUMNS``
-    (percent; NaN where compare.R prints NA), ordered by ``filename + " " + configuration`` in code-point
-    order, as compare.R prints under the C locale."""
-    codes, filenames, configurations = _group_codes(samples)
+    """One row per (filename, configuration) of the samples with ``COMPARISON_COLUMNS`` (NaN where compare.R prints
+    NA), ordered by ``filename + " " + configuration`` in code-point order, as compare.R under the C locale."""
+    codes, pairs = pd.MultiIndex.from_arrays([samples["filename"], samples["configuration"]]).factorize()
+    filenames, configurations = [str(pair[0]) for pair in pairs], [str(pair[1]) for pair in pairs]
     groups = len(filenames)
     side = samples["side"].cat.codes.to_numpy().astype(np.int64) if len(samples) else np.zeros(0, np.int64)
     count, mean, variance = _two_pass_moments(codes * 2 + side, samples["rate"].to_numpy(dtype=float), 2 * groups)

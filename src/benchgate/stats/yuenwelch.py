@@ -1,31 +1,30 @@
 """The gate's test statistics over NaN-padded rates ``(..., rows, n)``; intervals in percent of the change.
-``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen among ``TESTS`` by tests/perf/simulate_gate.py."""
+``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen by tests/perf/simulate_gate.py among candidates.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
 
-TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
-GATE_TEST = "yuen_log"
-TRIM = {"yuen_log": 0.2, "yuen10_log": 0.1}
+TRIM = {"welch_log": 0.0, "yuen_log": 0.2}  # each test's trimmed share (tests/perf/candidates.py adds its own)
+TESTS = tuple(TRIM)
 # Below this many samples a side the trimmed tests trim nothing (Welch on log rates): with 20 % trimming
 # five samples leave df ~ 4, whose t quantile at the gate's per-row levels (~1e-6) is ~40 times sigma.
 TRIM_FROM = 10
 # Yuen's statistic has a heavier far tail than t with the Satterthwaite df (p < 1e-5 at 1.2-1.5 times nominal on
 # normal data); this df factor brings it to 0.3-0.7 times (2-6 million null rows per n; issue 10's design notes).
 YUEN_DF_FACTOR = 0.8
-DEFAULT_POWER = 0.8  # of the mde
 
 
 @dataclass(frozen=True)
 class Stats:
     """One test's statistics per row (arrays ``(..., rows)``): ``delta`` head minus base (log ratio, or rates).
-    ``var_base``/``var_head``: per-sample variances that project to more runs; ``companion``: ``either``'s other."""
+    ``var_base``/``var_head``: per-sample variances that project to more runs."""
 
     test: str
     delta: np.ndarray
@@ -37,11 +36,7 @@ class Stats:
     var_base: np.ndarray
     var_head: np.ndarray
     constant: np.ndarray
-    companion: Stats | None = None
-
-    @property
-    def log(self) -> bool:
-        return self.test != "welch_raw"
+    log: ClassVar[bool] = True  # the log-ratio scale (False: tests/perf/candidates.py's Welch test on rates)
 
     @property
     def incomplete(self) -> np.ndarray:
@@ -49,40 +44,52 @@ class Stats:
 
     @property
     def p_value(self) -> np.ndarray:
-        """Two-sided p-value (``either``: Bonferroni over its two tests, 2 × the smaller p)."""
-        if self.companion is not None:
-            return np.minimum(1.0, 2 * np.fmin(_p_value(self), _p_value(self.companion)))
-        return _p_value(self)
+        """Two-sided p-value."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = self.delta / self.se
+            p = 2 * special.stdtr(self.df, -np.abs(t))
+        p = np.where(self.se == 0, np.where(self.delta == 0, 1.0, 0.0), p)
+        return np.where(self.incomplete, np.nan, p)
 
     @property
     def change(self) -> np.ndarray:
         """The estimated change in percent (positive: the head is faster)."""
         return _to_percent(self, self.delta)
 
+    def interval(self, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """Two-sided interval of the change (percent) at ``level``."""
+        with np.errstate(invalid="ignore"):
+            half = np.where(self.se == 0, 0.0, _quantile(self.df, level) * self.se)
+        return _to_percent(self, self.delta - half), _to_percent(self, self.delta + half)
 
-STAT_FIELDS = ("delta", "se", "df", "n_base", "n_head", "scale_base", "var_base", "var_head", "constant")
+    def mde(self, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
+        """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``."""
+        with np.errstate(invalid="ignore"):
+            x = np.where(self.se == 0, 0.0, (_quantile(self.df, level) + special.stdtrit(self.df, power)) * self.se)
+        return -_to_percent(self, -x)
+
+    def projected(self, runs: np.ndarray | float, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """The interval (percent) at ``level`` with ``runs`` samples a side, estimate and per-sample variances kept."""
+        runs, trim = np.asarray(runs, dtype=float), TRIM.get(self.test, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d_x, d_y = self.var_base / runs, self.var_head / runs
+            trimmed = runs >= TRIM_FROM
+            h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
+            df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
+            df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
+            half = _quantile(df, level) * np.sqrt(d_x + d_y)
+        return _to_percent(self, self.delta - half), _to_percent(self, self.delta + half)
 
 
 def combine(function, *parts: Stats) -> Stats:
-    """``function`` of the parts' per-row arrays, field by field (companions too, when every part has one)."""
-    values = {name: function(*(getattr(st, name) for st in parts)) for name in STAT_FIELDS}
-    companions = [st.companion for st in parts]
-    companion = None if None in companions else combine(function, *companions)
-    return Stats(test=parts[0].test, companion=companion, **values)
+    """``function`` of the parts' per-row arrays, field by field."""
+    names = [item.name for item in fields(parts[0]) if item.name != "test"]
+    return replace(parts[0], **{name: function(*(getattr(st, name) for st in parts)) for name in names})
 
 
 def subset(st: Stats, rows: np.ndarray) -> Stats:
     """The statistics of the rows ``rows`` picks (a boolean mask or row indices), flattened to one axis."""
     return combine(lambda values: np.asarray(values)[rows], st)
-
-
-def _p_value(st: Stats) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = st.delta / st.se
-        p = 2 * special.stdtr(st.df, -np.abs(t))
-    zero_se = st.se == 0
-    p = np.where(zero_se, np.where(st.delta == 0, 1.0, 0.0), p)
-    return np.where(st.incomplete, np.nan, p)
 
 
 def _to_percent(st: Stats, delta: np.ndarray) -> np.ndarray:
@@ -173,28 +180,23 @@ def _constant(side: _Sample) -> np.ndarray:
 def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -> Stats:
     """``test``'s statistics for every row of ``base``/``head`` (rates, NaN-padded, last axes may differ).
     A trimmed test whose winsorized variances are both 0 on data that is not constant is Welch on log rates there."""
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    if test not in TRIM:
+        raise ValueError(f"test must be one of {', '.join(TRIM)}, not {test!r}")
     base = np.asarray(base, dtype=float)
     head = np.asarray(head, dtype=float)
     # A side without any sample (e.g. a head label absent from the CSV) is one column of padding.
     base = base if base.shape[-1] else np.full((*base.shape[:-1], 1), np.nan)
     head = head if head.shape[-1] else np.full((*head.shape[:-1], 1), np.nan)
-    if test == "either":
-        raw = gate_statistics(base, head, "welch_raw")
-        return replace(gate_statistics(base, head, "welch_log"), test="either", companion=raw)
-    raw_scale = test == "welch_raw"
     with np.errstate(divide="ignore", invalid="ignore"):
-        x = base if raw_scale else np.log(base)
-        y = head if raw_scale else np.log(head)
-    trim = TRIM.get(test, 0.0)
+        x, y = np.log(base), np.log(head)
+    trim = TRIM[test]
     side_x, side_y = _prepare(x), _prepare(y)
     loc_x, d_x, f_x, n_x = _side(side_x, trim)
     loc_y, d_y, f_y, n_y = _side(side_y, trim)
     # Constant rates have constant logs; the few rows whose logs look constant are checked on the rates,
     # since two different rates can round to one logarithm.
     constant = _constant(side_x) & _constant(side_y)
-    if not raw_scale and constant.any():
+    if constant.any():
         for rates in (base, head):
             picked = rates[constant]
             with np.errstate(invalid="ignore"):
@@ -222,7 +224,7 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, se))
     df = np.where(incomplete | constant, np.nan, df)
     with np.errstate(invalid="ignore"):
-        scale = np.where(n_x > 0, loc_x if raw_scale else np.exp(loc_x), np.nan)
+        scale = np.where(n_x > 0, np.exp(loc_x), np.nan)
     return Stats(
         test=test,
         delta=delta,
@@ -247,44 +249,6 @@ def _quantile(df: np.ndarray, level: np.ndarray) -> np.ndarray:
         return np.where(infinite, -special.ndtri(level / 2), special.stdtrit(df, 1 - level / 2))
 
 
-def change_interval(st: Stats, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided interval of the change (percent) at ``level``; ``either``: both tests' at ``level / 2`` intersected."""
-    level = np.asarray(level, dtype=float)
-    if st.companion is not None:
-        low_a, high_a = change_interval(replace(st, companion=None), level / 2)
-        low_b, high_b = change_interval(st.companion, level / 2)
-        return np.fmax(low_a, low_b), np.fmin(high_a, high_b)
-    with np.errstate(invalid="ignore"):
-        half = np.where(st.se == 0, 0.0, _quantile(st.df, level) * st.se)
-    return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
-
-
-def mde(st: Stats, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
-    """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``."""
-    level = np.asarray(level, dtype=float)
-    if st.companion is not None:  # either: its log test at half the level
-        st, level = replace(st, companion=None), level / 2
-    with np.errstate(invalid="ignore"):
-        x = np.where(st.se == 0, 0.0, (_quantile(st.df, level) + special.stdtrit(st.df, power)) * st.se)
-    return -_to_percent(st, -x)
-
-
-def projected_interval(st: Stats, runs: np.ndarray | float, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """The interval (percent) at ``level`` with ``runs`` samples a side, if estimate and per-sample variances stay."""
-    level = np.asarray(level, dtype=float)
-    if st.companion is not None:  # either: its log test at half the level
-        st, level = replace(st, companion=None), level / 2
-    runs, trim = np.asarray(runs, dtype=float), TRIM.get(st.test, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d_x, d_y = st.var_base / runs, st.var_head / runs
-        trimmed = runs >= TRIM_FROM
-        h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
-        df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
-        df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
-        half = _quantile(df, level) * np.sqrt(d_x + d_y)
-    return _to_percent(st, st.delta - half), _to_percent(st, st.delta + half)
-
-
 def regression_floor(min_effect: np.ndarray | float, inconclusive_above: np.ndarray | float) -> np.ndarray:
     """The regression (percent) a row must rule out for ``unchanged``: its min-effect, else inconclusive-above."""
     return np.where(np.asarray(min_effect, dtype=float) > 0, min_effect, inconclusive_above)
@@ -299,44 +263,47 @@ def unchanged_level(
     return np.broadcast_to(2 * (1 - confidence / 100) * np.asarray(weight, dtype=float), np.shape(level))
 
 
+RUN_COUNTS = np.unique(np.round(np.geomspace(2, 10_000, 400)))  # the run counts a side projections try
+
+
+def first_runs(counts, shape: tuple, decided, above: np.ndarray | float = 0.0) -> np.ndarray:
+    """Per row, the first of ``counts`` above ``above`` at which ``decided(index, runs)`` holds (NaN: none)."""
+    out = np.full(shape, np.nan)
+    for index, runs in enumerate(counts):
+        with np.errstate(invalid="ignore"):
+            out[np.isnan(out) & (runs > above) & decided(index, runs)] = runs
+        if not np.isnan(out).any():
+            break
+    return out
+
+
 def runs_needed(
     st: Stats,
     level: np.ndarray | float,
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: np.ndarray | float = DEFAULT_INCONCLUSIVE_ABOVE,
     *,
-    candidates: np.ndarray | None = None,
-    levels: np.ndarray | None = None,
     rows: np.ndarray | None = None,
     above: np.ndarray | float = 0.0,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
-    """Runs a side (of ``candidates``, above ``above``) after which ``rows`` would be decided, estimate and spread kept.
-    ``levels``: the share of ``level`` spent at each candidate (default all of it); NaN: none."""
-    candidates = np.unique(np.round(np.geomspace(2, 10_000, 400))) if candidates is None else np.asarray(candidates)
+    """Runs a side (above ``above``) after which ``rows`` would be decided, estimate and spread kept (NaN: none)."""
     shape = np.shape(st.delta)
     out = np.full(shape, np.nan)
     pending = ~np.isnan(st.delta) & (True if rows is None else np.asarray(rows, dtype=bool))
     if not pending.any():
         return out
     picked = subset(st, pending)
-    level_picked, min_picked, floor_picked, above_picked = (
+    level, min_effect, floor, above = (
         np.broadcast_to(np.asarray(value, dtype=float), shape)[pending]
         for value in (level, min_effect, inconclusive_above, above)
     )
-    found = np.full(picked.delta.shape, np.nan)
-    open_ = np.ones(picked.delta.shape, dtype=bool)
-    for index, runs in enumerate(candidates):
-        at = level_picked if levels is None else level_picked * levels[index]
-        settle = unchanged_level(unchanged_confidence, level_picked, 1.0 if levels is None else levels[index])
-        # Decided with this many runs, its estimate and spread unchanged: rejected, or unchanged by its bound.
-        low, high = projected_interval(picked, np.asarray(float(runs)), at)
-        bound = projected_interval(picked, np.asarray(float(runs)), settle)[0]
-        rejected = ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_picked)
-        ok = open_ & (runs > above_picked) & (rejected | (bound > -regression_floor(min_picked, floor_picked)))
-        found[ok] = runs
-        open_ &= ~ok
-        if not open_.any():
-            break
-    out[pending] = found
+    settle, target = unchanged_level(unchanged_confidence, level), regression_floor(min_effect, floor)
+
+    def decided(_, runs) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
+        low, high = picked.projected(np.asarray(float(runs)), level)
+        bound = picked.projected(np.asarray(float(runs)), settle)[0]
+        return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_effect) | (bound > -target)
+
+    out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, above)
     return out
