@@ -1,7 +1,4 @@
-"""`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command (docs/action.md).
-
-Each reads only its step's environment: the inputs as ``BENCHGATE_<INPUT>`` and the runner's ``GITHUB_*``.
-"""
+"""`benchgate action STEP`: action.yml's steps, each reading only its environment (docs/action.md)."""
 
 from __future__ import annotations
 
@@ -198,24 +195,15 @@ def change_points_since(store: str, config_path: str, since: str) -> list:
 
 
 def run_bisect(argv: list[str]) -> int:
-    """``benchgate bisect ARGV``, the command's own handler in this process; a one-line error is its status."""
-    from benchgate.commands import bisect
+    """``benchgate bisect ARGV`` in this process, as the command line runs it (one-line errors, its status)."""
+    from benchgate.cli import main
 
-    parser = argparse.ArgumentParser(prog="benchgate")
-    bisect.register(parser.add_subparsers())
-    args = parser.parse_args(["bisect", *argv])
-    try:
-        return int(args.handler(args))
-    except BenchgateError as error:
-        print(f"benchgate: error: {error.one_line()}", file=sys.stderr)
-        return error.exit_status
+    return main(["bisect", *argv])
 
 
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:
     """Bisect each new change point spanning more than one commit; ``reports=N`` to ``$GITHUB_OUTPUT``."""
-    event_name = environ.get("GITHUB_EVENT_NAME", "")
-    default_branch = events.event_default_branch(environ.get("GITHUB_EVENT_PATH", ""))
-    refusal = events.mode_refusal("bisect", event_name, environ.get("GITHUB_REF", ""), default_branch)
+    refusal = events.mode_refusal_of("bisect", environ)
     if refusal is not None:
         return _fail(refusal)
     try:
