@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
+from benchgate.build.worktrees import git
 from benchgate.config import flags, schema
 from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, BenchgateError, InputError
@@ -178,8 +179,7 @@ def since_date(text: str, now: datetime) -> str:
 
 def commits_between(repo: Path, before: str, after: str) -> int | None:
     """How many commits ``before..after`` holds in ``repo``; None when git cannot tell (a commit not fetched)."""
-    argv = ["git", "-C", str(repo), "rev-list", "--count", f"{before}..{after}"]
-    completed = subprocess.run(argv, capture_output=True, text=True, check=False)
+    completed = git(repo, "rev-list", "--count", f"{before}..{after}", check=False)
     return int(completed.stdout) if completed.returncode == 0 and completed.stdout.strip().isdigit() else None
 
 
