@@ -85,17 +85,6 @@ def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
     return config.resolve(file_values=layers["file"], option_values=layers["option"], label_values=layers["label"])
 
 
-def _run_flags(settings: Any) -> list[str]:
-    """``benchgate run``'s setting flags for every value not left at its default."""
-    argv = []
-    for setting in flags.for_command("run"):
-        value = getattr(settings, setting.attr)
-        if settings.source_of(setting.attr) == "default" or value in ("", None, ()):
-            continue
-        argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
-    return argv
-
-
 def run_step(environ: Mapping[str, str]) -> int:
     """Build and benchmark (no token): the merged run-settings as ``benchgate run``'s flags."""
     run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
@@ -121,7 +110,11 @@ def run_step(environ: Mapping[str, str]) -> int:
         if settings.build:  # the base branch's build settings, checked by benchgate like the config file
             (temp / "benchgate-build.yml").write_text(json.dumps({"build": dict(settings.build)}) + "\n")
             argv.append(f"--config={temp / 'benchgate-build.yml'}")
-    argv += _run_flags(settings) + _flags(environ, "base-node-args", "head-node-args")
+    for setting in flags.for_command("run"):  # the setting flags of every value not left at its default
+        value = getattr(settings, setting.attr)
+        if settings.source_of(setting.attr) != "default" and value not in ("", None, ()):
+            argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
+    argv += _flags(environ, "base-node-args", "head-node-args")
     categories = list(settings.categories)
     if not categories and not binaries and base_ref:
         argv.append(f"--changed-from={base_ref}")  # no categories configured: the ones the changed files map to
