@@ -1,7 +1,4 @@
-"""`benchgate action authorize|run|record|report|bisect`: action.yml's steps, each one command (docs/action.md).
-
-Each reads only its step's environment: the inputs as ``BENCHGATE_<INPUT>`` and the runner's ``GITHUB_*``.
-"""
+"""`benchgate action STEP`: action.yml's steps, each reading only its environment (docs/action.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
+from benchgate.build.worktrees import git
 from benchgate.config import flags, schema
 from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, BenchgateError, InputError
@@ -87,17 +85,6 @@ def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
     return config.resolve(file_values=layers["file"], option_values=layers["option"], label_values=layers["label"])
 
 
-def _run_flags(settings: Any) -> list[str]:
-    """``benchgate run``'s setting flags for every value not left at its default."""
-    argv = []
-    for setting in flags.for_command("run"):
-        value = getattr(settings, setting.attr)
-        if settings.source_of(setting.attr) == "default" or value in ("", None, ()):
-            continue
-        argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
-    return argv
-
-
 def run_step(environ: Mapping[str, str]) -> int:
     """Build and benchmark (no token): the merged run-settings as ``benchgate run``'s flags."""
     run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
@@ -123,7 +110,11 @@ def run_step(environ: Mapping[str, str]) -> int:
         if settings.build:  # the base branch's build settings, checked by benchgate like the config file
             (temp / "benchgate-build.yml").write_text(json.dumps({"build": dict(settings.build)}) + "\n")
             argv.append(f"--config={temp / 'benchgate-build.yml'}")
-    argv += _run_flags(settings) + _flags(environ, "base-node-args", "head-node-args")
+    for setting in flags.for_command("run"):  # the setting flags of every value not left at its default
+        value = getattr(settings, setting.attr)
+        if settings.source_of(setting.attr) != "default" and value not in ("", None, ()):
+            argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
+    argv += _flags(environ, "base-node-args", "head-node-args")
     categories = list(settings.categories)
     if not categories and not binaries and base_ref:
         argv.append(f"--changed-from={base_ref}")  # no categories configured: the ones the changed files map to
@@ -181,8 +172,7 @@ def since_date(text: str, now: datetime) -> str:
 
 def commits_between(repo: Path, before: str, after: str) -> int | None:
     """How many commits ``before..after`` holds in ``repo``; None when git cannot tell (a commit not fetched)."""
-    argv = ["git", "-C", str(repo), "rev-list", "--count", f"{before}..{after}"]
-    completed = subprocess.run(argv, capture_output=True, text=True, check=False)
+    completed = git(repo, "rev-list", "--count", f"{before}..{after}", check=False)
     return int(completed.stdout) if completed.returncode == 0 and completed.stdout.strip().isdigit() else None
 
 
@@ -213,9 +203,7 @@ def run_bisect(argv: list[str]) -> int:
 
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:
     """Bisect each new change point spanning more than one commit; ``reports=N`` to ``$GITHUB_OUTPUT``."""
-    event_name = environ.get("GITHUB_EVENT_NAME", "")
-    default_branch = events.event_default_branch(environ.get("GITHUB_EVENT_PATH", ""))
-    refusal = events.mode_refusal("bisect", event_name, environ.get("GITHUB_REF", ""), default_branch)
+    refusal = events.mode_refusal_of("bisect", environ)
     if refusal is not None:
         return _fail(refusal)
     try:

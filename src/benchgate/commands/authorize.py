@@ -16,7 +16,6 @@ from benchgate import config
 from benchgate.config import flags, labels, schema
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env, approval, events
-from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 
 
 @dataclass(frozen=True)
@@ -134,7 +133,7 @@ def authorize(
     notes: list[str] = []
     if not resolved.categories:
         # No categories configured or labelled: the ones the PR's changed files map to, from the API.
-        placed = pull_request_categories(client, pr, resolved, benchmark_dir or default_benchmark_dir())
+        placed = approval.pull_request_categories(client, pr, resolved, benchmark_dir)
         resolved = dataclasses.replace(resolved, categories=tuple(placed.categories))
         notes = placed.notes()
     # The changed files' paths are the PR author's text, label names anyone-with-triage's.

@@ -14,7 +14,6 @@ from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
 from benchgate.errors import InputError
 from benchgate.github import actions_env, approval
-from benchgate.github.approval import Posting, connect
 from benchgate.report import plots, tables
 from benchgate.report.comment import GITHUB_COMMENT_LIMIT, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.markup import FORMATS
@@ -86,7 +85,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     run_data, run = empty if nothing_run is not None else RunData.load(list(results))
     if results:
         approval.check_results_commit(run, head_sha)
-    posting = Posting() if options.dry_run else connect(options, settings, head_sha, client)
+    posting = approval.Posting() if options.dry_run else approval.connect(options, settings, head_sha, client)
     if options.dry_run:  # whoever runs the command locally is the authority for the labels they pass
         posting.labels = labels.decide(options.dry_run_labels, settings, actor_of=lambda _: "you", can_write=bool)
     settings = config.with_labels(settings, posting.labels.values)
@@ -108,7 +107,17 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     body = _publish_locally(context, analysis, options, stdout, nothing)
     if not options.dry_run and not posting.errors:
         posting.post(body, head_sha, result, run, nothing, stdout)
-    return _finish(posting, body, result, options.report_path)
+    status, posting_error = posting.failure_status(result.exit_status)  # a posting error turns a pass into 3 or 2
+    actions_env.set_outputs(
+        {
+            "verdict": result.verdict,
+            "regressions": result.gating_rows,
+            "comment-url": posting.comment_url or "",
+            "check-url": posting.check_url or "",
+            "report-path": str(options.report_path) if options.report_path else "",
+        }
+    )
+    return ReportResult(status, result.verdict, result.gating_rows, body, posting.comment_url, posting_error)
 
 
 def _publish_locally(context: CommentContext, analysis: Analysis, options: argparse.Namespace, stdout, nothing) -> str:
@@ -136,21 +145,6 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: argpa
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()
     return body
-
-
-def _finish(posting: Posting, body: str, result: outcome.Outcome, report_path: Path | None) -> ReportResult:
-    """The exit status (a posting error turns a pass into 3 or 2) and the step's outputs."""
-    status, posting_error = posting.failure_status(result.exit_status)
-    actions_env.set_outputs(
-        {
-            "verdict": result.verdict,
-            "regressions": result.gating_rows,
-            "comment-url": posting.comment_url or "",
-            "check-url": posting.check_url or "",
-            "report-path": str(report_path) if report_path else "",
-        }
-    )
-    return ReportResult(status, result.verdict, result.gating_rows, body, posting.comment_url, posting_error)
 
 
 def _charts(path: Path, analysis: Analysis) -> tuple[str, ...]:

@@ -74,6 +74,8 @@ def _handler(args: argparse.Namespace) -> int:
 def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
     """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
     if store:
+        from benchgate.history.recording import record_run
+        from benchgate.history.runentry import RELEASES_BRANCH
         from benchgate.history.store import open_store
 
         open_store(store).engine.dispose()  # an unreachable or corrupt store: one line before hours of runs
@@ -84,8 +86,10 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
         if status is not None:
             print(f"benchgate: versions: the step {base} → {head} did not finish; rerun to resume it", file=sys.stderr)
             return status
-        if store:
-            _record_step(output / directory, head, store)
+        if store:  # the step's head as a point of the release series: named by its version
+            result = record_run(output / directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
+            what = "recorded" if result.created else "already recorded"
+            print(f"benchgate: versions: {what} {base}..{head} in {result.store} ({result.rows} rows)", file=sys.stderr)
         steps.append(_analysed(output, directory, base, head, run, plot))
     site = _release_site(output, steps)
     (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
@@ -145,16 +149,6 @@ def _check_same_request(record: dict, run: dict, directory: Path) -> None:
                 f"{directory} holds a run with {name} {found!r}, not {value!r}: "
                 "give another --output, or remove that step to measure it again"
             )
-
-
-def _record_step(directory: Path, head: str, store: str) -> None:
-    """The step's head as a point of the release series: named by its version, on the branch ``releases``."""
-    from benchgate.history.recording import record_run
-    from benchgate.history.runentry import RELEASES_BRANCH
-
-    result = record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
-    what = "recorded" if result.created else "already recorded"
-    print(f"benchgate: versions: {what} {directory.name} in {result.store} ({result.rows} rows)", file=sys.stderr)
 
 
 def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plot: bool):

@@ -96,36 +96,31 @@ def read_event() -> dict[str, Any]:
     return event
 
 
-# Fields benchgate reads from a payload, and the JSON type each must have when present.
-_EVENT_FIELDS: tuple[tuple[tuple[str, ...], type | tuple[type, ...]], ...] = (
-    (("action",), str),
-    (("label",), dict),
-    (("label", "name"), str),
-    (("pull_request",), dict),
-    (("pull_request", "head"), dict),
-    (("pull_request", "head", "sha"), str),
-    (("pull_request", "number"), int),
-    (("issue",), dict),
-    (("issue", "number"), int),
-    (("inputs",), dict),
-    (("inputs", "pr"), (str, int)),
-    (("inputs", "sha"), str),
-)
+# Fields benchgate reads from a payload, and the JSON type each must have when present (each parent: an object).
+_EVENT_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "action": str,
+    "label.name": str,
+    "pull_request.head.sha": str,
+    "pull_request.number": int,
+    "issue.number": int,
+    "inputs.pr": (str, int),
+    "inputs.sha": str,
+}
 
 
 def check_event(event: Mapping[str, Any], where: str = "event payload") -> None:
     """InputError (exit 2) when a field benchgate reads has the wrong JSON type (e.g. a string ``label``)."""
-    for path, expected in _EVENT_FIELDS:
-        node: Any = event
-        for key in path[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-        value = node.get(path[-1]) if isinstance(node, dict) else None
-        if value is None:
-            continue
-        wanted = expected if isinstance(expected, tuple) else (expected,)
-        if isinstance(value, bool) or not isinstance(value, wanted):
-            names = " or ".join({dict: "an object", str: "a string", int: "a number"}[kind] for kind in wanted)
-            raise InputError(f"event field {'.'.join(path)} must be {names}, not {type(value).__name__}", where=where)
+    for dotted, leaf in _EVENT_FIELDS.items():
+        keys, node = dotted.split("."), event
+        for depth, key in enumerate(keys):
+            node = node.get(key)
+            if node is None:
+                break
+            wanted = (leaf if isinstance(leaf, tuple) else (leaf,)) if depth == len(keys) - 1 else (dict,)
+            if isinstance(node, bool) or not isinstance(node, wanted):
+                names = " or ".join({dict: "an object", str: "a string", int: "a number"}[kind] for kind in wanted)
+                field = ".".join(keys[: depth + 1])
+                raise InputError(f"event field {field} must be {names}, not {type(node).__name__}", where=where)
 
 
 def pull_request_number(event: Mapping[str, Any]) -> int | None:

@@ -1,20 +1,42 @@
-"""The trusted jobs' API checks: who asked for a run of which commit (authorize), where its report posts (report)."""
+"""The trusted jobs' API checks: who asked for a run of which commit (authorize), where its report posts (report),
+and the categories a PR touches, from GitHub's list of its changed files: never from the run directory."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchgate.build.worktrees import FULL_SHA
-from benchgate.config import labels
+from benchgate.config import Settings, labels
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_GITHUB_UNREACHABLE, BenchgateError, GitHubUnavailable, InputError
 from benchgate.github import actions_env
-from benchgate.github.pullfiles import default_benchmark_dir, pull_request_categories
 from benchgate.report.comment import MARKER, NOTHING_TO_BENCHMARK
 from benchgate.report.gatelines import check_title
+from benchgate.run.changedfiles import ChangedCategories, load_mapping, map_changes, parse_mapping
+from benchgate.run.suite import list_categories
+
+_BENCHMARK_CATEGORY = re.compile(r"^benchmark/([^/]+)/")
+
+
+def pull_request_categories(client: Any, pr: int, settings: Settings, benchmark_dir: Path | None) -> ChangedCategories:
+    """The categories PR ``pr`` touches, by the changed-files map; those of ``benchmark_dir`` (default ./benchmark,
+    the base's checkout) and the PR's new ones exist (no such directory: every category a rule names)."""
+    changed = client.changed_files(pr)
+    where = "the configuration's changed-files"
+    mapping = parse_mapping(settings.changed_files, where) if settings.changed_files else load_mapping()
+    available, benchmark_dir = None, benchmark_dir or Path("benchmark").resolve()
+    if benchmark_dir.is_dir():
+        added = {match.group(1) for path in changed.paths if (match := _BENCHMARK_CATEGORY.match(path))}
+        available = set(list_categories(benchmark_dir)) | added
+    placed = map_changes(list(changed.paths), mapping, available)
+    if not changed.complete:  # GitHub lists 3000 files at most: never "nothing to benchmark" from a cut list
+        placed.categories = list(dict.fromkeys([*placed.categories, *placed.fallback, *mapping.default]))
+    return placed
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,7 @@ class Posting:
         if not self.pr or self.errors:
             return []
         try:  # a failure to ask is a posting error, never a pass
-            placed = pull_request_categories(self.client, self.pr, settings, benchmark_dir or default_benchmark_dir())
+            placed = pull_request_categories(self.client, self.pr, settings, benchmark_dir)
         except BenchgateError as error:
             self.errors.append(error)
             return []

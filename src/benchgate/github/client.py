@@ -98,8 +98,7 @@ def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class GitHubClient:
-    """A client for one repository (``owner/name``) at ``api_url`` (Actions' ``GITHUB_API_URL``); ``token`` None is
-    anonymous; ``sleep`` and ``clock`` are injectable, so tests check the waits without waiting."""
+    """A client for one repository (``owner/name``) at ``api_url``; ``sleep`` and ``clock`` are for tests."""
 
     def __init__(
         self,
@@ -137,11 +136,7 @@ class GitHubClient:
         self._repo = self._github.get_repo(repository)
 
     def _retrying(self, what: str, unit: Callable[[], T]) -> T:
-        """Run ``unit``; on transient failures wait and run it again, at most ``max_retries`` more times.
-
-        Waits: ``retry-after``, at a primary rate limit until its reset, else exponential backoff. A wait over
-        MAX_WAIT_SECONDS, or the retries used up, is GitHubUnavailable (exit 3).
-        """
+        """Run ``unit``, again after a transient failure (``retry-after``, a rate limit's reset, else backoff)."""
         for attempt in range(self.max_retries + 1):
             try:
                 return unit()
@@ -265,11 +260,8 @@ class GitHubClient:
             raise
 
     def upsert_comment(self, number: int, body: str, marker: str) -> str:
-        """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url.
-
-        Ours is the first comment (on any page) starting with ``marker`` *and* by :meth:`own_login`: anyone can
-        write the marker, and benchgate must never edit their comment.
-        """
+        """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url."""
+        # Ours starts with ``marker`` *and* is by own_login(): anyone can write the marker, never edit theirs.
         if not marker.strip():
             raise InputError("the comment marker must not be empty", where="GitHub")
         text = body if body.startswith(marker) else f"{marker}\n{body}"
@@ -305,8 +297,8 @@ class GitHubClient:
         text: str | None = None,
         details_url: str | None = None,
     ) -> str:
-        """Create a completed check run on ``head_sha`` (output cut at 65,535 characters); its html_url. A retried
-        creation may leave two runs of the same name; GitHub shows the latest."""
+        """Create a completed check run on ``head_sha`` (output cut to GitHub's limit); its html_url."""
+        # A retried creation may leave two runs of the same name: GitHub shows the latest.
         if conclusion not in CHECK_CONCLUSIONS:
             raise InputError(
                 f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
@@ -336,8 +328,7 @@ def from_environment(
 
 
 def check_api_url(api_url: str) -> str:
-    """``api_url`` without a trailing slash; InputError unless https with a host (http only to a loopback
-    address, a local test server: anywhere else the token would cross the network in clear text)."""
+    """``api_url`` without a trailing slash; InputError unless https with a host (http only to a loopback address)."""
     text = api_url.strip()
     try:
         parts = urlsplit(text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_OK
 
@@ -62,14 +63,15 @@ def mode_refusal(mode: str, event_name: str, ref: str = "", default_branch: str 
     return None
 
 
+def mode_refusal_of(mode: str, environ: Mapping[str, str]) -> str | None:
+    """:func:`mode_refusal` of ``mode`` for the event, ref and default branch the runner's ``environ`` gives."""
+    default_branch = event_default_branch(environ.get("GITHUB_EVENT_PATH", ""))
+    return mode_refusal(mode, environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF", ""), default_branch)
+
+
 def main() -> int:
     """action.yml's mode step: ``$BENCHGATE_MODE`` against ``$GITHUB_EVENT_NAME``; one ``::error`` line, exit 2."""
-    refusal = mode_refusal(
-        os.environ.get("BENCHGATE_MODE", ""),
-        os.environ.get("GITHUB_EVENT_NAME", ""),
-        os.environ.get("GITHUB_REF", ""),
-        event_default_branch(os.environ.get("GITHUB_EVENT_PATH", "")),
-    )
+    refusal = mode_refusal_of(os.environ.get("BENCHGATE_MODE", ""), os.environ)
     if refusal is None:
         return EXIT_OK
     print(f"::error title=benchgate::{refusal}")
