@@ -132,29 +132,16 @@ def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[L
     }
 
 
-@dataclass(frozen=True)
-class Blind:
-    """What one file's run could not have seen: regressions under ``mde`` percent (its resolution) with ``runs``."""
-
-    filename: str
-    mde: float
-    runs: int
-
-    def sentence(self, name: str | None = None) -> str:
-        """The issue's sentence; ``name`` replaces the file name (e.g. by a markdown code span of it)."""
-        where = self.filename if name is None else name
-        return f"regressions under {self.mde:.1f} % in {where} could not have been seen with {self.runs} runs"
-
-
-def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution of its unchanged judged rows (a regression could hide under it)."""
+def blind_spots(gated: pd.DataFrame, span: Callable[[str], str] = str) -> list[str]:
+    """Per file, largest first: the regressions its unchanged judged rows could hide, the file name through ``span``."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
-    spots = []
-    for filename, group in rows.groupby("filename", sort=False):
-        worst = group.loc[group[column].idxmax()]
-        spots.append(Blind(str(filename), max(float(worst[column]), 0.0), int(min(worst["n_base"], worst["n_head"]))))
-    return sorted(spots, key=lambda spot: -spot.mde)
+    worst = [group.loc[group[column].idxmax()] for _, group in rows.groupby("filename", sort=False)]
+    return [
+        f"regressions under {max(float(row[column]), 0.0):.1f} % in {span(str(row['filename']))} could not have been "
+        f"seen with {int(min(row['n_base'], row['n_head']))} runs"
+        for row in sorted(worst, key=lambda row: -max(float(row[column]), 0.0))
+    ]
 
 
 def decision_counts(gated: pd.DataFrame) -> str:
@@ -284,11 +271,10 @@ def listed_lines(kind: str, items: list[Listed], heading: str | None = None) -> 
 
 def power_lines(ctx: CommentContext) -> list[str]:
     """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
-    blind = blind_spots(ctx.gated)
-    if not blind:
-        return []
     # The file name is untrusted: in a code span; the rest of the sentence is ours.
-    lines = [f"- {spot.sentence(code(spot.filename))}" for spot in blind]
+    lines = [f"- {spot}" for spot in blind_spots(ctx.gated, code)]
+    if not lines:
+        return []
     summary = (
         "What this run could not have seen: regressions under each file's resolution "
         "(the smallest regression its evidence rules out)"

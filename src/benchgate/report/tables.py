@@ -182,10 +182,9 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     for column, what in untested.items():
         names = _names(gated[gated[column]])
         lines += [f"{what}: {len(names)}: {', '.join(names)}"] if names else []
-    blind = gatelines.blind_spots(gated)
-    if blind:
+    spots = [f"  {spot.translate(_CONTROL)}" for spot in gatelines.blind_spots(gated)]
+    if spots:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
-        spots = [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind]
         lines += gatelines.truncated(spots, MAX_SUMMARY_LINES, "  ... and {} more files (--format json: mde per row)")
     return lines
 
@@ -240,11 +239,9 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
         parts += [f"- {gatelines.MARKS[kind]} {item.line(_code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
-    blind = gatelines.blind_spots(gated)
+    blind = gatelines.blind_spots(gated, _code)
     if blind:
-        parts.append("Resolution (the smallest regression the evidence rules out):")
-        parts += [f"- {spot.sentence(_code(spot.filename))}" for spot in blind]
-        parts.append("")
+        parts += ["Resolution (the smallest regression the evidence rules out):", *(f"- {spot}" for spot in blind), ""]
     if len(gated):
         parts += ["```text", render_bars(bars_for(gated)), "```", ""]
     note = false_positive_note(len(gated)).splitlines()
