@@ -144,13 +144,6 @@ def blind_spots(gated: pd.DataFrame, span: Callable[[str], str] = str) -> list[s
     ]
 
 
-def decision_counts(gated: pd.DataFrame) -> str:
-    """``3 regression, 1 improvement, 390 unchanged, 6 inconclusive`` (the decisions present, in their order)."""
-    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
-    counts = gated["decision"].value_counts()
-    return ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)
-
-
 def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
     """``problems`` and ``analysis.untested_reason`` when no comparison could be tested."""
     untested = untested_reason(gated)

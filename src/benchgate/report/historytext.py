@@ -25,17 +25,13 @@ def series_name(key: SeriesKey) -> str:
     return f"{key.label()}{flags} (runner {key.runner}, {key.branch})"
 
 
-def change_line(change: ChangePoint) -> str:
-    """One change point: where, how much, before and after, how sure."""
-    return (
-        f"{series_name(change.key)}: {change.change:+.2f}% from {change.commit[:12]} ({change.date}), "
-        f"{change.mean_before:,.6g} -> {change.mean_after:,.6g} ops/s, confidence {change.confidence:.2%}"
-    )
-
-
 def render_changes_text(changes: Sequence[ChangePoint], *, looked_at: int, too_short: int) -> str:
     """The change points, one a line, then what was looked at."""
-    lines = [change_line(change) for change in changes] or ["no change points"]
+    lines = [
+        f"{series_name(change.key)}: {change.change:+.2f}% from {change.commit[:12]} ({change.date}), "
+        f"{change.mean_before:,.6g} -> {change.mean_after:,.6g} ops/s, confidence {change.confidence:.2%}"
+        for change in changes
+    ] or ["no change points"]
     note = f"{looked_at} series looked at"
     if too_short:
         note += f", {too_short} too short for change points (skipped)"

@@ -16,6 +16,7 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.report import chartdata
 from benchgate.report.chartdata import COLOURS, FAIL
+from benchgate.report.gatelines import gate_test
 from benchgate.stats.gate import GatePolicy
 
 if TYPE_CHECKING:
@@ -162,7 +163,10 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     box = (left, bottom, plot, height - top - bottom)
     figure, ax = _figure((width, height), box, titles)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    limits = _x_axis(ax, found, policy.min_effect, chartdata.interval_name(table))
+    lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
+    if gate_test(table) == "compare.R":
+        lines = "compare.R's confidence interval at the threshold's level"
+    limits = _x_axis(ax, found, policy.min_effect, lines)
     _bands(ax, rows, labels, (-left / plot, 1 + right / plot))
 
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)

@@ -168,7 +168,10 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
-    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
+    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
+    counts = gated["decision"].value_counts()
+    present = ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)  # "3 regression, 1 ..."
+    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {present}")
     lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
         lines += [f"  {kind.upper()} {item.line()}".translate(_CONTROL) for item in items[:MAX_SUMMARY_LINES]]
