@@ -1,5 +1,4 @@
-"""What the charts show, computed without matplotlib (so it is tested without drawing): row kinds, intervals,
-the axis scale, labels, which rows when there are too many."""
+"""What the charts show (row kinds, intervals, axis scale, labels, which rows), computed without matplotlib."""
 
 from __future__ import annotations
 

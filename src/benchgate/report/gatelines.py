@@ -1,5 +1,4 @@
-"""The gate in words, from ``stats.analysis.analyze``'s table: the verdict line, change cells, the undecided,
-noisy and coarse rows, what a run could see, for every report; the PR comment's verdict part and its context."""
+"""The gate in words, for every report: the verdict line, change cells, listed rows, the PR comment's verdict."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``benchgate history`` as text and JSON (change points; a series as a table with the report's bars), and the PR
-comment's history section (docs/history.md): what main did at each regressed or undecided row, never evidence."""
+"""``benchgate history`` as text and JSON, and the PR comment's history section (docs/history.md)."""
 
 from __future__ import annotations
 
@@ -78,15 +77,6 @@ def series_link(site_url: str, history: RowHistory) -> str:
     return f"{site_url.rstrip('/')}/{series_href(history.series.key)}"
 
 
-def _moved(history: RowHistory) -> str:
-    if history.series is None:
-        return ""
-    change = history.moved
-    if change is None:
-        return f"no change point in its last {RECENT_COMMITS} runs"
-    return f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
-
-
 def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None = None) -> str:
     """A markdown section (a heading and a table); '' when there is nothing to say."""
     if not rows:
@@ -100,7 +90,12 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
             cells = [name, "0", "no stored runs", ""]
         else:
             spread = f"±{history.spread:.1f}%" if math.isfinite(history.spread) else "n/a (one run)"
-            cells = [name, str(history.runs), spread, _moved(history)]
+            moved = f"no change point in its last {RECENT_COMMITS} runs"
+            if (change := history.moved) is not None:
+                moved = (
+                    f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
+                )
+            cells = [name, str(history.runs), spread, moved]
         if site_url:
             cells.append(f"[series]({series_link(site_url, history)})" if history.series is not None else "")
         shown.append(cells)

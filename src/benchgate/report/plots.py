@@ -1,5 +1,4 @@
-"""The ``--plot`` charts as PNG bytes (the forest plot and the samples' distributions), drawn on matplotlib's
-Agg canvas, imported only when a chart is drawn; what they show is computed in ``chartdata``."""
+"""The ``--plot`` charts as PNG bytes, drawn on matplotlib's Agg canvas (imported only when a chart is drawn)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The analysis table (``stats.analysis.analyze``'s) as text (compare.R's layout), markdown, JSON and CSV;
-``render`` picks one of ``FORMATS`` for every command that prints an analysis (docs/formats.md)."""
+"""The analysis table as text (compare.R's layout), markdown, JSON and CSV: ``render`` (docs/formats.md)."""
 
 from __future__ import annotations
 
