@@ -118,12 +118,17 @@ def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Listed]:
     return listed
 
 
-MARKS = {"undecided": "❓", "noisy": "🔊", "coarse": "🔍"}
+# Per kind of listed row: its mark, and its heading in the PR comment.
+KINDS = {
+    "undecided": ("❓", "Also undecided ({}):"),
+    "noisy": ("🔊", "Too noisy to gate ({}), apart from the undecided rows:"),
+    "coarse": ("🔍", "Gated coarser than their target ({}), their noise could not reach it:"),
+}
 VERDICT_MARKS = {"fail": "❌", "accepted": "⚠️", "inconclusive": "❓", "pass": "✅"}
 
 
 def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[Listed]]:
-    """The rows every report lists under its verdict, by kind (``MARKS``'s order)."""
+    """The rows every report lists under its verdict, by kind (``KINDS``' order)."""
     return {
         "undecided": undecided_rows(gated, floor),
         "noisy": noisy_rows(gated, floor),
@@ -246,19 +251,13 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     return lines + listed_lines("noisy", listed["noisy"]) + listed_lines("coarse", listed["coarse"])
 
 
-HEADINGS = {
-    "undecided": "Also undecided ({}):",
-    "noisy": "Too noisy to gate ({}), apart from the undecided rows:",
-    "coarse": "Gated coarser than their target ({}), their noise could not reach it:",
-}
-
-
 def listed_lines(kind: str, items: list[Listed], heading: str | None = None) -> list[str]:
-    """A heading (``HEADINGS``' by default) and the rows of one kind (``MARKS``), at most MAX_LISTED."""
+    """A heading (``KINDS``' by default) and the rows of one kind (``KINDS``' mark), at most MAX_LISTED."""
     if not items:
         return []
-    lines = truncated([f"- {MARKS[kind]} {item.line(code, plain)}" for item in items])
-    return ["", (heading or HEADINGS[kind]).format(len(items)), "", *lines]
+    mark, default = KINDS[kind]
+    lines = truncated([f"- {mark} {item.line(code, plain)}" for item in items])
+    return ["", (heading or default).format(len(items)), "", *lines]
 
 
 def power_lines(ctx: CommentContext) -> list[str]:

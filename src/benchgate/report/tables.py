@@ -238,7 +238,7 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        parts += [f"- {gatelines.MARKS[kind]} {item.line(_code)}" for item in items]
+        parts += [f"- {gatelines.KINDS[kind][0]} {item.line(_code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated, _code)
@@ -269,9 +269,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "p_adjusted": _number(p_adjusted),
             "df": _number(row.df),
             "confidence": str(row.confidence),
-            "accuracy": dict(
-                zip(ACCURACY_KEYS, map(_number, (row.accuracy_1, row.accuracy_2, row.accuracy_3)), strict=True)
-            ),
+            "accuracy": {key: _number(getattr(row, f"accuracy_{i}")) for i, key in enumerate(ACCURACY_KEYS, 1)},
             "gating": bool(row.gating),
             "decision": str(row.decision),
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
@@ -308,9 +306,7 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     writer.writeheader()
     for record, reason in zip(analysis_record(gated, policy)["rows"], gated["gate_reason"].tolist(), strict=True):
         accuracy = {f"accuracy_{key}": value for key, value in record["accuracy"].items()}
-        writer.writerow(
-            {**record, **accuracy, "gating": "true" if record["gating"] else "false", "gate_reason": reason}
-        )
+        writer.writerow({**record, **accuracy, "gating": str(record["gating"]).lower(), "gate_reason": reason})
     return buffer.getvalue()
 
 
