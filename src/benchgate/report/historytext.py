@@ -6,7 +6,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
-from urllib.parse import quote
 
 from benchgate.history.context import RECENT_COMMITS, RowHistory
 from benchgate.history.model import ChangePoint, Series, SeriesKey
@@ -72,8 +71,6 @@ def render_series(series: Series, changes: Sequence[ChangePoint]) -> str:
 
 def series_link(site_url: str, history: RowHistory) -> str:
     """Where the row's series is on the site: its section of its benchmark's page (``site.series_href``)."""
-    if history.series is None:
-        return f"{site_url.rstrip('/')}/#{quote(f'{history.filename} {history.configuration}')}"
     return f"{site_url.rstrip('/')}/{series_href(history.series.key)}"
 
 

@@ -79,18 +79,14 @@ def render_bars(bars: Sequence[Bar], *, half_width: int = 20, label_width: int |
     return "\n".join(lines)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def format_improvement(value: float) -> str:
     """compare.R's ``sprintf("%.2f %%", x)``, including R's ``NaN %`` when a side has no samples."""
-    return "NaN %" if _missing(value) else f"{value:.2f} %"
+    return "NaN %" if pd.isna(value) else f"{value:.2f} %"
 
 
 def format_accuracy(value: float) -> str:
     """compare.R's ``sprintf("±%.2f%%", x)``, ``NA`` where it prints NA."""
-    return "NA" if _missing(value) else f"±{value:.2f}%"
+    return "NA" if pd.isna(value) else f"±{value:.2f}%"
 
 
 def row_name(filename: str, configuration: str) -> str:
@@ -252,7 +248,7 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
 
 
 def _number(value: Any) -> float | None:
-    return None if _missing(value) or not math.isfinite(float(value)) else float(value)
+    return None if pd.isna(value) or not math.isfinite(float(value)) else float(value)
 
 
 def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
