@@ -139,7 +139,7 @@ def test_label_text_renders_only_inside_code_spans():
 
 
 def test_rows_too_noisy_to_gate_are_listed_apart_with_the_rule_that_settles_them():
-    item = gatelines.Noisy("http/*@x.js `a`", "http/*@x.js", 14.23, 18.31, 10.0, True)
+    item = gatelines.noisy_row("http/*@x.js `a`", "http/*@x.js", 14.23, 18.31, 10.0, True)
     lines = gatelines.listed_lines("noisy", [item])
     assert lines[1] == "Too noisy to gate (1), apart from the undecided rows:"
     assert lines[3] == (

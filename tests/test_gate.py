@@ -342,8 +342,9 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     # What the report says: the row apart from the undecided ones, with the rule that would settle it.
     policy = gate.GatePolicy(max_resolution=None)
     (item,) = gatelines.noisy_rows(gated.reset_index(), 10.0)
-    assert item.holds and item.sentence().startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
-    assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.settling_rule()
+    assert item.sentence.startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
+    assert item.sentence.endswith("it keeps the verdict inconclusive")  # it holds the verdict
+    assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.rule
     assert gatelines.undecided_rows(gated.reset_index(), 10.0) == []
     text = "\n".join(report.gate_summary(gated.reset_index(), policy))
     assert "gate: INCONCLUSIVE: 1 of 6 comparisons undecided" in text and "  NOISY loud.js n=1: too noisy" in text
@@ -351,7 +352,7 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
         spared = decided(samples, max_resolution=None, **budget)
         assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
         assert analysis.verdict(spared.reset_index()) == "pass"
-        assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 10.0)[0].sentence()
+        assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 10.0)[0].sentence
     # A budget above the row's noise spares nothing: it still holds the verdict.
     assert analysis.verdict(decided(samples, max_resolution=None, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
     default = decided(samples).loc["loud.js"]

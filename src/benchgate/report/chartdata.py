@@ -1,5 +1,4 @@
-"""What the charts show, computed without matplotlib (so it is tested without drawing): row kinds, intervals,
-the axis scale, labels, which rows when there are too many."""
+"""What the charts show (row kinds, intervals, axis scale, labels, which rows), computed without matplotlib."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchgate.report.gatelines import gate_headline, gate_test
+from benchgate.report.gatelines import gate_headline
 from benchgate.report.tables import ACCURACY_KEYS
 from benchgate.stats.gate import GatePolicy
 
@@ -50,22 +49,6 @@ KIND_LABELS = {
 }
 
 
-def interval_name(gated: pd.DataFrame) -> str:
-    """What the forest's lines are: the decisions' interval (``ci_low``, ``ci_high``) around ``change``."""
-    if gate_test(gated) == "compare.R":
-        return "compare.R's confidence interval at the threshold's level"
-    return "the gate's confidence interval"
-
-
-def _nice(value: float) -> float:
-    """The smallest 1, 2 or 5 times a power of ten that is at least ``value``."""
-    exponent = math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
-        if step * 10**exponent >= value * (1 - 1e-9):
-            return float(step * 10**exponent)
-    return float(10 ** (exponent + 1))
-
-
 def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
     """The x axis: ``(linthresh, limits)``, linthresh None for a linear axis: linear unless the largest value is
     over ten times what three rows in four reach (a +700 % row would squash -3 % ones), then symmetric log."""
@@ -77,7 +60,10 @@ def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, 
     if max(-low, high) <= 10 * typical:
         pad = 0.06 * max(high - low, 1.0)
         return None, (low - pad, high + pad)
-    linthresh = _nice(typical)
+    exponent = math.floor(math.log10(typical))  # linthresh: the smallest 1, 2, 5 or 10 times 10**exponent over it
+    linthresh = next(
+        float(step * 10**exponent) for step in (1, 2, 5, 10) if step * 10**exponent >= typical * (1 - 1e-9)
+    )
 
     def padded(end: float) -> float:
         return end * 1.35 if abs(end) > linthresh else end + math.copysign(0.12 * linthresh, end or 1)

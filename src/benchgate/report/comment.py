@@ -161,17 +161,6 @@ def _labels(decision: LabelDecision) -> list[str]:
     return ["#### Labels", "", *table(["label", "", "why"], rows, "lll")]
 
 
-def _override(ctx: CommentContext) -> str:
-    prefix = ctx.settings.label_prefix
-    return (
-        f"<sub>To override, a maintainer adds a label: {code(prefix + ':accept-regression')} (report, do not fail), "
-        f"{code(prefix + ':threshold=**')} or {code('off')}, {code(prefix + ':min-effect=3%')}, "
-        f"{code(prefix + ':runs=60')} or {code('auto')}, {code(prefix + ':categories=url,buffers')}, "
-        f"{code(prefix + ':filter=tojson')}. "
-        "Labels that loosen the gate count only when added by someone with write, maintain or admin permission.</sub>"
-    )
-
-
 def _footer(ctx: CommentContext) -> list[str]:
     lines = []
     if ctx.charts and ctx.run_url:  # without a run there is no artifact to point to
@@ -236,7 +225,15 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     for section in (_environment(ctx.run), _failures(ctx.run, stderr=details, limit=200 if details else 20)):
         parts += [*section, ""] if section else []
     parts += [*_labels(ctx.labels), ""] if ctx.labels.outcomes else []
-    parts += [_override(ctx), "", *_footer(ctx)]
+    prefix = ctx.settings.label_prefix
+    override = (
+        f"<sub>To override, a maintainer adds a label: {code(prefix + ':accept-regression')} (report, do not fail), "
+        f"{code(prefix + ':threshold=**')} or {code('off')}, {code(prefix + ':min-effect=3%')}, "
+        f"{code(prefix + ':runs=60')} or {code('auto')}, {code(prefix + ':categories=url,buffers')}, "
+        f"{code(prefix + ':filter=tojson')}. "
+        "Labels that loosen the gate count only when added by someone with write, maintain or admin permission.</sub>"
+    )
+    parts += [override, "", *_footer(ctx)]
     return "\n".join(parts).replace("\n\n\n", "\n\n") + "\n"
 
 

@@ -1,5 +1,4 @@
-"""The gate in words, from ``stats.analysis.analyze``'s table: the verdict line, change cells, the undecided,
-noisy and coarse rows, what a run could see, for every report; the PR comment's verdict part and its context."""
+"""The gate in words, for every report: the verdict line, change cells, listed rows, the PR comment's verdict."""
 
 from __future__ import annotations
 
@@ -47,28 +46,22 @@ def _floor(row: Any, inconclusive_above: float) -> float:
     return float(row.min_effect) if row.min_effect > 0 else inconclusive_above
 
 
-class _Listed:
-    """A row listed under the verdict: ``name: sentence`` in every report."""
+@dataclass(frozen=True)
+class Listed:
+    """A row listed under the verdict (undecided, noisy or coarse), ready to print; a noisy row's settling rule."""
+
+    name: str
+    sentence: str
+    floor: float  # percent: the regression it had to rule out (its rule's min-effect, else the policy's floor)
+    rule: str = ""  # a noisy row's: the configuration that would settle it
 
     def line(self, span: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
         """``name: sentence``, the name (and a rule) through ``span``, the sentence through ``prose``."""
-        return f"{span(self.name)}: {prose(self.sentence())}"
+        settled = f"; settled by {span(self.rule)}" if self.rule else ""
+        return f"{span(self.name)}: {prose(self.sentence)}{settled}"
 
 
-@dataclass(frozen=True)
-class Undecided(_Listed):
-    """One undecided row, ready to print."""
-
-    name: str
-    change: str
-    floor: float
-    runs: str
-
-    def sentence(self) -> str:
-        return f"{self.change}: could not rule out a {self.floor:g} % regression; {self.runs}"
-
-
-def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Undecided]:
+def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Listed]:
     """The undecided rows but the noisy ones (``noisy_rows``), widest interval first."""
     rows = gated[gated["undecided"] & ~gated["noisy"]]
     rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
@@ -77,91 +70,65 @@ def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Undec
         runs = "no number of runs up to 10,000 would decide it at this noise"
         if row.runs_needed is not None and math.isfinite(row.runs_needed):
             runs = f"about {int(row.runs_needed)} runs a side would decide it"
-        listed.append(Undecided(_name(row), change_cell(row), _floor(row, inconclusive_above), runs))
+        floor = _floor(row, inconclusive_above)
+        sentence = f"{change_cell(row)}: could not rule out a {floor:g} % regression; {runs}"
+        listed.append(Listed(_name(row), sentence, floor))
     return listed
 
 
-@dataclass(frozen=True)
-class Noisy(_Listed):
-    """One row too noisy to gate at its floor: its noise, the smallest regression more runs could rule out."""
-
-    name: str
-    filename: str
-    sigma: float  # percent, per sample
-    mde: float  # percent: the smallest regression it could rule out by max-runs (NaN: unknown)
-    floor: float
-    holds: bool  # it keeps the verdict inconclusive (no noise budget covers it)
-
-    def sentence(self) -> str:
-        could = f"; the smallest regression it could rule out by max-runs is {self.mde:.1f} %" if self.mde < 1e5 else ""
-        budget = "it keeps the verdict inconclusive" if self.holds else "beyond the noise budget, it does not gate"
-        return f"too noisy to gate at {self.floor:g} %: σ {self.sigma:.1f} %{could}; {budget}"
-
-    def settling_rule(self) -> str:
-        """The configuration that would settle it: a min-effect it can rule out, or a noise budget below its σ."""
-        budget = f"noisy: {{max-sigma: {max(math.floor(self.sigma * 10) / 10 - 0.1, 0.1):g}%}}"
-        if not (math.isfinite(self.mde) and self.mde < 1e5):
-            return budget
-        return f"{{match: '{self.filename}', min-effect: {math.ceil(self.mde)}%}} in rules, or {budget}"
-
-    def line(self, span: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
-        return f"{super().line(span, prose)}; settled by {span(self.settling_rule())}"
+def noisy_row(name: str, filename: str, sigma: float, mde: float, floor: float, holds: bool) -> Listed:
+    """A row too noisy to gate at ``floor``: its noise ``sigma`` and the smallest regression ``mde`` it could rule out
+    by max-runs (percent; NaN: unknown), whether it ``holds`` the verdict inconclusive, and the rule that settles it:
+    a min-effect it can rule out, or a noise budget below its σ."""
+    could = f"; the smallest regression it could rule out by max-runs is {mde:.1f} %" if mde < 1e5 else ""
+    budget = "it keeps the verdict inconclusive" if holds else "beyond the noise budget, it does not gate"
+    rule = f"noisy: {{max-sigma: {max(math.floor(sigma * 10) / 10 - 0.1, 0.1):g}%}}"
+    if math.isfinite(mde) and mde < 1e5:
+        rule = f"{{match: '{filename}', min-effect: {math.ceil(mde)}%}} in rules, or {rule}"
+    return Listed(name, f"too noisy to gate at {floor:g} %: σ {sigma:.1f} %{could}; {budget}", floor, rule)
 
 
-def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Noisy]:
+def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Listed]:
     """The undecided rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
     rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
     return [
-        Noisy(_name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided)
+        noisy_row(
+            _name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided
+        )
         for row in rows.itertuples(index=False)
     ]
-
-
-@dataclass(frozen=True)
-class Coarse(_Listed):
-    """One row gated coarser than its target: its (base side's) noise could not reach the target by max-runs."""
-
-    name: str
-    sigma: float  # percent, per sample, from the base's samples
-    gated_at: float  # percent: the regression it had to rule out
-    resolution: float  # percent: the regression it ruled out
-    floor: float  # its target
-    from_history: bool = False  # its σ is main's history's (run.json's prior), not this run's base's
-
-    def sentence(self) -> str:
-        source = " (main's history)" if self.from_history else ""
-        return (
-            f"σ {self.sigma:.1f} %{source} cannot reach {self.floor:g} % in the planned runs: "
-            f"gated at {self.gated_at:.1f} %, it rules out a regression of {max(self.resolution, 0.0):.1f} %"
-        )
 
 
 def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
     return gated[gated["coarse"] & (gated["decision"] == "unchanged")]
 
 
-def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Coarse]:
-    """The unchanged rows gated coarser than their target, coarsest first (``prior``: keys with main's σ)."""
-    rows = _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort")
-    return [
-        Coarse(
-            _name(row),
-            row.sigma,
-            row.gated_at,
-            row.resolution,
-            _floor(row, floor),
-            (row.filename, row.configuration) in prior,
+def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Listed]:
+    """The unchanged rows gated coarser than their target (their base's σ could not reach it by max-runs), coarsest
+    first; ``prior``: the keys whose σ is main's history's (run.json's prior), not this run's base's."""
+    listed = []
+    for row in _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort").itertuples(index=False):
+        source = " (main's history)" if (row.filename, row.configuration) in prior else ""
+        target = _floor(row, floor)
+        sentence = (
+            f"σ {row.sigma:.1f} %{source} cannot reach {target:g} % in the planned runs: "
+            f"gated at {row.gated_at:.1f} %, it rules out a regression of {max(row.resolution, 0.0):.1f} %"
         )
-        for row in rows.itertuples(index=False)
-    ]
+        listed.append(Listed(_name(row), sentence, target))
+    return listed
 
 
-MARKS = {"undecided": "❓", "noisy": "🔊", "coarse": "🔍"}
+# Per kind of listed row: its mark, and its heading in the PR comment.
+KINDS = {
+    "undecided": ("❓", "Also undecided ({}):"),
+    "noisy": ("🔊", "Too noisy to gate ({}), apart from the undecided rows:"),
+    "coarse": ("🔍", "Gated coarser than their target ({}), their noise could not reach it:"),
+}
 VERDICT_MARKS = {"fail": "❌", "accepted": "⚠️", "inconclusive": "❓", "pass": "✅"}
 
 
-def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[_Listed]]:
-    """The rows every report lists under its verdict, by kind (``MARKS``'s order)."""
+def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[Listed]]:
+    """The rows every report lists under its verdict, by kind (``KINDS``' order)."""
     return {
         "undecided": undecided_rows(gated, floor),
         "noisy": noisy_rows(gated, floor),
@@ -169,36 +136,16 @@ def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[_
     }
 
 
-@dataclass(frozen=True)
-class Blind:
-    """What one file's run could not have seen: regressions under ``mde`` percent (its resolution) with ``runs``."""
-
-    filename: str
-    mde: float
-    runs: int
-
-    def sentence(self, name: str | None = None) -> str:
-        """The issue's sentence; ``name`` replaces the file name (e.g. by a markdown code span of it)."""
-        where = self.filename if name is None else name
-        return f"regressions under {self.mde:.1f} % in {where} could not have been seen with {self.runs} runs"
-
-
-def blind_spots(gated: pd.DataFrame) -> list[Blind]:
-    """Per file, the largest resolution of its unchanged judged rows (a regression could hide under it)."""
+def blind_spots(gated: pd.DataFrame, span: Callable[[str], str] = str) -> list[str]:
+    """Per file, largest first: the regressions its unchanged judged rows could hide, the file name through ``span``."""
     column = "resolution" if gated["resolution"].notna().any() else "mde"
     rows = gated[(gated["decision"] == "unchanged") & ~gated["ignored"] & gated[column].notna()]
-    spots = []
-    for filename, group in rows.groupby("filename", sort=False):
-        worst = group.loc[group[column].idxmax()]
-        spots.append(Blind(str(filename), max(float(worst[column]), 0.0), int(min(worst["n_base"], worst["n_head"]))))
-    return sorted(spots, key=lambda spot: -spot.mde)
-
-
-def decision_counts(gated: pd.DataFrame) -> str:
-    """``3 regression, 1 improvement, 390 unchanged, 6 inconclusive`` (the decisions present, in their order)."""
-    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
-    counts = gated["decision"].value_counts()
-    return ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)
+    worst = [group.loc[group[column].idxmax()] for _, group in rows.groupby("filename", sort=False)]
+    return [
+        f"regressions under {max(float(row[column]), 0.0):.1f} % in {span(str(row['filename']))} could not have been "
+        f"seen with {int(min(row['n_base'], row['n_head']))} runs"
+        for row in sorted(worst, key=lambda row: -max(float(row[column]), 0.0))
+    ]
 
 
 def with_untested(gated: pd.DataFrame, problems: Sequence[str]) -> Sequence[str]:
@@ -304,28 +251,21 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     return lines + listed_lines("noisy", listed["noisy"]) + listed_lines("coarse", listed["coarse"])
 
 
-HEADINGS = {
-    "undecided": "Also undecided ({}):",
-    "noisy": "Too noisy to gate ({}), apart from the undecided rows:",
-    "coarse": "Gated coarser than their target ({}), their noise could not reach it:",
-}
-
-
-def listed_lines(kind: str, items: list, heading: str | None = None) -> list[str]:
-    """A heading (``HEADINGS``' by default) and the rows of one kind (``MARKS``), at most MAX_LISTED."""
+def listed_lines(kind: str, items: list[Listed], heading: str | None = None) -> list[str]:
+    """A heading (``KINDS``' by default) and the rows of one kind (``KINDS``' mark), at most MAX_LISTED."""
     if not items:
         return []
-    lines = truncated([f"- {MARKS[kind]} {item.line(code, plain)}" for item in items])
-    return ["", (heading or HEADINGS[kind]).format(len(items)), "", *lines]
+    mark, default = KINDS[kind]
+    lines = truncated([f"- {mark} {item.line(code, plain)}" for item in items])
+    return ["", (heading or default).format(len(items)), "", *lines]
 
 
 def power_lines(ctx: CommentContext) -> list[str]:
     """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
-    blind = blind_spots(ctx.gated)
-    if not blind:
-        return []
     # The file name is untrusted: in a code span; the rest of the sentence is ours.
-    lines = [f"- {spot.sentence(code(spot.filename))}" for spot in blind]
+    lines = [f"- {spot}" for spot in blind_spots(ctx.gated, code)]
+    if not lines:
+        return []
     summary = (
         "What this run could not have seen: regressions under each file's resolution "
         "(the smallest regression its evidence rules out)"

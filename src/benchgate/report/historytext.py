@@ -1,5 +1,4 @@
-"""``benchgate history`` as text and JSON (change points; a series as a table with the report's bars), and the PR
-comment's history section (docs/history.md): what main did at each regressed or undecided row, never evidence."""
+"""``benchgate history`` as text and JSON, and the PR comment's history section (docs/history.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict
-from urllib.parse import quote
 
 from benchgate.history.context import RECENT_COMMITS, RowHistory
 from benchgate.history.model import ChangePoint, Series, SeriesKey
@@ -25,17 +23,13 @@ def series_name(key: SeriesKey) -> str:
     return f"{key.label()}{flags} (runner {key.runner}, {key.branch})"
 
 
-def change_line(change: ChangePoint) -> str:
-    """One change point: where, how much, before and after, how sure."""
-    return (
-        f"{series_name(change.key)}: {change.change:+.2f}% from {change.commit[:12]} ({change.date}), "
-        f"{change.mean_before:,.6g} -> {change.mean_after:,.6g} ops/s, confidence {change.confidence:.2%}"
-    )
-
-
 def render_changes_text(changes: Sequence[ChangePoint], *, looked_at: int, too_short: int) -> str:
     """The change points, one a line, then what was looked at."""
-    lines = [change_line(change) for change in changes] or ["no change points"]
+    lines = [
+        f"{series_name(change.key)}: {change.change:+.2f}% from {change.commit[:12]} ({change.date}), "
+        f"{change.mean_before:,.6g} -> {change.mean_after:,.6g} ops/s, confidence {change.confidence:.2%}"
+        for change in changes
+    ] or ["no change points"]
     note = f"{looked_at} series looked at"
     if too_short:
         note += f", {too_short} too short for change points (skipped)"
@@ -77,18 +71,7 @@ def render_series(series: Series, changes: Sequence[ChangePoint]) -> str:
 
 def series_link(site_url: str, history: RowHistory) -> str:
     """Where the row's series is on the site: its section of its benchmark's page (``site.series_href``)."""
-    if history.series is None:
-        return f"{site_url.rstrip('/')}/#{quote(f'{history.filename} {history.configuration}')}"
     return f"{site_url.rstrip('/')}/{series_href(history.series.key)}"
-
-
-def _moved(history: RowHistory) -> str:
-    if history.series is None:
-        return ""
-    change = history.moved
-    if change is None:
-        return f"no change point in its last {RECENT_COMMITS} runs"
-    return f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
 
 
 def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None = None) -> str:
@@ -104,7 +87,12 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
             cells = [name, "0", "no stored runs", ""]
         else:
             spread = f"±{history.spread:.1f}%" if math.isfinite(history.spread) else "n/a (one run)"
-            cells = [name, str(history.runs), spread, _moved(history)]
+            moved = f"no change point in its last {RECENT_COMMITS} runs"
+            if (change := history.moved) is not None:
+                moved = (
+                    f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
+                )
+            cells = [name, str(history.runs), spread, moved]
         if site_url:
             cells.append(f"[series]({series_link(site_url, history)})" if history.series is not None else "")
         shown.append(cells)

@@ -1,5 +1,4 @@
-"""The ``--plot`` charts as PNG bytes (the forest plot and the samples' distributions), drawn on matplotlib's
-Agg canvas, imported only when a chart is drawn; what they show is computed in ``chartdata``."""
+"""The ``--plot`` charts as PNG bytes, drawn on matplotlib's Agg canvas (imported only when a chart is drawn)."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.report import chartdata
 from benchgate.report.chartdata import COLOURS, FAIL
+from benchgate.report.gatelines import gate_test
 from benchgate.stats.gate import GatePolicy
 
 if TYPE_CHECKING:
@@ -162,7 +162,10 @@ def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
     box = (left, bottom, plot, height - top - bottom)
     figure, ax = _figure((width, height), box, titles)
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    limits = _x_axis(ax, found, policy.min_effect, chartdata.interval_name(table))
+    lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
+    if gate_test(table) == "compare.R":
+        lines = "compare.R's confidence interval at the threshold's level"
+    limits = _x_axis(ax, found, policy.min_effect, lines)
     _bands(ax, rows, labels, (-left / plot, 1 + right / plot))
 
     ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
@@ -210,17 +213,12 @@ def box_stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
 
 
 def _panel(
-    marks: defaultdict[str, list],
-    origin: tuple[float, float],
-    row,
-    rates: dict[str, np.ndarray],
-    failing: bool,
-    seed: int,
+    marks: defaultdict[str, list], index: int, columns: int, row, rates: dict[str, np.ndarray], failing: bool
 ) -> None:
-    """Add one comparison's panel, its cell's top left corner at ``origin``, to ``marks`` (lists by kind of mark)."""
+    """Add the ``index``-th comparison's panel (in ``columns``, row by row) to ``marks`` (lists by kind of mark)."""
     from matplotlib.ticker import MaxNLocator
 
-    x0, y0 = origin
+    x0, y0 = index % columns, index // columns  # the cell's top left corner
     left, right, top, bottom = x0 + BOX_LEFT, x0 + BOX_RIGHT, y0 + BOX_TOP, y0 + BOX_BOTTOM
     reference = float(row.mean_base) if math.isfinite(row.mean_base) and row.mean_base > 0 else float(row.mean_head)
     values = {side: normalised(rates[side], reference) for side in ROWS}
@@ -239,7 +237,7 @@ def _panel(
                 (float(x(tick)), bottom + 0.03, chartdata.percent(tick), {"ha": "center", "va": "top"})
             )
     marks["zero"].append([(x(0.0), top), (x(0.0), bottom)])
-    rng = np.random.default_rng(seed)  # seeded jitter: the same data draws the same picture
+    rng = np.random.default_rng(index)  # seeded jitter: the same data draws the same picture
     for side, y in ROWS.items():
         y = y0 + y
         if x0 == 0:  # the first column names the rows; the legend line above says it for the rest
@@ -314,19 +312,14 @@ def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: Gat
     marks: defaultdict[str, list] = defaultdict(list)
     for index, row in enumerate(table.itertuples(index=False)):
         by_side = {side: rates.get((row.filename, row.configuration, side), empty) for side in ROWS}
-        origin = (index % columns, index // columns)
-        _panel(marks, origin, row, by_side, kinds[chosen[index]] == FAIL, seed=index)
+        _panel(marks, index, columns, row, by_side, kinds[chosen[index]] == FAIL)
     _draw(ax, marks)
 
-    figure.text(
-        0.15 / width,
-        1 - 0.8 / height,
+    legend = (
         "rates in % of the base mean (0, dashed) · base above, head below · box: quartiles and median, "
-        "whiskers to 1.5 IQR · dots: every sample · each panel has its own scale",
-        fontsize=PANEL_FONT + 0.5,
-        va="center",
-        color="#333333",
+        "whiskers to 1.5 IQR · dots: every sample · each panel has its own scale"
     )
+    figure.text(0.15 / width, 1 - 0.8 / height, legend, fontsize=PANEL_FONT + 0.5, va="center", color="#333333")
     return figure
 
 

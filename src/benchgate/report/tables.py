@@ -1,5 +1,4 @@
-"""The analysis table (``stats.analysis.analyze``'s) as text (compare.R's layout), markdown, JSON and CSV;
-``render`` picks one of ``FORMATS`` for every command that prints an analysis (docs/formats.md)."""
+"""The analysis table as text (compare.R's layout), markdown, JSON and CSV: ``render`` (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -80,18 +79,14 @@ def render_bars(bars: Sequence[Bar], *, half_width: int = 20, label_width: int |
     return "\n".join(lines)
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
 def format_improvement(value: float) -> str:
     """compare.R's ``sprintf("%.2f %%", x)``, including R's ``NaN %`` when a side has no samples."""
-    return "NaN %" if _missing(value) else f"{value:.2f} %"
+    return "NaN %" if pd.isna(value) else f"{value:.2f} %"
 
 
 def format_accuracy(value: float) -> str:
     """compare.R's ``sprintf("±%.2f%%", x)``, ``NA`` where it prints NA."""
-    return "NA" if _missing(value) else f"±{value:.2f}%"
+    return "NA" if pd.isna(value) else f"±{value:.2f}%"
 
 
 def row_name(filename: str, configuration: str) -> str:
@@ -168,7 +163,10 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
-    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {gatelines.decision_counts(gated)}")
+    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
+    counts = gated["decision"].value_counts()
+    present = ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)  # "3 regression, 1 ..."
+    lines.append(f"  decisions ({gatelines.gate_test(gated)}): {present}")
     lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
         lines += [f"  {kind.upper()} {item.line()}".translate(_CONTROL) for item in items[:MAX_SUMMARY_LINES]]
@@ -182,10 +180,9 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     for column, what in untested.items():
         names = _names(gated[gated[column]])
         lines += [f"{what}: {len(names)}: {', '.join(names)}"] if names else []
-    blind = gatelines.blind_spots(gated)
-    if blind:
+    spots = [f"  {spot.translate(_CONTROL)}" for spot in gatelines.blind_spots(gated)]
+    if spots:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
-        spots = [f"  {spot.sentence().translate(_CONTROL)}" for spot in blind]
         lines += gatelines.truncated(spots, MAX_SUMMARY_LINES, "  ... and {} more files (--format json: mde per row)")
     return lines
 
@@ -237,14 +234,12 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        parts += [f"- {gatelines.MARKS[kind]} {item.line(_code)}" for item in items]
+        parts += [f"- {gatelines.KINDS[kind][0]} {item.line(_code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
-    blind = gatelines.blind_spots(gated)
+    blind = gatelines.blind_spots(gated, _code)
     if blind:
-        parts.append("Resolution (the smallest regression the evidence rules out):")
-        parts += [f"- {spot.sentence(_code(spot.filename))}" for spot in blind]
-        parts.append("")
+        parts += ["Resolution (the smallest regression the evidence rules out):", *(f"- {spot}" for spot in blind), ""]
     if len(gated):
         parts += ["```text", render_bars(bars_for(gated)), "```", ""]
     note = false_positive_note(len(gated)).splitlines()
@@ -253,7 +248,7 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
 
 
 def _number(value: Any) -> float | None:
-    return None if _missing(value) or not math.isfinite(float(value)) else float(value)
+    return None if pd.isna(value) or not math.isfinite(float(value)) else float(value)
 
 
 def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
@@ -270,9 +265,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "p_adjusted": _number(p_adjusted),
             "df": _number(row.df),
             "confidence": str(row.confidence),
-            "accuracy": dict(
-                zip(ACCURACY_KEYS, map(_number, (row.accuracy_1, row.accuracy_2, row.accuracy_3)), strict=True)
-            ),
+            "accuracy": {key: _number(getattr(row, f"accuracy_{i}")) for i, key in enumerate(ACCURACY_KEYS, 1)},
             "gating": bool(row.gating),
             "decision": str(row.decision),
             **{key: _number(getattr(row, key)) for key in DECISION_KEYS[1:-1]},
@@ -309,9 +302,7 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     writer.writeheader()
     for record, reason in zip(analysis_record(gated, policy)["rows"], gated["gate_reason"].tolist(), strict=True):
         accuracy = {f"accuracy_{key}": value for key, value in record["accuracy"].items()}
-        writer.writerow(
-            {**record, **accuracy, "gating": "true" if record["gating"] else "false", "gate_reason": reason}
-        )
+        writer.writerow({**record, **accuracy, "gating": str(record["gating"]).lower(), "gate_reason": reason})
     return buffer.getvalue()
 
 

@@ -1,6 +1,4 @@
-"""``benchgate versions``' report: Node releases compared pairwise, in the shape of the "State of Node.js
-performance" posts (docs/cli.md). Benchmark names are untrusted: in markdown only in fenced blocks or code spans.
-"""
+"""``benchgate versions``' report (docs/cli.md); untrusted benchmark names go only in code spans or blocks."""
 
 from __future__ import annotations
 
@@ -85,21 +83,6 @@ def _where(counts: Counter[str]) -> str:
     return ", ".join(f"{name} ({count})" for name, count in ordered)
 
 
-def summary_lines(steps: Sequence[VersionStep]) -> list[str]:
-    """One line per step: how many rows got faster and slower, where, and the largest of each."""
-    lines = []
-    for step in steps:
-        found = StepSummary.of(step)
-        faster, slower = found.faster.total(), found.slower.total()
-        line = f"{step.name}: {faster} faster, {slower} slower of {len(step.gated)} comparisons"
-        line += f"; faster in {_where(found.faster)}" if faster else ""
-        line += f"; slower in {_where(found.slower)}" if slower else ""
-        line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})" if found.best else ""
-        line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})" if found.worst else ""
-        lines.append(line + (f"; {len(step.failures)} failure(s), listed below" if step.failures else ""))
-    return lines
-
-
 def _versions(steps: Sequence[VersionStep]) -> list[str]:
     return [steps[0].base, *(step.head for step in steps)] if steps else []
 
@@ -107,7 +90,15 @@ def _versions(steps: Sequence[VersionStep]) -> list[str]:
 def render_versions_text(steps: Sequence[VersionStep]) -> str:
     """The report as text: the summary, then per category each step's compare.R table of its significant rows."""
     out = [f"Node.js performance: {' → '.join(_versions(steps))}", "", "summary:"]
-    out += [f"  {line}" for line in summary_lines(steps)]
+    for step in steps:  # how many rows got faster and slower, where, and the largest of each
+        found = StepSummary.of(step)
+        faster, slower = found.faster.total(), found.slower.total()
+        line = f"  {step.name}: {faster} faster, {slower} slower of {len(step.gated)} comparisons"
+        line += f"; faster in {_where(found.faster)}" if faster else ""
+        line += f"; slower in {_where(found.slower)}" if slower else ""
+        line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})" if found.best else ""
+        line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})" if found.worst else ""
+        out.append(line + (f"; {len(step.failures)} failure(s), listed below" if step.failures else ""))
     for name, section in _sections(steps):
         out += ["", f"== {name} =="]
         for step, count, rows in section:
