@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchgate import results
+from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
@@ -297,7 +298,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     untrusted = trust.untrusted_head(options)
-    found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
+    found = sandbox_module.probe() if untrusted and options.use_sandbox else None  # now, not after a four-hour build
     sandbox = trust.record(untrusted, found)
     if untrusted and found is None:
         say("warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)")
@@ -367,7 +368,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     draft = record.to_json()
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
-    found = trust.find_sandbox(untrusted, options.use_sandbox)
+    found = sandbox_module.probe() if untrusted and options.use_sandbox else None
     confined = None
     if untrusted:
         binaries, benchmark_dir, caches = trust.recorded_paths(record)

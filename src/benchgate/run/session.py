@@ -147,10 +147,7 @@ class RunPlan:
 
     def schedule(self) -> list[Job]:
         """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
-        units = {
-            name: [(item.args, item.row) for item in found.configurations]
-            for name, found in self.configurations.items()
-        }
+        units = {name: found.configurations for name, found in self.configurations.items()}
         return build_schedule(self.files, self.runs, self.seed, units)
 
 
