@@ -13,8 +13,9 @@ from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
-from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
-from benchgate.run.session import RunPlan, now, plan_from_record
+from benchgate.run import adaptive, changedfiles, configurations, duet, protocol, say, suite, system, trust
+from benchgate.run.process import HEAD, RunPlan
+from benchgate.run.session import now
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
@@ -382,3 +383,38 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
         )
         draft["sandbox"] = trust.record(True, found, previous)
     return plan_from_record(record, options.output, confined), draft
+
+
+def plan_from_record(
+    record: results.RunRecord, output: Path, sandbox: sandbox_module.Confinement | None = None
+) -> RunPlan:
+    """The plan of an interrupted run from its run.json (binaries unchanged); ``sandbox`` confines an untrusted head."""
+    binaries = {}
+    for side in ("base", "head"):
+        stored = getattr(record.binaries, side)
+        binary = releases.inspect_binary(
+            stored.path, side=side, node_args=stored.node_args, sandbox=sandbox if side == HEAD else None
+        )
+        if binary.sha256 != stored.sha256:
+            raise InputError(
+                f"--resume: the {side} binary {stored.path} changed since the run started", where=str(output)
+            )
+        binaries[side] = binary
+    selection = record.selection
+    if not Path(selection.benchmark_dir).is_dir():
+        raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
+    skipped_files = {item.filename for item in record.skipped if item.side is None}
+    return RunPlan(
+        benchmark_dir=Path(selection.benchmark_dir),
+        files=tuple(name for name in selection.files if name not in skipped_files),
+        binaries=binaries,
+        runs=int(record.design["looks"][-1]) if record.adaptive_run else int(record.runs),
+        seed=record.seed,
+        set_args=selection.set,
+        timeout=record.options.timeout,
+        cpuset=record.options.cpuset,
+        sandbox=sandbox,
+        configurations=configurations.from_record(record),
+        pairing=record.options.pairing or "sequential",
+        slots=record.options.slots or 1,
+    )
