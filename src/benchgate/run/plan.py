@@ -357,8 +357,9 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 
 
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
-    """The plan and record of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
-    where = str(options.output / "run.json")
+    """The plan and record of an interrupted run (binaries unchanged); an untrusted head is confined again."""
+    output = options.output
+    where = str(output / "run.json")
     if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
         from benchgate.stats.sequential import Design
 
@@ -377,23 +378,16 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             found,
             binaries=binaries,
             benchmark_dir=benchmark_dir,
-            output=options.output,
+            output=output,
             caches=(*caches, options.build_cache),
             repo_paths=trust.repository_paths(options.repo) if found is not None else [],
         )
         draft["sandbox"] = trust.record(True, found, previous)
-    return plan_from_record(record, options.output, confined), draft
-
-
-def plan_from_record(
-    record: results.RunRecord, output: Path, sandbox: sandbox_module.Confinement | None = None
-) -> RunPlan:
-    """The plan of an interrupted run from its run.json (binaries unchanged); ``sandbox`` confines an untrusted head."""
     binaries = {}
     for side in ("base", "head"):
         stored = getattr(record.binaries, side)
         binary = releases.inspect_binary(
-            stored.path, side=side, node_args=stored.node_args, sandbox=sandbox if side == HEAD else None
+            stored.path, side=side, node_args=stored.node_args, sandbox=confined if side == HEAD else None
         )
         if binary.sha256 != stored.sha256:
             raise InputError(
@@ -404,7 +398,7 @@ def plan_from_record(
     if not Path(selection.benchmark_dir).is_dir():
         raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
     skipped_files = {item.filename for item in record.skipped if item.side is None}
-    return RunPlan(
+    plan = RunPlan(
         benchmark_dir=Path(selection.benchmark_dir),
         files=tuple(name for name in selection.files if name not in skipped_files),
         binaries=binaries,
@@ -413,8 +407,9 @@ def plan_from_record(
         set_args=selection.set,
         timeout=record.options.timeout,
         cpuset=record.options.cpuset,
-        sandbox=sandbox,
+        sandbox=confined,
         configurations=configurations.from_record(record),
         pairing=record.options.pairing or "sequential",
         slots=record.options.slots or 1,
     )
+    return plan, draft
