@@ -389,7 +389,8 @@ class Session:
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
         self._name_failed_configurations(job.filename)
-        reason = _failure_reason(result, messages, self.plan.timeout)
+        timed_out_after = self.plan.timeout if result.timed_out else None
+        reason = messages.failure_reason(result.exit_status, result.stdout_tail, timed_out_after)
         if reason is None:
             # An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure.
             note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
@@ -413,16 +414,3 @@ class Session:
             reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
             self.state.skipped.append({"filename": job.filename, "reason": reason, "side": job.side})
         return lines
-
-
-def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeout: float | None) -> str | None:
-    if result.timed_out:
-        return f"timed out after {timeout:g} s"
-    if result.exit_status:
-        how = (
-            f"killed by signal {-result.exit_status}"
-            if result.exit_status < 0
-            else f"exited with status {result.exit_status}"
-        )
-        return f"crashed ({how})"
-    return messages.failure_reason(result.exit_status, result.stdout_tail)
