@@ -22,8 +22,8 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.run import configurations
-from benchgate.run.process import BASE, HEAD, build_schedule
-from benchgate.run.session import Recorder, RunPlan, Session, SessionState
+from benchgate.run.process import BASE, HEAD, RunPlan, build_schedule
+from benchgate.run.session import Recorder, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

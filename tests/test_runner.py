@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from benchgate import results
 from benchgate.build import releases
-from benchgate.run.process import BASE, HEAD, BenchmarkProcess, build_schedule, job_argv
-from benchgate.run.session import Recorder, RunPlan, Session, SessionState
+from benchgate.run.process import BASE, HEAD, BenchmarkProcess, RunPlan, build_schedule, job_argv
+from benchgate.run.session import Recorder, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

@@ -11,9 +11,9 @@ import pytest
 
 from benchgate import results
 from benchgate.build import releases
-from benchgate.run.process import BASE, HEAD, Job, build_schedule
+from benchgate.run.process import BASE, HEAD, Job, RunPlan, build_schedule
 from benchgate.run.progress import Progress, format_seconds
-from benchgate.run.session import Recorder, RunPlan, Session, SessionState
+from benchgate.run.session import Recorder, Session, SessionState
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchgate.results.jsformat import format_configuration
 from benchgate.results.recordfields import MAX_CONFIGURATIONS
@@ -25,8 +25,7 @@ _MESSAGE = "benchgate-configuration"
 MAX_ARGS = 64
 
 
-@dataclass(frozen=True)
-class Configuration:
+class Configuration(NamedTuple):
     """One configuration child: its command-line arguments and compare.js's configuration column for it."""
 
     args: tuple[str, ...]

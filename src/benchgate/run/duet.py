@@ -1,4 +1,4 @@
-"""Duet runs and slots: which jobs run together, on which CPU sets, how a duet pairs up, and the ``SlotRunner``.
+"""Duet runs and slots: which jobs run together, on which CPU sets, and how a duet pairs up (run by ``Session``).
 
 The design and its reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 """
@@ -9,15 +9,13 @@ import os
 import random
 import re
 import shutil
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchgate.errors import InputError
-from benchgate.results.pairs import PAIRS_FILE, Pair, truncate_pairs
+from benchgate.results.pairs import PAIRS_FILE, truncate_pairs
 from benchgate.run import say, suite, system
-from benchgate.run.process import HEAD, BenchmarkProcess, ProcessResult
 
 SEQUENTIAL, DUET = "sequential", "duet"
 PAIRINGS = (SEQUENTIAL, DUET)
@@ -163,15 +161,6 @@ def check_options(
     return cpuset, cpu_sets(cpuset, pairing, slots, machine)
 
 
-@dataclass
-class _Recorded:
-    """One job of a batch: its IPC messages in order, and how its process ended."""
-
-    messages: list[dict] = field(default_factory=list)
-    result: ProcessResult | None = None
-    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
-
-
 def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
     """A resumed duet run: results.csv and pairs.csv cut back to the checkpoint (no unpaired halves)."""
     csv_path = output / "results.csv"
@@ -179,134 +168,3 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
         with csv_path.open("r+b") as handle:
             handle.truncate(csv_bytes)
     truncate_pairs(output / PAIRS_FILE, int(record.get("pairing", {}).get("pairs", 0)))
-
-
-class SlotRunner:
-    """Runs a session's schedule in batches of units (duets or single jobs) on disjoint CPU sets, a thread each;
-    what each job sent is replayed to the session in schedule order. A duet is kept whole or not at all.
-    A batch of one job runs in this thread, its samples written as they arrive."""
-
-    def __init__(self, session) -> None:
-        plan = session.plan
-        self.session = session
-        self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
-        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
-        self.units = units(session.schedule, plan.pairing, exclusive)
-        self._recorded: dict[int, _Recorded] = {}
-        self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
-
-    def _cpus_of(self, unit: Unit, job, slot: int) -> str | None:
-        """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
-        if unit.exclusive or not self.sets:
-            return self.session.plan.cpuset
-        if self.session.plan.pairing != DUET:
-            return self.sets[slot]
-        if not unit.duet:
-            return ",".join(self.sets[2 * slot : 2 * slot + 2])
-        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
-        head_first = head_on_first_set(self.session.plan.seed, unit_key(job))
-        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
-
-    def _start(self, job, cpus: str | None) -> threading.Thread:
-        session = self.session
-        recorded = self._recorded[job.index] = _Recorded()
-        self._cpus[job.index] = cpus or ""
-        process = BenchmarkProcess()
-        session.running.append(process)  # a signal stops it with the others
-
-        def work() -> None:
-            try:
-                recorded.result = session.execute(job, process, recorded.messages.append, cpus)
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
-                recorded.error = error
-            finally:
-                session.running.remove(process)
-
-        thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
-        thread.start()
-        return thread
-
-    def run(self) -> None:
-        """Every batch from the first job not done yet; returns at the end or when a signal stopped it."""
-        session = self.session
-        done = session.state.completed_jobs
-        pending = [unit for unit in self.units if unit.jobs[-1].index >= done]
-        for batch in batches(pending, session.plan.slots):
-            if session.interrupted:
-                break
-            self._run_batch(batch)
-
-    def _run_batch(self, batch: list[Unit]) -> None:
-        session = self.session
-        if len(batch) == 1 and not batch[0].duet:
-            self._finish_unit(batch[0], live=True)
-            return
-        threads = []
-        for slot, unit in enumerate(batch):
-            for job in unit.jobs:
-                if job.index >= session.state.completed_jobs and session.runs(job):
-                    threads.append(self._start(job, self._cpus_of(unit, job, slot)))
-        for thread in threads:
-            thread.join()
-        for recorded in self._recorded.values():
-            if recorded.error is not None:
-                raise recorded.error
-        # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
-        for unit in batch:
-            interrupted = any(self._interrupted(job) for job in unit.jobs)
-            if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
-                self._finish_unit(unit)  # a single job cut short keeps its samples, as one run live does
-            if interrupted:
-                session.interrupted = True
-                return
-
-    def _interrupted(self, job) -> bool:
-        recorded = self._recorded.get(job.index)
-        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
-
-    def _finish_unit(self, unit: Unit, live: bool = False) -> None:
-        """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
-        session, state = self.session, self.session.state
-        rows: dict[str, list[tuple[str, int]]] = {}
-        for job in unit.jobs:
-            if job.index < state.completed_jobs:
-                continue
-            ran = job.index in self._recorded or (live and session.runs(job))
-            if ran:
-                cut_short = not live and self._interrupted(job)
-                rows[job.side] = session.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
-                if cut_short or (live and session.interrupted):
-                    return  # not counted as done: --resume runs it again
-            # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
-            skipped = not ran and session.stopping is not None and session.stopping.skips(job)
-            if skipped and session.progress:
-                session.progress.job_skipped(job)
-            state.completed_jobs = job.index + 1
-            state.csv_bytes = session.recorder.csv_bytes
-            session.already_written = []
-            if job is not unit.jobs[-1] and unit.duet:
-                continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
-            if unit.duet:
-                self._record_pairs(unit, rows)
-            else:  # a file run alone: its samples are in no pair (counted in a duet run's pairing)
-                session.recorder.pairs(session.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
-            # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
-            looked = session.stopping is not None and session.stopping.after_job(job)
-            if not skipped or looked or state.completed_jobs == len(session.schedule):
-                session.recorder.checkpoint(len(session.schedule))
-
-    def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
-        base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
-        paired, unpaired = pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
-        base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
-        pairs = [
-            Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
-            for configuration, base_line, head_line in paired
-        ]
-        self.session.recorder.pairs(self.session.plan.pairing, pairs, unpaired, dropped=unpaired)
-        if unpaired:
-            say(
-                f"warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} iteration "
-                f"{base_job.iteration}: {unpaired} sample(s) reported by one half only (the other failed or was "
-                "skipped) are not paired"
-            )

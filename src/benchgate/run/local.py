@@ -13,8 +13,9 @@ from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.run import duet, protocol, say
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
+from benchgate.run.process import RunPlan
 from benchgate.run.progress import Progress
-from benchgate.run.session import Recorder, RunPlan, Session, SessionState, now
+from benchgate.run.session import Recorder, Session, SessionState, now
 
 
 def check_output_dir(output: Path) -> None:

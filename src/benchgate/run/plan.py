@@ -9,11 +9,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchgate import results
+from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
-from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
-from benchgate.run.session import RunPlan, now, plan_from_record
+from benchgate.run import adaptive, changedfiles, configurations, duet, protocol, say, suite, system, trust
+from benchgate.run.process import HEAD, RunPlan
+from benchgate.run.session import now
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
@@ -150,7 +152,7 @@ class BuildFailure(Exception):
         self.error, self.record = error, record
 
 
-def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, dict]:
+def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions, Path, dict]:
     """Build (or reuse) both sides from ``--repo``: the options with their binaries, the benchmark/, the records."""
     from benchgate import build
 
@@ -171,7 +173,7 @@ def _build_both(options: RunOptions, sandbox: dict) -> tuple[RunOptions, Path, d
             result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
             # when the head fails to build, the failure record still names the base built before it
-            raise BuildFailure(error, build_failure_record(options, error, records, sandbox)) from error
+            raise BuildFailure(error, build_failure_record(options, error, records, sandbox, design)) from error
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
     benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()  # the head's: built last
@@ -185,12 +187,11 @@ def _design(options: RunOptions):
     return adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
 
 
-def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict) -> dict:
+def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict, design) -> dict:
     """run.json of a ``--repo`` run whose ``error`` side did not build (``built``: the sides built before it)."""
     from benchgate import build
 
     tail = build.log_tail(error.log, lines=BUILD_LOG_TAIL_LINES) if error.log else error.message
-    tail = tail[-BUILD_LOG_TAIL_CHARS:]
     binaries = {
         side: {"ref": record.get("ref"), "sha": record.get("sha"), "source": "build"} for side, record in built.items()
     }
@@ -203,26 +204,14 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict)
             head_sha = None
         binaries["head"] = {"ref": options.head_ref, "sha": head_sha, "source": "build"}
     selection = {"categories": list(options.categories), "shard": options.shard}
-    design = _design(options)
     if design is not None:
         selection["files"] = []  # nothing ran: an adaptive record names its (here no) files
-    record = _first_record(options, binaries, selection, sandbox)
-    if design is not None:  # --runs auto, the default: report reads the design even of a run that never ran
-        record.update(adaptive.new_record_fields(design))
-    return {
-        **record,
-        "ended_at": record["started_at"],
-        "environment": {},
-        "skipped": [],
-        "build": built,
-        "build_failure": {
-            "side": error.side,
-            "ref": error.ref,
-            "sha": error.sha,
-            "log_tail": tail,
-            "infrastructure": bool(error.infrastructure),
-        },
-    }
+    failure = {"side": error.side, "ref": error.ref, "sha": error.sha, "log_tail": tail[-BUILD_LOG_TAIL_CHARS:]}
+    record = _record(options, design, binaries, selection, sandbox, environment={}, skipped=[], build=built)
+    record.update(
+        ended_at=record["started_at"], build_failure={**failure, "infrastructure": bool(error.infrastructure)}
+    )
+    return record
 
 
 def _cpuset_of(options: RunOptions) -> str | None:
@@ -255,9 +244,9 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection |
     return selection, placement
 
 
-def _first_record(options: RunOptions, binaries: dict, selection: dict, sandbox: dict, **fields) -> dict:
-    """run.json as a run starts it (a build failure's ends there): nothing measured yet."""
-    return {
+def _record(options: RunOptions, design, binaries: dict, selection: dict, sandbox: dict, **fields) -> dict:
+    """run.json as a run (or a build failure, which ends there) starts it: nothing measured yet."""
+    record = {
         "schema": 1,
         "tool": "benchgate",
         "binaries": binaries,
@@ -268,38 +257,16 @@ def _first_record(options: RunOptions, binaries: dict, selection: dict, sandbox:
         "ended_at": None,
         "complete": False,  # a build failure measured nothing: a reader that ignores build_failure sees no pass
         "interrupted": False,
-        **fields,
         "options": {"timeout": options.timeout, "cpuset": options.cpuset},
         "durations": {},
         "samples": 0,
         "failures": [],
         "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
         "sandbox": sandbox,
+        **fields,
     }
-
-
-def _new_record(
-    options: RunOptions, selection, binaries, seed, environment, skipped, placement, built, sandbox
-) -> dict:
-    binaries = {side: binary.record() for side, binary in binaries.items()}
-    record = _first_record(options, binaries, selection.record(), sandbox, schedule="interleaved-rotated-v1")
-    record.update(
-        seed=seed,
-        environment=environment,
-        pairing=results.pairing_record(options.pairing),
-        skipped=skipped,
-        protocol_warnings=[],
-    )
-    if options.pairing != duet.SEQUENTIAL or options.slots != 1:
-        record["options"].update(pairing=options.pairing, slots=options.slots)
-    for note in protocol.environment_notes(os.environ):
-        protocol.add_warning(record["protocol_warnings"], note)
-    if placement is not None:
-        record["selection"]["changed"] = placement
-    if built:
-        record["build"] = built
-        for side, build in built.items():
-            record["binaries"][side].update({"ref": build.get("ref"), "sha": build.get("sha"), "source": "build"})
+    if design is not None:  # even with nothing run or built: report reads the design of --runs auto, the default
+        record.update(adaptive.new_record_fields(design))
     return record
 
 
@@ -332,13 +299,13 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.repo is None and options.build_settings is not None:
         raise InputError("--config and the build options only apply with --repo (which builds both sides)")
     untrusted = trust.untrusted_head(options)
-    found = trust.find_sandbox(untrusted, options.use_sandbox)  # refused here, not after a four-hour base build
+    found = sandbox_module.probe() if untrusted and options.use_sandbox else None  # now, not after a four-hour build
     sandbox = trust.record(untrusted, found)
     if untrusted and found is None:
         say("warning: the untrusted head runs WITHOUT the sandbox (--no-sandbox)")
     built: dict = {}
     if options.repo is not None:
-        options, benchmark_dir, built = _build_both(options, sandbox)
+        options, benchmark_dir, built = _build_both(options, sandbox, design)
     else:
         benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
@@ -352,12 +319,23 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
     skipped = suite.http_skips(selection) if selection is not None else []
-    record = _new_record(options, chosen, binaries, seed, environment, skipped, placement, built, sandbox)
-    if design is not None:  # with nothing to run too: report reads the design of --runs auto, the default
-        record.update(adaptive.new_record_fields(design))
+    environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
+    sides = {side: binary.record() for side, binary in binaries.items()}
+    record = _record(options, design, sides, chosen.record(), sandbox, seed=seed, environment=environment)
+    record.update(skipped=skipped, pairing=results.pairing_record(options.pairing), protocol_warnings=[])
+    record["schedule"] = "interleaved-rotated-v1"
+    if options.pairing != duet.SEQUENTIAL or options.slots != 1:
+        record["options"].update(pairing=options.pairing, slots=options.slots)
+    for note in protocol.environment_notes(os.environ):
+        protocol.add_warning(record["protocol_warnings"], note)
+    if placement is not None:
+        record["selection"]["changed"] = placement
+    if built:
+        record["build"] = built
+        for side, build in built.items():
+            record["binaries"][side].update({"ref": build.get("ref"), "sha": build.get("sha"), "source": "build"})
     if selection is None:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
@@ -379,8 +357,9 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 
 
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
-    """The plan and record of an interrupted run; a head that was untrusted is confined again (or --no-sandbox)."""
-    where = str(options.output / "run.json")
+    """The plan and record of an interrupted run (binaries unchanged); an untrusted head is confined again."""
+    output = options.output
+    where = str(output / "run.json")
     if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
         from benchgate.stats.sequential import Design
 
@@ -391,7 +370,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     draft = record.to_json()
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
-    found = trust.find_sandbox(untrusted, options.use_sandbox)
+    found = sandbox_module.probe() if untrusted and options.use_sandbox else None
     confined = None
     if untrusted:
         binaries, benchmark_dir, caches = trust.recorded_paths(record)
@@ -399,9 +378,38 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             found,
             binaries=binaries,
             benchmark_dir=benchmark_dir,
-            output=options.output,
+            output=output,
             caches=(*caches, options.build_cache),
             repo_paths=trust.repository_paths(options.repo) if found is not None else [],
         )
         draft["sandbox"] = trust.record(True, found, previous)
-    return plan_from_record(record, options.output, confined), draft
+    binaries = {}
+    for side in ("base", "head"):
+        stored = getattr(record.binaries, side)
+        binary = releases.inspect_binary(
+            stored.path, side=side, node_args=stored.node_args, sandbox=confined if side == HEAD else None
+        )
+        if binary.sha256 != stored.sha256:
+            raise InputError(
+                f"--resume: the {side} binary {stored.path} changed since the run started", where=str(output)
+            )
+        binaries[side] = binary
+    selection = record.selection
+    if not Path(selection.benchmark_dir).is_dir():
+        raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
+    skipped_files = {item.filename for item in record.skipped if item.side is None}
+    plan = RunPlan(
+        benchmark_dir=Path(selection.benchmark_dir),
+        files=tuple(name for name in selection.files if name not in skipped_files),
+        binaries=binaries,
+        runs=int(record.design["looks"][-1]) if record.adaptive_run else int(record.runs),
+        seed=record.seed,
+        set_args=selection.set,
+        timeout=record.options.timeout,
+        cpuset=record.options.cpuset,
+        sandbox=confined,
+        configurations=configurations.from_record(record),
+        pairing=record.options.pairing or "sequential",
+        slots=record.options.slots or 1,
+    )
+    return plan, draft

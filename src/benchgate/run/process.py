@@ -203,3 +203,28 @@ def job_argv(
     """A job's command line as compare.js (or common.js, for a configuration child with ``flags``) forks it."""
     command = [str(binary), *flags, *node_args, str(file_path), *set_args]
     return ["taskset", "-c", cpuset, *command] if cpuset else command
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything one run needs, fixed before the first process starts (``benchgate.run.plan.prepare``)."""
+
+    benchmark_dir: Path
+    files: tuple[str, ...]
+    binaries: dict  # side -> releases.NodeBinary
+    runs: int
+    seed: int
+    set_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    cpuset: str | None = None
+    max_failures: int = 3  # per file (or configuration) and side; later jobs of one that keeps failing are skipped
+    sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
+    # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
+    configurations: dict = field(default_factory=dict)
+    pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
+    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.session.Session)
+
+    def schedule(self) -> list[Job]:
+        """The jobs in the order they run (``build_schedule``): the same again on --resume."""
+        units = {name: found.configurations for name, found in self.configurations.items()}
+        return build_schedule(self.files, self.runs, self.seed, units)

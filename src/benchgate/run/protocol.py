@@ -86,8 +86,15 @@ class JobMessages:
         silent = self.messages == 0 and not stdout_tail.strip()
         return silent or (self.queue_lengths == [0] and self.messages == 1)
 
-    def failure_reason(self, exit_status: int | None, stdout_tail: str) -> str | None:
-        """Why a process that exited 0 still failed, or None; crashes and timeouts are the caller's."""
+    def failure_reason(
+        self, exit_status: int | None, stdout_tail: str, timed_out_after: float | None = None
+    ) -> str | None:
+        """Why a process failed (timed out after ``timed_out_after`` seconds, crashed, or said too little), or None."""
+        if timed_out_after is not None:
+            return f"timed out after {timed_out_after:g} s"
+        if exit_status:
+            how = f"killed by signal {-exit_status}" if exit_status < 0 else f"exited with status {exit_status}"
+            return f"crashed ({how})"
         if self.bad_reports:
             return "invalid report: " + "; ".join(self.bad_reports)[:900]
         if self.reported:

@@ -6,22 +6,28 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from benchgate.build import releases
-from benchgate.errors import InputError
 from benchgate.results.csvfile import ResultsWriter
 from benchgate.results.pairs import Pair, PairsWriter, pairing_record
-from benchgate.results.runrecord import RunRecord, write_run_record
-from benchgate.run import configurations, protocol
-from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, build_schedule, job_argv
-
-if TYPE_CHECKING:
-    from benchgate.sandbox import Confinement
+from benchgate.results.runrecord import write_run_record
+from benchgate.run import protocol, say
+from benchgate.run.duet import (
+    DUET,
+    Unit,
+    batches,
+    cpu_sets,
+    head_on_first_set,
+    is_exclusive,
+    pair_rows,
+    unit_key,
+    units,
+)
+from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, RunPlan, job_argv
 
 
 def now() -> str:
@@ -126,36 +132,19 @@ class Recorder:
         write_run_record(self._record_path, self.record)
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """Everything one run needs, fixed before the first process starts (``benchgate.run.plan.prepare``)."""
+@dataclass
+class _Recorded:
+    """One job of a batch: its IPC messages in order, and how its process ended."""
 
-    benchmark_dir: Path
-    files: tuple[str, ...]
-    binaries: dict  # side -> releases.NodeBinary
-    runs: int
-    seed: int
-    set_args: tuple[str, ...] = ()
-    timeout: float | None = None
-    cpuset: str | None = None
-    max_failures: int = 3  # per file (or configuration) and side; later jobs of one that keeps failing are skipped
-    sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
-    # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
-    configurations: dict = field(default_factory=dict)
-    pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
-    slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.duet.SlotRunner)
-
-    def schedule(self) -> list[Job]:
-        """The jobs in the order they run (``benchgate.run.process.build_schedule``): the same again on --resume."""
-        units = {
-            name: [(item.args, item.row) for item in found.configurations]
-            for name, found in self.configurations.items()
-        }
-        return build_schedule(self.files, self.runs, self.seed, units)
+    messages: list[dict] = field(default_factory=list)
+    result: ProcessResult | None = None
+    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
 
 
 class Session:
-    """Carries out a schedule (by ``duet.SlotRunner``) into the recorder; stops on a signal."""
+    """Carries out a schedule into the recorder in batches of units (duets or single jobs) on disjoint CPU sets, a
+    thread each, what each job sent replayed in schedule order (a duet kept whole or not at all); a batch of one job
+    runs in this thread, its samples written as they arrive. Stops on a signal."""
 
     def __init__(
         self,
@@ -181,6 +170,11 @@ class Session:
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
+        self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
+        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
+        self.units = units(self.schedule, plan.pairing, exclusive)
+        self._recorded: dict[int, _Recorded] = {}
+        self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
 
     def _handle_signal(self, _signum, _frame) -> None:
         self.interrupted = True
@@ -188,19 +182,126 @@ class Session:
             process.stop()
 
     def run(self) -> None:
-        """Run the jobs not done yet (``duet.SlotRunner``: one at a time, or in batches) until the end or a signal."""
-        from benchgate.run.duet import SlotRunner
-
+        """Run the jobs not done yet, batch by batch (one at a time, or several on disjoint CPU sets), until the end
+        or a signal."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
                 self.progress.start(self.schedule, self.state.completed_jobs)
-            SlotRunner(self).run()
+            pending = [unit for unit in self.units if unit.jobs[-1].index >= self.state.completed_jobs]
+            for batch in batches(pending, self.plan.slots):
+                if self.interrupted:
+                    break
+                self._run_batch(batch)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self.progress:
                 self.progress.finish(interrupted=self.interrupted)
+
+    def _cpus_of(self, unit: Unit, job, slot: int) -> str | None:
+        """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
+        if unit.exclusive or not self.sets:
+            return self.plan.cpuset
+        if self.plan.pairing != DUET:
+            return self.sets[slot]
+        if not unit.duet:
+            return ",".join(self.sets[2 * slot : 2 * slot + 2])
+        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
+        head_first = head_on_first_set(self.plan.seed, unit_key(job))
+        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
+
+    def _start(self, job, cpus: str | None) -> threading.Thread:
+        recorded = self._recorded[job.index] = _Recorded()
+        self._cpus[job.index] = cpus or ""
+        process = BenchmarkProcess()
+        self.running.append(process)  # a signal stops it with the others
+
+        def work() -> None:
+            try:
+                recorded.result = self.execute(job, process, recorded.messages.append, cpus)
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                recorded.error = error
+            finally:
+                self.running.remove(process)
+
+        thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
+        thread.start()
+        return thread
+
+    def _run_batch(self, batch: list[Unit]) -> None:
+        if len(batch) == 1 and not batch[0].duet:
+            self._finish_unit(batch[0], live=True)
+            return
+        threads = []
+        for slot, unit in enumerate(batch):
+            for job in unit.jobs:
+                if job.index >= self.state.completed_jobs and self.runs(job):
+                    threads.append(self._start(job, self._cpus_of(unit, job, slot)))
+        for thread in threads:
+            thread.join()
+        for recorded in self._recorded.values():
+            if recorded.error is not None:
+                raise recorded.error
+        # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
+        for unit in batch:
+            interrupted = any(self._interrupted(job) for job in unit.jobs)
+            if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
+                self._finish_unit(unit)  # a single job cut short keeps its samples, as one run live does
+            if interrupted:
+                self.interrupted = True
+                return
+
+    def _interrupted(self, job) -> bool:
+        recorded = self._recorded.get(job.index)
+        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
+
+    def _finish_unit(self, unit: Unit, live: bool = False) -> None:
+        """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
+        state = self.state
+        rows: dict[str, list[tuple[str, int]]] = {}
+        for job in unit.jobs:
+            if job.index < state.completed_jobs:
+                continue
+            ran = job.index in self._recorded or (live and self.runs(job))
+            if ran:
+                cut_short = not live and self._interrupted(job)
+                rows[job.side] = self.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
+                if cut_short or (live and self.interrupted):
+                    return  # not counted as done: --resume runs it again
+            # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
+            skipped = not ran and self.stopping is not None and self.stopping.skips(job)
+            if skipped and self.progress:
+                self.progress.job_skipped(job)
+            state.completed_jobs = job.index + 1
+            state.csv_bytes = self.recorder.csv_bytes
+            self.already_written = []
+            if job is not unit.jobs[-1] and unit.duet:
+                continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
+            if unit.duet:
+                self._record_pairs(unit, rows)
+            else:  # a file run alone: its samples are in no pair (counted in a duet run's pairing)
+                self.recorder.pairs(self.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
+            # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
+            looked = self.stopping is not None and self.stopping.after_job(job)
+            if not skipped or looked or state.completed_jobs == len(self.schedule):
+                self.recorder.checkpoint(len(self.schedule))
+
+    def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
+        base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
+        paired, unpaired = pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
+        base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
+        pairs = [
+            Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
+            for configuration, base_line, head_line in paired
+        ]
+        self.recorder.pairs(self.plan.pairing, pairs, unpaired, dropped=unpaired)
+        if unpaired:
+            say(
+                f"warning: duet {base_job.filename}{f' {base_job.row}' if base_job.row else ''} iteration "
+                f"{base_job.iteration}: {unpaired} sample(s) reported by one half only (the other failed or was "
+                "skipped) are not paired"
+            )
 
     def runs(self, job: Job) -> bool:
         """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
@@ -288,7 +389,8 @@ class Session:
         if result.exit_status == 0 and len(reported) > len(known):
             self._configuration_order[job.filename] = list(reported)
         self._name_failed_configurations(job.filename)
-        reason = _failure_reason(result, messages, self.plan.timeout)
+        timed_out_after = self.plan.timeout if result.timed_out else None
+        reason = messages.failure_reason(result.exit_status, result.stdout_tail, timed_out_after)
         if reason is None:
             # An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure.
             note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
@@ -312,49 +414,3 @@ class Session:
             reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
             self.state.skipped.append({"filename": job.filename, "reason": reason, "side": job.side})
         return lines
-
-
-def _failure_reason(result: ProcessResult, messages: protocol.JobMessages, timeout: float | None) -> str | None:
-    if result.timed_out:
-        return f"timed out after {timeout:g} s"
-    if result.exit_status:
-        how = (
-            f"killed by signal {-result.exit_status}"
-            if result.exit_status < 0
-            else f"exited with status {result.exit_status}"
-        )
-        return f"crashed ({how})"
-    return messages.failure_reason(result.exit_status, result.stdout_tail)
-
-
-def plan_from_record(record: RunRecord, output: Path, sandbox: Confinement | None = None) -> RunPlan:
-    """The plan of an interrupted run from its run.json (binaries unchanged); ``sandbox`` confines an untrusted head."""
-    binaries = {}
-    for side in ("base", "head"):
-        stored = getattr(record.binaries, side)
-        binary = releases.inspect_binary(
-            stored.path, side=side, node_args=stored.node_args, sandbox=sandbox if side == HEAD else None
-        )
-        if binary.sha256 != stored.sha256:
-            raise InputError(
-                f"--resume: the {side} binary {stored.path} changed since the run started", where=str(output)
-            )
-        binaries[side] = binary
-    selection = record.selection
-    if not Path(selection.benchmark_dir).is_dir():
-        raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
-    skipped_files = {item.filename for item in record.skipped if item.side is None}
-    return RunPlan(
-        benchmark_dir=Path(selection.benchmark_dir),
-        files=tuple(name for name in selection.files if name not in skipped_files),
-        binaries=binaries,
-        runs=int(record.design["looks"][-1]) if record.adaptive_run else int(record.runs),
-        seed=record.seed,
-        set_args=selection.set,
-        timeout=record.options.timeout,
-        cpuset=record.options.cpuset,
-        sandbox=sandbox,
-        configurations=configurations.from_record(record),
-        pairing=record.options.pairing or "sequential",
-        slots=record.options.slots or 1,
-    )

@@ -32,11 +32,6 @@ def untrusted_head(options: Any) -> bool:
     return options.untrusted_head
 
 
-def find_sandbox(untrusted: bool, use_sandbox: bool) -> sandbox.Sandbox | None:
-    """The sandbox an untrusted head needs (SandboxUnavailable when none); None if trusted or ``--no-sandbox``."""
-    return sandbox.probe() if untrusted and use_sandbox else None
-
-
 def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None = None) -> dict:
     """run.json's ``sandbox``; a resumed run that ran unsandboxed before stays marked unsandboxed."""
     if not untrusted:
