@@ -149,8 +149,7 @@ def _check_same_request(record: dict, run: dict, directory: Path) -> None:
 
 def _record_step(directory: Path, head: str, store: str) -> None:
     """The step's head as a point of the release series: named by its version, on the branch ``releases``."""
-    from benchgate.history.recording import record_run
-    from benchgate.history.runentry import RELEASES_BRANCH
+    from benchgate.history.recording import RELEASES_BRANCH, record_run
 
     result = record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
     what = "recorded" if result.created else "already recorded"
