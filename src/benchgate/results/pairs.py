@@ -15,7 +15,7 @@ from pydantic import model_validator
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import AppendedCsv
-from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
+from benchgate.results.recordparts import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.pairs import DUET, run_pairs
-from benchgate.results.recordfields import MAX_NAME
-from benchgate.results.recordparts import AdaptiveRecord
+from benchgate.results.recordparts import MAX_NAME, AdaptiveRecord
 from benchgate.results.runrecord import RunSummary, load_run_record
 
 if TYPE_CHECKING:
