@@ -116,8 +116,7 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
 def read_entry(
     run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
 ) -> RunEntry:
-    """Read and check ``run_dir`` for the store; InputError for what must not be stored (a PR's head needs ``branch``).
-    ``commit``, ``date``, ``branch`` default to the head's SHA (or release), start time, ref (or releases, main)."""
+    """``run_dir`` checked for the store (InputError: must not be stored); defaults: the head's SHA, start, ref."""
     where = str(run_dir)
     if not run_dir.is_dir():
         raise InputError("not a run directory", where=where)
@@ -213,8 +212,7 @@ def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary,
 
 
 def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
-    """Inside the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest
-    runs (``keep`` > 0) stay."""
+    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest."""
     db.prepare(connection, store, write=True)
     existing = _existing(connection, entry.digest)
     if existing is not None:
@@ -250,8 +248,7 @@ def record_run(
     keep: int = 0,
     lock_timeout: float = db.LOCK_TIMEOUT,
 ) -> RecordResult:
-    """Store the run in ``run_dir`` (``read_entry``) in one transaction, a no-op when its digest is stored; InputError
-    (the run), StoreUnavailable or StoreCorrupt (the store), nothing half-written."""
+    """Store the run in ``run_dir`` in one transaction (a no-op when its digest is stored); nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = db.open_store(store_url, lock_timeout=lock_timeout)
     try:

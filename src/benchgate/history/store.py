@@ -216,8 +216,7 @@ def reading(store_url: str) -> Iterator[Connection | None]:
 def series(
     store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, sorted by key, of ``branch``'s runs (None:
-    all) from ``since`` (``YYYY-MM-DDTHH:MM:SSZ``) on; none from an empty store, StoreUnavailable for no file."""
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``."""
     query = (
         sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
         .add_columns(runs.c.head_version.label("node_version"))
@@ -244,8 +243,7 @@ def series(
 def main_spreads(
     store_url: str, files, *, runner: str, node_flags: str, branch: str = "main"
 ) -> dict[tuple[str, str], list[float]]:
-    """Per row (filename, configuration) of ``files``, the ``log_spread`` of each stored run of ``branch`` on
-    ``runner`` whose head ran with ``node_flags``, oldest first (a prior's input: ``stats.resolution``)."""
+    """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
     query = (
         sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
         .join(runs, runs.c.id == rows.c.run_id)

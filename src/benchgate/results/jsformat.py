@@ -44,8 +44,7 @@ def is_decimal_text(text: str) -> bool:
 
 
 def field_text(value: Any) -> str | None:
-    """The text compare.js writes for a report's ``rate`` or ``time`` (its template literal: a number as JavaScript
-    prints it, a string verbatim), or None when it would corrupt the CSV (only finite decimal strings are kept)."""
+    """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
