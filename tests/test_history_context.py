@@ -9,8 +9,7 @@ import re
 import rundirs
 
 from benchgate.cli import main
-from benchgate.history.context import row_history
-from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
+from benchgate.history.model import ChangePoint, Point, Series, SeriesKey, row_history
 from benchgate.history.recording import record_run
 from benchgate.history.site import series_href
 from benchgate.report.comment import MARKER

@@ -11,8 +11,8 @@ import rundirs
 from sandboxing import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a fixture
 
 from benchgate import sandbox
-from benchgate.history.reading import series
 from benchgate.history.recording import record_run
+from benchgate.history.store import series
 from benchgate.sandbox import Confinement, Mounts
 from benchgate.sandbox.bwrap import history_store_paths, strip_credentials
 

@@ -18,8 +18,8 @@ from sqlalchemy import create_engine, func, select, text
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
 from benchgate.history import store
-from benchgate.history.reading import series
 from benchgate.history.recording import record_run
+from benchgate.history.store import series
 
 TESTS = Path(__file__).resolve().parent
 

@@ -26,7 +26,7 @@ from synthetic import SEEDED_GENERATOR_JS
 
 from benchgate import cli, results
 from benchgate.errors import InputError
-from benchgate.history.runentry import runner_fingerprint
+from benchgate.history.recording import runner_fingerprint
 from benchgate.results.runrecord import parse_run_record
 from benchgate.run import plan, system
 from benchgate.stats import analysis

@@ -145,7 +145,7 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     assert own.count('class="change slower"') == 1 and "at v20.0.0" in own
 
     # --store: each step's head is a point of the release series, named by its version.
-    from benchgate.history.reading import series
+    from benchgate.history.store import series
 
     (calibrated,) = series(store, "calibrated/work.js", branch="releases")
     assert [point.commit for point in calibrated.points] == ["v20.0.0", "v22.0.0"]

@@ -90,7 +90,7 @@ def change_ends(change_id: str, store: str | None) -> ChangeEnds:
     """The change point ``change_id`` of ``history changes --format json`` in ``store``; InputError if absent."""
     from benchgate.config.settings import HistorySettings, resolve_store
     from benchgate.history.changepoints import find_changes
-    from benchgate.history.reading import series
+    from benchgate.history.store import series
 
     url = resolve_store(store, HistorySettings())
     points = [point for point in find_changes(series(url)).points if point.id == change_id]

@@ -162,7 +162,7 @@ def report_step(environ: Mapping[str, str]) -> int:
 
 def since_date(text: str, now: datetime) -> str:
     """``bisect-since`` as a UTC ISO-8601 time: a date or time as given, or N whole days before ``now``."""
-    from benchgate.history.runentry import iso_date
+    from benchgate.history.recording import iso_date
 
     text = text.strip() or "2"  # days
     if re.fullmatch(r"[0-9]{1,4}", text):
@@ -179,7 +179,7 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
     from benchgate.history.changepoints import find_changes
-    from benchgate.history.reading import series
+    from benchgate.history.store import series
 
     found = find_changes(series(resolve_store(store or None, configured_history(config_path))))
     if found.looked_at == 0:

@@ -52,8 +52,8 @@ def _handler(args: argparse.Namespace) -> int:
         print(record_run(args.run_dir, url, keep=configured.keep, **given).describe())
         return EXIT_OK
     from benchgate.history.changepoints import MIN_POINTS, change_points, find_changes
-    from benchgate.history.reading import series
-    from benchgate.history.runentry import iso_date
+    from benchgate.history.recording import iso_date
+    from benchgate.history.store import series
     from benchgate.report.historytext import changes_json, render_changes_text, render_series
 
     if args.history_command == "show":
@@ -83,8 +83,8 @@ def _handler(args: argparse.Namespace) -> int:
 def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str | None = None) -> int:
     """Write the static site of every series into ``out_dir``; ``commit_url`` links commits (``{sha}``)."""
     from benchgate.history.changepoints import find_changes
-    from benchgate.history.reading import series
     from benchgate.history.site import write_site
+    from benchgate.history.store import series
 
     all_series = series(url)
     if commit_url is not None and "{sha}" not in commit_url:
@@ -105,8 +105,8 @@ def comment_context(settings: Any, gated: Any) -> str:
     if not rows:
         return ""
     from benchgate.history.changepoints import MIN_POINTS, change_points
-    from benchgate.history.context import row_history
-    from benchgate.history.reading import series
+    from benchgate.history.model import row_history
+    from benchgate.history.store import series
     from benchgate.report.historytext import render_history_context
 
     try:

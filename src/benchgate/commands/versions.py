@@ -74,8 +74,7 @@ def _handler(args: argparse.Namespace) -> int:
 def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
     """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
     if store:
-        from benchgate.history.recording import record_run
-        from benchgate.history.runentry import RELEASES_BRANCH
+        from benchgate.history.recording import RELEASES_BRANCH, record_run
         from benchgate.history.store import open_store
 
         open_store(store).engine.dispose()  # an unreachable or corrupt store: one line before hours of runs

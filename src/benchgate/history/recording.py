@@ -1,19 +1,178 @@
-"""``record_run``: one run directory into the store in one transaction, a no-op for a run already there; it holds
-the write lock from its first statement, so concurrent recorders queue, and a killed one is rolled back."""
+"""``record_run``: one run directory into the store in one transaction, a no-op for a run already there (its digest);
+it holds the write lock from its first statement, so concurrent recorders queue, and a killed one is rolled back.
+The run is read through ``benchgate.results`` (untrusted: every field checked), refused unless a trusted measurement."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+import re
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+from scipy import stats
 from sqlalchemy import Connection, exc, select
 
+from benchgate.errors import InputError
 from benchgate.history import store as db
-from benchgate.history.runentry import RowSummary, RunEntry, read_entry
+from benchgate.results import rundirs, runrecord
 
+RELEASES_BRANCH = "releases"
+_RELEASE_SOURCES = ("dist", "npm")
+_FINGERPRINT_FACTS = ("cpu_model", "cpu_count", "governor")
+_SETTINGS = ("runs", "seed", "schedule", "selection", "options", "design")
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_COMMIT = re.compile(r"^([0-9a-f]{7,64}|v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,40})$")
+TRIM = 0.2
 _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million samples
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    """One side's samples of one benchmark row, summarized (rates in operations per second)."""
+
+    side: str
+    filename: str
+    configuration: str
+    samples: int
+    mean_rate: float
+    trimmed_mean: float
+    log_spread: float
+    rates: tuple[float, ...]
+    times_ns: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """Everything the store keeps of one run."""
+
+    digest: str
+    commit: str
+    parent: str | None
+    branch: str
+    date: str
+    base_version: str | None
+    head_version: str | None
+    base_flags: str
+    head_flags: str
+    runner: str
+    runner_facts: str  # JSON
+    settings: str  # JSON
+    source: str
+    rows: tuple[RowSummary, ...]
+
+    @property
+    def sample_count(self) -> int:
+        return sum(row.samples for row in self.rows)
+
+
+def iso_date(value: str, where: str) -> str:
+    """An ISO-8601 date or time as UTC ``YYYY-MM-DDTHH:MM:SSZ`` (a date alone is its midnight, UTC)."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"not an ISO-8601 date: {value[:40]!r}", where=where) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def runner_fingerprint(environment: dict[str, Any]) -> str:
+    """A short id of the runner: same CPU model, CPU count and governor, same id."""
+    facts = "|".join(str(environment.get(name, "unknown")) for name in _FINGERPRINT_FACTS)
+    return hashlib.sha256(facts.encode()).hexdigest()[:12]
+
+
+def summarize(samples: Any) -> tuple[RowSummary, ...]:
+    """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates."""
+    summaries = []
+    for (side, filename, configuration), group in samples.groupby(
+        ["side", "filename", "configuration"], sort=False, observed=True
+    ):
+        rates = group["rate"].to_numpy(dtype=float)
+        if not np.all(np.isfinite(rates)) or np.any(rates <= 0):
+            raise InputError(f"{filename} {configuration}: a rate that is not a positive number")
+        logs = np.log(rates)
+        summaries.append(
+            RowSummary(
+                side=str(side),
+                filename=str(filename),
+                configuration=str(configuration),
+                samples=len(rates),
+                mean_rate=float(rates.mean()),
+                trimmed_mean=float(stats.trim_mean(rates, TRIM)),
+                log_spread=float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
+                rates=tuple(float(rate) for rate in rates),
+                times_ns=tuple(None if value is None or value != value else int(value) for value in group["time_ns"]),
+            )
+        )
+    return tuple(summaries)
+
+
+def read_entry(
+    run_dir: Path, *, commit: str | None = None, date: str | None = None, branch: str | None = None
+) -> RunEntry:
+    """``run_dir`` checked for the store (InputError: must not be stored); defaults: the head's SHA, start, ref."""
+    where = str(run_dir)
+    if not run_dir.is_dir():
+        raise InputError("not a run directory", where=where)
+    record_path = run_dir / "run.json"
+    if not record_path.is_file():
+        raise InputError("no run.json here: only a run directory of `benchgate run` can be recorded", where=where)
+    samples, summary, _ = rundirs.load([where])
+    record = runrecord.load_run_record(record_path).to_json()
+    if summary.build_failure is not None:
+        raise InputError(f"nothing was measured: the {summary.build_failure.side} did not build", where=where)
+    if not summary.complete:
+        raise InputError("the run is incomplete (interrupted or failed): resume it before recording", where=where)
+    if summary.sandbox is not None and summary.sandbox.untrusted_head is True and branch is None:
+        raise InputError(
+            "the head is a pull request's code (sandbox.untrusted_head): not recorded unless --branch names its branch",
+            where=where,
+        )
+    if len(samples) == 0:
+        raise InputError("the run has no samples", where=where)
+    if commit is not None and not _COMMIT.match(commit):
+        raise InputError(f"not a commit SHA or a release version: {commit[:70]!r}", where="--commit")
+    head = summary.head
+    # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
+    release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
+    head_commit = commit if commit is not None else head.sha
+    if head_commit is None and release:
+        head_commit = str(head.version)  # a release series: the version is the point's name
+    if head_commit is None:
+        raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
+    if branch is None:
+        ref = head.ref if head.source == "build" else None  # a local binary's ref is its path
+        branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
+    when = date or record.get("started_at") or record.get("ended_at")
+    if not isinstance(when, str):
+        raise InputError("the run has no date (run.json started_at); give --date", where=where)
+    environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
+    facts = {key: value for key, value in environment.items() if key != "warnings"}
+    settings = {key: record[key] for key in _SETTINGS if key in record}
+    return RunEntry(
+        digest=hashlib.sha256(
+            b"".join(path.read_bytes() + b"\0" for path in (run_dir / "results.csv", record_path))
+        ).hexdigest(),
+        commit=head_commit,
+        parent=summary.base.sha or (summary.base.version if release else None),
+        branch=branch[:256],
+        date=iso_date(when, where if date is None else "--date"),
+        base_version=summary.base.version,
+        head_version=head.version,
+        base_flags=" ".join(summary.base.node_args),
+        head_flags=" ".join(head.node_args),
+        runner=runner_fingerprint(facts),
+        runner_facts=json.dumps(facts, sort_keys=True)[:65536],
+        settings=json.dumps(settings, sort_keys=True)[:65536],
+        source=(head.source or "local")[:32],
+        rows=summarize(samples),
+    )
 
 
 @dataclass(frozen=True)
@@ -53,8 +212,7 @@ def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary,
 
 
 def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
-    """Inside the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest
-    runs (``keep`` > 0) stay."""
+    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest."""
     db.prepare(connection, store, write=True)
     existing = _existing(connection, entry.digest)
     if existing is not None:
@@ -90,8 +248,7 @@ def record_run(
     keep: int = 0,
     lock_timeout: float = db.LOCK_TIMEOUT,
 ) -> RecordResult:
-    """Store the run in ``run_dir`` (``read_entry``) in one transaction, a no-op when its digest is stored; InputError
-    (the run), StoreUnavailable or StoreCorrupt (the store), nothing half-written."""
+    """Store the run in ``run_dir`` in one transaction (a no-op when its digest is stored); nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = db.open_store(store_url, lock_timeout=lock_timeout)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
-from benchgate.history.runentry import RELEASES_BRANCH, RowSummary, read_entry
+from benchgate.history.recording import RELEASES_BRANCH, RowSummary, read_entry
 
 STARRED = ("*", "**", "***")
 

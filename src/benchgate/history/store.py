@@ -1,12 +1,13 @@
 """The store: its tables (one SQLAlchemy Core definition for SQLite and PostgreSQL), the engine for a URL, the
 schema version's check (another is upgraded by a writer or refused, never misread), and engine errors as one line
-(StoreUnavailable, StoreCorrupt; the URL's password hidden). Writers lock first (docs/history.md)."""
+(StoreUnavailable, StoreCorrupt; the URL's password hidden). Writers lock first (docs/history.md). Reading: one
+``Series`` per benchmark row (head sides, in date order), and main's spreads for a prior."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -14,6 +15,7 @@ from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
+from benchgate.history.model import Point, Series, SeriesKey
 
 SCHEMA_VERSION = 1
 # version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
@@ -81,6 +83,7 @@ samples = sa.Table(
 )
 
 TABLES = (meta, runs, rows, samples)
+POINT_FIELDS = [field.name for field in fields(Point)]
 
 LOCK_TIMEOUT = 30.0  # seconds a writer waits for another writer's lock before giving up
 CONNECT_TIMEOUT = 10  # seconds to reach a PostgreSQL server
@@ -208,3 +211,48 @@ def reading(store_url: str) -> Iterator[Connection | None]:
             yield connection if prepare(connection, store, write=False) else None
     finally:
         store.engine.dispose()
+
+
+def series(
+    store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
+) -> list[Series]:
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``."""
+    query = (
+        sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
+        .add_columns(runs.c.head_version.label("node_version"))
+        .join(runs, runs.c.id == rows.c.run_id)
+        .where(rows.c.side == "head")
+        .order_by(runs.c.date, runs.c.id)
+    )
+    if filter:
+        query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
+    if branch is not None:
+        query = query.where(runs.c.branch == branch)
+    if since is not None:
+        query = query.where(runs.c.date >= since)
+    points: dict[SeriesKey, list[Point]] = {}
+    with reading(store_url) as connection:
+        for row in connection.execute(query) if connection else ():
+            key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
+            point = {name: row._mapping[name] for name in POINT_FIELDS}
+            point.update(run_id=str(row.run_id), node_version=row.node_version or "")
+            points.setdefault(key, []).append(Point(**point))
+    return [Series(key, tuple(found)) for key, found in sorted(points.items())]
+
+
+def main_spreads(
+    store_url: str, files, *, runner: str, node_flags: str, branch: str = "main"
+) -> dict[tuple[str, str], list[float]]:
+    """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
+    query = (
+        sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
+        .join(runs, runs.c.id == rows.c.run_id)
+        .where(rows.c.side == "head", runs.c.branch == branch, runs.c.runner == runner)
+        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))))
+        .order_by(runs.c.date, runs.c.id)
+    )
+    found: dict[tuple[str, str], list[float]] = {}
+    with reading(store_url) as connection:
+        for row in connection.execute(query) if connection else ():
+            found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
+    return found

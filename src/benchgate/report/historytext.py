@@ -7,8 +7,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from benchgate.history.context import RECENT_COMMITS, RowHistory
-from benchgate.history.model import ChangePoint, Series, SeriesKey
+from benchgate.history.model import RECENT_COMMITS, ChangePoint, RowHistory, Series, SeriesKey
 from benchgate.history.site import series_href
 from benchgate.report.markup import code, table
 from benchgate.report.tables import Bar, render_bars

@@ -7,14 +7,11 @@ from benchgate._lazy import exports
 _MODULES = {
     "csvfile": ("CSV_HEADER", "SAMPLE_COLUMNS", "empty_samples", "read_samples", "ResultsWriter", "sample_keys_after"),
     "jsformat": ("js_number", "field_text", "format_sample_line", "js_inspect", "format_configuration"),
-    "recordfields": ("MAX_RECORD_BYTES",),
     "rundirs": ("load",),
     "pairs": ("PAIRS_FILE", "PairsWriter", "pairing_record"),
-    "recordparts": ("AUTO", "Binary", "BuildFailure", "SandboxUse"),
+    "recordparts": ("AUTO", "Binary", "BuildFailure", "SandboxUse", "MAX_RECORD_BYTES"),
     "runrecord": (
         "RunRecord",
-        "Failure",
-        "Skipped",
         "RunSummary",
         "parse_run_record",
         "load_run_record",

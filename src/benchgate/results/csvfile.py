@@ -261,8 +261,7 @@ def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataF
 def read_samples_prefixes(
     path: Path, sizes: Sequence[int], digests: Sequence[str | None] = ()
 ) -> tuple[pd.DataFrame, ...]:
-    """The samples in the first ``size`` bytes of a results.csv for each of ``sizes`` (what each look saw);
-    ``digests[k]`` (when not None): the sha256 look k recorded of its bytes, which must not have changed since."""
+    """The samples in the first ``size`` bytes of results.csv per look, whose recorded ``digests`` must still match."""
     name, data = _read_bytes(path)
     for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
         if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:

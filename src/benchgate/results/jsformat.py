@@ -23,15 +23,10 @@ def js_number(value: float) -> str:
         return mantissa
     if -7 < int(exponent or 0) < 21:
         # Plain decimals, where Python may have switched to exponents; past 2**53 JavaScript prints the shortest
-        # round-trip digits padded with zeros, not the exact integer.
-        return _positional(value)
+        # round-trip digits padded with zeros, not the exact integer (no numpy: the runner writes every sample here).
+        text = format(Decimal(repr(value)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{mantissa}e{'+' if int(exponent) > 0 else '-'}{abs(int(exponent))}"
-
-
-def _positional(value: float) -> str:
-    """``value``'s shortest round-trip digits without an exponent (no numpy: the runner writes every sample here)."""
-    text = format(Decimal(repr(value)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _quote(field: str) -> str:
@@ -44,8 +39,7 @@ def is_decimal_text(text: str) -> bool:
 
 
 def field_text(value: Any) -> str | None:
-    """The text compare.js writes for a report's ``rate`` or ``time`` (its template literal: a number as JavaScript
-    prints it, a string verbatim), or None when it would corrupt the CSV (only finite decimal strings are kept)."""
+    """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -99,15 +93,6 @@ def _inspect_quoted(text: str) -> str:
     return quote + re.sub(rf"[\x00-\x1f\\\x7f-\x9f\ud800-\udfff{quote}]", escape, text) + quote
 
 
-def _inspect_string(text: str) -> str:
-    if len(text) > _INSPECT_LINE_WIDTH and len(text) > _INSPECT_BREAK_LENGTH - 4:
-        # util.inspect splits long strings after each newline (only "\n"), each piece quoted on its own.
-        lines = text.split("\n")
-        pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-        return " +\n  ".join(_inspect_quoted(piece) for piece in pieces)
-    return _inspect_quoted(text)
-
-
 def js_inspect(value: Any) -> str:
     """A configuration value as Node's ``util.inspect`` shows it (strings quoted, numbers as JavaScript prints)."""
     if isinstance(value, bool):
@@ -120,8 +105,13 @@ def js_inspect(value: Any) -> str:
         if value == 0 and math.copysign(1.0, value) < 0:
             return "-0"
         return js_number(value)
+    if isinstance(value, str) and len(value) > _INSPECT_LINE_WIDTH and len(value) > _INSPECT_BREAK_LENGTH - 4:
+        # util.inspect splits long strings after each newline (only "\n"), each piece quoted on its own.
+        lines = value.split("\n")
+        pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+        return " +\n  ".join(_inspect_quoted(piece) for piece in pieces)
     if isinstance(value, str):
-        return _inspect_string(value)
+        return _inspect_quoted(value)
     return json.dumps(value, separators=(",", ":"))
 
 

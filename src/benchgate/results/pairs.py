@@ -15,7 +15,7 @@ from pydantic import model_validator
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import AppendedCsv
-from benchgate.results.recordfields import MAX_COUNT, MAX_NAME, Integer, Model, invalid
+from benchgate.results.recordparts import MAX_COUNT, MAX_NAME, Integer, Model, invalid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,14 +161,13 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     return pairs
 
 
-def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame, offset: int = 0) -> tuple | None:
-    """A duet run's pairs (else None): the rows of each pair's base and head sample in ``samples`` (its results.csv;
-    ``offset``: its first row among the shards'), and each pair's head CPU set (the paired test aligns them)."""
+def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
+    """A duet run's pairs (else None): each pair's base and head row in ``samples``, and its head CPU set."""
     import numpy as np
 
     if not pairing.duet:
         return None
     pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, samples)
-    base = np.fromiter((pair.base_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
-    head = np.fromiter((pair.head_line - 2 + offset for pair in pairs), dtype=np.int64, count=len(pairs))
+    base = np.fromiter((pair.base_line - 2 for pair in pairs), dtype=np.int64, count=len(pairs))
+    head = np.fromiter((pair.head_line - 2 for pair in pairs), dtype=np.int64, count=len(pairs))
     return base, head, [pair.head_cpus for pair in pairs]

@@ -1,89 +1,206 @@
-"""The parts of run.json (``benchgate.results.runrecord.RunRecord``), an adaptive run's looks and stops
-(``runs: "auto"``, docs/formats.md), and the checks of its free-form fields."""
+"""The parts of run.json (``benchgate.results.runrecord.RunRecord``, docs/formats.md): its limits (all of them,
+once), field types and sub-models, an adaptive run's looks and stops (``runs: "auto"``), the checks of its free-form
+fields, and the one-line error a bad field gets ("run record field PATH: WHY", from pydantic's first error)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
-from benchgate.results import recordfields as fields
+from benchgate.errors import InputError
 
 AUTO = "auto"
 STOPS_VERSION = 2  # "stopped" is a list of per-unit stops (before: an object of per-file stops)
+MAX_NAME = 512  # a benchmark file or configuration name (results.csv, pairs.csv, failures, skips)
+MAX_TEXT = 4096  # a free text field (a log tail, a reason)
+MAX_LIST = 5000  # failures, skips, configurations of a file
+MAX_CONFIGURATIONS = 5000  # of one file (benchgate.run.configurations)
+MAX_LOOKS = 1000
+MAX_FILES = 5000
+MAX_STOPS = 100_000
+MAX_RUNS = 100_000
+MAX_COUNT = 10**9  # samples, pairs
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
 
 
-class Binary(fields.Model):
+class Model(BaseModel):
+    """A part of run.json: frozen; fields this version does not know are kept as they are (never shown)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
+
+def json_name(value: Any) -> str:
+    """How a JSON value's type is named in an error."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+
+
+def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
+    """A field's error in words (``field``: its path, when the check is the whole record's)."""
+    return PydanticCustomError("run_record", "{reason}", {"reason": reason, "field": field})
+
+
+def Text(limit: int = MAX_TEXT) -> Any:  # noqa: N802 - a type
+    """A string of at most ``limit`` characters."""
+    return Annotated[str, Field(max_length=limit, strict=True)]
+
+
+def Integer(low: int, high: int) -> Any:  # noqa: N802
+    """A whole number from ``low`` to ``high`` (never true or false)."""
+    return Annotated[int, Field(ge=low, le=high, strict=True)]
+
+
+def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
+    """A list of at most ``items`` strings of at most ``length`` characters."""
+    return Annotated[tuple[Text(length), ...], Field(max_length=items)]
+
+
+SHA = r"^[0-9a-f]{7,64}$"
+SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
+SHA256 = r"^[0-9a-f]{64}$"
+Commit = Annotated[str, Field(pattern=SHA, strict=True)]
+Digest = Annotated[str, Field(pattern=SHA256, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_PATTERNS = {
+    SHA: "must be a hexadecimal commit SHA",
+    SHARD: "must look like I/N",
+    SHA256: "must be a sha256 in hex (64 lowercase hex digits)",
+}
+
+
+def _location(parts: Sequence[int | str]) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part.startswith(("function-", "union[", "tagged-union")) or "[" in part and part.endswith("]"):
+            continue  # pydantic's name of a validator or a union member, not a field
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+_REASONS = {
+    **dict.fromkeys(("model_type", "model_attributes_type", "dict_type"), "must be an object, not {kind}"),
+    **dict.fromkeys(("list_type", "tuple_type"), "must be a list, not {kind}"),
+    "string_type": "must be a string, not {kind}",
+    "string_too_long": "is {length} characters long, more than {max_length}",
+    "too_long": "has {length} entries, more than {max_length}",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number, not {kind}",
+    "greater_than_equal": "must be a whole number of at least {ge}, not {value}",
+    "less_than_equal": "must be a whole number of at most {le}, not {value}",
+    "float_type": "must be a number, not {kind}",
+    "finite_number": "must be a finite number",
+    "missing": "is missing",
+}  # and a run_record error (``invalid``): its reason
+
+
+def _reason(error: dict) -> str:
+    context, value = error.get("ctx") or {}, error.get("input")
+    if error["type"] == "literal_error":
+        expected = context["expected"]  # 'a', 'b' or 'c': "one of a, b, c"; numbers as they are ("1 or 2")
+        if "'" in expected:
+            return f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
+        return f"must be {expected}"
+    if error["type"] == "string_pattern_mismatch":
+        return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
+    template = _REASONS.get(error["type"])
+    if template is None:
+        return error["msg"]
+    length = len(value) if isinstance(value, str | list | tuple | dict) else 0
+    return template.format(kind=json_name(value), value=repr(str(value)[:40]), length=length, **context)
+
+
+def describe(error: ValidationError, where: str, prefix: str = "") -> InputError:
+    """The first error of a record's validation in one line: the file, the field's JSON path and why."""
+    first = error.errors(include_url=False)[0]
+    path = (first.get("ctx") or {}).get("field") or _location(first["loc"])
+    reason = _reason(first)
+    return InputError(
+        f"{prefix}run record field {path}: {reason}" if path else f"{prefix}run record: {reason}", where=where
+    )
+
+
+class Binary(Model):
     """One side's node: run.json's ``binaries.base`` or ``binaries.head``."""
 
-    path: fields.Text() | None = None
-    version: fields.Text(64) | None = None
-    sha256: fields.Text(64) | None = None
-    node_args: fields.Strings(32, 256) = ()
-    source: fields.Text(256) | None = None
-    ref: fields.Text(256) | None = None
-    sha: fields.Commit | None = None
+    path: Text() | None = None
+    version: Text(64) | None = None
+    sha256: Text(64) | None = None
+    node_args: Strings(32, 256) = ()
+    source: Text(256) | None = None
+    ref: Text(256) | None = None
+    sha: Commit | None = None
 
 
-class Binaries(fields.Model):
+class Binaries(Model):
     base: Binary = Binary()
     head: Binary = Binary()
 
 
-class Selection(fields.Model):
-    benchmark_dir: fields.Text() | None = None
-    categories: fields.Strings(fields.MAX_FILES, fields.MAX_NAME) = ()
-    filter: fields.Strings(fields.MAX_FILES, fields.MAX_TEXT) = ()
-    exclude: fields.Strings(fields.MAX_FILES, fields.MAX_TEXT) = ()
-    set: fields.Strings(fields.MAX_FILES, fields.MAX_TEXT) = ()
-    files: fields.Strings(fields.MAX_FILES, fields.MAX_NAME) | None = None
-    shard: Annotated[str, Field(pattern=fields.SHARD, strict=True)] | None = None
+class Selection(Model):
+    benchmark_dir: Text() | None = None
+    categories: Strings(MAX_FILES, MAX_NAME) = ()
+    filter: Strings(MAX_FILES, MAX_TEXT) = ()
+    exclude: Strings(MAX_FILES, MAX_TEXT) = ()
+    set: Strings(MAX_FILES, MAX_TEXT) = ()
+    files: Strings(MAX_FILES, MAX_NAME) | None = None
+    shard: Annotated[str, Field(pattern=SHARD, strict=True)] | None = None
     changed: dict[str, Any] | None = None  # --changed-from's placement (benchgate.run.changedfiles)
 
 
-class Options(fields.Model):
-    timeout: fields.Number | None = None
-    cpuset: fields.Text(256) | None = None
+class Options(Model):
+    timeout: Number | None = None
+    cpuset: Text(256) | None = None
     pairing: Literal["sequential", "duet"] | None = None
-    slots: fields.Integer(1, 256) | None = None
+    slots: Integer(1, 256) | None = None
 
 
-class Progress(fields.Model):
-    completed_jobs: fields.Integer(0, fields.MAX_COUNT) = 0
-    csv_bytes: fields.Integer(0, 2**62) = 0
-    jobs: fields.Integer(0, fields.MAX_COUNT) = 0
+class Progress(Model):
+    completed_jobs: Integer(0, MAX_COUNT) = 0
+    csv_bytes: Integer(0, 2**62) = 0
+    jobs: Integer(0, MAX_COUNT) = 0
 
 
-class FailureEntry(fields.Model):
-    filename: fields.Text(fields.MAX_NAME)
-    configuration: fields.Text(fields.MAX_NAME) | None = None
+class FailureEntry(Model):
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None
     side: Literal["base", "head", "both"]
-    exit_status: fields.Integer(-255, 255) | None = None
-    reason: fields.Text(1024) | None = None
-    stderr_tail: fields.Text(16384) | None = None
-    iteration: fields.Integer(0, fields.MAX_RUNS) | None = None
-    configurations_done: fields.Integer(0, fields.MAX_COUNT) | None = None
-    gating: fields.Flag | None = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
+    exit_status: Integer(-255, 255) | None = None
+    reason: Text(1024) | None = None
+    stderr_tail: Text(16384) | None = None
+    iteration: Integer(0, MAX_RUNS) | None = None
+    configurations_done: Integer(0, MAX_COUNT) | None = None
+    gating: Flag | None = None  # a head failure where the base did not fail (benchgate.run.session.mark_gating)
 
 
-class SkipEntry(fields.Model):
-    filename: fields.Text(fields.MAX_NAME)
-    reason: fields.Text(1024) | None = None
+class SkipEntry(Model):
+    filename: Text(MAX_NAME)
+    reason: Text(1024) | None = None
     side: Literal["base", "head"] | None = None
 
 
-class SandboxUse(fields.Model):
+class SandboxUse(Model):
     """How the head's code ran (run.json's ``sandbox``): confined by bwrap, or not, and why."""
 
-    used: fields.Flag
-    untrusted_head: fields.Flag | None = None  # None: an older record that does not say
-    tool: fields.Text(64) | None = None
-    version: fields.Text(64) | None = None
-    reason: fields.Text(512) | None = None
+    used: Flag
+    untrusted_head: Flag | None = None  # None: an older record that does not say
+    tool: Text(64) | None = None
+    version: Text(64) | None = None
+    reason: Text(512) | None = None
 
     @model_validator(mode="after")
     def _names_the_sandbox(self) -> "SandboxUse":
         if self.used and self.tool is None:
-            raise fields.invalid("must name the sandbox when it was used", "sandbox.tool")
+            raise invalid("must name the sandbox when it was used", "sandbox.tool")
         return self
 
     @property
@@ -94,58 +211,58 @@ class SandboxUse(fields.Model):
 
 def _side(value: Any) -> Any:
     if value not in ("base", "head"):
-        raise fields.invalid("must be base or head")
+        raise invalid("must be base or head")
     return value
 
 
-class BuildFailure(fields.Model):
+class BuildFailure(Model):
     """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
 
     side: Annotated[str, BeforeValidator(_side)]
-    ref: fields.Text(256) | None = None
-    sha: fields.Commit | None = None
-    log_tail: fields.Text(fields.MAX_TEXT) | None = ""
-    infrastructure: fields.Flag  # True for the base: the machine or the base branch, not the PR
+    ref: Text(256) | None = None
+    sha: Commit | None = None
+    log_tail: Text(MAX_TEXT) | None = ""
+    infrastructure: Flag  # True for the base: the machine or the base branch, not the PR
 
     @model_validator(mode="after")
     def _only_the_base_is_infrastructure(self) -> "BuildFailure":
         # Only the base's failure is the infrastructure's: a head that does not build must never pass as one.
         if self.infrastructure != (self.side == "base"):
             expected = str(self.side == "base").lower()
-            raise fields.invalid(f"must be {expected} for the {self.side}", "build_failure.infrastructure")
+            raise invalid(f"must be {expected} for the {self.side}", "build_failure.infrastructure")
         return self
 
 
-class ConfigurationRow(fields.Model):
-    args: fields.Strings(64, fields.MAX_TEXT)
-    configuration: fields.Text(fields.MAX_NAME)
+class ConfigurationRow(Model):
+    args: Strings(64, MAX_TEXT)
+    configuration: Text(MAX_NAME)
 
 
-class FileConfigurations(fields.Model):
+class FileConfigurations(Model):
     """One file's configuration children (benchgate.run.configurations.Expansion)."""
 
-    rows: Annotated[tuple[ConfigurationRow, ...], Field(max_length=fields.MAX_CONFIGURATIONS)] = ()
-    flags: dict[str, fields.Strings(64, fields.MAX_TEXT)] = {}
+    rows: Annotated[tuple[ConfigurationRow, ...], Field(max_length=MAX_CONFIGURATIONS)] = ()
+    flags: dict[str, Strings(64, MAX_TEXT)] = {}
 
 
-class PriorRow(fields.Model):
+class PriorRow(Model):
     """One row's prior: the per-sample variance of its log rates main's history gave, from ``runs`` stored runs."""
 
-    filename: fields.Text(fields.MAX_NAME)
-    configuration: fields.Text(fields.MAX_NAME)
-    variance: Annotated[fields.Number, Field(gt=0)]
-    runs: fields.Integer(1, fields.MAX_RUNS)
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME)
+    variance: Annotated[Number, Field(gt=0)]
+    runs: Integer(1, MAX_RUNS)
 
 
-class Prior(fields.Model):
+class Prior(Model):
     """run.json's ``prior`` (``benchgate.run.plan``, docs/formats.md): main's history of each row's noise."""
 
-    store: fields.Text(1024)
-    runner: fields.Text(64)
-    branch: fields.Text(256) = "main"
-    node_flags: fields.Text(fields.MAX_TEXT) = ""
-    recent: fields.Integer(1, fields.MAX_RUNS)
-    rows: Annotated[tuple[PriorRow, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    store: Text(1024)
+    runner: Text(64)
+    branch: Text(256) = "main"
+    node_flags: Text(MAX_TEXT) = ""
+    recent: Integer(1, MAX_RUNS)
+    rows: Annotated[tuple[PriorRow, ...], Field(max_length=MAX_STOPS)] = ()
 
     def variances(self) -> tuple[tuple[str, str, float], ...]:
         """(filename, configuration, variance) per row, as ``RunSummary.prior`` holds them."""
@@ -156,51 +273,51 @@ def check_environment(value: Any) -> Any:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise fields.invalid(f"must be an object, not {fields.json_name(value)}")
+        raise invalid(f"must be an object, not {json_name(value)}")
     if len(value) > 64:
-        raise fields.invalid(f"has {len(value)} fields, more than 64")
+        raise invalid(f"has {len(value)} fields, more than 64")
     for key, item in value.items():
         if len(key) > 64:
-            raise fields.invalid("has a key longer than 64 characters")
+            raise invalid("has a key longer than 64 characters")
         if key == "warnings":
             if not isinstance(item, list) or len(item) > 64:
-                raise fields.invalid("must be a list of at most 64 warnings", "environment.warnings")
+                raise invalid("must be a list of at most 64 warnings", "environment.warnings")
             if not all(isinstance(text, str) and len(text) <= 512 for text in item):
-                raise fields.invalid("must be strings of at most 512 characters", "environment.warnings")
+                raise invalid("must be strings of at most 512 characters", "environment.warnings")
         elif isinstance(item, bool | int | float | str) and len(str(item)) > 512:
-            raise fields.invalid("is longer than 512 characters", f"environment.{key}")
+            raise invalid("is longer than 512 characters", f"environment.{key}")
     return value
 
 
 def check_runs(value: Any) -> Any:
     if value is None or value == AUTO:
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= fields.MAX_RUNS:
-        raise fields.invalid(f"must be a whole number from 1 to {fields.MAX_RUNS}, or auto, not {str(value)[:20]!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
+        raise invalid(f"must be a whole number from 1 to {MAX_RUNS}, or auto, not {str(value)[:20]!r}")
     return value
 
 
-class Look(fields.Model):
+class Look(Model):
     """One of run.json's ``looks``: after ``runs`` runs of every running file, results.csv was ``csv_bytes`` long."""
 
-    runs: fields.Integer(1, fields.MAX_RUNS)
-    csv_bytes: fields.Integer(0, 2**62)
-    csv_sha256: fields.Digest | None = None  # of those bytes (None: before the digest)
+    runs: Integer(1, MAX_RUNS)
+    csv_bytes: Integer(0, 2**62)
+    csv_sha256: Digest | None = None  # of those bytes (None: before the digest)
 
 
 def _short(value: Any) -> Any:
     if not isinstance(value, str) or len(value) > 32:
-        raise fields.invalid("must be a short string")
+        raise invalid("must be a short string")
     return value
 
 
-class Stop(fields.Model):
+class Stop(Model):
     """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
 
-    filename: fields.Text(fields.MAX_NAME)
-    configuration: fields.Text(fields.MAX_NAME) | None = None  # None: the whole file
-    after_runs: fields.Integer(1, fields.MAX_RUNS)
-    look: fields.Integer(0, fields.MAX_LOOKS - 1)
+    filename: Text(MAX_NAME)
+    configuration: Text(MAX_NAME) | None = None  # None: the whole file
+    after_runs: Integer(1, MAX_RUNS)
+    look: Integer(0, MAX_LOOKS - 1)
     reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
 
     @property

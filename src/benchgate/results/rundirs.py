@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.pairs import DUET, run_pairs
-from benchgate.results.recordfields import MAX_NAME
-from benchgate.results.recordparts import AdaptiveRecord
+from benchgate.results.recordparts import MAX_NAME, AdaptiveRecord
 from benchgate.results.runrecord import RunSummary, load_run_record
 
 if TYPE_CHECKING:
@@ -118,33 +117,33 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
         return empty_samples(), run, []
     frames = [read_samples([csv]) for csv, _ in located]
     samples = concat_samples(frames)
+    pairs = []  # each shard's duet pairs (pairs.csv size-capped there), read once
+    for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
+        if record is None and run.pairing == DUET:
+            raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
+        pairs.append(None if record is None else run_pairs(record.pairing, record_path, frame))
     if run.pairing == DUET:
-        run = replace(run, pairs=_duet_pairs(located, records, frames))
+        run = replace(run, pairs=_duet_pairs(frames, pairs))
     too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
     if too_long.any():
         row = samples[too_long].iloc[0]
         raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
-    return samples, run, _shards(located, records, frames)
+    return samples, run, _shards(located, records, pairs)
 
 
-def _duet_pairs(located, records, frames) -> tuple:
-    """The rows of each pair of a duet run's shards (pairs.csv checked), and each pair's CPU stratum."""
+def _duet_pairs(frames: list, pairs: list) -> tuple:
+    """The rows of each pair of a duet run's shards among the merged samples, and each pair's CPU stratum."""
     import numpy as np
 
-    shards, offset = [], 0
-    for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
-        if record is None:
-            raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
-        shards.append(run_pairs(record.pairing, record_path, frame, offset))  # pairs.csv size-capped there
-        offset += len(frame)
-    assignments = np.asarray([cpus for _, _, head_cpus in shards for cpus in head_cpus], dtype=str)
+    offsets = np.cumsum([0, *(len(frame) for frame in frames[:-1])])
+    base, head = (np.concatenate([one[side] + at for one, at in zip(pairs, offsets, strict=True)]) for side in (0, 1))
+    assignments = np.asarray([cpus for _, _, head_cpus in pairs for cpus in head_cpus], dtype=str)
     strata = np.unique(assignments, return_inverse=True)[1].astype(np.int64)  # each CPU set's rank among them
-    return np.concatenate([shard[0] for shard in shards]), np.concatenate([shard[1] for shard in shards]), strata
+    return base, head, strata
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
-    """The run's summary when every argument is a complete run that selected no benchmark (``--changed-from`` on a
-    docs-only PR: a pass, not missing results), else None (``load`` then refuses what is missing)."""
+    """The summary when every argument is a complete run that selected nothing (``--changed-from``), else None."""
     summaries = []
     for argument in arguments:
         for match in _matches(argument):
@@ -170,14 +169,14 @@ class AdaptiveShard:
     pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
 
 
-def _shards(located: list[tuple[Path, Path | None]], records: list, frames: list) -> list[AdaptiveShard]:
+def _shards(located: list[tuple[Path, Path | None]], records: list, pairs: list) -> list[AdaptiveShard]:
     """The adaptive runs among ``load``'s run directories, with each look's samples (results.csv's first bytes)."""
     shards = []
-    for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
+    for (csv_path, record_path), record, found in zip(located, records, pairs, strict=True):
         if record is None or not record.adaptive_run:
             continue
         adaptive = record.adaptive()
         sizes, digests = [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
         samples = read_samples_prefixes(csv_path, sizes, digests)
-        shards.append(AdaptiveShard(str(record_path), adaptive, samples, run_pairs(record.pairing, record_path, frame)))
+        shards.append(AdaptiveShard(str(record_path), adaptive, samples, found))
     return shards

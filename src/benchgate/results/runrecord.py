@@ -12,7 +12,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
-from benchgate.results import recordfields as fields
 from benchgate.results import recordparts as parts
 from benchgate.results.pairs import Pairing
 from benchgate.results.recordparts import Binary, BuildFailure, SandboxUse
@@ -38,39 +37,39 @@ class Skipped:
     reason: str
 
 
-class RunRecord(fields.Model):
+class RunRecord(parts.Model):
     """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
     schema_version: int = Field(alias="schema")
-    tool: fields.Text(64) | None = None
+    tool: parts.Text(64) | None = None
     binaries: parts.Binaries = parts.Binaries()
     selection: parts.Selection = parts.Selection()
-    seed: fields.Integer(0, 2**64) | None = None
+    seed: parts.Integer(0, 2**64) | None = None
     runs: Annotated[int | str | None, BeforeValidator(parts.check_runs)] = None  # "auto": an adaptive run
-    started_at: fields.Text(64) | None = None
-    ended_at: fields.Text(64) | None = None
-    complete: fields.Flag = True
-    interrupted: fields.Flag = False
-    schedule: fields.Text(64) | None = None
+    started_at: parts.Text(64) | None = None
+    ended_at: parts.Text(64) | None = None
+    complete: parts.Flag = True
+    interrupted: parts.Flag = False
+    schedule: parts.Text(64) | None = None
     options: parts.Options = parts.Options()
-    durations: Annotated[dict[str, Annotated[float, Field(strict=True)]], Field(max_length=fields.MAX_FILES)] = {}
-    samples: fields.Integer(0, fields.MAX_COUNT) = 0
+    durations: Annotated[dict[str, Annotated[float, Field(strict=True)]], Field(max_length=parts.MAX_FILES)] = {}
+    samples: parts.Integer(0, parts.MAX_COUNT) = 0
     environment: Annotated[dict[str, Any], BeforeValidator(parts.check_environment)] = {}
     pairing: Pairing = Pairing()
-    failures: Annotated[tuple[parts.FailureEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
-    skipped: Annotated[tuple[parts.SkipEntry, ...], Field(max_length=fields.MAX_LIST)] = ()
-    protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=fields.MAX_LIST)] = ()
+    failures: Annotated[tuple[parts.FailureEntry, ...], Field(max_length=parts.MAX_LIST)] = ()
+    skipped: Annotated[tuple[parts.SkipEntry, ...], Field(max_length=parts.MAX_LIST)] = ()
+    protocol_warnings: Annotated[tuple[dict[str, Any], ...], Field(max_length=parts.MAX_LIST)] = ()
     progress: parts.Progress = parts.Progress()
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     build: dict[str, Any] | None = None  # side -> benchgate.build's BuildResult.record()
     build_failure: BuildFailure | None = None
     jobs: Literal["per-configuration", "per-file"] | None = None
-    configurations: Annotated[dict[str, parts.FileConfigurations], Field(max_length=fields.MAX_FILES)] = {}
-    whole_files: dict[str, fields.Text(fields.MAX_TEXT)] = {}
+    configurations: Annotated[dict[str, parts.FileConfigurations], Field(max_length=parts.MAX_FILES)] = {}
+    whole_files: dict[str, parts.Text(parts.MAX_TEXT)] = {}
     design: Annotated[dict[str, Any], Field(max_length=64)] | None = None
-    looks: Annotated[tuple[parts.Look, ...], Field(max_length=fields.MAX_LOOKS)] = ()
+    looks: Annotated[tuple[parts.Look, ...], Field(max_length=parts.MAX_LOOKS)] = ()
     stops: Literal[1, 2] = 1  # 2: STOPS_VERSION, per-unit stops (1: an older record's whole-file stops)
-    stopped: Annotated[tuple[parts.Stop, ...], Field(max_length=fields.MAX_STOPS)] = ()
+    stopped: Annotated[tuple[parts.Stop, ...], Field(max_length=parts.MAX_STOPS)] = ()
     prior: parts.Prior | None = None  # None: no history store, or a record from before the prior
 
     @model_validator(mode="before")
@@ -78,7 +77,7 @@ class RunRecord(fields.Model):
     def _this_version(cls, data: Any) -> Any:
         value = data.get("schema") if isinstance(data, dict) else None
         if value != SCHEMA or isinstance(value, bool):
-            raise fields.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
+            raise parts.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
         # Checked first: a file's configurations say how its stops are read.
         configurations = data.get("configurations")
         if isinstance(configurations, dict) and configurations:
@@ -87,7 +86,7 @@ class RunRecord(fields.Model):
             files = files if isinstance(files, list) else []
             unknown = [name for name in configurations if name not in files]
             if unknown:
-                raise fields.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
+                raise parts.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
         stopped = data.get("stopped")
         if data.get("stops", 1) == 1 and isinstance(stopped, dict):  # an older record's whole-file stops, as a list
             items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
@@ -99,17 +98,17 @@ class RunRecord(fields.Model):
         files = self.selection.files
         if self.adaptive_run:
             if self.design is None:
-                raise fields.invalid("must be an object (the adaptive run's design)", "design")
+                raise parts.invalid("must be an object (the adaptive run's design)", "design")
             if files is None:
-                raise fields.invalid("must be a list of file names", "selection.files")
+                raise parts.invalid("must be a list of file names", "selection.files")
             looks = self.design.get("looks")  # the design's first and last look: its fewest and most runs
-            if not (isinstance(looks, list) and 0 < len(looks) <= fields.MAX_LOOKS) or not all(
-                type(runs) is int and 1 <= runs <= fields.MAX_RUNS for runs in looks
+            if not (isinstance(looks, list) and 0 < len(looks) <= parts.MAX_LOOKS) or not all(
+                type(runs) is int and 1 <= runs <= parts.MAX_RUNS for runs in looks
             ):
-                raise fields.invalid("must be a list of run counts", "design.looks")
+                raise parts.invalid("must be a list of run counts", "design.looks")
             for index, (earlier, later) in enumerate(itertools.pairwise(self.looks), start=1):
                 if later.runs <= earlier.runs or later.csv_bytes < earlier.csv_bytes:
-                    raise fields.invalid(
+                    raise parts.invalid(
                         "looks must follow each other: more runs, results.csv no shorter", f"looks[{index}]"
                     )
             # Each stop names a selected file, once, as a comparison exactly when its file ran one configuration a job
@@ -119,15 +118,15 @@ class RunRecord(fields.Model):
             for index, stop in enumerate(self.stopped):
                 path = f"stopped[{index}]"
                 if stop.filename not in files:
-                    raise fields.invalid("must name a selected file and say why it stopped", path)
+                    raise parts.invalid("must name a selected file and say why it stopped", path)
                 if per_unit and (stop.configuration is not None) != (stop.filename in self.configurations):
-                    raise fields.invalid(
+                    raise parts.invalid(
                         "must be a comparison of a file run one configuration a job, null for a file run whole",
                         f"{path}.configuration",
                     )
                 unit = (stop.filename, stop.configuration if per_unit else None)
                 if unit in seen:
-                    raise fields.invalid("stops a unit that already stopped", path)
+                    raise parts.invalid("stops a unit that already stopped", path)
                 seen.add(unit)
         return self
 
@@ -262,7 +261,7 @@ def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:
     try:
         return RunRecord.model_validate(data)
     except ValidationError as error:
-        raise fields.describe(error, where, prefix) from None
+        raise parts.describe(error, where, prefix) from None
 
 
 def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
@@ -270,8 +269,8 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
     where = str(path)
     try:
         size = path.stat().st_size
-        if size > fields.MAX_RECORD_BYTES:
-            raise InputError(f"file is too large ({size} bytes, limit {fields.MAX_RECORD_BYTES})", where=where)
+        if size > parts.MAX_RECORD_BYTES:
+            raise InputError(f"file is too large ({size} bytes, limit {parts.MAX_RECORD_BYTES})", where=where)
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise InputError("no run record (run.json) here", where=where) from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from benchgate.results.jsformat import format_configuration
-from benchgate.results.recordfields import MAX_CONFIGURATIONS
+from benchgate.results.recordparts import MAX_CONFIGURATIONS
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess
 
 if TYPE_CHECKING:

@@ -89,8 +89,8 @@ def shown_store(store_url: str) -> tuple[str, bool]:
 
 def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dict | None, str | None]:
     """run.json's ``prior`` for ``files`` (None: the store gave none) and a warning; ``environment``: the run's."""
-    from benchgate.history.reading import main_spreads
-    from benchgate.history.runentry import runner_fingerprint
+    from benchgate.history.recording import runner_fingerprint
+    from benchgate.history.store import main_spreads
     from benchgate.stats.resolution import PRIOR_RUNS, prior_variance
 
     runner = runner_fingerprint({key: value for key, value in environment.items() if key != "warnings"})
