@@ -38,12 +38,12 @@ def look_statistics(
 
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
-    if design.test not in paired.PAIRED_TESTS:
+    if design.test != paired.PAIRED_TEST:
         return gate_statistics(base, head, design.test)
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
-    return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
+    return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
 
 
 @dataclass(frozen=True)
