@@ -79,8 +79,7 @@ def paired_statistics(
     """``PAIRED_TEST``'s statistics per row from NaN-padded paired rates ``(..., rows, pairs)``, ``strata`` each
     pair's CPU-set assignment (None: no aligning); ``var_base``/``var_head`` each hold half the per-pair (robust)
     variance. ``trim`` is for tests/perf/candidates.py's paired candidates."""
-    base = np.asarray(base, dtype=float)
-    head = np.asarray(head, dtype=float)
+    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.log(head) - np.log(base)
     valid = ~np.isnan(d)

@@ -21,8 +21,7 @@ def look_statistics(
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
-    base = np.asarray(base, dtype=float)
-    head = np.asarray(head, dtype=float)
+    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     if active is None:
         return _statistics(design, base, head, pairs)
     active = np.asarray(active, dtype=bool)
