@@ -89,12 +89,10 @@ def paired_statistics(
         d, aligned_count = _aligned(d, valid, np.asarray(strata))
     location, se2, df = _trimmed(d, valid, n, trim)
     df = df - (aligned_count - 1) * np.where(n >= PAIRED_TRIM_FROM, PAIRED_DF_FACTOR, 1.0)  # one df per aligned level
-    plain_location, plain_se2, plain_df = _trimmed(d, valid, n, 0.0)
+    plain = _trimmed(d, valid, n, 0.0)
     # Winsorizing can leave no spread on data that has some (most ratios equal): the plain paired t then.
-    degenerate = (se2 == 0) & (plain_se2 > 0)
-    location = np.where(degenerate, plain_location, location)
-    se2 = np.where(degenerate, plain_se2, se2)
-    df = np.where(degenerate, plain_df, df)
+    degenerate = (se2 == 0) & (plain[1] > 0)
+    location, se2, df = (np.where(degenerate, a, b) for a, b in zip(plain, (location, se2, df), strict=True))
     side_constant = [
         (n > 0) & (_nan_reduce(np.nanmin, x, valid) == _nan_reduce(np.nanmax, x, valid))
         if x.shape[-1]
