@@ -7,15 +7,17 @@ test is one of ``yuenwelch.TESTS``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from benchgate.stats import decisions, yuenwelch
+from benchgate.stats import decisions, paired, yuenwelch
 from benchgate.stats.yuenwelch import GATE_TEST, Stats
 
 yuenwelch.TRIM.setdefault("yuen10_log", 0.1)  # a trimmed candidate: gate_statistics and projections know its trim
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
+# --pairing duet's candidates: the plain paired t and the trimmed one without aligning CPU sets, and the gate's.
+PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", paired.PAIRED_TEST)
 
 
 class RawStats(Stats):
@@ -98,6 +100,16 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         log = vars(yuenwelch.gate_statistics(base, head, "welch_log")) | {"test": "either"}
         return EitherStats(**log, raw_delta=raw.delta, raw_se=raw.se, raw_df=raw.df, raw_scale=raw.scale_base)
     return yuenwelch.gate_statistics(base, head, test)
+
+
+def duet_statistics(base_pairs, head_pairs, base, head, test: str, strata: np.ndarray | None = None) -> Stats:
+    """``paired.duet_statistics`` for any of ``PAIRED_TESTS``."""
+    if test == paired.PAIRED_TEST:
+        return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
+    if test not in PAIRED_TESTS:
+        raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
+    trim = 0.0 if test == "paired_t_log" else paired.PAIRED_TRIM
+    return replace(paired.duet_statistics(base_pairs, head_pairs, base, head, None, trim), test=test)
 
 
 def decide(base: np.ndarray, head: np.ndarray, alpha=decisions.DEFAULT_ALPHA, *, test: str = GATE_TEST, **options):

@@ -16,17 +16,18 @@ moment on two disjoint CPU sets. Each sample's log rate is the row's level, plus
 
 The rows (their sigma, true effect, kind) come from simulate_gate.draw_rows, so the duet rows of a
 suite are the sequential suite's in distribution. ``run_duet`` decides them with each paired test
-(``benchgate.stats.paired``) at a fixed number of pairs.
+(candidates.PAIRED_TESTS) at a fixed number of pairs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import candidates
 import numpy as np
 import simulate_perrow
 
-from benchgate.stats import decisions, paired
+from benchgate.stats import decisions
 
 AUTO_MODE = "duet-auto"
 
@@ -71,7 +72,7 @@ def generate(rng: np.random.Generator, model, rows, files_of_row, runs: int, due
 def run_duet(base: np.ndarray, head: np.ndarray, strata: np.ndarray, test: str, runs: int):
     """Decisions of one paired test on the first ``runs`` pairs, and the samples a side each row took."""
     base, head = base[..., :runs], head[..., :runs]
-    st = paired.duet_statistics(base, head, base, head, test, strata[..., :runs])
+    st = candidates.duet_statistics(base, head, base, head, test, strata[..., :runs])
     result = decisions.decide_looks([st], [1.0], with_mde=False)
     return result.decision, np.full(result.decision.shape, float(runs))
 

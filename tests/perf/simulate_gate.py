@@ -204,17 +204,17 @@ def simulate_chunk(task) -> Counter:
     rng = np.random.default_rng(seed)
     base, head, effect, kind = generate(rng, model, reports)
     out: Counter = Counter()
-    for test in [test for test in tests if test not in paired.PAIRED_TESTS]:
+    for test in [test for test in tests if test not in candidate_tests.PAIRED_TESTS]:
         for runs in fixed:
             confidence = design_options.get("unchanged_confidence", decisions.DEFAULT_UNCHANGED_CONFIDENCE)
             result, samples = run_fixed(base, head, test, runs, confidence, design_options.get("max_resolution"))
             _tally((suite, test, f"fixed-{runs}"), result.decision, samples, kind, effect, out)
-        if test in auto_tests and test not in paired.PAIRED_TESTS:
+        if test in auto_tests and test not in candidate_tests.PAIRED_TESTS:
             result, samples = run_auto(base, head, test, **design_options)
             _tally((suite, test, "auto"), result.decision, samples, kind, effect, out)
             result, samples = simulate_perrow.run_auto_per_row(base, head, test, **design_options)
             _tally((suite, test, simulate_perrow.MODE), result.decision, samples, kind, effect, out)
-    duet_tests = [test for test in tests if test in paired.PAIRED_TESTS]
+    duet_tests = [test for test in tests if test in candidate_tests.PAIRED_TESTS]
     if duet_tests:  # --pairing duet: its own samples (tests/perf/duet_model.py)
         rows = draw_rows(rng, model, reports)
         base, head, strata = duet_model.generate(rng, model, rows, FILE_OF_ROW, MAX_RUNS)
@@ -328,7 +328,7 @@ def table(total: Counter, tests, modes, auto_tests=()) -> str:
         for mode in modes:
             if mode.startswith("auto") and test not in auto_tests:
                 continue
-            if (test in paired.PAIRED_TESTS) != mode.startswith("duet-"):  # duet rows: paired tests only
+            if (test in candidate_tests.PAIRED_TESTS) != mode.startswith("duet-"):  # duet rows: paired tests only
                 continue
             if mode == duet_model.AUTO_MODE and test != paired.PAIRED_TEST:
                 continue
@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mixed-reports", type=int, default=None, help="sigma 0.5-25 %%, 18 rows changed (2000)")
     parser.add_argument("--issue-reports", type=int, default=None, help="reports per issue case (2000)")
     parser.add_argument("--seed", type=int, default=20240610)
-    parser.add_argument("--tests", default=",".join(candidate_tests.TESTS + paired.PAIRED_TESTS))
+    parser.add_argument("--tests", default=",".join(candidate_tests.TESTS + candidate_tests.PAIRED_TESTS))
     parser.add_argument("--fixed", default="10,30", help="comma-separated fixed run counts (default 10,30)")
     parser.add_argument("--no-auto", action="store_true", help="skip --runs auto")
     parser.add_argument(
@@ -456,8 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         reports = quiet_reports = mostly_reports = mixed_reports = 0
     tests = [t for t in args.tests.split(",") if t]
     for test in tests:
-        if test not in candidate_tests.TESTS + paired.PAIRED_TESTS:
-            parser.error(f"unknown test {test!r}; choose from {', '.join(candidate_tests.TESTS + paired.PAIRED_TESTS)}")
+        if test not in (known := candidate_tests.TESTS + candidate_tests.PAIRED_TESTS):
+            parser.error(f"unknown test {test!r}; choose from {', '.join(known)}")
     fixed = [int(v) for v in args.fixed.split(",") if v]
     noise = {"drift": args.drift, "side_drift": args.side_drift, "outliers": args.outliers}
     suites = [
@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     auto_tests = (args.auto_tests or yuenwelch.GATE_TEST).split(",")
     auto_tests = [] if args.no_auto else tests if args.auto_tests == "all" else auto_tests
     # A design's test is one of the gate's (yuenwelch.TESTS): the other candidates are compared at fixed runs.
-    auto_tests = [test for test in auto_tests if test in yuenwelch.TESTS + paired.PAIRED_TESTS]
+    auto_tests = [test for test in auto_tests if test in yuenwelch.TESTS + candidate_tests.PAIRED_TESTS]
     node = (node_reports, args.unchanged_confidence, args.max_resolution)
     total = simulate(suites, tests, fixed, auto_tests, args.seed, args.jobs, main_options, candidates, node)
     modes = [f"fixed-{n}" for n in fixed] + (["auto", simulate_perrow.MODE] if auto_tests else [])

@@ -9,7 +9,7 @@ import numpy as np
 
 from benchgate.errors import InputError
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
-from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
+from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
 from benchgate.stats.paired import duet_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
@@ -170,7 +170,6 @@ def decide_samples(
     alpha: np.ndarray | float = DEFAULT_ALPHA,
     *,
     pairs: tuple | None = None,
-    test: str = GATE_TEST,
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
@@ -183,7 +182,7 @@ def decide_samples(
     if not keys:
         return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
     if pairs is None:
-        st = gate_statistics(base, head, test)
+        st = gate_statistics(base, head)
     else:
         strata = pairs[2] if len(pairs) > 2 else None
         base_pairs, head_pairs, assignment = pair_arrays(samples, pairs[0], pairs[1], keys, strata)

@@ -38,10 +38,8 @@ def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "hol
     # r(alpha_i): the number of leading steps whose running max is below this row's alpha.
     flat_running = running.reshape(-1, p.shape[-1])
     flat_alpha = alpha.reshape(-1, p.shape[-1])
-    rejected_count = np.empty(flat_alpha.shape, dtype=np.int64)
-    for index in range(flat_running.shape[0]):
-        rejected_count[index] = np.searchsorted(flat_running[index], flat_alpha[index], side="left")
-    rejected_count = rejected_count.reshape(p.shape)
+    counts = [np.searchsorted(row, level, side="left") for row, level in zip(flat_running, flat_alpha, strict=True)]
+    rejected_count = np.array(counts, dtype=np.int64).reshape(p.shape)
     rejected = valid & (rank < rejected_count)
     with np.errstate(divide="ignore", invalid="ignore"):
         level = np.where(rejected, alpha / (m - rank), alpha / np.maximum(m - rejected_count, 1))
@@ -167,8 +165,7 @@ def decide_looks(
     shape = p_seq.shape
     fixed_low, fixed_high = _fixed_interval(current, level, last, cache)
     rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & ~current.incomplete)
-    low = np.where(rejected, rci_low, fixed_low)
-    high = np.where(rejected, rci_high, fixed_high)
+    low, high = np.where(rejected, rci_low, fixed_low), np.where(rejected, rci_high, fixed_high)
     change = current.change
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)

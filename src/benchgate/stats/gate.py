@@ -15,19 +15,11 @@ MAX_MIN_EFFECT = 1000.0  # percent; the configuration's cap too
 MIN_RUNS = 2  # Welch's t-test needs two samples a side
 MAX_RUNS = 1000  # samples per side and configuration: a bound on what one label or option may ask for
 DISPLAY_LEVEL = 0.001  # the decisions shown under --threshold off (they gate nothing)
+# resolution: percent, the smallest regression the row's evidence rules out (benchgate.stats.resolution);
+# gated_at: percent, the regression it must rule out to be unchanged (coarser than its target: "coarse")
 DECISION_COLUMNS = (
-    "decision",
-    "change",
-    "ci_low",
-    "ci_high",
-    "ci_level",
-    "gate_p",
-    "mde",
-    "sigma",
-    "noisy_mde",
-    "resolution",  # percent: the smallest regression the row's evidence rules out (benchgate.stats.resolution)
-    "gated_at",  # percent: the regression it must rule out to be unchanged (coarser than its target: "coarse")
-    "runs_needed",
+    *("decision", "change", "ci_low", "ci_high", "ci_level", "gate_p", "mde", "sigma", "noisy_mde", "resolution"),
+    *("gated_at", "runs_needed"),
 )
 UNCHANGED_CONFIDENCES = MIN_UNCHANGED_CONFIDENCE, MAX_UNCHANGED_CONFIDENCE = 50.0, 99.999  # percent, the range
 

@@ -16,6 +16,7 @@ PASS, FAIL, INCONCLUSIVE = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE  # t
 ACCEPTED = "accepted"  # a trusted label accepted the regressions
 # The base did not build: no verdict on the PR (a neutral check), but never a pass either.
 ERROR = "error"
+_EXIT_STATUS = {ERROR: EXIT_BUILD_FAILED, INCONCLUSIVE: EXIT_INCONCLUSIVE, FAIL: EXIT_GATE_FAILED}  # else EXIT_OK
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,7 @@ class Outcome:
 
     @property
     def exit_status(self) -> int:
-        if self.verdict == ERROR:
-            return EXIT_BUILD_FAILED
-        if self.verdict == INCONCLUSIVE:
-            return EXIT_INCONCLUSIVE
-        return EXIT_GATE_FAILED if self.verdict == FAIL else EXIT_OK
+        return _EXIT_STATUS.get(self.verdict, EXIT_OK)
 
 
 def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
@@ -62,9 +59,7 @@ def decide(
 ) -> Outcome:
     """The verdict over the gated table and the run summary (``problems``: what else the caller found failing)."""
     if (failure := run.build_failure) is not None:  # the head fails the gate (no label accepts it); the base: error
-        commit = failure.ref or "?"
-        if failure.sha:
-            commit = f"{commit} ({failure.sha[:12]})"
+        commit = (failure.ref or "?") + (f" ({failure.sha[:12]})" if failure.sha else "")
         if failure.infrastructure:
             problem = f"the base {commit} does not build: an infrastructure error, not this pull request's fault"
             return Outcome(ERROR, 0, (), (problem,))

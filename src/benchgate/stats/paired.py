@@ -10,7 +10,6 @@ import numpy as np
 from benchgate.stats.yuenwelch import Stats, combine, gate_statistics
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
-PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", PAIRED_TEST)
 PAIRED_TRIM = 0.2
 PAIRED_DF_FACTOR = 0.8
 # Trimmed from 20 pairs on, not 10: a paired test has n - 1 df, not about 2n - 2, and trimming 10-19 pairs left too
@@ -75,30 +74,25 @@ def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.n
 
 
 def paired_statistics(
-    base: np.ndarray, head: np.ndarray, test: str = PAIRED_TEST, strata: np.ndarray | None = None
+    base: np.ndarray, head: np.ndarray, strata: np.ndarray | None = None, trim: float = PAIRED_TRIM
 ) -> Stats:
-    """``test``'s statistics per row from NaN-padded paired rates ``(..., rows, pairs)``, ``strata`` each pair's
-    CPU-set assignment; ``var_base``/``var_head`` each hold half the per-pair (robust) variance."""
-    if test not in PAIRED_TESTS:
-        raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
-    base = np.asarray(base, dtype=float)
-    head = np.asarray(head, dtype=float)
+    """``PAIRED_TEST``'s statistics per row from NaN-padded paired rates ``(..., rows, pairs)``, ``strata`` each
+    pair's CPU-set assignment (None: no aligning); ``var_base``/``var_head`` each hold half the per-pair (robust)
+    variance. ``trim`` is for tests/perf/candidates.py's paired candidates."""
+    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.log(head) - np.log(base)
     valid = ~np.isnan(d)
     n = valid.sum(axis=-1)
-    trim = 0.0 if test == "paired_t_log" else PAIRED_TRIM
     aligned_count, raw = np.ones(n.shape), d
-    if test == PAIRED_TEST and strata is not None:
+    if strata is not None:
         d, aligned_count = _aligned(d, valid, np.asarray(strata))
     location, se2, df = _trimmed(d, valid, n, trim)
     df = df - (aligned_count - 1) * np.where(n >= PAIRED_TRIM_FROM, PAIRED_DF_FACTOR, 1.0)  # one df per aligned level
-    plain_location, plain_se2, plain_df = _trimmed(d, valid, n, 0.0)
+    plain = _trimmed(d, valid, n, 0.0)
     # Winsorizing can leave no spread on data that has some (most ratios equal): the plain paired t then.
-    degenerate = (se2 == 0) & (plain_se2 > 0)
-    location = np.where(degenerate, plain_location, location)
-    se2 = np.where(degenerate, plain_se2, se2)
-    df = np.where(degenerate, plain_df, df)
+    degenerate = (se2 == 0) & (plain[1] > 0)
+    location, se2, df = (np.where(degenerate, a, b) for a, b in zip(plain, (location, se2, df), strict=True))
     side_constant = [
         (n > 0) & (_nan_reduce(np.nanmin, x, valid) == _nan_reduce(np.nanmax, x, valid))
         if x.shape[-1]
@@ -122,7 +116,7 @@ def paired_statistics(
         scale = np.exp(_nan_reduce(np.nanmean, np.log(base), valid)) if base.shape[-1] else n * np.nan
     half = np.where(incomplete, np.nan, robust_se2 * n / 2)
     return Stats(
-        test=test,
+        test=PAIRED_TEST,
         delta=np.where(n > 0, location, np.nan),
         se=se,
         df=np.where(incomplete | constant, np.nan, df),
@@ -140,10 +134,10 @@ def duet_statistics(
     head_pairs: np.ndarray,
     base: np.ndarray,
     head: np.ndarray,
-    test: str = PAIRED_TEST,
     strata: np.ndarray | None = None,
+    trim: float = PAIRED_TRIM,
 ) -> Stats:
     """Per row, the paired test on its pairs where it has 2, the unpaired gate test on all its samples elsewhere."""
-    in_pairs = paired_statistics(base_pairs, head_pairs, test, strata)
+    in_pairs = paired_statistics(base_pairs, head_pairs, strata, trim)
     use_paired = in_pairs.n_base >= 2
     return combine(lambda a, b: np.where(use_paired, a, b), in_pairs, gate_statistics(base, head))

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
-from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, first_runs
+from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, _to_percent, first_runs
 
 # The chance that a row at zero change reaches the resolution it is gated at: a report of 400 rows passes
 # A/A at Node's noise only if few rows fail to (tests/perf/simulate_gate.py, docs/statistics.md).
@@ -48,7 +48,7 @@ def trusted_variance(st: Stats, prior: np.ndarray | None = None, confidence: flo
 def _half_width(st: Stats, var, runs, level, power: float) -> np.ndarray:
     """``(t_level + t_power) × se`` in the test's units, with ``runs`` samples a side of per-sample variance ``var``."""
     var, runs = np.asarray(var, dtype=float), np.asarray(runs, dtype=float)
-    trim = 0.0 if st.test.startswith(PAIRED_PREFIX) else TRIM.get(st.test, 0.0)
+    trim = TRIM.get(st.test, 0.0)  # 0 for the paired tests
     with np.errstate(divide="ignore", invalid="ignore"):
         trimmed = runs >= TRIM_FROM
         h = runs - 2 * np.where(trimmed, np.floor(trim * runs + 1e-9), 0)
@@ -59,17 +59,11 @@ def _half_width(st: Stats, var, runs, level, power: float) -> np.ndarray:
         return (special.stdtrit(df, 1 - np.asarray(level, dtype=float) / 2) + special.stdtrit(df, power)) * se
 
 
-def _regression_percent(st: Stats, x: np.ndarray) -> np.ndarray:
-    """The regression (percent, positive) a fall of ``x`` in the test's units is (log ratio, or raw rate)."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return -100 * np.expm1(-x) if st.log else 100 * x / np.asarray(st.scale_base)
-
-
 def reachable(
     st: Stats, var: np.ndarray, runs: np.ndarray | float, level: np.ndarray | float, power: float = RESOLUTION_POWER
 ) -> np.ndarray:
     """The regression (percent) ruled out with probability ``power`` at ``runs`` a side of ``var``, nothing changed."""
-    return _regression_percent(st, _half_width(st, var, runs, level, power))
+    return -_to_percent(st, -_half_width(st, var, runs, level, power))  # a fall of that width, in percent
 
 
 def gated_at(
@@ -110,7 +104,7 @@ def runs_to_reach(st: Stats, floor: np.ndarray, level: np.ndarray, above: np.nda
 
     def reached(_, runs) -> np.ndarray:
         half = _half_width(st, var, float(runs), np.asarray(level), PROJECTION_POWER)
-        return _regression_percent(st, half - estimate) < floor
+        return -_to_percent(st, estimate - half) < floor
 
     return first_runs(RUN_COUNTS, np.shape(st.delta), reached, above)
 

@@ -21,8 +21,7 @@ def look_statistics(
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
-    base = np.asarray(base, dtype=float)
-    head = np.asarray(head, dtype=float)
+    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     if active is None:
         return _statistics(design, base, head, pairs)
     active = np.asarray(active, dtype=bool)
@@ -38,12 +37,12 @@ def look_statistics(
 
 
 def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
-    if design.test not in paired.PAIRED_TESTS:
+    if design.test != paired.PAIRED_TEST:
         return gate_statistics(base, head, design.test)
     if pairs is None:
         raise ValueError(f"the design's test {design.test} needs the look's pairs")
     base_pairs, head_pairs, strata = pairs
-    return paired.duet_statistics(base_pairs, head_pairs, base, head, design.test, strata)
+    return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
 
 
 @dataclass(frozen=True)

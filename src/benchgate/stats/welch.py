@@ -12,23 +12,8 @@ RISKS = {"*": 0.05, "**": 0.01, "***": 0.001}
 _ESSENTIALLY_CONSTANT = 10 * np.finfo(float).eps
 
 COMPARISON_COLUMNS = [
-    "filename",
-    "configuration",
-    "n_base",
-    "n_head",
-    "mean_base",
-    "mean_head",
-    "improvement",
-    "t_statistic",
-    "df",
-    "p_value",
-    "p_adjusted",
-    "confidence",
-    "accuracy_1",
-    "accuracy_2",
-    "accuracy_3",
-    "incomplete",
-    "constant",
+    *("filename", "configuration", "n_base", "n_head", "mean_base", "mean_head", "improvement", "t_statistic", "df"),
+    *("p_value", "p_adjusted", "confidence", "accuracy_1", "accuracy_2", "accuracy_3", "incomplete", "constant"),
 ]
 
 
