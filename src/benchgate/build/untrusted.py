@@ -20,14 +20,7 @@ STATS_LOG = ".benchgate-ccache-stats"
 STATS_LOG_LIMIT = 16 * 2**20
 # Variables the build's configure and compilers read, as far as the cache key covers them.
 BUILD_ENV = ("CC", "CXX", *COMPILER_ENV)
-CCACHE_ENV = (
-    "CCACHE_DIR",
-    "CCACHE_MAXSIZE",
-    "CCACHE_STATSLOG",
-    "CCACHE_BASEDIR",
-    "CCACHE_NOHASHDIR",
-    "CCACHE_READONLY",
-)
+CCACHE_ENV = tuple(f"CCACHE_{name}" for name in ("DIR", "MAXSIZE", "STATSLOG", "BASEDIR", "NOHASHDIR", "READONLY"))
 
 
 def confinement(

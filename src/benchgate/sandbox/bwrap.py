@@ -171,13 +171,9 @@ def strip_credentials(env: Mapping[str, str]) -> dict[str, str]:
 # Which bwrap to use (default: the one on PATH); tests point it at a missing or failing one.
 BWRAP_ENV = "BENCHGATE_BWRAP"
 # Inherited file descriptors (the benchmark IPC channel) stay open through bwrap, at the same number.
+_NAMESPACES = ("user", "ipc", "pid", "net", "uts", "cgroup-try")
 NAMESPACE_ARGS = (
-    "--unshare-user",
-    "--unshare-ipc",
-    "--unshare-pid",
-    "--unshare-net",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
+    *(f"--unshare-{name}" for name in _NAMESPACES),
     "--die-with-parent",
     "--new-session",
     "--cap-drop",
