@@ -117,10 +117,8 @@ def build_ref(
     worktree = cache.root / "worktrees" / f"{sha[:12]}-{key}"
     job = BuildJob(cache, repo, ref, sha, key, side, settings, env, worktree, trusted, started, echo, use_sandbox, hide)
 
-    def waiting() -> None:
-        print(f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})", file=sys.stderr)
-
-    with cache.lock(key, on_wait=waiting):
+    waiting = f"benchgate: waiting for another job building {ref} ({sha[:12]}, key {key[:12]})"
+    with cache.lock(key, on_wait=lambda: print(waiting, file=sys.stderr)):
         entry, reason = cache.validate(key)
         if entry is not None:
             cache.touch(entry)
@@ -255,15 +253,12 @@ class BuildJob:
                 "ccache": stats.as_dict() if stats else None,
                 "sandbox": sandbox_record,
             }
-            if confined:
-                # The worktree is the PR's: only a regular file inside it is taken, copied out, then stored.
-                try:
-                    with untrusted.copied_binary(self.cache, self.worktree, self.settings.binary_path) as copy:
-                        entry = self.cache.store(self.key, copy, metadata, log_path)
-                except sandbox.UnsafePath as error:
-                    self.fail(log_path, f"the build produced no executable {self.settings.binary_path} ({error})")
-            else:
-                entry = self.cache.store(self.key, built, metadata, log_path)
+            # A confined build's worktree is the PR's: only a regular file inside it is copied out.
+            copy = untrusted.binary_copier(self.worktree, self.settings.binary_path) if confined else None
+            try:
+                entry = self.cache.store(self.key, built, metadata, log_path, copy=copy)
+            except sandbox.UnsafePath as error:
+                self.fail(log_path, f"the build produced no executable {self.settings.binary_path} ({error})")
         finally:
             with contextlib.suppress(OSError):  # in a sandboxed build's worktree it may be anything
                 stats_log.unlink()

@@ -177,13 +177,21 @@ class BinaryCache:
             return None, "binary sha256 does not match the recorded one"
         return CacheEntry(key, directory, binary, recorded_sha256, recorded_size, metadata), ""
 
-    def store(self, key: str, binary: Path, metadata: Mapping[str, object], log: Path | None = None) -> CacheEntry:
-        """Copy ``binary`` into the entry for ``key``: staged, renamed into place, completion marker last."""
+    def store(
+        self,
+        key: str,
+        binary: Path,
+        metadata: Mapping[str, object],
+        log: Path | None = None,
+        copy: Callable[[Path, Path], object] | None = None,
+    ) -> CacheEntry:
+        """Copy ``binary`` (with ``copy``, default shutil.copyfile) into the entry for ``key``: staged, renamed into
+        place, completion marker last."""
         staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.entries_dir))
         final = self.entries_dir / key
         try:
             staged_binary = staging / binary.name
-            shutil.copyfile(binary, staged_binary)
+            (copy or shutil.copyfile)(binary, staged_binary)
             os.chmod(staged_binary, 0o755)
             _fsync_path(staged_binary)
             digest, size = file_sha256(staged_binary), staged_binary.stat().st_size

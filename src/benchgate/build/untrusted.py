@@ -5,15 +5,14 @@ that leads out of the worktree (docs/security.md)."""
 from __future__ import annotations
 
 import shutil
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from benchgate import sandbox
 from benchgate.build import worktrees
 from benchgate.build.buildsettings import COMPILER_ENV, CcacheStats
-from benchgate.build.cache import STAGING_PREFIX, BinaryCache
+from benchgate.build.cache import BinaryCache
 
 # Inside the (writable) worktree: the one place a sandboxed ccache can append its statistics to.
 STATS_LOG = ".benchgate-ccache-stats"
@@ -76,15 +75,12 @@ def git_link_kept(worktree: Path) -> Iterator[None]:
         dot_git.write_bytes(link)
 
 
-@contextmanager
-def copied_binary(cache: BinaryCache, worktree: Path, binary_path: str) -> Iterator[Path]:
-    """The built binary copied out of the worktree into the cache's staging; ``sandbox.UnsafePath`` when it is
-    missing, leads outside the worktree (a symlink to the cached base binary, say) or is no executable file."""
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "untrusted-", dir=cache.entries_dir))
-    try:
-        copy = sandbox.copy_out(worktree, binary_path, staging / Path(binary_path).name)
-        if not copy.stat().st_mode & 0o100:
+def binary_copier(worktree: Path, binary_path: str) -> Callable[[Path, Path], object]:
+    """How the cache copies the built binary out of the worktree: ``sandbox.UnsafePath`` when it is missing,
+    leads outside the worktree (a symlink to the cached base binary, say) or is no executable file."""
+
+    def copy(_: Path, destination: Path) -> None:
+        if not sandbox.copy_out(worktree, binary_path, destination).stat().st_mode & 0o100:
             raise sandbox.UnsafePath(f"{binary_path} is not executable")
-        yield copy
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    return copy
