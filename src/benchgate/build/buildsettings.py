@@ -65,11 +65,10 @@ class BuildSettings:
         for name in ("ninja", "use_ccache"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), bool):
                 raise InputError(f"{name.replace('use_', '')} must be true or false, not {getattr(self, name)!r}")
-        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1):
-            raise InputError(f"jobs must be a positive integer, not {self.jobs!r}")
-        timeout = self.timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
-            raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        for name, kind, what in (("jobs", int, "integer"), ("timeout", int | float, "number of seconds")):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value <= 0):
+                raise InputError(f"{name} must be a positive {what}, not {value!r}")
         size = self.ccache_max_size
         if not isinstance(size, str) or not re.fullmatch(r"\d+(\.\d+)?\s*([kMGT]i?)?", size):
             raise InputError(f"ccache max size must look like 10G or 500M, not {size!r}")
