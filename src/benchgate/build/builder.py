@@ -214,9 +214,8 @@ class BuildJob:
         # Only trusted builds (the base branch) may write the compiler cache.
         access = "read-write" if self.trusted else "read-only"
         sandbox_record = confined.record() if confined else None
-        # A sandboxed ccache can write its statistics only in the worktree.
-        sandboxed = confined is not None and confined.sandbox is not None
-        stats_log = self.worktree / untrusted.STATS_LOG if sandboxed else log_path.with_suffix(".ccache-stats")
+        # In the worktree, for every build: the one place a sandboxed ccache can write its statistics.
+        stats_log = self.worktree / untrusted.STATS_LOG
         env = dict(self.env)
         if ccache:
             max_size, read_only = self.settings.ccache_max_size, not self.trusted
