@@ -147,11 +147,9 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     import numpy as np
     import pandas as pd
 
-    has_time = "time" in columns
     # Text stays text: a "category" dtype would let pandas infer numeric categories ("00" -> 0, "1.50" -> 1.5).
-    dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64"}
-    if has_time:
-        dtype["time"] = str  # read exactly (Node's 9-decimal strings), and an empty time is a missing one
+    # The time too is read as text: exactly (Node's 9-decimal strings), and an empty time is a missing one.
+    dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64", "time": str}
     try:
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
@@ -171,13 +169,11 @@ def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: st
     rate = frame["rate"].to_numpy()
     if not (np.isfinite(rate) & (rate > 0)).all():
         return None
-    if has_time:
-        time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object))
-        if bad is not None or np.isnan(time).any():
-            # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
-            return None
-    else:
-        time, time_ns = np.full(len(frame), np.nan), [None] * len(frame)
+    has_time = "time" in columns
+    time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object) if has_time else [""] * len(frame))
+    if bad is not None or has_time and np.isnan(time).any():
+        # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
+        return None
     return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
 
 

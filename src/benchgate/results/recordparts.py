@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
 from benchgate.errors import InputError
@@ -54,6 +54,18 @@ def Text(limit: int = MAX_TEXT) -> Any:  # noqa: N802 - a type
 def Integer(low: int, high: int) -> Any:  # noqa: N802
     """A whole number from ``low`` to ``high`` (never true or false)."""
     return Annotated[int, Field(ge=low, le=high, strict=True)]
+
+
+def Checked(kind: Any, reason: str) -> Any:  # noqa: N802
+    """``kind``, whose every error reads ``reason`` (``{value}``: the value given, shortened)."""
+
+    def check(value: Any, handler: Any) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            raise invalid(reason.format(value=repr(str(value)[:20]))) from None
+
+    return Annotated[kind, WrapValidator(check)]
 
 
 def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
@@ -209,16 +221,10 @@ class SandboxUse(Model):
         return not self.used and self.untrusted_head is not False
 
 
-def _side(value: Any) -> Any:
-    if value not in ("base", "head"):
-        raise invalid("must be base or head")
-    return value
-
-
 class BuildFailure(Model):
     """A side that did not build, so nothing was measured (run.json's ``build_failure``)."""
 
-    side: Annotated[str, BeforeValidator(_side)]
+    side: Checked(Literal["base", "head"], "must be base or head")
     ref: Text(256) | None = None
     sha: Commit | None = None
     log_tail: Text(MAX_TEXT) | None = ""
@@ -289,12 +295,10 @@ def check_environment(value: Any) -> Any:
     return value
 
 
-def check_runs(value: Any) -> Any:
-    if value is None or value == AUTO:
-        return value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
-        raise invalid(f"must be a whole number from 1 to {MAX_RUNS}, or auto, not {str(value)[:20]!r}")
-    return value
+Runs = Checked(
+    Integer(1, MAX_RUNS) | Literal["auto"] | None,
+    f"must be a whole number from 1 to {MAX_RUNS}, or auto, not {{value}}",
+)
 
 
 class Look(Model):
@@ -305,12 +309,6 @@ class Look(Model):
     csv_sha256: Digest | None = None  # of those bytes (None: before the digest)
 
 
-def _short(value: Any) -> Any:
-    if not isinstance(value, str) or len(value) > 32:
-        raise invalid("must be a short string")
-    return value
-
-
 class Stop(Model):
     """One of run.json's ``stopped``: why a unit stopped after ``after_runs`` runs (look index ``look``)."""
 
@@ -318,7 +316,7 @@ class Stop(Model):
     configuration: Text(MAX_NAME) | None = None  # None: the whole file
     after_runs: Integer(1, MAX_RUNS)
     look: Integer(0, MAX_LOOKS - 1)
-    reason: Annotated[str, BeforeValidator(_short)]  # decided, hopeless or max-runs
+    reason: Checked(Text(32), "must be a short string")  # decided, hopeless or max-runs
 
     @property
     def unit(self) -> tuple[str, str | None]:

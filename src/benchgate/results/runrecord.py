@@ -45,7 +45,7 @@ class RunRecord(parts.Model):
     binaries: parts.Binaries = parts.Binaries()
     selection: parts.Selection = parts.Selection()
     seed: parts.Integer(0, 2**64) | None = None
-    runs: Annotated[int | str | None, BeforeValidator(parts.check_runs)] = None  # "auto": an adaptive run
+    runs: parts.Runs = None  # "auto": an adaptive run
     started_at: parts.Text(64) | None = None
     ended_at: parts.Text(64) | None = None
     complete: parts.Flag = True
