@@ -58,12 +58,8 @@ class PullRequestInfo:
     number: int
     head_sha: str
     base_sha: str
-    head_ref: str
     base_ref: str
     labels: tuple[str, ...]
-    html_url: str
-    author: str
-    head_repo: str  # owner/name of the head repository ("" when a fork was deleted)
 
 
 @dataclass(frozen=True)
@@ -185,17 +181,8 @@ class GitHubClient:
     def pull_request(self, number: int) -> PullRequestInfo:
         """The pull request ``number`` (GET /repos/{o}/{r}/pulls/{n})."""
         pull = self._repo.get_pull(number)
-        return PullRequestInfo(
-            number=pull.number,
-            head_sha=pull.head.sha,
-            base_sha=pull.base.sha,
-            head_ref=pull.head.ref,
-            base_ref=pull.base.ref,
-            labels=tuple(label.name for label in pull.labels),
-            html_url=pull.html_url,
-            author=pull.user.login if pull.user is not None else "ghost",
-            head_repo=pull.head.repo.full_name if pull.head.repo is not None else "",
-        )
+        labels = tuple(label.name for label in pull.labels)
+        return PullRequestInfo(pull.number, pull.head.sha, pull.base.sha, pull.base.ref, labels)
 
     @_unit("read the changed files of #{0}")
     def changed_files(self, number: int) -> ChangedFiles:

@@ -8,7 +8,7 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,41 +33,21 @@ _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million sampl
 
 @dataclass(frozen=True)
 class RowSummary:
-    """One side's samples of one benchmark row, summarized (rates in operations per second)."""
+    """One side's samples of one benchmark row: its ``benchgate_rows`` values by column (rates in operations per
+    second; not ``run_id`` and ``row``, known when stored), and the samples."""
 
-    side: str
-    filename: str
-    configuration: str
-    samples: int
-    mean_rate: float
-    trimmed_mean: float
-    log_spread: float
+    values: dict[str, Any]
     rates: tuple[float, ...]
     times_ns: tuple[int | None, ...]
 
 
 @dataclass(frozen=True)
 class RunEntry:
-    """Everything the store keeps of one run."""
+    """Everything the store keeps of one run: its ``benchgate_runs`` values by column (not ``id`` and
+    ``recorded_at``, known when stored), and its rows."""
 
-    digest: str
-    commit: str
-    parent: str | None
-    branch: str
-    date: str
-    base_version: str | None
-    head_version: str | None
-    base_flags: str
-    head_flags: str
-    runner: str
-    runner_facts: str  # JSON
-    settings: str  # JSON
-    source: str
+    values: dict[str, Any]
     rows: tuple[RowSummary, ...]
-
-    @property
-    def sample_count(self) -> int:
-        return sum(row.samples for row in self.rows)
 
 
 def iso_date(value: str, where: str) -> str:
@@ -99,13 +79,15 @@ def summarize(samples: Any) -> tuple[RowSummary, ...]:
         logs = np.log(rates)
         summaries.append(
             RowSummary(
-                side=str(side),
-                filename=str(filename),
-                configuration=str(configuration),
-                samples=len(rates),
-                mean_rate=float(rates.mean()),
-                trimmed_mean=float(stats.trim_mean(rates, TRIM)),
-                log_spread=float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
+                {
+                    "side": str(side),
+                    "filename": str(filename),
+                    "configuration": str(configuration),
+                    "samples": len(rates),
+                    "mean_rate": float(rates.mean()),
+                    "trimmed_mean": float(stats.trim_mean(rates, TRIM)),
+                    "log_spread": float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
+                },
                 rates=tuple(float(rate) for rate in rates),
                 times_ns=tuple(None if value is None or value != value else int(value) for value in group["time_ns"]),
             )
@@ -155,24 +137,26 @@ def read_entry(
     environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
     facts = {key: value for key, value in environment.items() if key != "warnings"}
     settings = {key: record[key] for key in _SETTINGS if key in record}
-    return RunEntry(
-        digest=hashlib.sha256(
+    rows = summarize(samples)
+    values = {
+        "digest": hashlib.sha256(
             b"".join(path.read_bytes() + b"\0" for path in (run_dir / "results.csv", record_path))
         ).hexdigest(),
-        commit=head_commit,
-        parent=summary.base.sha or (summary.base.version if release else None),
-        branch=branch[:256],
-        date=iso_date(when, where if date is None else "--date"),
-        base_version=summary.base.version,
-        head_version=head.version,
-        base_flags=" ".join(summary.base.node_args),
-        head_flags=" ".join(head.node_args),
-        runner=runner_fingerprint(facts),
-        runner_facts=json.dumps(facts, sort_keys=True)[:65536],
-        settings=json.dumps(settings, sort_keys=True)[:65536],
-        source=(head.source or "local")[:32],
-        rows=summarize(samples),
-    )
+        "commit": head_commit,
+        "parent": summary.base.sha or (summary.base.version if release else None),
+        "branch": branch[:256],
+        "date": iso_date(when, where if date is None else "--date"),
+        "base_version": summary.base.version,
+        "head_version": head.version,
+        "base_flags": " ".join(summary.base.node_args),
+        "head_flags": " ".join(head.node_args),
+        "runner": runner_fingerprint(facts),
+        "runner_facts": json.dumps(facts, sort_keys=True)[:65536],
+        "settings": json.dumps(settings, sort_keys=True)[:65536],
+        "source": (head.source or "local")[:32],
+        "sample_count": sum(row.values["samples"] for row in rows),
+    }
+    return RunEntry(values, rows)
 
 
 @dataclass(frozen=True)
@@ -214,22 +198,19 @@ def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary,
 def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
     """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest."""
     db.prepare(connection, store, write=True)
-    existing = _existing(connection, entry.digest)
+    existing = _existing(connection, entry.values["digest"])
     if existing is not None:
         return int(existing), False
-    values = {column.name: getattr(entry, column.name) for column in db.runs.c if hasattr(entry, column.name)}
-    values["recorded_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    run_id = int(connection.execute(db.runs.insert().values(**values)).inserted_primary_key[0])
-    columns = [field.name for field in fields(RowSummary) if field.name in db.rows.c]
-    summaries = [
-        {"run_id": run_id, "row": number, **{name: getattr(row, name) for name in columns}}
-        for number, row in enumerate(entry.rows)
-    ]
+    recorded_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    run_id = int(
+        connection.execute(db.runs.insert().values(**entry.values, recorded_at=recorded_at)).inserted_primary_key[0]
+    )
+    summaries = [{"run_id": run_id, "row": number, **row.values} for number, row in enumerate(entry.rows)]
     connection.execute(db.rows.insert(), summaries)
     _insert_samples(connection, run_id, entry.rows)
     if keep > 0:
         runs = db.runs
-        branch = select(runs.c.id).where(runs.c.branch == entry.branch)
+        branch = select(runs.c.id).where(runs.c.branch == entry.values["branch"])
         kept = branch.order_by(runs.c.date.desc(), runs.c.id.desc()).limit(keep).scalar_subquery()
         old = [row.id for row in connection.execute(branch.where(runs.c.id.not_in(kept)))]
         for table in (db.samples, db.rows):
@@ -259,7 +240,7 @@ def record_run(
             except exc.IntegrityError:
                 # Another recorder committed the same run between our check and our insert.
                 with store.engine.connect() as connection:
-                    existing = _existing(connection, entry.digest)
+                    existing = _existing(connection, entry.values["digest"])
                 if existing is None:
                     raise
                 run_id, created = int(existing), False
@@ -268,10 +249,10 @@ def record_run(
     return RecordResult(
         run_id=run_id,
         created=created,
-        commit=entry.commit,
-        branch=entry.branch,
-        date=entry.date,
-        rows=sum(1 for row in entry.rows if row.side == "head"),
-        samples=entry.sample_count,
+        commit=entry.values["commit"],
+        branch=entry.values["branch"],
+        date=entry.values["date"],
+        rows=sum(1 for row in entry.rows if row.values["side"] == "head"),
+        samples=entry.values["sample_count"],
         store=store.shown,
     )

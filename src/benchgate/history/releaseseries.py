@@ -27,10 +27,9 @@ class ReleaseStep:
 
 
 def _point(step: ReleaseStep, version: str, row: RowSummary, date: str, parent: str | None) -> Point:
-    run, name = f"{step.base}..{step.head}:{row.side}", f"v{version}"  # a release's commit is its version
-    return Point(
-        run, name, parent, RELEASES_BRANCH, date, name, row.mean_rate, row.trimmed_mean, row.log_spread, row.samples
-    )
+    run, name = f"{step.base}..{step.head}:{row.values['side']}", f"v{version}"  # a release's commit is its version
+    measured = (row.values[column] for column in ("mean_rate", "trimmed_mean", "log_spread", "samples"))
+    return Point(run, name, parent, RELEASES_BRANCH, date, name, *measured)
 
 
 def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
@@ -39,22 +38,21 @@ def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[Cha
     changes: list[ChangePoint] = []
     for number, step in enumerate(steps):
         entry = read_entry(step.directory, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        flags, runner, date = (entry.values[column] for column in ("head_flags", "runner", "date"))
         for row in entry.rows:
-            key = SeriesKey(row.filename, row.configuration, entry.head_flags, entry.runner, RELEASES_BRANCH)
+            key = SeriesKey(row.values["filename"], row.values["configuration"], flags, runner, RELEASES_BRANCH)
             mine = points.setdefault(key, [])
-            if row.side == "head":
-                mine.append(_point(step, step.head, row, entry.date, f"v{step.base}"))
+            if row.values["side"] == "head":
+                mine.append(_point(step, step.head, row, date, f"v{step.base}"))
             elif number == 0:
-                mine.insert(0, _point(step, step.base, row, entry.date, None))
+                mine.insert(0, _point(step, step.base, row, date, None))
         starred = step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
         for found in starred.itertuples(index=False):
-            key = SeriesKey(
-                str(found.filename), str(found.configuration), entry.head_flags, entry.runner, RELEASES_BRANCH
-            )
+            key = SeriesKey(str(found.filename), str(found.configuration), flags, runner, RELEASES_BRANCH)
             index = next((i for i, p in enumerate(points.get(key, [])) if p.commit == f"v{step.head}"), None)
             if index is None or index == 0 or not math.isfinite(found.improvement):
                 continue  # a row whose older release measured nothing (a failure) has no step to mark
             before, after = points[key][index - 1].mean_rate, points[key][index].mean_rate
             change, sure = float(found.improvement), 1.0 - float(found.p_value)
-            changes.append(ChangePoint(key, index, f"v{step.head}", entry.date, change, before, after, sure))
+            changes.append(ChangePoint(key, index, f"v{step.head}", date, change, before, after, sure))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())], changes
