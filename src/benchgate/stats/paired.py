@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from benchgate.stats.yuenwelch import Stats, combine, gate_statistics
+from benchgate.stats.yuenwelch import Stats, _mad_variance, _prepare, combine, gate_statistics
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TRIM = 0.2
@@ -103,10 +103,7 @@ def paired_statistics(
     # MAD's, so one early outlier does not make a row look hopeless; before aligning, whose few-pair medians are noise.
     robust_se2 = se2
     if trim:
-        center = _nan_reduce(np.nanmedian, raw, valid)
-        spread = _nan_reduce(np.nanmedian, np.abs(raw - center[..., None]), valid)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mad_se2 = (1.4826 * spread) ** 2 / np.maximum(n, 1)
+        mad_se2 = _mad_variance(_prepare(raw)) / np.maximum(n, 1)
         robust_se2 = np.fmin(np.fmin(se2, _trimmed(raw, valid, n, trim, 1)[1]), mad_se2)
         robust_se2 = np.where(robust_se2 > 0, robust_se2, se2)
     incomplete = n < 2
