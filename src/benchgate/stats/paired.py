@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from benchgate.stats.yuenwelch import Stats, combine, gate_statistics
+from benchgate.stats.yuenwelch import Stats, _mad_variance, _prepare, combine, gate_statistics, yuen
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TRIM = 0.2
@@ -20,27 +20,10 @@ PAIRED_TRIM_FROM = 20
 PAIRED_ALIGN_FROM = 5
 
 
-def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(valid, x, 0.0).sum(axis=-1) / n
-        deviation = np.where(valid, x - mean[..., None], 0.0)
-        return mean, (deviation * deviation).sum(axis=-1) / (n - 1)
-
-
 def _trimmed(d: np.ndarray, valid: np.ndarray, n: np.ndarray, trim: float, trim_from: int = PAIRED_TRIM_FROM):
-    """Trimmed mean, squared standard error and df of ``d`` along the last axis (NaN-padded)."""
-    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
-    ordered = np.sort(d, axis=-1)
-    width = max(d.shape[-1] - 1, 0)
-    low = np.take_along_axis(ordered, np.clip(g, 0, width)[..., None], axis=-1)
-    high = np.take_along_axis(ordered, np.clip(n - g - 1, 0, width)[..., None], axis=-1)
-    mean_w, var_w = _mean_var(np.clip(d, low, high), valid, n)
-    h = n - 2 * g
-    with np.errstate(divide="ignore", invalid="ignore"):
-        location = (mean_w * n - g * (low[..., 0] + high[..., 0])) / h
-        se2 = (n - 1) * var_w / (h * (h - 1.0))
-    df = np.where(g > 0, (h - 1.0) * PAIRED_DF_FACTOR, h - 1.0)
-    return location, se2, df
+    """Trimmed mean, squared standard error and df of ``d`` along the last axis (NaN-padded; the mean unrefined)."""
+    location, se2, h = yuen(d, np.sort(d, axis=-1), valid, n, trim, trim_from, refine=False)
+    return location, se2, np.where(h < n, (h - 1.0) * PAIRED_DF_FACTOR, h - 1.0)
 
 
 def _nan_reduce(function, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -103,10 +86,7 @@ def paired_statistics(
     # MAD's, so one early outlier does not make a row look hopeless; before aligning, whose few-pair medians are noise.
     robust_se2 = se2
     if trim:
-        center = _nan_reduce(np.nanmedian, raw, valid)
-        spread = _nan_reduce(np.nanmedian, np.abs(raw - center[..., None]), valid)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mad_se2 = (1.4826 * spread) ** 2 / np.maximum(n, 1)
+        mad_se2 = _mad_variance(_prepare(raw)) / np.maximum(n, 1)
         robust_se2 = np.fmin(np.fmin(se2, _trimmed(raw, valid, n, trim, 1)[1]), mad_se2)
         robust_se2 = np.where(robust_se2 > 0, robust_se2, se2)
     incomplete = n < 2

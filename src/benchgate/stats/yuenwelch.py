@@ -105,49 +105,49 @@ class _Sample:
     ordered: np.ndarray  # sorted along the last axis, NaN last
     valid: np.ndarray
     n: np.ndarray
-    full: bool  # no padding at all: the plain (faster) reductions give the same numbers
 
 
 def _prepare(x: np.ndarray) -> _Sample:
     valid = ~np.isnan(x)
-    return _Sample(x, np.sort(x, axis=-1), valid, valid.sum(axis=-1), bool(valid.all()))
+    return _Sample(x, np.sort(x, axis=-1), valid, valid.sum(axis=-1))
 
 
-def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray, full: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and sample variance over the valid entries of the last axis (two passes, as R does)."""
+def _mean_var(x: np.ndarray, valid: np.ndarray, n: np.ndarray, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample variance over the valid entries of the last axis (two passes; ``refine``: the mean refined
+    by the mean residual, as R does)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        if full:  # the same sums as below without the masking copies
-            mean = x.sum(axis=-1) / n
-            mean = mean + (x - mean[..., None]).sum(axis=-1) / n
-            deviation = x - mean[..., None]
-            return mean, (deviation * deviation).sum(axis=-1) / (n - 1)
         mean = np.where(valid, x, 0.0).sum(axis=-1) / n
         deviation = np.where(valid, x - mean[..., None], 0.0)
-        mean = mean + deviation.sum(axis=-1) / n
-        deviation = np.where(valid, x - mean[..., None], 0.0)
+        if refine:
+            mean = mean + deviation.sum(axis=-1) / n
+            deviation = np.where(valid, x - mean[..., None], 0.0)
         var = (deviation * deviation).sum(axis=-1) / (n - 1)
     return mean, var
+
+
+def yuen(
+    values: np.ndarray, ordered: np.ndarray, valid: np.ndarray, n: np.ndarray, trim: float, trim_from: int, refine=True
+) -> tuple[np.ndarray, ...]:
+    """Yuen (1974) along the last axis (NaN-padded ``values``, ``ordered`` sorted): the trimmed mean, its squared
+    standard error ``(n - 1) s_w^2 / (h (h - 1))`` from the winsorized variance, and ``h = n - 2g``."""
+    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
+    width = max(ordered.shape[-1] - 1, 0)
+    low = np.take_along_axis(ordered, np.clip(g, 0, width)[..., None], axis=-1)
+    high = np.take_along_axis(ordered, np.clip(n - g - 1, 0, width)[..., None], axis=-1)
+    mean_w, var_w = _mean_var(np.clip(values, low, high), valid, n, refine)
+    h = n - 2 * g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (mean_w * n - g * (low[..., 0] + high[..., 0])) / h, (n - 1) * var_w / (h * (h - 1.0)), h
 
 
 def _side(side: _Sample, trim: float, trim_from: int = TRIM_FROM) -> tuple[np.ndarray, ...]:
     """Location, squared standard error, df contribution (h - 1) and sample count of one side."""
     n = side.n
     if trim == 0:
-        mean, var = _mean_var(side.x, side.valid, n, side.full)
+        mean, var = _mean_var(side.x, side.valid, n)
         with np.errstate(divide="ignore", invalid="ignore"):
             return mean, var / n, n - 1.0, n
-    # Yuen (1974): trimmed mean, winsorized variance, d = (n - 1) s_w^2 / (h (h - 1)), h = n - 2g.
-    ordered = side.ordered
-    g = np.where(n >= trim_from, np.floor(trim * n + 1e-9), 0).astype(np.int64)
-    last = np.maximum(n - g - 1, 0)
-    low = np.take_along_axis(ordered, np.minimum(g, ordered.shape[-1] - 1)[..., None], axis=-1)
-    high = np.take_along_axis(ordered, np.minimum(last, ordered.shape[-1] - 1)[..., None], axis=-1)
-    winsorized = np.clip(ordered, low, high)
-    mean_w, var_w = _mean_var(winsorized, side.valid, n, side.full)
-    h = n - 2 * g
-    with np.errstate(divide="ignore", invalid="ignore"):
-        trimmed = (mean_w * n - g * (low[..., 0] + high[..., 0])) / h
-        d = (n - 1) * var_w / (h * (h - 1.0))
+    trimmed, d, h = yuen(side.ordered, side.ordered, side.valid, n, trim, trim_from)
     return trimmed, d, h - 1.0, n
 
 
