@@ -340,20 +340,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
     attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
-    plan = RunPlan(
-        benchmark_dir=selection.benchmark_dir,
-        files=tuple(name for name in selection.files if name not in skipped_files),
-        binaries=binaries,
-        runs=design.max_runs if design is not None else options.runs,
-        seed=seed,
-        set_args=selection.set_args,
-        timeout=options.timeout,
-        cpuset=options.cpuset,
-        sandbox=confined,
-        pairing=options.pairing,
-        slots=options.slots,
-    )
-    return plan, record
+    return _plan(results.parse_run_record(record, str(output / "run.json")), binaries, confined), record
 
 
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
@@ -397,8 +384,14 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     selection = record.selection
     if not Path(selection.benchmark_dir).is_dir():
         raise InputError(f"--resume: the benchmark directory {selection.benchmark_dir} is gone", where=str(output))
+    return _plan(record, binaries, confined), draft
+
+
+def _plan(record: results.RunRecord, binaries: dict, sandbox) -> RunPlan:
+    """The plan that run.json (a new run's, or one being resumed) describes, with its checked binaries."""
+    selection = record.selection
     skipped_files = {item.filename for item in record.skipped if item.side is None}
-    plan = RunPlan(
+    return RunPlan(
         benchmark_dir=Path(selection.benchmark_dir),
         files=tuple(name for name in selection.files if name not in skipped_files),
         binaries=binaries,
@@ -407,9 +400,8 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
         set_args=selection.set,
         timeout=record.options.timeout,
         cpuset=record.options.cpuset,
-        sandbox=confined,
+        sandbox=sandbox,
         configurations=configurations.from_record(record),
         pairing=record.options.pairing or "sequential",
         slots=record.options.slots or 1,
     )
-    return plan, draft
