@@ -23,7 +23,7 @@ from benchgate.build import releases
 from benchgate.errors import InputError
 from benchgate.run import configurations
 from benchgate.run.process import BASE, HEAD, RunPlan, build_schedule
-from benchgate.run.session import Recorder, Session, SessionState
+from benchgate.run.session import Recorder, Session, new_progress
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -60,7 +60,7 @@ def _plan(files, runs=2, head_args=(), seed=3, set_args=(), expand=True, whole=N
 
 def _session(tmp_path, plan, name="results.csv"):
     writer = results.ResultsWriter(tmp_path / name)
-    state = SessionState()
+    state = new_progress()
     with writer:
         session = Session(plan, Recorder(writer, state))
         session.run()
@@ -209,7 +209,7 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
         HEAD: ("--stack-trace-limit=7",),
     }
     _, state = _session(tmp_path, plan)
-    assert state.failures == [], state.failures
+    assert state["failures"] == [], state["failures"]
     seen = [json.loads(line) for line in trace.read_text().splitlines()]
     flags = [entry for entry in seen if entry["name"] == "calc/flags.js"]
     assert len(flags) == 4 and all("--stack-trace-limit=7" in entry["execArgv"] for entry in flags)
@@ -232,11 +232,11 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
 def test_a_crashing_configuration_fails_alone_and_the_others_keep_running(tmp_path):
     plan = replace(_plan(["fault/crash.js"], runs=4, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
-    assert [(f["side"], f["configuration"], f["exit_status"]) for f in state.failures] == [
+    assert [(f["side"], f["configuration"], f["exit_status"]) for f in state["failures"]] == [
         ("head", "n=10 size=2", 3)
     ] * 2
     reason = "head failed 2 times on n=10 size=2; its remaining runs were skipped"
-    assert state.skipped == [{"filename": "fault/crash.js", "side": "head", "reason": reason}]
+    assert state["skipped"] == [{"filename": "fault/crash.js", "side": "head", "reason": reason}]
     frame = results.read_samples([tmp_path / "results.csv"])
     counts = Counter(zip(frame["side"], frame["configuration"], strict=True))
     # run whole, the head's file would stop at its crash and be skipped; one job per configuration, only it is

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess, RunPlan, build_schedule, job_argv
-from benchgate.run.session import Recorder, Session, SessionState
+from benchgate.run.session import Recorder, Session, new_progress
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -134,7 +134,7 @@ def _plan(files, runs=2, head_args=(), timeout=None, seed=3, set_args=()):
 
 def _session(tmp_path, plan, **kwargs):
     writer = results.ResultsWriter(tmp_path / "results.csv")
-    state = SessionState()
+    state = new_progress()
     with writer:
         session = Session(plan, Recorder(writer, state), **kwargs)
         session.run()
@@ -146,7 +146,7 @@ def test_flags_node_args_set_and_cwd_reach_the_configuration_children(tmp_path, 
     monkeypatch.setenv("BENCHGATE_TEST_TRACE", str(trace))
     plan = _plan(["calc/flags.js", "calc/add.js"], runs=1, head_args=["--max-old-space-size=300"], set_args=["n=64"])
     _, state = _session(tmp_path, plan)
-    assert state.failures == []
+    assert state["failures"] == []
     seen = [json.loads(line) for line in trace.read_text().splitlines()]
     flags_runs = [entry for entry in seen if entry["name"] == "calc/flags.js"]
     assert len(flags_runs) == 2  # base and head; flags.js itself throws when its flag is missing
@@ -166,11 +166,11 @@ def test_flags_node_args_set_and_cwd_reach_the_configuration_children(tmp_path, 
 def test_a_crash_is_recorded_with_its_configuration_and_the_run_goes_on(tmp_path):
     plan = _plan(["fault/crash.js", "calc/add.js"], runs=2, head_args=["--expose-gc"])
     _, state = _session(tmp_path, plan)
-    assert [(f["side"], f["filename"], f["configuration"], f["exit_status"]) for f in state.failures] == [
+    assert [(f["side"], f["filename"], f["configuration"], f["exit_status"]) for f in state["failures"]] == [
         ("head", "fault/crash.js", "n=10 size=2", 3)
     ] * 2
-    assert "the head breaks here" in state.failures[0]["stderr_tail"]
-    assert state.failures[0]["reason"] == "crashed (exited with status 3)"
+    assert "the head breaks here" in state["failures"][0]["stderr_tail"]
+    assert state["failures"][0]["reason"] == "crashed (exited with status 3)"
     frame = results.read_samples([tmp_path / "results.csv"])
     counts = Counter(zip(frame["side"], frame["filename"], frame["configuration"], strict=True))
     assert counts[("base", "fault/crash.js", "n=10 size=3")] == 2
@@ -181,15 +181,15 @@ def test_a_crash_is_recorded_with_its_configuration_and_the_run_goes_on(tmp_path
 def test_a_hung_process_times_out_with_its_children(tmp_path):
     plan = _plan(["fault/hang.js"], runs=1, head_args=["--expose-gc"], timeout=1.5)
     session, state = _session(tmp_path, plan)
-    assert [(f["side"], f["reason"]) for f in state.failures] == [("head", "timed out after 1.5 s")]
-    assert state.durations["fault/hang.js"] < 10
+    assert [(f["side"], f["reason"]) for f in state["failures"]] == [("head", "timed out after 1.5 s")]
+    assert state["durations"]["fault/hang.js"] < 10
 
 
 def test_repeated_failures_stop_that_side_of_the_file(tmp_path):
     plan = replace(_plan(["fault/crash.js"], runs=5, head_args=["--expose-gc"]), max_failures=2)
     _, state = _session(tmp_path, plan)
-    assert len(state.failures) == 2
-    assert state.skipped == [
+    assert len(state["failures"]) == 2
+    assert state["skipped"] == [
         {"filename": "fault/crash.js", "side": "head", "reason": "head failed 2 times; its remaining runs were skipped"}
     ]
 

@@ -13,7 +13,7 @@ from benchgate import results
 from benchgate.build import releases
 from benchgate.run.process import BASE, HEAD, Job, RunPlan, build_schedule
 from benchgate.run.progress import Progress, format_seconds
-from benchgate.run.session import Recorder, Session, SessionState
+from benchgate.run.session import Recorder, Session, new_progress
 
 BENCH = Path(__file__).parent / "fixtures" / "bench" / "benchmark"
 NODE = shutil.which("node")
@@ -134,17 +134,18 @@ def test_resume_after_an_interrupt_inside_a_process_reaches_exact_counts(tmp_pat
     node = releases.inspect_binary(NODE, side="base")
     plan = RunPlan(benchmark_dir=BENCH, files=("text/quote.js",), binaries={BASE: node, HEAD: node}, runs=2, seed=4)
     csv = tmp_path / "results.csv"
-    state = SessionState()
+    state = new_progress()
     holder: list = []
     with results.ResultsWriter(csv) as writer:
         session = Session(plan, Recorder(writer, state), progress=_StopAfter(holder, 6))
         holder.append(session)
         session.run()
-    assert session.interrupted and state.completed_jobs == 1  # 4 samples of job 1, 2 of job 2
+    assert session.interrupted and state["progress"]["completed_jobs"] == 1  # 4 samples of job 1, 2 of job 2
     assert len(results.read_samples([csv])) == 6
-    already = results.sample_keys_after(csv, state.csv_bytes)
+    already = results.sample_keys_after(csv, state["progress"]["csv_bytes"])
     assert len(already) == 2
-    resumed_state = SessionState(completed_jobs=state.completed_jobs, csv_bytes=state.csv_bytes)
+    resumed_state = new_progress()
+    resumed_state["progress"].update(state["progress"])
     with results.ResultsWriter(csv) as writer:
         Session(plan, Recorder(writer, resumed_state), already_written=already).run()
     samples = results.read_samples([csv])

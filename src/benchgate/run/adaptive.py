@@ -68,13 +68,12 @@ def _unit_name(unit: tuple[str, str | None]) -> str:
 class Adaptive:
     """Decides, look by look, which units (comparisons, or files run whole) keep running; asked around each job."""
 
-    def __init__(self, schedule, record: dict, csv_path: Path, state, progress=None, *, where: str = "run.json"):
+    def __init__(self, schedule, record: dict, csv_path: Path, progress=None, *, where: str = "run.json"):
         from benchgate.stats import adaptivetable
         from benchgate.stats.sequential import Design
 
         self.record = record
         self.csv_path = csv_path
-        self.state = state  # the session's: csv_bytes is results.csv's size after the last finished job
         self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
@@ -112,7 +111,7 @@ class Adaptive:
         if self.duet:
             from benchgate.results.pairs import Pairing, run_pairs
 
-            samples = read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0]
+            samples = read_samples_prefixes(self.csv_path, [self.record["progress"]["csv_bytes"]])[0]
             self.pairs = run_pairs(
                 Pairing.model_validate(self.record["pairing"]), self.csv_path.parent / "run.json", samples
             )
@@ -150,7 +149,7 @@ class Adaptive:
 
         from benchgate.stats import adaptivetable
 
-        self.look_samples.append(read_samples_prefixes(self.csv_path, [self.state.csv_bytes])[0])
+        self.look_samples.append(read_samples_prefixes(self.csv_path, [self.record["progress"]["csv_bytes"]])[0])
         self._read_pairs()
         keys = self._keys()
         running_before = len(self._running_files())
@@ -180,8 +179,8 @@ class Adaptive:
             self._plan(replayed, keys)
 
     def _look_entry(self, runs: int, running: int, stopped: list[str], undecided: int) -> dict:
-        digest = file_prefix_sha256(self.csv_path, self.state.csv_bytes)
-        look = Look(runs=runs, csv_bytes=self.state.csv_bytes, csv_sha256=digest).model_dump()
+        digest = file_prefix_sha256(self.csv_path, self.record["progress"]["csv_bytes"])
+        look = Look(runs=runs, csv_bytes=self.record["progress"]["csv_bytes"], csv_sha256=digest).model_dump()
         return dict(look, at=now(), running_files=running, stopped=stopped, undecided_rows=undecided)
 
     def _plan(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:

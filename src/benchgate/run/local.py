@@ -15,7 +15,7 @@ from benchgate.run import duet, protocol, say
 from benchgate.run.plan import BuildFailure, RunOptions, prepare
 from benchgate.run.process import RunPlan
 from benchgate.run.progress import Progress
-from benchgate.run.session import Recorder, Session, SessionState, now
+from benchgate.run.session import Recorder, Session, now
 
 
 def check_output_dir(output: Path) -> None:
@@ -65,43 +65,43 @@ def run_benchmarks(options: RunOptions) -> int | None:
         plan = _expand_configurations(plan, record, options.jobs)
     for warning in record["environment"].get("warnings", []):
         say(f"warning: {warning}")
-    state = SessionState.from_record(record)
+    csv_bytes = record["progress"]["csv_bytes"]
     already_written = []
     concurrent = plan.pairing != "sequential" or plan.slots > 1
     if options.resume and plan.pairing == "duet":
-        duet.resume_from_checkpoint(output, record, state.csv_bytes)  # an unfinished duet runs again whole
+        duet.resume_from_checkpoint(output, record, csv_bytes)  # an unfinished duet runs again whole
     elif options.resume and csv_path.exists():
-        already_written = results.sample_keys_after(csv_path, state.csv_bytes)
+        already_written = results.sample_keys_after(csv_path, csv_bytes)
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
     with results.ResultsWriter(csv_path) as writer, pairs as pairs_writer:
-        recorder = Recorder(writer, state, record=record, record_path=record_path, pairs=pairs_writer)
+        recorder = Recorder(writer, record, record_path=record_path, pairs=pairs_writer)
         progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
         stopping = None
         if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive
 
-            stopping = Adaptive(plan.schedule(), record, csv_path, state, progress, where=str(record_path))
+            stopping = Adaptive(plan.schedule(), record, csv_path, progress, where=str(record_path))
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
         session.run()
-    record["complete"] = state.completed_jobs >= len(session.schedule)
+    record["complete"] = record["progress"]["completed_jobs"] >= len(session.schedule)
     record["interrupted"] = session.interrupted
-    if state.samples and not session.interrupted:
+    if record["samples"] and not session.interrupted:
         for key in protocol.unused_set_keys(plan.set_args, csv_path):
             protocol.add_warning(
-                state.protocol_warnings,
+                record["protocol_warnings"],
                 f"--set {key}=...: no benchmark that reported has a configuration {key!r}; common.js passed it on "
                 "as an extra option, which changes nothing unless a file reads it (a typo?)",
             )
     recorder.checkpoint(len(session.schedule), final=True)
-    for item in state.protocol_warnings:
+    for item in record["protocol_warnings"]:
         say(f"warning: {protocol.describe_warning(item)}")
     if stopping is not None:
         say(stopping.summary())
     say(f"results in {output} (results.csv, run.json)")
     if session.interrupted:
         say(
-            f"interrupted; {state.samples} sample(s) are in {csv_path}; continue with "
+            f"interrupted; {record['samples']} sample(s) are in {csv_path}; continue with "
             f"`benchgate run --resume --output {shlex.quote(str(output))}`"
         )
         return EXIT_INTERRUPTED

@@ -35,30 +35,10 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-@dataclass
-class SessionState:
-    """What run.json's "progress" keeps so ``--resume`` can continue: a prefix of the schedule is done."""
-
-    completed_jobs: int = 0
-    csv_bytes: int = 0
-    failures: list[dict] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
-    durations: dict[str, float] = field(default_factory=dict)
-    samples: int = 0
-    protocol_warnings: list[dict] = field(default_factory=list)
-
-    @classmethod
-    def from_record(cls, record: dict) -> SessionState:
-        """The state run.json holds: empty for a new run, the finished prefix for ``--resume``."""
-        return cls(
-            completed_jobs=record["progress"]["completed_jobs"],
-            csv_bytes=record["progress"]["csv_bytes"],
-            failures=list(record["failures"]),
-            skipped=list(record["skipped"]),
-            durations=dict(record["durations"]),
-            samples=int(record.get("samples", 0)),
-            protocol_warnings=list(record.get("protocol_warnings", [])),
-        )
+def new_progress() -> dict:
+    """run.json's fields that a session carries on, as a run that has not started holds them."""
+    progress = {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0}
+    return {"durations": {}, "samples": 0, "failures": [], "skipped": [], "protocol_warnings": [], "progress": progress}
 
 
 def mark_gating(failures: list[dict]) -> list[dict]:
@@ -80,14 +60,13 @@ class Recorder:
     def __init__(
         self,
         samples: ResultsWriter,
-        state: SessionState,
-        *,
         record: dict | None = None,
+        *,
         record_path: Path | None = None,
         pairs: PairsWriter | None = None,
     ) -> None:
-        self.state = state
-        self.record = record if record is not None else {}
+        # run.json as the run goes (a test's: only what the session keeps): the state --resume continues from
+        self.record = record if record is not None else new_progress()
         self._samples = samples
         self._record_path = record_path
         self._pairs = pairs
@@ -102,8 +81,8 @@ class Recorder:
     def sample(self, label: str, filename: str, configuration: str, rate, time) -> int:
         """Write one sample; returns its line in results.csv (the header is line 1, one sample a line)."""
         self._samples.append(label, filename, configuration, rate, time)
-        self.state.samples += 1
-        return self.state.samples + 1
+        self.record["samples"] += 1
+        return self.record["samples"] + 1
 
     def pairs(self, mode: str, pairs: list[Pair], unpaired: int = 0, dropped: int = 0) -> None:
         """A duet's pairs (and the samples outside any pair) to pairs.csv and run.json's ``pairing``."""
@@ -115,18 +94,11 @@ class Recorder:
         self.record["pairing"] = pairing_record(mode, **self._pair_counts)
 
     def checkpoint(self, jobs: int, *, final: bool = False) -> None:
-        """run.json with the state now: what ``--resume`` continues from (``final``: the run's end)."""
+        """run.json now: what ``--resume`` continues from (``final``: the run's end)."""
         if self._record_path is None:
             return
-        state = self.state
-        self.record.update(
-            durations=state.durations,
-            failures=mark_gating(state.failures),
-            skipped=state.skipped,
-            samples=state.samples,
-            protocol_warnings=state.protocol_warnings,
-            progress={"completed_jobs": state.completed_jobs, "csv_bytes": state.csv_bytes, "jobs": jobs},
-        )
+        mark_gating(self.record["failures"])
+        self.record["progress"]["jobs"] = jobs
         if final:
             self.record["ended_at"] = now()
         write_run_record(self._record_path, self.record)
@@ -157,7 +129,8 @@ class Session:
     ) -> None:
         self.plan = plan
         self.recorder = recorder
-        self.state = recorder.state
+        self.record = recorder.record
+        self.done = self.record["progress"]  # completed_jobs: the schedule's prefix done; csv_bytes: its samples' end
         # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped; None: none stop.
         self.stopping = stopping
         self.progress = progress
@@ -187,8 +160,8 @@ class Session:
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             if self.progress:
-                self.progress.start(self.schedule, self.state.completed_jobs)
-            pending = [unit for unit in self.units if unit.jobs[-1].index >= self.state.completed_jobs]
+                self.progress.start(self.schedule, self.done["completed_jobs"])
+            pending = [unit for unit in self.units if unit.jobs[-1].index >= self.done["completed_jobs"]]
             for batch in batches(pending, self.plan.slots):
                 if self.interrupted:
                     break
@@ -236,7 +209,7 @@ class Session:
         threads = []
         for slot, unit in enumerate(batch):
             for job in unit.jobs:
-                if job.index >= self.state.completed_jobs and self.runs(job):
+                if job.index >= self.done["completed_jobs"] and self.runs(job):
                     threads.append(self._start(job, self._cpus_of(unit, job, slot)))
         for thread in threads:
             thread.join()
@@ -258,10 +231,9 @@ class Session:
 
     def _finish_unit(self, unit: Unit, live: bool = False) -> None:
         """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
-        state = self.state
         rows: dict[str, list[tuple[str, int]]] = {}
         for job in unit.jobs:
-            if job.index < state.completed_jobs:
+            if job.index < self.done["completed_jobs"]:
                 continue
             ran = job.index in self._recorded or (live and self.runs(job))
             if ran:
@@ -273,8 +245,7 @@ class Session:
             skipped = not ran and self.stopping is not None and self.stopping.skips(job)
             if skipped and self.progress:
                 self.progress.job_skipped(job)
-            state.completed_jobs = job.index + 1
-            state.csv_bytes = self.recorder.csv_bytes
+            self.done.update(completed_jobs=job.index + 1, csv_bytes=self.recorder.csv_bytes)
             self.already_written = []
             if job is not unit.jobs[-1] and unit.duet:
                 continue  # a duet is checkpointed whole, with its pairs (its first half ends no iteration)
@@ -284,7 +255,7 @@ class Session:
                 self.recorder.pairs(self.plan.pairing, [], unpaired=len(rows.get(job.side, [])))
             # a look (it sees the pairs written so far), then a checkpoint (after a skipped job: at a look or the end)
             looked = self.stopping is not None and self.stopping.after_job(job)
-            if not skipped or looked or state.completed_jobs == len(self.schedule):
+            if not skipped or looked or self.done["completed_jobs"] == len(self.schedule):
                 self.recorder.checkpoint(len(self.schedule))
 
     def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
@@ -313,7 +284,7 @@ class Session:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
         return sum(
             1
-            for item in self.state.failures
+            for item in self.record["failures"]
             if item["filename"] == job.filename
             and item["side"] == job.side
             and (job.row is None or item["configuration"] == job.row)
@@ -322,7 +293,7 @@ class Session:
     def _name_failed_configurations(self, filename: str) -> None:
         """A failure seen before any complete run of its file gets its configuration once the order is known."""
         known = self._configuration_order.get(filename, [])
-        for item in self.state.failures:
+        for item in self.record["failures"]:
             done = item.get("configurations_done")
             if item["filename"] == filename and item["configuration"] is None and done in range(len(known)):
                 item["configuration"] = known[done]
@@ -342,7 +313,7 @@ class Session:
 
     def _warn(self, job: Job, message: str, configuration: str | None = None) -> None:
         protocol.add_warning(
-            self.state.protocol_warnings, message, filename=job.filename, side=job.side, configuration=configuration
+            self.record["protocol_warnings"], message, filename=job.filename, side=job.side, configuration=configuration
         )
 
     def run_job(self, job: Job, recorded=None, cpuset: str | None = None) -> list[tuple[str, int]]:
@@ -374,7 +345,8 @@ class Session:
             for message in recorded.messages:
                 on_message(message)
             result = recorded.result
-        self.state.durations[job.filename] = round(self.state.durations.get(job.filename, 0.0) + result.duration, 3)
+        durations = self.record["durations"]
+        durations[job.filename] = round(durations.get(job.filename, 0.0) + result.duration, 3)
         for error in result.protocol_errors:
             self._warn(job, error)
         if result.interrupted:
@@ -394,10 +366,13 @@ class Session:
         if reason is None:
             # An empty queue is compare.js's success with no rows: one skip note per file and side, not a failure.
             note = {"filename": job.filename, "side": job.side, "reason": protocol.EMPTY_QUEUE_REASON}
-            if messages.had_nothing_to_run(result.exit_status, result.stdout_tail) and note not in self.state.skipped:
-                self.state.skipped.append(note)
+            if (
+                messages.had_nothing_to_run(result.exit_status, result.stdout_tail)
+                and note not in self.record["skipped"]
+            ):
+                self.record["skipped"].append(note)
             return lines
-        self.state.failures.append(
+        self.record["failures"].append(
             {
                 "filename": job.filename,
                 "configuration": known[len(reported)] if len(reported) < len(known) else None,
@@ -412,5 +387,5 @@ class Session:
         if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
             on = f" on {job.row}" if job.row is not None else ""
             reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
-            self.state.skipped.append({"filename": job.filename, "reason": reason, "side": job.side})
+            self.record["skipped"].append({"filename": job.filename, "reason": reason, "side": job.side})
         return lines
