@@ -70,8 +70,6 @@ class Recorder:
         self._samples = samples
         self._record_path = record_path
         self._pairs = pairs
-        pairing = self.record.get("pairing") or {}
-        self._pair_counts = {key: int(pairing.get(key, 0)) for key in ("pairs", "unpaired_samples", "dropped")}
 
     @property
     def csv_bytes(self) -> int:
@@ -89,9 +87,11 @@ class Recorder:
         assert self._pairs is not None or not pairs
         for pair in pairs:
             self._pairs.append(pair)
-        for key, count in (("pairs", len(pairs)), ("unpaired_samples", unpaired), ("dropped", dropped)):
-            self._pair_counts[key] += count
-        self.record["pairing"] = pairing_record(mode, **self._pair_counts)
+        added = {"pairs": len(pairs), "unpaired_samples": unpaired, "dropped": dropped}
+        so_far = self.record.get("pairing") or {}
+        self.record["pairing"] = pairing_record(
+            mode, **{key: so_far.get(key, 0) + count for key, count in added.items()}
+        )
 
     def checkpoint(self, jobs: int, *, final: bool = False) -> None:
         """run.json now: what ``--resume`` continues from (``final``: the run's end)."""
