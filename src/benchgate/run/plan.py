@@ -354,7 +354,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             Design.from_json(record.design, where=f"{where} design")
         except InputError as error:
             raise InputError(f"--resume: {error.message}", where=error.where) from None
-    draft = record.to_json()
+    draft = {"samples": 0, "protocol_warnings": [], **record.to_json()}  # a record from before they were kept
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
     found = sandbox_module.probe() if untrusted and options.use_sandbox else None
