@@ -34,7 +34,7 @@ class Shard:
 
     def take(self, files: Sequence[str]) -> list[str]:
         """The files of this shard: every count-th file of the sorted list, starting at index-1."""
-        return [name for position, name in enumerate(sorted(files)) if position % self.count == self.index - 1]
+        return sorted(files)[self.index - 1 :: self.count]
 
 
 @dataclass(frozen=True)

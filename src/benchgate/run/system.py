@@ -3,6 +3,7 @@ machine's CPUs from sysfs: a run's CPU sets take whole cores of one type (docs/s
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,13 +32,9 @@ def parse_cpu_list(text: str | None) -> list[int]:
 
 def format_cpu_list(cpus: Sequence[int]) -> str:
     """[0, 1, 2, 5] -> ``0-2,5``, the inverse of ``parse_cpu_list`` (the kernel's cpulist format)."""
-    ranges: list[list[int]] = []
-    for cpu in cpus:
-        if ranges and cpu == ranges[-1][1] + 1:
-            ranges[-1][1] = cpu
-        else:
-            ranges.append([cpu, cpu])
-    return ",".join(f"{low}-{high}" if high > low else f"{low}" for low, high in ranges)
+    # consecutive CPUs share their offset from their position in the list
+    runs = [[cpu for _, cpu in run] for _, run in itertools.groupby(enumerate(cpus), lambda item: item[1] - item[0])]
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}" for run in runs)
 
 
 def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
