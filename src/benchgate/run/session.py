@@ -15,18 +15,7 @@ from pathlib import Path
 from benchgate.results.csvfile import ResultsWriter
 from benchgate.results.pairs import Pair, PairsWriter, pairing_record
 from benchgate.results.runrecord import write_run_record
-from benchgate.run import protocol, say
-from benchgate.run.duet import (
-    DUET,
-    Unit,
-    batches,
-    cpu_sets,
-    head_on_first_set,
-    is_exclusive,
-    pair_rows,
-    unit_key,
-    units,
-)
+from benchgate.run import duet, protocol, say
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, RunPlan, job_argv
 
 
@@ -143,9 +132,9 @@ class Session:
         # Configurations in the order common.js runs them, per file: names the one a crash interrupted.
         self._configuration_order: dict[str, list[str]] = {}
         self._env = protocol.benchmark_environment(os.environ)
-        self.sets = cpu_sets(plan.cpuset, plan.pairing, plan.slots)
-        exclusive = frozenset(name for name in plan.files if is_exclusive(plan.benchmark_dir, name))
-        self.units = units(self.schedule, plan.pairing, exclusive)
+        self.sets = duet.cpu_sets(plan.cpuset, plan.pairing, plan.slots)
+        exclusive = frozenset(name for name in plan.files if duet.is_exclusive(plan.benchmark_dir, name))
+        self.units = duet.units(self.schedule, plan.pairing, exclusive)
         self._recorded: dict[int, _Recorded] = {}
         self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
 
@@ -162,7 +151,7 @@ class Session:
             if self.progress:
                 self.progress.start(self.schedule, self.done["completed_jobs"])
             pending = [unit for unit in self.units if unit.jobs[-1].index >= self.done["completed_jobs"]]
-            for batch in batches(pending, self.plan.slots):
+            for batch in duet.batches(pending, self.plan.slots):
                 if self.interrupted:
                     break
                 self._run_batch(batch)
@@ -172,16 +161,16 @@ class Session:
             if self.progress:
                 self.progress.finish(interrupted=self.interrupted)
 
-    def _cpus_of(self, unit: Unit, job, slot: int) -> str | None:
+    def _cpus_of(self, unit: duet.Unit, job, slot: int) -> str | None:
         """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
         if unit.exclusive or not self.sets:
             return self.plan.cpuset
-        if self.plan.pairing != DUET:
+        if self.plan.pairing != duet.DUET:
             return self.sets[slot]
         if not unit.duet:
             return ",".join(self.sets[2 * slot : 2 * slot + 2])
         first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
-        head_first = head_on_first_set(self.plan.seed, unit_key(job))
+        head_first = duet.head_on_first_set(self.plan.seed, duet.unit_key(job))
         return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
 
     def _start(self, job, cpus: str | None) -> threading.Thread:
@@ -202,7 +191,7 @@ class Session:
         thread.start()
         return thread
 
-    def _run_batch(self, batch: list[Unit]) -> None:
+    def _run_batch(self, batch: list[duet.Unit]) -> None:
         if len(batch) == 1 and not batch[0].duet:
             self._finish_unit(batch[0], live=True)
             return
@@ -229,7 +218,7 @@ class Session:
         recorded = self._recorded.get(job.index)
         return recorded is not None and (recorded.result is None or recorded.result.interrupted)
 
-    def _finish_unit(self, unit: Unit, live: bool = False) -> None:
+    def _finish_unit(self, unit: duet.Unit, live: bool = False) -> None:
         """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
         rows: dict[str, list[tuple[str, int]]] = {}
         for job in unit.jobs:
@@ -258,9 +247,9 @@ class Session:
             if not skipped or looked or self.done["completed_jobs"] == len(self.schedule):
                 self.recorder.checkpoint(len(self.schedule))
 
-    def _record_pairs(self, unit: Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
+    def _record_pairs(self, unit: duet.Unit, rows: dict[str, list[tuple[str, int]]]) -> None:
         base_job, head_job = sorted(unit.jobs, key=lambda job: job.side == HEAD)
-        paired, unpaired = pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
+        paired, unpaired = duet.pair_rows(rows.get(base_job.side, []), rows.get(HEAD, []))
         base_cpus, head_cpus = self._cpus.pop(base_job.index, ""), self._cpus.pop(head_job.index, "")
         pairs = [
             Pair(base_job.filename, configuration, base_job.iteration, base_line, head_line, base_cpus, head_cpus)
