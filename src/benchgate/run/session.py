@@ -30,7 +30,7 @@ def new_progress() -> dict:
     return {"durations": {}, "samples": 0, "failures": [], "skipped": [], "protocol_warnings": [], "progress": progress}
 
 
-def mark_gating(failures: list[dict]) -> list[dict]:
+def mark_gating(failures: list[dict]) -> None:
     """A head failure is gating when the base never failed on the same file and configuration."""
     base_failed = {(item["filename"], item["configuration"]) for item in failures if item["side"] == BASE}
     base_failed_files = {item["filename"] for item in failures if item["side"] == BASE}
@@ -40,7 +40,6 @@ def mark_gating(failures: list[dict]) -> list[dict]:
             and (item["filename"], item["configuration"]) not in base_failed
             and (item["configuration"] is not None or item["filename"] not in base_failed_files)
         )
-    return failures
 
 
 class Recorder:
