@@ -94,26 +94,9 @@ def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str
         stretch = [v for v in values[start:end] if math.isfinite(v)]
         if stretch:
             segments.append((x(start - 0.5), x(end - 0.5), y(sum(stretch) / len(stretch))))
-    marks = [
-        {
-            "x": x(change.index - 0.5),
-            "kind": _kind(change),
-            "tip": f"{change.change:+.2f} % at {change.commit} ({change.date}), {change.confidence:.0%} sure",
-            "label": f"{change.change:+.1f} %",
-        }
-        for change in changes
-        if 0 < change.index < len(points)
-    ]
+    marks = [(x(change.index - 0.5), change) for change in changes if 0 < change.index < len(points)]
     dots = [
-        {
-            "x": x(index),
-            "y": y(point.mean_rate),
-            "link": commit_link(commit_url, point.commit),
-            "tip": f"{point.commit} ({point.date}, {point.node_version}): {rate(point.mean_rate)} ops/s, "
-            f"{point.samples} samples, spread {point.log_spread:.4f}",
-        }
-        for index, point in enumerate(points)
-        if math.isfinite(point.mean_rate)
+        (x(index), y(point.mean_rate), point) for index, point in enumerate(points) if math.isfinite(point.mean_rate)
     ]
     chart = {
         **CHART,
@@ -123,8 +106,9 @@ def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str
         "labels": labels,
         "segments": segments,
         "changes": marks,
-        "line": " ".join(f"{dot['x']:.1f},{dot['y']:.1f}" for dot in dots),
+        "line": " ".join(f"{dot_x:.1f},{dot_y:.1f}" for dot_x, dot_y, _ in dots),
         "dots": dots,
+        "commit_url": commit_url,
     }
     return TEMPLATES.get_template("history-parts.html.j2").module.trend(chart)
 
