@@ -5,7 +5,6 @@ The run is read through ``benchgate.results`` (untrusted: every field checked), 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from sqlalchemy import Connection, exc, select
 
@@ -32,22 +32,13 @@ _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million sampl
 
 
 @dataclass(frozen=True)
-class RowSummary:
-    """One side's samples of one benchmark row: its ``benchgate_rows`` values by column (rates in operations per
-    second; not ``run_id`` and ``row``, known when stored), and the samples."""
-
-    values: dict[str, Any]
-    rates: tuple[float, ...]
-    times_ns: tuple[int | None, ...]
-
-
-@dataclass(frozen=True)
 class RunEntry:
-    """Everything the store keeps of one run: its ``benchgate_runs`` values by column (not ``id`` and
-    ``recorded_at``, known when stored), and its rows."""
+    """Everything the store keeps of one run, by column: its ``benchgate_runs`` values (not ``id`` and
+    ``recorded_at``, known when stored), its ``benchgate_rows`` and ``benchgate_samples`` (not ``run_id``)."""
 
     values: dict[str, Any]
-    rows: tuple[RowSummary, ...]
+    rows: tuple[dict[str, Any], ...]  # the row's number is its position
+    samples: pd.DataFrame  # row, seq, rate, time_ns
 
 
 def iso_date(value: str, where: str) -> str:
@@ -67,32 +58,29 @@ def runner_fingerprint(environment: dict[str, Any]) -> str:
     return hashlib.sha256(facts.encode()).hexdigest()[:12]
 
 
-def summarize(samples: Any) -> tuple[RowSummary, ...]:
-    """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates."""
+def summarize(samples: pd.DataFrame) -> tuple[tuple[dict[str, Any], ...], pd.DataFrame]:
+    """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates; and the
+    samples numbered by that row (``row``) and within it (``seq``)."""
+    groups = samples.groupby(["side", "filename", "configuration"], sort=False, observed=True)
     summaries = []
-    for (side, filename, configuration), group in samples.groupby(
-        ["side", "filename", "configuration"], sort=False, observed=True
-    ):
+    for (side, filename, configuration), group in groups:
         rates = group["rate"].to_numpy(dtype=float)
         if not np.all(np.isfinite(rates)) or np.any(rates <= 0):
             raise InputError(f"{filename} {configuration}: a rate that is not a positive number")
         logs = np.log(rates)
         summaries.append(
-            RowSummary(
-                {
-                    "side": str(side),
-                    "filename": str(filename),
-                    "configuration": str(configuration),
-                    "samples": len(rates),
-                    "mean_rate": float(rates.mean()),
-                    "trimmed_mean": float(stats.trim_mean(rates, TRIM)),
-                    "log_spread": float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
-                },
-                rates=tuple(float(rate) for rate in rates),
-                times_ns=tuple(None if value is None or value != value else int(value) for value in group["time_ns"]),
-            )
+            {
+                "side": str(side),
+                "filename": str(filename),
+                "configuration": str(configuration),
+                "samples": len(rates),
+                "mean_rate": float(rates.mean()),
+                "trimmed_mean": float(stats.trim_mean(rates, TRIM)),
+                "log_spread": float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
+            }
         )
-    return tuple(summaries)
+    numbered = {"row": groups.ngroup(), "seq": groups.cumcount(), "rate": samples["rate"].astype(float)}
+    return tuple(summaries), pd.DataFrame({**numbered, "time_ns": samples["time_ns"]})
 
 
 def read_entry(
@@ -137,7 +125,7 @@ def read_entry(
     environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
     facts = {key: value for key, value in environment.items() if key != "warnings"}
     settings = {key: record[key] for key in _SETTINGS if key in record}
-    rows = summarize(samples)
+    rows, numbered = summarize(samples)
     values = {
         "digest": hashlib.sha256(
             b"".join(path.read_bytes() + b"\0" for path in (run_dir / "results.csv", record_path))
@@ -154,9 +142,9 @@ def read_entry(
         "runner_facts": json.dumps(facts, sort_keys=True)[:65536],
         "settings": json.dumps(settings, sort_keys=True)[:65536],
         "source": (head.source or "local")[:32],
-        "sample_count": sum(row.values["samples"] for row in rows),
+        "sample_count": len(numbered),
     }
-    return RunEntry(values, rows)
+    return RunEntry(values, rows, numbered)
 
 
 @dataclass(frozen=True)
@@ -185,14 +173,12 @@ def _existing(connection: Connection, digest: str) -> int | None:
     return connection.execute(select(db.runs.c.id).where(db.runs.c.digest == digest)).scalar()
 
 
-def _insert_samples(connection: Connection, run_id: int, rows: tuple[RowSummary, ...]) -> None:
-    every = (
-        {"run_id": run_id, "row": number, "seq": seq, "rate": rate, "time_ns": time_ns}
-        for number, row in enumerate(rows)
-        for seq, (rate, time_ns) in enumerate(zip(row.rates, row.times_ns, strict=True))
-    )
-    while batch := list(itertools.islice(every, _BATCH)):
-        connection.execute(db.samples.insert(), batch)
+def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) -> None:
+    for start in range(0, len(samples), _BATCH):
+        batch = samples[start : start + _BATCH].astype(object)
+        connection.execute(
+            db.samples.insert(), batch.where(batch.notna(), None).assign(run_id=run_id).to_dict("records")
+        )
 
 
 def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
@@ -205,9 +191,9 @@ def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int)
     run_id = int(
         connection.execute(db.runs.insert().values(**entry.values, recorded_at=recorded_at)).inserted_primary_key[0]
     )
-    summaries = [{"run_id": run_id, "row": number, **row.values} for number, row in enumerate(entry.rows)]
+    summaries = [{"run_id": run_id, "row": number, **row} for number, row in enumerate(entry.rows)]
     connection.execute(db.rows.insert(), summaries)
-    _insert_samples(connection, run_id, entry.rows)
+    _insert_samples(connection, run_id, entry.samples)
     if keep > 0:
         runs = db.runs
         branch = select(runs.c.id).where(runs.c.branch == entry.values["branch"])
@@ -252,7 +238,7 @@ def record_run(
         commit=entry.values["commit"],
         branch=entry.values["branch"],
         date=entry.values["date"],
-        rows=sum(1 for row in entry.rows if row.values["side"] == "head"),
+        rows=sum(1 for row in entry.rows if row["side"] == "head"),
         samples=entry.values["sample_count"],
         store=store.shown,
     )

@@ -7,11 +7,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from benchgate.history.model import ChangePoint, Point, Series, SeriesKey
-from benchgate.history.recording import RELEASES_BRANCH, RowSummary, read_entry
+from benchgate.history.recording import RELEASES_BRANCH, read_entry
 
 STARRED = ("*", "**", "***")
 
@@ -26,9 +27,9 @@ class ReleaseStep:
     compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
 
 
-def _point(step: ReleaseStep, version: str, row: RowSummary, date: str, parent: str | None) -> Point:
-    run, name = f"{step.base}..{step.head}:{row.values['side']}", f"v{version}"  # a release's commit is its version
-    measured = (row.values[column] for column in ("mean_rate", "trimmed_mean", "log_spread", "samples"))
+def _point(step: ReleaseStep, version: str, row: dict[str, Any], date: str, parent: str | None) -> Point:
+    run, name = f"{step.base}..{step.head}:{row['side']}", f"v{version}"  # a release's commit is its version
+    measured = (row[column] for column in ("mean_rate", "trimmed_mean", "log_spread", "samples"))
     return Point(run, name, parent, RELEASES_BRANCH, date, name, *measured)
 
 
@@ -40,9 +41,9 @@ def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[Cha
         entry = read_entry(step.directory, commit=f"v{step.head}", branch=RELEASES_BRANCH)
         flags, runner, date = (entry.values[column] for column in ("head_flags", "runner", "date"))
         for row in entry.rows:
-            key = SeriesKey(row.values["filename"], row.values["configuration"], flags, runner, RELEASES_BRANCH)
+            key = SeriesKey(row["filename"], row["configuration"], flags, runner, RELEASES_BRANCH)
             mine = points.setdefault(key, [])
-            if row.values["side"] == "head":
+            if row["side"] == "head":
                 mine.append(_point(step, step.head, row, date, f"v{step.base}"))
             elif number == 0:
                 mine.insert(0, _point(step, step.base, row, date, None))

@@ -94,26 +94,9 @@ def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str
         stretch = [v for v in values[start:end] if math.isfinite(v)]
         if stretch:
             segments.append((x(start - 0.5), x(end - 0.5), y(sum(stretch) / len(stretch))))
-    marks = [
-        {
-            "x": x(change.index - 0.5),
-            "kind": _kind(change),
-            "tip": f"{change.change:+.2f} % at {change.commit} ({change.date}), {change.confidence:.0%} sure",
-            "label": f"{change.change:+.1f} %",
-        }
-        for change in changes
-        if 0 < change.index < len(points)
-    ]
+    marks = [(x(change.index - 0.5), change) for change in changes if 0 < change.index < len(points)]
     dots = [
-        {
-            "x": x(index),
-            "y": y(point.mean_rate),
-            "link": commit_link(commit_url, point.commit),
-            "tip": f"{point.commit} ({point.date}, {point.node_version}): {rate(point.mean_rate)} ops/s, "
-            f"{point.samples} samples, spread {point.log_spread:.4f}",
-        }
-        for index, point in enumerate(points)
-        if math.isfinite(point.mean_rate)
+        (x(index), y(point.mean_rate), point) for index, point in enumerate(points) if math.isfinite(point.mean_rate)
     ]
     chart = {
         **CHART,
@@ -123,8 +106,9 @@ def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str
         "labels": labels,
         "segments": segments,
         "changes": marks,
-        "line": " ".join(f"{dot['x']:.1f},{dot['y']:.1f}" for dot in dots),
+        "line": " ".join(f"{dot_x:.1f},{dot_y:.1f}" for dot_x, dot_y, _ in dots),
         "dots": dots,
+        "commit_url": commit_url,
     }
     return TEMPLATES.get_template("history-parts.html.j2").module.trend(chart)
 
@@ -178,50 +162,7 @@ def _kind(change: ChangePoint) -> str:
     return "slower" if change.change < 0 else "faster"
 
 
-def _change_rows(
-    changes: Sequence[ChangePoint],
-    *,
-    commit_url: str | None,
-    names: bool,
-    prefix: str,
-    reports: frozenset = frozenset(),
-) -> dict:
-    """The change table's header and lines, each field padded to compare.R's monospaced columns."""
-    width = max((len(c.key.label()) for c in changes), default=0) if names else 0
-    header = f"{'':<{width + 1}}" if names else ""
-    header += f"{'commit':<12} {'date':<10} {'change':>10} {'before':>14} {'after':>14} {'sure':>6}"
-    lines = [
-        {
-            "label": change.key.label(),
-            "href": prefix + series_href(change.key),
-            "pad": " " * (width - len(change.key.label()) + 1),
-            "sha": change.commit[:12].ljust(12),
-            "link": commit_link(commit_url, change.commit),
-            "date": f"{change.date[:10]:<10}",
-            "kind": _kind(change),
-            "change": f"{change.change:>+8.2f} %",
-            "before": f"{rate(change.mean_before):>14}",
-            "after": f"{rate(change.mean_after):>14}",
-            "sure": f"{change.confidence:>6.0%}",
-            # A bisect report written for this change point (site's bisect/<id>.md, as the example workflow does).
-            "bisect": f"{prefix}bisect/{change.id}.md" if change.id in reports else "",
-        }
-        for change in changes
-    ]
-    return {"header": header, "lines": lines}
-
-
-def _index_row(one: Series, changes: list[ChangePoint]) -> dict:
-    last = changes[-1] if changes else None
-    return {
-        "href": series_href(one.key),
-        "label": one.key.label(),
-        "runner": one.key.runner if one.key.branch == "main" else f"{one.key.branch} · {one.key.runner}",
-        "runs": len(one.points),
-        "latest": rate(one.points[-1].mean_rate) if one.points else "NA",
-        "sparkline": sparkline_svg(one, changes),
-        "last": last and {"kind": _kind(last), "change": f"{last.change:+.2f} %", "commit": last.commit[:10]},
-    }
+TEMPLATES.filters.update(label=SeriesKey.label, rate=rate, commit_link=commit_link, series_href=series_href, kind=_kind)
 
 
 def write_site(
@@ -254,9 +195,17 @@ def write_site(
         series_count=len(series),
         run_count=len({point.run_id for one in series for point in one.points}),
         change_count=len(changes),
-        newest=_change_rows(newest, commit_url=commit_url, names=True, prefix="", reports=reports),
+        newest=newest,
+        commit_url=commit_url,
+        reports=reports,
         categories=[
-            (category, [_index_row(one, by_key.get(one.key, [])) for one in categories[category]])
+            (
+                category,
+                [
+                    (one, sparkline_svg(one, by_key.get(one.key, [])), by_key.get(one.key))
+                    for one in categories[category]
+                ],
+            )
             for category in sorted(categories)
         ],
     )
@@ -268,7 +217,7 @@ def write_site(
                 "key": one.key,
                 "anchor": anchor(one.key),
                 "chart": trend_svg(one, by_key.get(one.key, []), commit_url=commit_url),
-                "changes": _change_rows(by_key.get(one.key, []), commit_url=commit_url, names=False, prefix="../"),
+                "changes": by_key.get(one.key, []),
             }
             for one in mine
         ]
@@ -276,7 +225,7 @@ def write_site(
             title=f"benchgate history: {filename}",
             canonical=f"{site_url.rstrip('/')}/{PAGES}/{page_name(filename)}" if site_url else None,
             filename=filename,
-            linked=commit_url is not None,
+            commit_url=commit_url,
             sections=sections,
         )
         written.append(out_dir / PAGES / page_name(filename))

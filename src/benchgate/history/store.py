@@ -213,17 +213,19 @@ def reading(store_url: str) -> Iterator[Connection | None]:
         store.engine.dispose()
 
 
+def _head_rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
+    """The rows ``query`` (of ``rows``, optionally with ``runs``' columns) finds among head sides, in date order."""
+    query = query.join(runs, runs.c.id == rows.c.run_id).where(rows.c.side == "head").order_by(runs.c.date, runs.c.id)
+    with reading(store_url) as connection:
+        yield from connection.execute(query) if connection else ()
+
+
 def series(
     store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
 ) -> list[Series]:
     """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``."""
-    query = (
-        sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
-        .add_columns(runs.c.head_version.label("node_version"))
-        .join(runs, runs.c.id == rows.c.run_id)
-        .where(rows.c.side == "head")
-        .order_by(runs.c.date, runs.c.id)
-    )
+    query = sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
+    query = query.add_columns(runs.c.head_version.label("node_version"))
     if filter:
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
     if branch is not None:
@@ -231,12 +233,11 @@ def series(
     if since is not None:
         query = query.where(runs.c.date >= since)
     points: dict[SeriesKey, list[Point]] = {}
-    with reading(store_url) as connection:
-        for row in connection.execute(query) if connection else ():
-            key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
-            point = {name: row._mapping[name] for name in POINT_FIELDS}
-            point.update(run_id=str(row.run_id), node_version=row.node_version or "")
-            points.setdefault(key, []).append(Point(**point))
+    for row in _head_rows(store_url, query):
+        key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
+        point = {name: row._mapping[name] for name in POINT_FIELDS}
+        point.update(run_id=str(row.run_id), node_version=row.node_version or "")
+        points.setdefault(key, []).append(Point(**point))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())]
 
 
@@ -246,13 +247,10 @@ def main_spreads(
     """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
     query = (
         sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
-        .join(runs, runs.c.id == rows.c.run_id)
-        .where(rows.c.side == "head", runs.c.branch == branch, runs.c.runner == runner)
+        .where(runs.c.branch == branch, runs.c.runner == runner)
         .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))))
-        .order_by(runs.c.date, runs.c.id)
     )
     found: dict[tuple[str, str], list[float]] = {}
-    with reading(store_url) as connection:
-        for row in connection.execute(query) if connection else ():
-            found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
+    for row in _head_rows(store_url, query):
+        found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
     return found
