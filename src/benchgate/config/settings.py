@@ -150,8 +150,3 @@ def resolve_store(
     """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
     environment = os.environ if environment is None else environment
     return option or environment.get(ENVIRONMENT) or configured.store or default
-
-
-def configured_store(option: str | None, configured: HistorySettings) -> str | None:
-    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
-    return resolve_store(option, configured, default=None)
