@@ -298,10 +298,10 @@ def test_run_json_prior_is_typed_and_older_records_still_read():
 
 
 def test_the_run_store_is_the_option_then_the_environment_then_the_config(tmp_path, monkeypatch):
-    from benchgate.config.settings import configured_history, configured_store
+    from benchgate.config.settings import configured_history, resolve_store
 
     def history_store(option, config_path):  # `benchgate run`'s: --store, $BENCHGATE_HISTORY, --config
-        return configured_store(option, configured_history(config_path))
+        return resolve_store(option, configured_history(config_path), default=None)
 
     config = tmp_path / "benchgate.yml"
     config.write_text("history:\n  store: sqlite:///from-file.db\n")

@@ -188,17 +188,8 @@ def change_points_since(store: str, config_path: str, since: str) -> list:
 
 
 def run_bisect(argv: list[str]) -> int:
-    """``benchgate bisect ARGV``, the command's own handler in this process; a one-line error is its status."""
-    from benchgate.commands import bisect
-
-    parser = argparse.ArgumentParser(prog="benchgate")
-    bisect.register(parser.add_subparsers())
-    args = parser.parse_args(["bisect", *argv])
-    try:
-        return int(args.handler(args))
-    except BenchgateError as error:
-        print(f"benchgate: error: {error.one_line()}", file=sys.stderr)
-        return error.exit_status
+    """``benchgate bisect ARGV`` as its own process; a one-line error is its status."""
+    return _benchgate(["bisect", *argv])
 
 
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:

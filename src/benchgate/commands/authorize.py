@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config import flags, labels, schema
+from benchgate.config import flags, labels
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.github import actions_env, approval, events
 
@@ -57,14 +57,6 @@ def print_result(result: Authorization) -> int:
     return EXIT_OK
 
 
-def _run_settings(settings: config.Settings) -> dict[str, Any]:
-    """The run-settings for the benchmark job (texts, by input), and ``sources``: where each came from."""
-    carried: dict[str, Any] = flags.run_settings(settings)
-    names = {setting.input: setting.attr for setting in schema.SETTINGS if setting.run}
-    carried["sources"] = {key: settings.source_of(names[key]) for key in carried if key in names}
-    return carried
-
-
 def _publish(result: Authorization) -> Authorization:
     actions_env.set_outputs(
         {
@@ -85,7 +77,7 @@ def _publish(result: Authorization) -> Authorization:
 def _own_commit(how: str, settings: config.Settings, actor: str = "") -> Authorization:
     """Approve the repository's own commit ($GITHUB_SHA), with no pull request and so no labels."""
     sha = os.environ.get("GITHUB_SHA", "")
-    return _publish(Authorization(True, how, None, sha, actor=actor, settings=_run_settings(settings)))
+    return _publish(Authorization(True, how, None, sha, actor=actor, settings=flags.run_settings(settings)))
 
 
 def authorize(
@@ -143,5 +135,5 @@ def authorize(
         for outcome in decision.outcomes:
             if outcome.status in (labels.IGNORED, labels.INVALID):
                 print(f"label {outcome.label}: {outcome.status}: {outcome.reason}", file=sys.stderr)
-    settings, sides = _run_settings(resolved), (pull.head_sha, pull.base_sha, pull.base_ref)
+    settings, sides = flags.run_settings(resolved), (pull.head_sha, pull.base_sha, pull.base_ref)
     return _publish(Authorization(True, request.how, pr, *sides, request.requester, settings, not resolved.categories))

@@ -14,7 +14,7 @@ from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.commands.build import add_build_options, add_sandbox_option, build_overrides
 from benchgate.config import Settings, flags
-from benchgate.config.settings import configured_history, configured_store
+from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.report.markup import FORMATS
 from benchgate.run import system
@@ -82,7 +82,8 @@ def _handler(args: argparse.Namespace) -> int:
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
     settings = flags.settings_from_flags(args, "run")
     given.update(run_option_values(settings, "run"))
-    given["history_store"] = configured_store(args.history_store, configured_history(args.config))
+    # No store configured: None, no prior (the default file does not count).
+    given["history_store"] = resolve_store(args.history_store, configured_history(args.config), default=None)
     options = RunOptions(
         **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
         build_settings=build_settings(args.config, build_overrides(args)),

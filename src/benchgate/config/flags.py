@@ -42,11 +42,12 @@ def _shown(value: Any) -> str:
     return f"{value:g}%" if isinstance(value, float) else str(value)
 
 
-def run_settings(settings: Any) -> dict[str, str]:
-    """authorize's run-settings: each setting the benchmark job takes, as the text its input would be."""
+def run_settings(settings: Any) -> dict[str, Any]:
+    """authorize's run-settings: each setting the benchmark job takes, as the text its input would be, and
+    ``sources``: where each came from (the run job keeps a label's value above its own inputs)."""
     # runs auto: the bounds the run takes (max-runs caps the maximum); none for a fixed count
     bounds = dict(zip(("min-runs", "max-runs"), settings.adaptive_runs() or ("", ""), strict=True))
-    text: dict[str, str] = {}
+    text: dict[str, Any] = {"sources": {}}
     for setting in (setting for setting in SETTINGS if setting.run):
         value = bounds.get(setting.key, getattr(settings, setting.attr))
         if setting.key == "build":
@@ -56,6 +57,7 @@ def run_settings(settings: Any) -> dict[str, str]:
         elif setting.many:
             value = ("\n" if setting.key == "set" else ",").join(value)
         text[setting.input or setting.key] = str(value)
+        text["sources"][setting.input or setting.key] = settings.source_of(setting.attr)
     return text
 
 

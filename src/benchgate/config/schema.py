@@ -251,9 +251,10 @@ LABEL_KEYS = tuple(setting.key for setting in SETTINGS if setting.label is not N
 INPUTS = {setting.input: setting for setting in SETTINGS if setting.input}
 
 
-def parse_setting(key: str, value: Any, *, where: str) -> Any:
-    """Validate one setting (``key`` as users spell it) and return its typed value."""
-    setting = BY_KEY.get(key)
-    if setting is None:
-        raise fail(where, key, f"unknown key; known keys: {', '.join(FILE_KEYS)}")
-    return setting.parse(value, where, key)
+def parse_setting(key: Any, value: Any, *, where: str, keys: tuple[str, ...] = tuple(BY_KEY)) -> Any:
+    """Validate one setting (``key`` as users spell it, one of ``keys``) and return its typed value."""
+    if key not in keys:
+        close = str(key).replace("_", "-")
+        hint = f" (did you mean {close!r}?)" if close in keys else f"; known keys: {', '.join(FILE_KEYS)}"
+        raise fail(where, key, f"unknown key{hint}")
+    return BY_KEY[key].parse(value, where, key)

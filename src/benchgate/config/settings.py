@@ -86,11 +86,7 @@ def read_config_file(path: str | Path, *, required: bool = False) -> dict[str, A
     for key, value in document.items():
         if key == "accept-regression":
             raise InputError(f"key {key!r}: only a PR label can accept a regression", where=where)
-        if not isinstance(key, str) or key not in FILE_KEYS:
-            close = str(key).replace("_", "-")
-            hint = f" (did you mean {close!r}?)" if close in FILE_KEYS else f"; known keys: {', '.join(FILE_KEYS)}"
-            raise InputError(f"key {key!r}: unknown key{hint}", where=where)
-        values[key] = parse_setting(key, value, where=where)
+        values[key] = parse_setting(key, value, where=where, keys=FILE_KEYS)
     return values
 
 
@@ -150,8 +146,3 @@ def resolve_store(
     """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
     environment = os.environ if environment is None else environment
     return option or environment.get(ENVIRONMENT) or configured.store or default
-
-
-def configured_store(option: str | None, configured: HistorySettings) -> str | None:
-    """``resolve_store`` without the default: None when no store is configured (``benchgate run``'s prior)."""
-    return resolve_store(option, configured, default=None)
