@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
 from benchgate.errors import InputError
@@ -275,24 +275,20 @@ class Prior(Model):
         return tuple((row.filename, row.configuration, row.variance) for row in self.rows)
 
 
-def check_environment(value: Any) -> Any:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid(f"must be an object, not {json_name(value)}")
-    if len(value) > 64:
-        raise invalid(f"has {len(value)} fields, more than 64")
-    for key, item in value.items():
-        if len(key) > 64:
-            raise invalid("has a key longer than 64 characters")
-        if key == "warnings":
-            if not isinstance(item, list) or len(item) > 64:
-                raise invalid("must be a list of at most 64 warnings", "environment.warnings")
-            if not all(isinstance(text, str) and len(text) <= 512 for text in item):
-                raise invalid("must be strings of at most 512 characters", "environment.warnings")
-        elif isinstance(item, bool | int | float | str) and len(str(item)) > 512:
+def _shown_sizes(environment: dict[str, Any] | None) -> dict[str, Any]:
+    environment = environment or {}
+    warnings = environment.get("warnings", [])
+    if not isinstance(warnings, list) or len(warnings) > 64 or not all(isinstance(text, str) for text in warnings):
+        raise invalid("must be a list of at most 64 warnings", "environment.warnings")
+    for key, item in environment.items():
+        texts = item if key == "warnings" else [str(item)] if isinstance(item, bool | int | float | str) else []
+        if any(len(text) > 512 for text in texts):
             raise invalid("is longer than 512 characters", f"environment.{key}")
-    return value
+    return environment
+
+
+# run.json's ``environment``: free-form, but small (null: none); its values are shown, so each is short.
+Environment = Annotated[Annotated[dict[Text(64), Any], Field(max_length=64)] | None, AfterValidator(_shown_sizes)]
 
 
 Runs = Checked(
