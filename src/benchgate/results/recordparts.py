@@ -73,18 +73,13 @@ def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
     return Annotated[tuple[Text(length), ...], Field(max_length=items)]
 
 
-SHA = r"^[0-9a-f]{7,64}$"
-SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
-SHA256 = r"^[0-9a-f]{64}$"
-Commit = Annotated[str, Field(pattern=SHA, strict=True)]
-Digest = Annotated[str, Field(pattern=SHA256, strict=True)]
+Commit = Checked(Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$", strict=True)], "must be a hexadecimal commit SHA")
+Digest = Checked(
+    Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)], "must be a sha256 in hex (64 lowercase hex digits)"
+)
+Shard = Checked(Annotated[str, Field(pattern=r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$", strict=True)], "must look like I/N")
 Flag = Annotated[bool, Field(strict=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-_PATTERNS = {
-    SHA: "must be a hexadecimal commit SHA",
-    SHARD: "must look like I/N",
-    SHA256: "must be a sha256 in hex (64 lowercase hex digits)",
-}
 
 
 def _location(parts: Sequence[int | str]) -> str:
@@ -122,8 +117,6 @@ def _reason(error: dict) -> str:
         if "'" in expected:
             return f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
         return f"must be {expected}"
-    if error["type"] == "string_pattern_mismatch":
-        return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
     template = _REASONS.get(error["type"])
     if template is None:
         return error["msg"]
@@ -165,7 +158,7 @@ class Selection(Model):
     exclude: Strings(MAX_FILES, MAX_TEXT) = ()
     set: Strings(MAX_FILES, MAX_TEXT) = ()
     files: Strings(MAX_FILES, MAX_NAME) | None = None
-    shard: Annotated[str, Field(pattern=SHARD, strict=True)] | None = None
+    shard: Shard | None = None
     changed: dict[str, Any] | None = None  # --changed-from's placement (benchgate.run.changedfiles)
 
 
