@@ -61,19 +61,17 @@ def parse_times(texts: Sequence[str] | np.ndarray) -> tuple[np.ndarray, pd.array
     nanos[known] = whole.to_numpy() * 10**9 + fraction.astype("int64").to_numpy()
     # Exactly float(text) below 2**53 ns (104 days): an exact integer over 1e9, rounded once.
     seconds[known] = nanos[known] / 1e9
-    first_bad = None
     for index in np.flatnonzero(~known):
         text = array[index].strip()
         if not text:
             continue  # missing
         if not is_decimal_text(text):
-            first_bad = int(index) if first_bad is None else first_bad
-            continue
+            return seconds, pd.arrays.IntegerArray(nanos, ~known), int(index)
         seconds[index] = float(text)
         exact = nanoseconds(text)
         if exact is not None:
             nanos[index], known[index] = exact, True
-    return seconds, pd.arrays.IntegerArray(nanos, ~known), first_bad
+    return seconds, pd.arrays.IntegerArray(nanos, ~known), None
 
 
 def _read_bytes(source: str | Path) -> tuple[str, bytes]:
@@ -241,8 +239,6 @@ def concat_samples(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 
     if not frames:
         raise InputError("no CSV files given")
-    if len(frames) == 1:
-        return frames[0]
     return pd.concat(frames, ignore_index=True)  # every frame's side has the same categories: they stay
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
 from benchgate.errors import InputError
@@ -73,18 +73,13 @@ def Strings(items: int = 64, length: int = 256) -> Any:  # noqa: N802
     return Annotated[tuple[Text(length), ...], Field(max_length=items)]
 
 
-SHA = r"^[0-9a-f]{7,64}$"
-SHARD = r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$"
-SHA256 = r"^[0-9a-f]{64}$"
-Commit = Annotated[str, Field(pattern=SHA, strict=True)]
-Digest = Annotated[str, Field(pattern=SHA256, strict=True)]
+Commit = Checked(Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$", strict=True)], "must be a hexadecimal commit SHA")
+Digest = Checked(
+    Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", strict=True)], "must be a sha256 in hex (64 lowercase hex digits)"
+)
+Shard = Checked(Annotated[str, Field(pattern=r"^[1-9][0-9]{0,3}/[1-9][0-9]{0,3}$", strict=True)], "must look like I/N")
 Flag = Annotated[bool, Field(strict=True)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-_PATTERNS = {
-    SHA: "must be a hexadecimal commit SHA",
-    SHARD: "must look like I/N",
-    SHA256: "must be a sha256 in hex (64 lowercase hex digits)",
-}
 
 
 def _location(parts: Sequence[int | str]) -> str:
@@ -122,8 +117,6 @@ def _reason(error: dict) -> str:
         if "'" in expected:
             return f"must be one of {expected.replace(chr(39), '').replace(' or ', ', ')}"
         return f"must be {expected}"
-    if error["type"] == "string_pattern_mismatch":
-        return _PATTERNS.get(context.get("pattern"), "is not in the expected form")
     template = _REASONS.get(error["type"])
     if template is None:
         return error["msg"]
@@ -165,7 +158,7 @@ class Selection(Model):
     exclude: Strings(MAX_FILES, MAX_TEXT) = ()
     set: Strings(MAX_FILES, MAX_TEXT) = ()
     files: Strings(MAX_FILES, MAX_NAME) | None = None
-    shard: Annotated[str, Field(pattern=SHARD, strict=True)] | None = None
+    shard: Shard | None = None
     changed: dict[str, Any] | None = None  # --changed-from's placement (benchgate.run.changedfiles)
 
 
@@ -275,24 +268,20 @@ class Prior(Model):
         return tuple((row.filename, row.configuration, row.variance) for row in self.rows)
 
 
-def check_environment(value: Any) -> Any:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid(f"must be an object, not {json_name(value)}")
-    if len(value) > 64:
-        raise invalid(f"has {len(value)} fields, more than 64")
-    for key, item in value.items():
-        if len(key) > 64:
-            raise invalid("has a key longer than 64 characters")
-        if key == "warnings":
-            if not isinstance(item, list) or len(item) > 64:
-                raise invalid("must be a list of at most 64 warnings", "environment.warnings")
-            if not all(isinstance(text, str) and len(text) <= 512 for text in item):
-                raise invalid("must be strings of at most 512 characters", "environment.warnings")
-        elif isinstance(item, bool | int | float | str) and len(str(item)) > 512:
+def _shown_sizes(environment: dict[str, Any] | None) -> dict[str, Any]:
+    environment = environment or {}
+    warnings = environment.get("warnings", [])
+    if not isinstance(warnings, list) or len(warnings) > 64 or not all(isinstance(text, str) for text in warnings):
+        raise invalid("must be a list of at most 64 warnings", "environment.warnings")
+    for key, item in environment.items():
+        texts = item if key == "warnings" else [str(item)] if isinstance(item, bool | int | float | str) else []
+        if any(len(text) > 512 for text in texts):
             raise invalid("is longer than 512 characters", f"environment.{key}")
-    return value
+    return environment
+
+
+# run.json's ``environment``: free-form, but small (null: none); its values are shown, so each is short.
+Environment = Annotated[Annotated[dict[Text(64), Any], Field(max_length=64)] | None, AfterValidator(_shown_sizes)]
 
 
 Runs = Checked(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from benchgate.errors import InputError
 from benchgate.results import recordparts as parts
@@ -54,7 +54,7 @@ class RunRecord(parts.Model):
     options: parts.Options = parts.Options()
     durations: Annotated[dict[str, Annotated[float, Field(strict=True)]], Field(max_length=parts.MAX_FILES)] = {}
     samples: parts.Integer(0, parts.MAX_COUNT) = 0
-    environment: Annotated[dict[str, Any], BeforeValidator(parts.check_environment)] = {}
+    environment: parts.Environment = {}
     pairing: Pairing = Pairing()
     failures: Annotated[tuple[parts.FailureEntry, ...], Field(max_length=parts.MAX_LIST)] = ()
     skipped: Annotated[tuple[parts.SkipEntry, ...], Field(max_length=parts.MAX_LIST)] = ()
