@@ -126,7 +126,6 @@ def build_ref(
             stats = entry.metadata.get("ccache")  # of the build that made the entry: nothing was compiled now
             return job.result(
                 entry,
-                sha=entry.metadata.get("sha", ""),
                 cached=True,
                 log=entry.log,
                 ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
@@ -168,7 +167,7 @@ class BuildJob:
     def fail(self, log: Path, what: str) -> NoReturn:
         """Raise the failed build's error, its worktree removed unless the settings keep it."""
         if not self.settings.keep_failed_worktree:
-            worktrees.remove_worktree(self.worktree, worktrees.git_common_dir(self.repo))
+            worktrees.remove_worktree(self.worktree)
         where = f"{self.side} build of {self.ref} ({self.sha[:12]})"
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
@@ -179,10 +178,10 @@ class BuildJob:
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
-        fields.setdefault("sha", self.sha)
         return BuildResult(
             entry.binary,
             in_use=self.cache.hold(self.key),
+            sha=self.sha,
             ref=self.ref,
             side=self.side,
             key=entry.key,
@@ -245,7 +244,6 @@ class BuildJob:
             metadata = {name: getattr(self, name) for name in ("sha", "ref", "side", "trusted")}
             metadata |= {
                 "worktree": str(self.worktree),
-                "git_common_dir": str(worktrees.git_common_dir(self.repo)),
                 "original_log": str(log_path),
                 "configure": self.settings.configure_argv(),
                 "build": self.settings.build_argv(),

@@ -299,6 +299,6 @@ class BinaryCache:
                 continue
             with self.unused(key) as unused:
                 if unused and key not in {entry.key for entry in self.complete_entries()}:
-                    worktrees.remove_worktree(worktree, None)
+                    worktrees.remove_worktree(worktree)
         for old in sorted((self.root / "logs").glob("*.log"), key=_mtime)[:-KEPT_LOGS]:
             old.unlink(missing_ok=True)
