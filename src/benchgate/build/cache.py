@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -272,10 +273,8 @@ class BinaryCache:
             entries = self.complete_entries()
             count, total = len(entries), sum(entry.size for entry in entries)
             for entry in entries:
-                over_count = self.limit.max_entries is not None and count > self.limit.max_entries
-                over_size = self.limit.max_bytes is not None and total > self.limit.max_bytes
-                if not (over_count or over_size):
-                    break
+                if count <= (self.limit.max_entries or math.inf) and total <= (self.limit.max_bytes or math.inf):
+                    break  # within the limit (None: unbounded; a limit is never 0)
                 if entry.key in keep:
                     continue
                 with self.unused(entry.key) as unused:
