@@ -117,12 +117,13 @@ def _fsync_path(path: Path) -> None:
 
 
 class BinaryCache:
-    """The binary cache under ``root``. Callers hold ``lock(key)`` around validate/store/remove of a key."""
+    """The binary cache under ``root`` (its entries in ``entries``: built binaries, or official releases).
+    Callers hold ``lock(key)`` around validate/store/remove of a key."""
 
-    def __init__(self, root: Path, limit: CacheLimit | None = None) -> None:
+    def __init__(self, root: Path, limit: CacheLimit | None = None, entries: str = "binaries") -> None:
         self.root = Path(root)
         self.limit = limit or CacheLimit()
-        self.entries_dir = self.root / "binaries"
+        self.entries_dir = self.root / entries
         self.locks_dir = self.root / "locks"
         for directory in (self.entries_dir, self.locks_dir):
             try:
