@@ -45,7 +45,7 @@ def test_releases_are_ordered_by_semver_between_the_ends():
 def test_a_release_bisection_with_official_binaries_names_the_release(
     tmp_path, capsys, releases_available, release_cache
 ):
-    cached = {path: path.read_bytes() for path in release_cache.glob("releases/*/release.json")}
+    cached = {path: path.read_bytes() for path in release_cache.glob("releases/*/entry.json")}
     bench = tmp_path / "benchmark"
     (bench / "calibrated").mkdir(parents=True)
     (bench / "common.js").write_text(EXAMPLE_HARNESS.read_text())
@@ -68,7 +68,7 @@ def test_a_release_bisection_with_official_binaries_names_the_release(
     assert all(probe["built"] is False for probe in report["probes"])  # release binaries are never built
     # Each release binary came from benchgate's cache, as `run --base-version` caches it: npm could fetch none,
     # and no entry was written again.
-    assert {path: path.read_bytes() for path in release_cache.glob("releases/*/release.json")} == cached
+    assert {path: path.read_bytes() for path in release_cache.glob("releases/*/entry.json")} == cached
     assert all(any(release_cache.glob(f"releases/npm-v{version}-*/node")) for version in RELEASES)
     text = (tmp_path / "out" / "bisect.md").read_text()
     assert "`v20.0.0`" in text and ("100 %" in text or others)

@@ -122,12 +122,10 @@ def build_ref(
         entry, reason = cache.validate(key)
         if entry is not None:
             cache.touch(entry)
-            with cache.lock(f"git-{worktrees.repo_id(repo)}"):
-                worktrees.ensure_worktree(repo, worktree, sha)
+            job.checkout()
             stats = entry.metadata.get("ccache")  # of the build that made the entry: nothing was compiled now
             return job.result(
                 entry,
-                sha=entry.metadata.get("sha", ""),
                 cached=True,
                 log=entry.log,
                 ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
@@ -169,16 +167,21 @@ class BuildJob:
     def fail(self, log: Path, what: str) -> NoReturn:
         """Raise the failed build's error, its worktree removed unless the settings keep it."""
         if not self.settings.keep_failed_worktree:
-            worktrees.remove_worktree(self.worktree, worktrees.git_common_dir(self.repo))
+            worktrees.remove_worktree(self.worktree)
         where = f"{self.side} build of {self.ref} ({self.sha[:12]})"
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
+    def checkout(self) -> None:
+        """The worktree at the job's commit (git's worktree list is locked: jobs share the repository)."""
+        with self.cache.lock(f"git-{worktrees.repo_id(self.repo)}"):
+            worktrees.ensure_worktree(self.repo, self.worktree, self.sha)
+
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
-        fields.setdefault("sha", self.sha)
         return BuildResult(
             entry.binary,
             in_use=self.cache.hold(self.key),
+            sha=self.sha,
             ref=self.ref,
             side=self.side,
             key=entry.key,
@@ -205,8 +208,7 @@ class BuildJob:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         log_path = logs / f"{self.side}-{self.sha[:12]}-{self.key[:12]}-{stamp}-{os.getpid()}.log"
         try:
-            with self.cache.lock(f"git-{worktrees.repo_id(self.repo)}"):
-                worktrees.ensure_worktree(self.repo, self.worktree, self.sha)
+            self.checkout()
             worktrees.clean_worktree(self.worktree)
         except InputError as error:  # the ref resolved, so this is the machine (disk, permissions), not the input
             where = f"{self.side} checkout of {self.ref} ({self.sha[:12]}) in {self.worktree}"
@@ -238,13 +240,10 @@ class BuildJob:
                 failure = f"the build produced no executable {self.settings.binary_path}"
             if failure is not None:
                 self.fail(log_path, failure)
-            metadata = {
-                "sha": self.sha,
-                "ref": self.ref,
-                "side": self.side,
-                "trusted": self.trusted,  # also in the key: an untrusted build never shares an entry with a trusted one
+            # trusted is in the key too: an untrusted build never shares an entry with a trusted one.
+            metadata = {name: getattr(self, name) for name in ("sha", "ref", "side", "trusted")}
+            metadata |= {
                 "worktree": str(self.worktree),
-                "git_common_dir": str(worktrees.git_common_dir(self.repo)),
                 "original_log": str(log_path),
                 "configure": self.settings.configure_argv(),
                 "build": self.settings.build_argv(),

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from benchgate.build.cache import CacheLimit, parse_size
@@ -120,7 +120,7 @@ class BuildSettings:
         return {
             "configure": self.configure_argv(),
             # The command as configured: the job count of make -j does not change the binary.
-            "build": ["sh", "-c", self.build_command] if isinstance(self.build_command, str) else self.build_command,
+            "build": replace(self, jobs=None).build_argv(),
             "binary_path": self.binary_path,
             "compilers": compiler_identity(env),
             "machine": platform.machine(),

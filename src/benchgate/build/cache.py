@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -116,12 +117,13 @@ def _fsync_path(path: Path) -> None:
 
 
 class BinaryCache:
-    """The binary cache under ``root``. Callers hold ``lock(key)`` around validate/store/remove of a key."""
+    """The binary cache under ``root`` (its entries in ``entries``: built binaries, or official releases).
+    Callers hold ``lock(key)`` around validate/store/remove of a key."""
 
-    def __init__(self, root: Path, limit: CacheLimit | None = None) -> None:
+    def __init__(self, root: Path, limit: CacheLimit | None = None, entries: str = "binaries") -> None:
         self.root = Path(root)
         self.limit = limit or CacheLimit()
-        self.entries_dir = self.root / "binaries"
+        self.entries_dir = self.root / entries
         self.locks_dir = self.root / "locks"
         for directory in (self.entries_dir, self.locks_dir):
             try:
@@ -143,6 +145,12 @@ class BinaryCache:
                     on_wait()
                 fcntl.flock(handle, fcntl.LOCK_EX)
             yield True
+
+    @contextlib.contextmanager
+    def unused(self, key: str) -> Iterator[bool]:
+        """Whether no job builds, stores or uses the entry for ``key``; if so, that stays true inside the block."""
+        with self.lock(key, wait=False) as free, self.lock(f"{key}.in-use", wait=False) as unheld:
+            yield free and unheld
 
     def hold(self, key: str) -> IO[bytes]:
         """Mark the entry for ``key`` as in use (a shared lock that eviction respects) until the file is closed."""
@@ -266,14 +274,12 @@ class BinaryCache:
             entries = self.complete_entries()
             count, total = len(entries), sum(entry.size for entry in entries)
             for entry in entries:
-                over_count = self.limit.max_entries is not None and count > self.limit.max_entries
-                over_size = self.limit.max_bytes is not None and total > self.limit.max_bytes
-                if not (over_count or over_size):
-                    break
+                if count <= (self.limit.max_entries or math.inf) and total <= (self.limit.max_bytes or math.inf):
+                    break  # within the limit (None: unbounded; a limit is never 0)
                 if entry.key in keep:
                     continue
-                with self.lock(entry.key, wait=False) as free, self.lock(f"{entry.key}.in-use", wait=False) as unused:
-                    if not (free and unused):
+                with self.unused(entry.key) as unused:
+                    if not unused:
                         continue
                     self.remove(entry.key)
                     if on_remove:
@@ -284,23 +290,15 @@ class BinaryCache:
         return evicted
 
     def tidy(self, repo: Path, *, keep: str) -> None:
-        """After a build: evict (never ``keep``) with the worktrees, remove orphan worktrees, keep the newest logs."""
-        common_dir = worktrees.git_common_dir(repo)
-
-        def remove_worktree(entry: CacheEntry) -> None:
-            worktree, recorded = entry.metadata.get("worktree"), entry.metadata.get("git_common_dir")
-            if worktree and Path(worktree).parent == self.root / "worktrees":  # only one of ours
-                worktrees.remove_worktree(Path(worktree), Path(recorded) if recorded else common_dir)
-
-        self.evict(keep=frozenset({keep}), on_remove=remove_worktree)
-        # Worktrees whose entry is gone (interrupted or abandoned builds), when no job is using them.
+        """After a build: evict (never ``keep``), remove unused worktrees whose entry is gone, keep the newest logs."""
+        self.evict(keep=frozenset({keep}))
         complete = {entry.key for entry in self.complete_entries()}
         for worktree in (self.root / "worktrees").glob("*"):
             key = worktree.name.partition("-")[2]
             if not key or key in complete:
                 continue
-            with self.lock(key, wait=False) as free, self.lock(f"{key}.in-use", wait=False) as unused:
-                if free and unused and key not in {entry.key for entry in self.complete_entries()}:
-                    worktrees.remove_worktree(worktree, None)
+            with self.unused(key) as unused:
+                if unused and key not in {entry.key for entry in self.complete_entries()}:
+                    worktrees.remove_worktree(worktree)
         for old in sorted((self.root / "logs").glob("*.log"), key=_mtime)[:-KEPT_LOGS]:
             old.unlink(missing_ok=True)

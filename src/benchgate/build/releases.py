@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.build import cache
-from benchgate.build.cache import default_cache_dir
+from benchgate.build.cache import BinaryCache, CacheLimit, default_cache_dir
 from benchgate.errors import InputError, RunError
 
 if TYPE_CHECKING:
@@ -172,22 +172,16 @@ def _from_npm(version: str, arch: str, npm: str = "npm") -> tuple[bytes, str, st
 def _fetch(source: str, version: str, mirror: str) -> Release:
     """A release from ``source`` (dist or npm), from the cache when it is there undamaged."""
     arch = platform_arch()
-    directory = default_cache_dir() / "releases" / f"{source}-v{version}-linux-{arch}"
-    marker = directory / "release.json"
-    if marker.is_file():
-        data = json.loads(marker.read_text(encoding="utf-8"))
-        binary = Path(data["binary"])
-        if binary.is_file() and file_sha256(binary) == data["sha256"]:  # else damaged: fetch again
-            return Release(**{**data, "binary": binary})
-    node, origin, checksum = _from_dist(version, arch, mirror) if source == "dist" else _from_npm(version, arch)
-    directory.mkdir(parents=True, exist_ok=True)
-    binary, temporary = directory / "node", directory / "node.tmp"
-    temporary.write_bytes(node)
-    temporary.chmod(0o755)
-    os.replace(temporary, binary)
-    release = Release(version, binary, hashlib.sha256(node).hexdigest(), source, origin, checksum)
-    marker.write_text(json.dumps({**asdict(release), "binary": str(binary)}, indent=2) + "\n", encoding="utf-8")
-    return release
+    releases = BinaryCache(default_cache_dir(), CacheLimit(None, None), entries="releases")
+    key = f"{source}-v{version}-linux-{arch}"
+    with releases.lock(key):
+        entry, _ = releases.validate(key)
+        if entry is None:  # missing or damaged: fetch it (again)
+            node, origin, checksum = _from_dist(version, arch, mirror) if source == "dist" else _from_npm(version, arch)
+            with tempfile.TemporaryDirectory(prefix="benchgate-release-") as scratch:
+                (Path(scratch) / "node").write_bytes(node)
+                entry = releases.store(key, Path(scratch) / "node", {"origin": origin, "checksum": checksum})
+    return Release(version, entry.binary, entry.sha256, source, entry.metadata["origin"], entry.metadata["checksum"])
 
 
 def fetch_release(version: str, *, source: str = "auto", mirror: str = DEFAULT_DIST_URL) -> Release:

@@ -99,12 +99,12 @@ def list_worktrees(repo: Path) -> list[Path]:
     return [Path(line.split(" ", 1)[1]) for line in listing.splitlines() if line.startswith("worktree ")]
 
 
-def remove_worktree(path: Path, common_dir: Path | None) -> None:
-    """Delete worktree ``path`` and let its repository (``common_dir``, else read from ``path/.git``) forget it."""
-    if common_dir is None:
-        # A linked worktree's .git file says "gitdir: <common dir>/worktrees/<name>".
-        with contextlib.suppress(OSError, ValueError):
-            common_dir = Path((path / ".git").read_text().split("gitdir:", 1)[1].strip()).parent.parent
+def remove_worktree(path: Path) -> None:
+    """Delete worktree ``path`` and let its repository (named in ``path/.git``) forget it."""
+    common_dir = None
+    # A linked worktree's .git file says "gitdir: <common dir>/worktrees/<name>".
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        common_dir = Path((path / ".git").read_text().split("gitdir:", 1)[1].strip()).parent.parent
     shutil.rmtree(path, ignore_errors=True)
     if common_dir is not None and common_dir.is_dir():
         git(common_dir, "worktree", "prune", check=False)

@@ -42,8 +42,6 @@ _SOCKET_HOST = re.compile(r"[?&]host=(/[^&]+)")
 _SYSTEM_DIRECTORIES = ("/usr", "/bin", "/lib", "/etc", "/sbin")
 
 _PRIVATE, _HIDDEN, _WRITABLE, _READ_ONLY = "private", "hidden", "writable", "read-only"
-# The same path asked for twice: hiding wins over exposing, a private home over a hidden /root.
-_PRECEDENCE = {_PRIVATE: 4, _HIDDEN: 3, _WRITABLE: 2, _READ_ONLY: 1}
 
 
 @dataclass(frozen=True)
@@ -106,6 +104,8 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
     wanted: dict[str, str] = {}
     # The runner's tool cache (compilers, node, wrk) is shown even inside a hidden directory.
     tools = [env["RUNNER_TOOL_CACHE"]] if env.get("RUNNER_TOOL_CACHE") else []
+    # The same path asked for twice: the later kind wins, so hiding wins over exposing, a private home over a
+    # hidden /root.
     for paths, kind in (
         (tools, _READ_ONLY),
         (mounts.read_only, _READ_ONLY),
@@ -116,11 +116,9 @@ def mount_args(mounts: Mounts, *, env: Mapping[str, str], home: str | None) -> l
     ):
         for path in paths:
             real = _real(path)
-            if not os.path.isabs(real) or _PRECEDENCE[kind] <= _PRECEDENCE.get(wanted.get(real, ""), 0):
-                continue
             if kind in (_HIDDEN, _PRIVATE) and _covers_system(real):
                 continue  # never hide the system itself (a misconfigured RUNNER_WORKSPACE=/, say)
-            wanted[real] = kind
+            wanted[real] = kind  # realpath: absolute
     args: list[str] = []
     done: list[tuple[str, str]] = []  # (path, kind) of every mount made, shallowest first
     remount: list[str] = []
