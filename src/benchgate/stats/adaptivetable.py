@@ -278,11 +278,9 @@ def decide_shards(
     per key); InputError when a design is malformed, the shards' designs differ or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
-    keys = sorted(set(wanted))
-    position = {key: index for index, key in enumerate(keys)}
-    back = np.array([position[key] for key in wanted], dtype=np.int64)
-    alpha = _per_row(alpha, wanted, position, len(keys))
-    min_effect = _per_row(min_effect, wanted, position, len(keys))
+    canonical = sorted(range(len(wanted)), key=wanted.__getitem__)  # the keys are distinct: a permutation
+    keys, back = [wanted[index] for index in canonical], np.argsort(canonical)
+    alpha, min_effect = (np.asarray(v, dtype=float)[canonical] if np.ndim(v) else v for v in (alpha, min_effect))
     design = None
     histories, rows = [], []
     for shard in shards:
@@ -320,13 +318,3 @@ def decide_shards(
     result = decide_looks(history, design.weights[:count], alpha, **options, **shared)
     table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
     return table.iloc[back].reset_index(drop=True)
-
-
-def _per_row(values: np.ndarray | float, wanted: list, position: dict, rows: int) -> np.ndarray:
-    """Per-key values given in ``wanted``'s order, in the canonical order (a scalar stays one)."""
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 0:
-        return values
-    out = np.empty(rows)
-    out[[position[key] for key in wanted]] = values
-    return out
