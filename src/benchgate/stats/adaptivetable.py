@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from benchgate.errors import InputError
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
@@ -17,8 +18,6 @@ from benchgate.stats.stopping import Replay, replay
 from benchgate.stats.yuenwelch import combine, gate_statistics, regression_floor, runs_needed, unchanged_level
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from benchgate.results.rundirs import AdaptiveShard
 
 
@@ -27,20 +26,15 @@ Unit = tuple[str, "str | None"]  # (file, comparison): the comparison is None fo
 
 def key_rows(samples, keys) -> np.ndarray:
     """Each sample's row: the index of its (filename, configuration) in ``keys`` (-1: not one of them)."""
-    row_of = {(str(f), str(c)): index for index, (f, c) in enumerate(keys)}
-    pairs = zip(
-        samples["filename"].to_numpy(dtype=object), samples["configuration"].to_numpy(dtype=object), strict=True
-    )
-    return np.array([row_of.get((str(f), str(c)), -1) for f, c in pairs], dtype=np.int64)
+    columns = [samples[name].astype(str) for name in ("filename", "configuration")]
+    return pd.MultiIndex.from_tuples(keys).get_indexer(pd.MultiIndex.from_arrays(columns)).astype(np.int64)
 
 
 def _padded(rows: np.ndarray, values: np.ndarray, count: int, fill=np.nan, width: int = 0) -> np.ndarray:
     """``values`` laid out ``(count, widest row)``, each row's entries in their order, ``fill`` as padding."""
-    counts = np.bincount(rows, minlength=count)
-    order = np.argsort(rows, kind="stable")
-    position = np.empty(len(rows), dtype=np.int64)
-    position[order] = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    out = np.full((count, max(int(counts.max()) if len(rows) else 0, width)), fill, dtype=np.asarray(values).dtype)
+    position = pd.Series(rows).groupby(rows).cumcount().to_numpy()
+    widest = int(position.max()) + 1 if len(rows) else 0
+    out = np.full((count, max(widest, width)), fill, dtype=np.asarray(values).dtype)
     out[rows, position] = values
     return out
 
@@ -135,8 +129,6 @@ def decision_table(
 ):
     """The decision table of ``result``, one row per key; ``noisy_mde``: the resolution reached at ``max_runs`` with
     the trusted noise (``sigma``, history's where known) and an estimate of 0 (``last_share``: the risk spent)."""
-    import pandas as pd
-
     needed = undecided_runs(result, min_effect, inconclusive_above, unchanged_confidence)
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
@@ -184,9 +176,8 @@ def decide_samples(
     if pairs is None:
         st = gate_statistics(base, head)
     else:
-        strata = pairs[2] if len(pairs) > 2 else None
-        base_pairs, head_pairs, assignment = pair_arrays(samples, pairs[0], pairs[1], keys, strata)
-        st = duet_statistics(base_pairs, head_pairs, base, head, strata=assignment)
+        base_pairs, head_pairs, strata = _pair_rates(samples, keys, pairs)
+        st = duet_statistics(base_pairs, head_pairs, base, head, strata=strata)
     shared = dict(
         min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
@@ -234,13 +225,15 @@ def replay_samples(
 def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
     _, base, head = sample_arrays(samples, keys)
-    if pairs is None:
-        return base, head
+    return (base, head) if pairs is None else (base, head, _pair_rates(samples, keys, pairs))
+
+
+def _pair_rates(samples: pd.DataFrame, keys, pairs: tuple) -> tuple:
+    """``pair_arrays`` of the pairs ``samples`` holds, each pair's stratum the rank of its head CPU set."""
     base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
     seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
-    codes = {cpus: code for code, cpus in enumerate(sorted(set(head_cpus)))}
-    strata = np.asarray([codes[cpus] for cpus in head_cpus], dtype=np.int64)
-    return base, head, pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
+    strata = np.unique(np.asarray(head_cpus, dtype=str), return_inverse=True)[1].astype(np.int64)
+    return pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
@@ -256,11 +249,8 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
         if index >= len(design.looks) or look.runs != design.looks[index]:
             raise InputError(f"look {index} after {look.runs} runs is not one of the design's looks", where=where)
     recorded = {stop.unit: (stop.look, stop.reason) for stop in shard.record.stops}
-    replayed_stops = {}
-    if replayed is not None:
-        for position, look in enumerate(replayed.stopped_after.tolist()):
-            if look >= 0:
-                replayed_stops[units[position]] = (look, replayed.reasons[position])
+    stopped = () if replayed is None else zip(units, replayed.stopped_after.tolist(), replayed.reasons, strict=True)
+    replayed_stops = {unit: (look, reason) for unit, look, reason in stopped if look >= 0}
     if recorded != replayed_stops:
         differing = sorted(set(recorded.items()) ^ set(replayed_stops.items()), key=str)[0][0]
         shown = " ".join(part for part in differing if part)
@@ -288,11 +278,9 @@ def decide_shards(
     per key); InputError when a design is malformed, the shards' designs differ or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
-    keys = sorted(set(wanted))
-    position = {key: index for index, key in enumerate(keys)}
-    back = np.array([position[key] for key in wanted], dtype=np.int64)
-    alpha = _per_row(alpha, wanted, position, len(keys))
-    min_effect = _per_row(min_effect, wanted, position, len(keys))
+    canonical = sorted(range(len(wanted)), key=wanted.__getitem__)  # the keys are distinct: a permutation
+    keys, back = [wanted[index] for index in canonical], np.argsort(canonical)
+    alpha, min_effect = (np.asarray(v, dtype=float)[canonical] if np.ndim(v) else v for v in (alpha, min_effect))
     design = None
     histories, rows = [], []
     for shard in shards:
@@ -330,13 +318,3 @@ def decide_shards(
     result = decide_looks(history, design.weights[:count], alpha, **options, **shared)
     table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
     return table.iloc[back].reset_index(drop=True)
-
-
-def _per_row(values: np.ndarray | float, wanted: list, position: dict, rows: int) -> np.ndarray:
-    """Per-key values given in ``wanted``'s order, in the canonical order (a scalar stays one)."""
-    values = np.asarray(values, dtype=float)
-    if values.ndim == 0:
-        return values
-    out = np.empty(rows)
-    out[[position[key] for key in wanted]] = values
-    return out

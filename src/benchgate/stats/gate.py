@@ -101,10 +101,10 @@ def row_rules(filenames, policy: GatePolicy) -> RowRules:
     budget = float("nan") if policy.noisy_max_sigma is None else policy.noisy_max_sigma
     for filename in filenames:
         # The last matching rule wins, so later, more specific entries in the config override earlier ones.
-        matching = [rule for rule in policy.rules if fnmatch.fnmatchcase(str(filename), rule.pattern)]
-        rule = matching[-1] if matching else None
-        thresholds.append((rule.threshold if rule else None) or policy.threshold)
-        effects.append(rule.min_effect if rule is not None and rule.min_effect is not None else policy.min_effect)
-        ignored.append(bool(rule and rule.ignore))
-        sigmas.append(rule.max_sigma if rule is not None and rule.max_sigma is not None else budget)
+        matching = (rule for rule in reversed(policy.rules) if fnmatch.fnmatchcase(str(filename), rule.pattern))
+        rule = next(matching, GateRule("*"))
+        thresholds.append(rule.threshold or policy.threshold)
+        effects.append(policy.min_effect if rule.min_effect is None else rule.min_effect)
+        ignored.append(bool(rule.ignore))
+        sigmas.append(budget if rule.max_sigma is None else rule.max_sigma)
     return RowRules(thresholds, effects, ignored, sigmas)
