@@ -3,6 +3,8 @@ or blocks. Past GitHub's 65,536 characters, detail is dropped in a fixed order a
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 import pandas as pd
 
@@ -273,14 +275,13 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
             return body
     # Keep the gating rows above all; find the most significant rows that still fit.
     low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
-    best = _render(ctx, all_rows=False, details=False, max_significant=low)
-    while low < high:
-        middle = (low + high + 1) // 2
-        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle)
-        if len(candidate) <= limit:
-            low, best = middle, candidate
-        else:
-            high = middle - 1
+
+    def length(shown: int) -> int:
+        return len(_render(ctx, all_rows=False, details=False, max_significant=shown))
+
+    # The body grows with the rows shown: the last count whose body fits (at least ``low``).
+    fits = low + bisect.bisect_right(range(low + 1, high + 1), limit, key=length)
+    best = _render(ctx, all_rows=False, details=False, max_significant=fits)
     if len(best) > limit:  # pathological: even the verdict does not fit
         note = f"\n\n… shortened; the full report is in {ctx.full_report}.\n"
         best = best[: limit - len(note)] + note
