@@ -4,6 +4,7 @@ or blocks. Past GitHub's 65,536 characters, detail is dropped in a fixed order a
 from __future__ import annotations
 
 import bisect
+import functools
 
 import numpy as np
 import pandas as pd
@@ -273,15 +274,11 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
         body = _render(ctx, all_rows=all_rows, details=details)
         if limit is None or len(body) <= limit:
             return body
-    # Keep the gating rows above all; find the most significant rows that still fit.
+    # Keep the gating rows above all; the body grows with the rows shown: the most that still fit.
     low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
-
-    def length(shown: int) -> int:
-        return len(_render(ctx, all_rows=False, details=False, max_significant=shown))
-
-    # The body grows with the rows shown: the last count whose body fits (at least ``low``).
-    fits = low + bisect.bisect_right(range(low + 1, high + 1), limit, key=length)
-    best = _render(ctx, all_rows=False, details=False, max_significant=fits)
+    shortened = functools.partial(_render, ctx, all_rows=False, details=False)
+    fits = bisect.bisect_right(range(low + 1, high + 1), limit, key=lambda shown: len(shortened(max_significant=shown)))
+    best = shortened(max_significant=low + fits)
     if len(best) > limit:  # pathological: even the verdict does not fit
         note = f"\n\n… shortened; the full report is in {ctx.full_report}.\n"
         best = best[: limit - len(note)] + note
