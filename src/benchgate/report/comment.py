@@ -3,6 +3,9 @@ or blocks. Past GitHub's 65,536 characters, detail is dropped in a fixed order a
 
 from __future__ import annotations
 
+import bisect
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -119,20 +122,12 @@ def _context_line(ctx: CommentContext) -> str:
 
 
 def _environment(run: RunSummary) -> list[str]:
-    if not run.environment and not run.warnings:
-        return []
-    lines = ["#### Runner", ""]
-    if run.environment:
-        lines.append(" · ".join(f"{code(key)}: {code(value, limit=120)}" for key, value in run.environment))
-        lines.append("")
-    lines += [f"- ⚠️ {code(warning)}" for warning in run.warnings]
-    return lines
+    pairs = " · ".join(f"{code(key)}: {code(value, limit=120)}" for key, value in run.environment)
+    return [*([pairs, ""] if pairs else []), *(f"- ⚠️ {code(warning)}" for warning in run.warnings)]
 
 
 def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
-    if not run.failures and not run.skipped:
-        return []
-    lines = ["#### Failed or skipped benchmarks", ""]
+    lines = []
     for failure in run.failures[:limit]:
         status = f"exit {failure.exit_status}" if failure.exit_status is not None else "no exit status"
         where = "on both binaries" if failure.side == "both" else f"on the **{failure.side}**"
@@ -150,15 +145,13 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
 
 def _labels(decision: LabelDecision) -> list[str]:
     shown = [outcome for outcome in decision.outcomes if outcome.status != REQUEST]
-    if not shown:
-        return []
     marks = {APPLIED: "✅ applied", IGNORED: "🚫 ignored", INVALID: "⚠️ invalid"}
     rows = []
     for outcome in shown:
         # An invalid label's reason quotes the label's own text (a URL, "#1"): only a code span shows it inert.
         why = code(outcome.reason, in_table=True) if outcome.status == INVALID else plain(outcome.reason)
         rows.append([code(outcome.label, in_table=True), marks[outcome.status], why])
-    return ["#### Labels", "", *table(["label", "", "why"], rows, "lll")]
+    return table(["label", "", "why"], rows, "lll") if rows else []
 
 
 def _footer(ctx: CommentContext) -> list[str]:
@@ -222,9 +215,13 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     else:
         parts.append(f"_The table of all {len(ctx.gated)} comparisons is in {ctx.full_report}._")
     parts += ["", false_positive_note(len(ctx.gated), ctx.settings), ""]
-    for section in (_environment(ctx.run), _failures(ctx.run, stderr=details, limit=200 if details else 20)):
-        parts += [*section, ""] if section else []
-    parts += [*_labels(ctx.labels), ""] if ctx.labels.outcomes else []
+    sections = {
+        "Runner": _environment(ctx.run),
+        "Failed or skipped benchmarks": _failures(ctx.run, stderr=details, limit=200 if details else 20),
+        "Labels": _labels(ctx.labels),
+    }
+    for heading, body in sections.items():
+        parts += [f"#### {heading}", "", *body, ""] if body else []
     prefix = ctx.settings.label_prefix
     override = (
         f"<sub>To override, a maintainer adds a label: {code(prefix + ':accept-regression')} (report, do not fail), "
@@ -271,16 +268,11 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
         body = _render(ctx, all_rows=all_rows, details=details)
         if limit is None or len(body) <= limit:
             return body
-    # Keep the gating rows above all; find the most significant rows that still fit.
+    # Keep the gating rows above all; the body grows with the rows shown: the most that still fit.
     low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
-    best = _render(ctx, all_rows=False, details=False, max_significant=low)
-    while low < high:
-        middle = (low + high + 1) // 2
-        candidate = _render(ctx, all_rows=False, details=False, max_significant=middle)
-        if len(candidate) <= limit:
-            low, best = middle, candidate
-        else:
-            high = middle - 1
+    shortened = functools.partial(_render, ctx, all_rows=False, details=False)
+    fits = bisect.bisect_right(range(low + 1, high + 1), limit, key=lambda shown: len(shortened(max_significant=shown)))
+    best = shortened(max_significant=low + fits)
     if len(best) > limit:  # pathological: even the verdict does not fit
         note = f"\n\n… shortened; the full report is in {ctx.full_report}.\n"
         best = best[: limit - len(note)] + note
