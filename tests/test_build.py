@@ -245,6 +245,20 @@ def test_worktree_is_clean_after_build_and_removed_with_its_entry(node_repo, cac
     assert len(make_runs(marker)) == 3
 
 
+def test_a_worktree_left_locked_by_a_killed_job_is_recreated(node_repo, cache_dir, marker) -> None:
+    # A kill -9 during `git worktree add` leaves the worktree registered, locked and half-written.
+    first = build_ref(node_repo.path, "v0.1.0", side="base", settings=SETTINGS, cache_dir=cache_dir)
+    first.release()
+    git(node_repo.path, "worktree", "lock", "--reason", "initializing", str(first.worktree))
+    shutil.rmtree(first.worktree)
+    first.worktree.mkdir()
+    shutil.rmtree(BinaryCache(cache_dir).entries_dir)  # a cache miss: the job checks the worktree out again
+    again = build_ref(node_repo.path, "v0.1.0", side="base", settings=SETTINGS, cache_dir=cache_dir)
+    assert not again.cached and again.worktree == first.worktree
+    assert git(again.worktree, "rev-parse", "HEAD") == node_repo.commits["v1"]
+    assert len(make_runs(marker)) == 2
+
+
 def test_binary_in_use_is_not_evicted(node_repo, cache_dir, marker) -> None:
     one_entry = BuildSettings(ninja=False, cache_limit=CacheLimit(max_entries=1, max_bytes=None))
     base = build_ref(node_repo.path, "v0.1.0", side="base", settings=one_entry, cache_dir=cache_dir)

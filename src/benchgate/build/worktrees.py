@@ -83,7 +83,9 @@ def ensure_worktree(repo: Path, path: Path, sha: str) -> Path:
         shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     git(repo, "worktree", "prune")
-    git(repo, "worktree", "add", "--detach", "--force", str(path), sha)
+    # Twice: a job killed during `git worktree add` leaves the path registered and locked ("initializing"),
+    # which prune keeps and a single --force refuses; the caller's lock says no other job is adding it.
+    git(repo, "worktree", "add", "--detach", "--force", "--force", str(path), sha)
     return path
 
 
