@@ -80,14 +80,18 @@ def add_release_options(parser: argparse.ArgumentParser) -> None:
 def _handler(args: argparse.Namespace) -> int:
     # Each other option's dest is the name of its RunOptions field; lists from action="append" become tuples.
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
-    settings = flags.settings_from_flags(args, "run")
-    given.update(run_option_values(settings, "run"))
+    given["build_settings"] = build_settings(args.config, build_overrides(args))
+    return run_and_analyze(given, flags.settings_from_flags(args, "run"))
+
+
+def run_and_analyze(given: dict, settings: Settings) -> int:
+    """Run with RunOptions' values ``given`` and the resolved ``settings`` (the action's run step passes its
+    merged settings straight on, with their sources), then print the analysis; the exit status."""
+    given = {**given, **run_option_values(settings, "run")}
     # No store configured: None, no prior (the default file does not count).
-    given["history_store"] = resolve_store(args.history_store, configured_history(args.config), default=None)
-    options = RunOptions(
-        **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
-        build_settings=build_settings(args.config, build_overrides(args)),
-    )
+    configured = configured_history(given.get("config"))
+    given["history_store"] = resolve_store(given.get("history_store"), configured, default=None)
+    options = RunOptions(**{field.name: given[field.name] for field in fields(RunOptions) if field.name in given})
     status = run_benchmarks(options)
     return print_analysis(options.output, options, settings) if status is None else status
 
