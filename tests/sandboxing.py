@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from benchgate import sandbox
-from benchgate.sandbox import bwrap
 
 
 def _usable() -> bool:
@@ -28,9 +27,9 @@ needs_bwrap = pytest.mark.skipif(not _usable(), reason="bwrap cannot create a sa
 @pytest.fixture(autouse=True)
 def fresh_probe():
     """Each test probes again (the probe is cached per process and per bwrap path)."""
-    bwrap._probe.cache_clear()
+    sandbox._probe.cache_clear()
     yield
-    bwrap._probe.cache_clear()
+    sandbox._probe.cache_clear()
 
 
 def fake_bwrap(tmp_path: Path, stderr: str) -> Path:

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from benchgate.commands import action
+from benchgate.commands import run as run_command
 from benchgate.errors import EXIT_BAD_INPUT, EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
 from benchgate.github import events
 
@@ -28,31 +29,47 @@ def recorded(monkeypatch):
     return calls, status
 
 
+@pytest.fixture
+def ran(monkeypatch):
+    """The run step's `benchgate run`, in this process: its RunOptions' values and settings are recorded."""
+    calls: list[tuple[dict, object]] = []
+    status = {"value": 0}
+
+    def fake(values: dict, settings) -> int:
+        calls.append((values, settings))
+        return status["value"]
+
+    monkeypatch.setattr(run_command, "run_and_analyze", fake)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    return calls, status
+
+
 def _run_env(tmp_path, **extra: str) -> dict[str, str]:
     return {"RUNNER_TEMP": str(tmp_path), "BENCHGATE_RESULTS": "out", **extra}
 
 
 @pytest.mark.parametrize("event_name", ["push", *events.PULL_REQUEST_EVENTS])
-def test_given_binaries_run_sandboxed_for_a_pull_requests_checkout(tmp_path, recorded, event_name):
-    calls, _ = recorded
+def test_given_binaries_run_sandboxed_for_a_pull_requests_checkout(tmp_path, ran, event_name):
+    calls, _ = ran
     environ = _run_env(tmp_path, BENCHGATE_BASE_BINARY="/a", BENCHGATE_HEAD_BINARY="/b", GITHUB_EVENT_NAME=event_name)
     assert action.run_step(environ) == EXIT_OK
-    assert ("--untrusted-head" in calls[0]) is (event_name in events.PULL_REQUEST_EVENTS)
-    assert calls[0][-2:] == ["--", "all"]  # no categories and no base to diff against: all of them
+    values, _ = calls[0]
+    assert values["untrusted_head"] is (event_name in events.PULL_REQUEST_EVENTS)
+    assert values["categories"] == ("all",)  # no categories and no base to diff against: all of them
 
 
 @pytest.mark.parametrize(
     ("status", "expected"),
     [(EXIT_GATE_FAILED, EXIT_OK), (EXIT_INCONCLUSIVE, EXIT_OK), (EXIT_BUILD_FAILED, EXIT_BUILD_FAILED)],
 )
-def test_the_run_step_leaves_the_verdict_to_the_report(tmp_path, recorded, status, expected):
-    calls, child = recorded
+def test_the_run_step_leaves_the_verdict_to_the_report(tmp_path, ran, status, expected):
+    calls, child = ran
     child["value"] = status
     assert action.run_step(_run_env(tmp_path, BENCHGATE_HEAD_REF="abc", BENCHGATE_REPO_PATH="/node")) == expected
 
 
-def test_the_run_step_passes_the_merged_settings_as_flags(tmp_path, recorded):
-    calls, _ = recorded
+def test_the_run_step_passes_the_merged_settings_on(tmp_path, ran):
+    calls, _ = ran
     carried = {
         "runs": "auto",
         "min-runs": "5",
@@ -73,16 +90,20 @@ def test_the_run_step_passes_the_merged_settings_as_flags(tmp_path, recorded):
         BENCHGATE_BASE_REF="base",
     )
     assert action.run_step(environ) == EXIT_OK
-    argv = calls[0]
-    assert "--runs=auto" in argv and "--max-runs=40" in argv and "--filter=url" in argv
-    assert "--filter=tojson" not in argv and [a for a in argv if a[:6] == "--set="] == ["--set=n=1", "--set=type=a,b"]
-    assert "--changed-from=base" in argv and argv[-1] == "--"  # categories from the changed files
-    assert json.loads((tmp_path / "benchgate-build.yml").read_text()) == {
-        "build": {"configure-flags": ["--without-intl"]}
-    }
+    values, settings = calls[0]
+    assert (settings.runs, settings.max_runs, settings.filter) == ("auto", 40, ("url",))
+    assert settings.set == ("n=1", "type=a,b")
+    # where each came from, as authorize said: the label's auto stays a label's, the input's filter an input's
+    assert (settings.source_of("runs"), settings.source_of("max_runs"), settings.source_of("filter")) == (
+        "label",
+        "file",
+        "option",
+    )
+    assert values["changed_from"] == "base" and values["categories"] == ()  # categories from the changed files
+    assert values["build_settings"].configure_flags == ("--without-intl",)
 
 
-def test_bad_run_settings_are_one_error_annotation(tmp_path, recorded, capsys):
+def test_bad_run_settings_are_one_error_annotation(tmp_path, ran, capsys):
     assert action.run_step(_run_env(tmp_path, BENCHGATE_RUN_SETTINGS="[1]")) == EXIT_BAD_INPUT
     assert capsys.readouterr().out == "::error title=benchgate::input run-settings is not a JSON object\n"
     assert action.run_step(_run_env(tmp_path, BENCHGATE_RUN_SETTINGS='{"runs": "x"}')) == EXIT_BAD_INPUT

@@ -13,8 +13,7 @@ from sandboxing import fresh_probe, needs_bwrap  # noqa: F401 - fresh_probe is a
 from benchgate import sandbox
 from benchgate.history.recording import record_run
 from benchgate.history.store import series
-from benchgate.sandbox import Confinement, Mounts
-from benchgate.sandbox.bwrap import history_store_paths, strip_credentials
+from benchgate.sandbox import Confinement, Mounts, history_store_paths, strip_credentials
 
 
 def _confined(script: str, env: dict[str, str], exposed: Path) -> subprocess.CompletedProcess:

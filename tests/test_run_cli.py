@@ -195,7 +195,8 @@ def test_head_crash_where_base_succeeds_fails_the_gate(capsys, tmp_path):
         str(out),
     )
     assert status == 1
-    assert "failed on the head in 2 runs: fault/crash.js n=10 size=2: crashed" in stdout and "verdict: FAIL" in stdout
+    assert "fault/crash.js n=10 size=2 failed on the head (2 processes): crashed" in stdout
+    assert "verdict: FAIL" in stdout
     # One verdict throughout: the gate line leads with the head failure, and nothing says "pass".
     assert "gate: FAIL: 2 benchmark process(es) failed on the head where the base succeeded" in stdout
     assert "pass" not in stdout

@@ -47,7 +47,7 @@ def test_no_analyze_exits_as_the_analysis_would(capsys, tmp_path, options, expec
 def test_a_failure_before_any_configuration_is_named_without_a_double_space(capsys, tmp_path):
     status, out, _ = _run(capsys, *_both("--set", "n=abc"), "--output", str(tmp_path / "out"))
     assert status == 5
-    assert "failed: calc/add.js on the base: crashed (exited with status 1)" in out.splitlines()
+    assert "calc/add.js failed on the base (2 processes): crashed (exited with status 1)" in out.splitlines()
 
 
 def _refused(capsys, tmp_path, *args: str) -> str:

@@ -19,7 +19,7 @@ from sandboxing import fake_bwrap, fresh_probe, needs_bwrap  # noqa: F401 - fres
 
 from benchgate import cli, sandbox
 from benchgate.errors import EXIT_BAD_INPUT
-from benchgate.sandbox import Confinement, Mounts, bwrap
+from benchgate.sandbox import Confinement, Mounts
 
 ROOT = Path("/")  # a working directory every sandbox sees
 PYTHON = "/usr/bin/python3"  # the system's: benchgate's own venv is hidden in the sandbox
@@ -215,7 +215,7 @@ def test_an_inherited_descriptor_passes_through_bwrap():
 
 
 def test_a_missing_bwrap_is_refused_with_the_fix(monkeypatch, tmp_path):
-    monkeypatch.setenv(bwrap.BWRAP_ENV, str(tmp_path / "no-such-bwrap"))
+    monkeypatch.setenv(sandbox.BWRAP_ENV, str(tmp_path / "no-such-bwrap"))
     with pytest.raises(sandbox.SandboxUnavailable) as raised:
         sandbox.probe()
     message = raised.value.one_line()
@@ -225,7 +225,7 @@ def test_a_missing_bwrap_is_refused_with_the_fix(monkeypatch, tmp_path):
 
 
 def test_a_bwrap_that_cannot_create_namespaces_is_refused_with_the_fix(monkeypatch, tmp_path):
-    monkeypatch.setenv(bwrap.BWRAP_ENV, str(fake_bwrap(tmp_path, "bwrap: setting up uid map: Permission denied")))
+    monkeypatch.setenv(sandbox.BWRAP_ENV, str(fake_bwrap(tmp_path, "bwrap: setting up uid map: Permission denied")))
     with pytest.raises(sandbox.SandboxUnavailable) as raised:
         sandbox.probe()
     message = raised.value.one_line()
@@ -237,7 +237,7 @@ def test_a_bwrap_that_cannot_create_namespaces_is_refused_with_the_fix(monkeypat
 def test_the_probe_runs_once(monkeypatch):
     calls = []
     real_run = subprocess.run
-    monkeypatch.setattr(bwrap.subprocess, "run", lambda *a, **k: calls.append(a[0]) or real_run(*a, **k))
+    monkeypatch.setattr(sandbox.subprocess, "run", lambda *a, **k: calls.append(a[0]) or real_run(*a, **k))
     first, second = sandbox.probe(), sandbox.probe()
     assert first is second and len(calls) == 2  # --version, then the trivial sandbox: once per process
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgate import config
+from benchgate.build.buildsettings import BuildSettings
 from benchgate.build.worktrees import git
 from benchgate.config import flags, schema
 from benchgate.config.settings import configured_history, resolve_store
@@ -86,47 +87,45 @@ def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
 
 
 def run_step(environ: Mapping[str, str]) -> int:
-    """Build and benchmark (no token): the merged run-settings as ``benchgate run``'s flags."""
+    """Build and benchmark (no token): the merged run-settings passed straight on to ``benchgate run``."""
+    from benchgate.commands import run
+
     run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
     try:
         settings = carried_settings(given(environ, "run-settings"), input_values(environ, tuple(run_inputs)))
-    except InputError as error:
-        return _fail(error.one_line())
+        node_args = {
+            f"{side}_node_args": run._node_args(given(environ, f"{side}-node-args")) for side in ("base", "head")
+        }
+    except (InputError, argparse.ArgumentTypeError) as error:
+        return _fail(str(error))
     temp, results = Path(environ.get("RUNNER_TEMP") or "."), given(environ, "results")
     repo = given(environ, "repo-path") or "."
     base_ref, head_ref = given(environ, "base-ref"), given(environ, "head-ref")
     binaries = given(environ, "base-binary") or given(environ, "head-binary")
     benchmark_dir = given(environ, "benchmark-dir")
-    argv = ["run", f"--output={results}"]
+    values: dict[str, Any] = {"output": Path(results), "use_sandbox": given(environ, "no-sandbox") != "true"}
+    values["benchmark_dir"] = Path(benchmark_dir) if benchmark_dir else None
     if binaries:
-        argv += [f"--{side}-binary={given(environ, f'{side}-binary')}" for side in ("base", "head")]
-        argv.append(f"--benchmark-dir={benchmark_dir or Path(repo) / 'benchmark'}")
-        if environ.get("GITHUB_EVENT_NAME", "") in events.PULL_REQUEST_EVENTS:
-            argv.append("--untrusted-head")  # the benchmark files are the PR's checkout: both sides sandboxed
+        values.update({f"{side}_binary": given(environ, f"{side}-binary") for side in ("base", "head")})
+        values["benchmark_dir"] = Path(benchmark_dir or Path(repo) / "benchmark")
+        # the benchmark files are the PR's checkout: both sides sandboxed
+        values["untrusted_head"] = environ.get("GITHUB_EVENT_NAME", "") in events.PULL_REQUEST_EVENTS
+    elif not head_ref:
+        return _fail("no head-ref (and no approved head SHA): nothing to benchmark")
     else:
-        if not head_ref:
-            return _fail("no head-ref (and no approved head SHA): nothing to benchmark")
-        argv += [f"--repo={repo}", f"--head-ref={head_ref}", *_flags(environ, "base-ref", "benchmark-dir")]
-        if settings.build:  # the base branch's build settings, checked by benchgate like the config file
-            (temp / "benchgate-build.yml").write_text(json.dumps({"build": dict(settings.build)}) + "\n")
-            argv.append(f"--config={temp / 'benchgate-build.yml'}")
-    for setting in flags.for_command("run"):  # the setting flags of every value not left at its default
-        value = getattr(settings, setting.attr)
-        if settings.source_of(setting.attr) != "default" and value not in ("", None, ()):
-            argv += [f"--{setting.key}={item}" for item in value] if setting.many else [f"--{setting.key}={value}"]
-    argv += _flags(environ, "base-node-args", "head-node-args")
-    categories = list(settings.categories)
+        values.update(repo=Path(repo), head_ref=head_ref, base_ref=base_ref or None)
+        # the base branch's build settings, checked by benchgate like the config file
+        values["build_settings"] = BuildSettings.from_mapping(dict(settings.build)) if settings.build else None
+    categories = settings.categories
     if not categories and not binaries and base_ref:
-        argv.append(f"--changed-from={base_ref}")  # no categories configured: the ones the changed files map to
+        values["changed_from"] = base_ref  # no categories configured: the ones the changed files map to
         if settings.changed_files:
             (temp / "benchgate-changed-map.json").write_text(settings.changed_files + "\n")
-            argv.append(f"--changed-map={temp / 'benchgate-changed-map.json'}")
+            values["changed_map"] = temp / "benchgate-changed-map.json"
     elif not categories:
-        categories = ["all"]
-    if given(environ, "no-sandbox") == "true":
-        argv.append("--no-sandbox")
+        categories = ("all",)
     actions_env.set_outputs({"results-dir": results})
-    status = _benchgate([*argv, "--", *categories])
+    status = run.run_and_analyze({**values, **node_args, "categories": tuple(categories)}, settings)
     # 1 (fail) and 6 (inconclusive) are the run's own reading of the gate: the report step decides, with
     # config and trusted labels. A failed build (4) still wrote run.json with build_failure: the report posts it.
     return EXIT_OK if status in (EXIT_GATE_FAILED, EXIT_INCONCLUSIVE) else status

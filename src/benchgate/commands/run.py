@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from benchgate.config import Settings, flags
 from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
 from benchgate.report.markup import FORMATS
+from benchgate.report.versionsreport import failure_lines
 from benchgate.run import system
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import RunOptions
@@ -80,14 +80,18 @@ def add_release_options(parser: argparse.ArgumentParser) -> None:
 def _handler(args: argparse.Namespace) -> int:
     # Each other option's dest is the name of its RunOptions field; lists from action="append" become tuples.
     given = {name: tuple(value) if isinstance(value, list) else value for name, value in vars(args).items()}
-    settings = flags.settings_from_flags(args, "run")
-    given.update(run_option_values(settings, "run"))
+    given["build_settings"] = build_settings(args.config, build_overrides(args))
+    return run_and_analyze(given, flags.settings_from_flags(args, "run"))
+
+
+def run_and_analyze(given: dict, settings: Settings) -> int:
+    """Run with RunOptions' values ``given`` and the resolved ``settings`` (the action's run step passes its
+    merged settings straight on, with their sources), then print the analysis; the exit status."""
+    given = {**given, **run_option_values(settings, "run")}
     # No store configured: None, no prior (the default file does not count).
-    given["history_store"] = resolve_store(args.history_store, configured_history(args.config), default=None)
-    options = RunOptions(
-        **{field.name: given[field.name] for field in fields(RunOptions) if field.name in given},
-        build_settings=build_settings(args.config, build_overrides(args)),
-    )
+    configured = configured_history(given.get("config"))
+    given["history_store"] = resolve_store(given.get("history_store"), configured, default=None)
+    options = RunOptions(**{field.name: given[field.name] for field in fields(RunOptions) if field.name in given})
     status = run_benchmarks(options)
     return print_analysis(options.output, options, settings) if status is None else status
 
@@ -117,17 +121,6 @@ def build_settings(config_path: Path | None, overrides: dict) -> BuildSettings |
     return BuildSettings.from_mapping({**dict(given), **overrides})
 
 
-def _failure_lines(failures) -> list[str]:
-    """One line per distinct failure of run.json; the same failure in several runs is one line with a count."""
-    grouped = Counter((f.side, f.filename, f.configuration or "", f.reason, bool(f.gating)) for f in failures)
-    lines = []
-    for (side, filename, configuration, reason, gating), count in grouped.items():
-        runs = f" in {count} runs" if count > 1 else ""
-        gated = " (gating: the base succeeded)" if gating else ""
-        lines.append(f"failed on the {side}{runs}: {f'{filename} {configuration}'.strip()}: {reason}{gated}")
-    return lines
-
-
 def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int:
     """compare.R's table, the environment and every failure; the verdict's exit status (a RunError: no sample)."""
     from benchgate.report import comment, tables
@@ -137,9 +130,8 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     record = results.load_run_record(output / "run.json")
     if record.samples == 0:
         summary = record.summary()
-        for failure in summary.failures:
-            name = f"{failure.filename} {failure.configuration}".strip()
-            print(f"failed: {name} on the {failure.side}: {failure.reason}")
+        for line in failure_lines(record.failures):
+            print(line)
         if outcome.head_only_failures(summary):
             print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
             return EXIT_GATE_FAILED
@@ -159,7 +151,7 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     lines = [
         tables.render(analysis, "text", problems=decision.problems),
         system.render(record.environment),
-        *_failure_lines(record.failures),
+        *failure_lines(record.failures),
         *(f"skipped: {item.filename}: {item.reason}" for item in record.skipped),
     ]
     problems = "; ".join(decision.problems)

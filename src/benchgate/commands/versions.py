@@ -159,4 +159,5 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     chart = f"charts/{base}..{head}.png" if plot and len(analysis.table) and find_spec("matplotlib") else None
     if chart is not None:
         write_charts(output / chart, analysis)
-    return VersionStep(base, head, analysis.table, directory, chart, failures=failure_lines(summary.failures))
+    failures = failure_lines([replace(failure, configuration="") for failure in summary.failures])  # by file
+    return VersionStep(base, head, analysis.table, directory, chart, failures=failures)

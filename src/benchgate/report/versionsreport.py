@@ -21,7 +21,7 @@ class VersionStep:
     gated: pd.DataFrame
     directory: str  # the step's run directory, relative to the report
     chart: str | None = None  # the step's forest plot, relative to the report, when drawn
-    failures: tuple[str, ...] = ()  # the step's failed benchmark processes, one line per file, side and reason
+    failures: tuple[str, ...] = ()  # the step's failed benchmark processes (failure_lines)
 
     @property
     def name(self) -> str:
@@ -70,11 +70,16 @@ class StepSummary:
 
 
 def failure_lines(failures: Sequence) -> tuple[str, ...]:
-    """One line per file, side and reason of ``results.Failure`` records, with how many processes failed."""
-    counts = Counter((failure.filename, failure.side, failure.reason) for failure in failures)
+    """One line per benchmark, side and reason of failed processes (run.json's or a summary's), with their count;
+    run.json's entries also say when a head failure gates (the base succeeded)."""
+    counts = Counter(
+        (f"{f.filename} {f.configuration or ''}".strip(), f.side, f.reason, bool(getattr(f, "gating", False)))
+        for f in failures
+    )
     return tuple(
-        f"{filename} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
-        for (filename, side, reason), count in counts.items()
+        f"{name} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
+        + (" (gating: the base succeeded)" if gating else "")
+        for (name, side, reason, gating), count in counts.items()
     )
 
 

@@ -1,6 +1,7 @@
-"""bubblewrap (``bwrap``): what a sandboxed process sees (``/`` read-only, with private, hidden and exposed paths;
-an environment allowlist), probing bwrap once, the command line that confines one untrusted process, and reading
-what such a process wrote without being led out of its tree. Why each flag, mount and check: docs/security.md."""
+"""The sandbox (bubblewrap, ``bwrap``) that code from an untrusted head runs in: what a sandboxed process sees
+(``/`` read-only, with private, hidden and exposed paths; an environment allowlist), probing bwrap once, the command
+line that confines one untrusted process, and reading what such a process wrote without being led out of its tree.
+Only ``benchgate.errors`` is imported. Why each flag, mount and check: docs/security.md."""
 
 from __future__ import annotations
 
