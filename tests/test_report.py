@@ -177,7 +177,7 @@ def test_markdown_table_puts_regressions_first_and_escapes_names():
     assert table[0].startswith("| benchmark | confidence | improvement | accuracy (\\*)")
     names = [line.split(" | ")[0][2:] for line in table[2:]]
     # gating rows worst first, then other starred regressions, then the rest in compare.R order
-    assert names == ["`` c.js tick=`x` ``", "`b.js pipe=a\\|b`", "`d.js @team <b>`", "`a.js x=1`", "`e.js ok`"]
+    assert names == ["`c.js tick='x'`", "`b.js pipe=a\\|b`", "`d.js @team <b>`", "`a.js x=1`", "`e.js ok`"]
     assert [line.replace("\\|", "").count("|") for line in table] == [8] * len(table)  # pipes in names are escaped
     assert table[2].endswith("| ❌ fails |") and table[4].endswith("|  |")
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from benchgate.report.gatelines import gate_headline
+from benchgate.report.markup import one_line
 from benchgate.report.tables import ACCURACY_KEYS
 from benchgate.stats.gate import GatePolicy
 
@@ -18,12 +19,11 @@ from benchgate.stats.gate import GatePolicy
 FAIL, SLOWER, FASTER, UNCLEAR = "fail", "slower", "faster", "unclear"
 COLOURS = {FAIL: "#D55E00", SLOWER: "#CC79A7", FASTER: "#0072B2", UNCLEAR: "#8C8C8C"}
 MARKERS = {FAIL: "D", SLOWER: "v", FASTER: "^", UNCLEAR: "o"}
-_CONTROL = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 
 
 def text(value: str) -> str:
     """Untrusted text as matplotlib shows it literally: one line, no mathtext (``$`` escaped)."""
-    return str(value).translate(_CONTROL).replace("$", r"\$")
+    return one_line(value).replace("$", r"\$")
 
 
 def shorten(value: str, limit: int) -> str:

@@ -11,14 +11,20 @@ from tabulate import DataRow, TableFormat, tabulate
 
 FORMATS = ("text", "markdown", "json", "csv")  # of a printed analysis (tables.render), in every command
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # all but tab and newline, which multi-line text keeps
+AS_R = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})  # as R prints them: compare.R's row names
 # Characters that start emphasis, code, links or table cells mid-line (html.escape handles < > &).
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
+def one_line(text: str) -> str:
+    """Untrusted text on one line: every control character, tab and newline too, a space."""
+    return CONTROL.sub(" ", str(text)).replace("\n", " ").replace("\t", " ")
+
+
 def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
     """Untrusted text as a code span: no markdown, HTML or mentions inside."""
-    text = CONTROL.sub(" ", str(text)).replace("\n", " ").replace("`", "'")
+    text = one_line(text).replace("`", "'")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if in_table:

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +30,6 @@ CSV_COLUMNS = [
 MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text table; the JSON has them all
 # R's print.data.frame: columns one space apart, no rules (tabulate keeps names' edge spaces: docs/formats.md)
 COMPARE_R_LAYOUT = TableFormat(None, None, None, None, DataRow("", " ", ""), DataRow("", " ", ""), 0, None)
-_CONTROL = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 # Text bars, as node-benchmark-compare draws them: an axis symmetric around 0, set by the largest |improvement|.
 FULL, EMPTY, AXIS = "█", "░", "|"
 
@@ -91,7 +89,7 @@ def format_accuracy(value: float) -> str:
 
 def row_name(filename: str, configuration: str) -> str:
     """compare.R's row name, ``paste(filename, configuration)``, with control characters escaped as R prints them."""
-    return f"{filename} {configuration}".translate(_CONTROL)
+    return f"{filename} {configuration}".translate(markup.AS_R)
 
 
 def _names(gated: pd.DataFrame) -> list[str]:
@@ -169,7 +167,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {present}")
     lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        lines += [f"  {kind.upper()} {item.line()}".translate(_CONTROL) for item in items[:MAX_SUMMARY_LINES]]
+        lines += [f"  {kind.upper()} {item.line()}".translate(markup.AS_R) for item in items[:MAX_SUMMARY_LINES]]
         if kind == "undecided" and len(items) > MAX_SUMMARY_LINES:
             lines.append(f"  ... and {len(items) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
     untested = {
@@ -180,7 +178,7 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     for column, what in untested.items():
         names = _names(gated[gated[column]])
         lines += [f"{what}: {len(names)}: {', '.join(names)}"] if names else []
-    spots = [f"  {spot.translate(_CONTROL)}" for spot in gatelines.blind_spots(gated)]
+    spots = [f"  {spot.translate(markup.AS_R)}" for spot in gatelines.blind_spots(gated)]
     if spots:
         lines.append("resolution (the smallest regression the evidence rules out, per file, largest first):")
         lines += gatelines.truncated(spots, MAX_SUMMARY_LINES, "  ... and {} more files (--format json: mde per row)")
@@ -194,15 +192,6 @@ def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True, p
         parts += [render_bars(bars_for(gated)), ""]
     parts += gate_summary(gated, policy, problems)
     return "\n".join(parts) + "\n"
-
-
-def _code(text: str) -> str:
-    """A markdown code span that survives any content: untrusted names cannot inject markup or mentions."""
-    text = text.translate(_CONTROL).replace("|", "\\|")
-    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
-    # CommonMark strips one space on each side, so a name starting or ending with ` keeps its own.
-    padded = f" {text} " if text.startswith("`") or text.endswith("`") or not text.strip() else text
-    return f"{fence}{padded}{fence}"
 
 
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
@@ -223,7 +212,7 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     for row in markdown_order(gated).itertuples(index=False):
         gate = "❌ fails" if row.gating else "ignored" if row.ignored else "❓ undecided" if row.undecided else ""
         cells = [cell.replace("*", "\\*") for cell in _cells(row, decided)]  # only the stars have any
-        rows.append([_code(row_name(row.filename, row.configuration)), *cells, gate])
+        rows.append([markup.code(row_name(row.filename, row.configuration), in_table=True), *cells, gate])
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
@@ -232,12 +221,12 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     mark = gatelines.VERDICT_MARKS[verdict(gated)]
     headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
-    parts += [f"- {_code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    parts += [f"- {markup.code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        parts += [f"- {gatelines.KINDS[kind][0]} {item.line(_code)}" for item in items]
+        parts += [f"- {gatelines.KINDS[kind][0]} {item.line(markup.code)}" for item in items]
     if parts[-1] != "":
         parts.append("")
-    blind = gatelines.blind_spots(gated, _code)
+    blind = gatelines.blind_spots(gated, markup.code)
     if blind:
         parts += ["Resolution (the smallest regression the evidence rules out):", *(f"- {spot}" for spot in blind), ""]
     if len(gated):
