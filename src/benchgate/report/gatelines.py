@@ -206,9 +206,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def truncated(
-    lines: list[str], limit: int = MAX_LISTED, more: str = "- … and {} more, in the table below"
-) -> list[str]:
+def truncated(lines: list[str], limit: int = MAX_LISTED, more: str = "- … and {} more, in the table") -> list[str]:
     """The first ``limit`` lines, then ``more`` with how many were left out."""
     return lines[:limit] + ([more.format(len(lines) - limit)] if len(lines) > limit else [])
 

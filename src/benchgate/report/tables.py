@@ -167,9 +167,9 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {present}")
     lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        lines += [f"  {kind.upper()} {item.line()}".translate(markup.AS_R) for item in items[:MAX_SUMMARY_LINES]]
-        if kind == "undecided" and len(items) > MAX_SUMMARY_LINES:
-            lines.append(f"  ... and {len(items) - MAX_SUMMARY_LINES} more undecided (--format json lists them all)")
+        listed = [f"  {kind.upper()} {item.line()}".translate(markup.AS_R) for item in items]
+        more = f"  ... and {{}} more {kind} (--format json lists them all)"
+        lines += gatelines.truncated(listed, MAX_SUMMARY_LINES, more)
     untested = {
         "incomplete": "incomplete (fewer than 2 samples on a side, not tested)",
         "constant": "constant rates on both sides (compare.R stops here: 'data are essentially constant'; "
@@ -223,7 +223,7 @@ def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
     parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
     parts += [f"- {markup.code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
-        parts += [f"- {gatelines.KINDS[kind][0]} {item.line(markup.code)}" for item in items]
+        parts += gatelines.listed_lines(kind, items)
     if parts[-1] != "":
         parts.append("")
     blind = gatelines.blind_spots(gated, markup.code)
