@@ -19,24 +19,6 @@ from benchgate.results.recordparts import Binary, BuildFailure, SandboxUse
 SCHEMA = 1
 
 
-@dataclass(frozen=True)
-class Failure:
-    """A benchmark process that crashed or timed out, as the report shows it."""
-
-    filename: str
-    configuration: str
-    side: str
-    exit_status: int | None
-    reason: str
-    stderr_tail: str
-
-
-@dataclass(frozen=True)
-class Skipped:
-    filename: str
-    reason: str
-
-
 class RunRecord(parts.Model):
     """run.json (schema 1). Every field but ``schema`` may be absent from a record; the run writes them all."""
 
@@ -161,11 +143,8 @@ class RunRecord(parts.Model):
             complete=self.complete,
             environment=_shown_environment(self.environment),
             warnings=tuple(self.environment.get("warnings", ())),
-            failures=tuple(
-                Failure(f.filename, f.configuration or "", f.side, f.exit_status, f.reason or "", f.stderr_tail or "")
-                for f in self.failures
-            ),
-            skipped=tuple(Skipped(item.filename, item.reason or "") for item in self.skipped),
+            failures=self.failures,
+            skipped=self.skipped,
             shards=1,
             has_record=True,
             shard=self.selection.shard,
@@ -237,8 +216,8 @@ class RunSummary:
     complete: bool = True
     environment: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
-    failures: tuple[Failure, ...] = ()
-    skipped: tuple[Skipped, ...] = ()
+    failures: tuple[parts.FailureEntry, ...] = ()
+    skipped: tuple[parts.SkipEntry, ...] = ()
     shards: int = 0
     has_record: bool = False
     shard: str | None = None  # "I/N" when this record is one shard of a sharded run
