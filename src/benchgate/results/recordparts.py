@@ -3,7 +3,6 @@ once), field types and sub-models, an adaptive run's looks and stops (``runs: "a
 fields, and the one-line error a bad field gets ("run record field PATH: WHY", from pydantic's first error)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
@@ -306,18 +305,3 @@ class Stop(Model):
     after_runs: Integer(1, MAX_RUNS)
     look: Integer(0, MAX_LOOKS - 1)
     reason: Checked(Text(32), "must be a short string")  # decided, hopeless or max-runs
-
-    @property
-    def unit(self) -> tuple[str, str | None]:
-        return (self.filename, self.configuration)
-
-
-@dataclass(frozen=True)
-class AdaptiveRecord:
-    """The adaptive part of one run.json, as the replay reads it."""
-
-    design: dict[str, Any]
-    files: tuple[str, ...]  # the selection's files, in the order the run knew them
-    looks: tuple[Look, ...]
-    stops: tuple[Stop, ...]
-    row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)

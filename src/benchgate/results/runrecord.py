@@ -121,16 +121,15 @@ class RunRecord(parts.Model):
         """A ``--runs auto`` run."""
         return self.runs == parts.AUTO
 
-    def adaptive(self) -> parts.AdaptiveRecord:
-        """The design, looks and stops of an adaptive run, as the replay reads them."""
-        whole_files = self.stops != parts.STOPS_VERSION  # every stop of an older record is a whole file's
-        return parts.AdaptiveRecord(
-            dict(self.design or {}),
-            tuple(self.selection.files or ()),
-            self.looks,
-            tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
-            frozenset() if whole_files else frozenset(self.configurations),
-        )
+    @property
+    def row_files(self) -> frozenset[str]:
+        """The files whose comparisons stop one by one (one job per configuration); none in an older record."""
+        return frozenset(self.configurations) if self.stops == parts.STOPS_VERSION else frozenset()
+
+    def stopped_units(self) -> dict[tuple[str, str | None], parts.Stop]:
+        """Each stop by its unit, (filename, configuration or None: the whole file); an older record's are whole."""
+        per_unit = self.stops == parts.STOPS_VERSION
+        return {(stop.filename, stop.configuration if per_unit else None): stop for stop in self.stopped}
 
     def summary(self) -> "RunSummary":
         """What the report shows about this one record."""
