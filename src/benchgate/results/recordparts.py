@@ -262,9 +262,9 @@ class Prior(Model):
     recent: Integer(1, MAX_RUNS)
     rows: Annotated[tuple[PriorRow, ...], Field(max_length=MAX_STOPS)] = ()
 
-    def variances(self) -> tuple[tuple[str, str, float], ...]:
-        """(filename, configuration, variance) per row, as ``RunSummary.prior`` holds them."""
-        return tuple((row.filename, row.configuration, row.variance) for row in self.rows)
+    def variances(self) -> dict[tuple[str, str], float]:
+        """Each row's variance by (filename, configuration), as ``RunSummary.prior`` holds them."""
+        return {(row.filename, row.configuration): row.variance for row in self.rows}
 
 
 def _shown_sizes(environment: dict[str, Any] | None) -> dict[str, Any]:

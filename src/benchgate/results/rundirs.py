@@ -71,7 +71,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
         sandbox=min(sandboxes, key=lambda use: not use.unconfined_untrusted, default=None),
         pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
-        prior=tuple(row for summary in records for row in summary.prior),  # the shards' rows are their own
+        prior={key: variance for summary in records for key, variance in summary.prior.items()},  # each shard's own
     )
 
 

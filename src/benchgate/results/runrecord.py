@@ -5,7 +5,7 @@ import itertools
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -150,7 +150,7 @@ class RunRecord(parts.Model):
             build_failure=self.build_failure,
             sandbox=self.sandbox,
             pairing=self.pairing.mode,
-            prior=() if self.prior is None else self.prior.variances(),
+            prior={} if self.prior is None else self.prior.variances(),
         )
 
     def check_resumable(self, where: str) -> None:
@@ -224,12 +224,7 @@ class RunSummary:
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
     pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
-    prior: tuple[tuple[str, str, float], ...] = ()  # (filename, configuration, variance): run.json's prior
-
-    @property
-    def prior_variances(self) -> dict[tuple[str, str], float]:
-        """The run's prior per (filename, configuration), as ``stats.analysis.RunData.prior`` takes it."""
-        return {(filename, configuration): variance for filename, configuration, variance in self.prior}
+    prior: dict[tuple[str, str], float] = field(default_factory=dict)  # run.json's prior: variance per row key
 
 
 def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:

@@ -78,7 +78,7 @@ class Adaptive:
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
         # main's history's noise per row (benchgate.run.plan.read_prior), read before the run: every look gates by it
-        self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
+        self.prior = {} if parsed.prior is None else parsed.prior.variances()
         self.files = list(parsed.selection.files)
         self.row_files = parsed.row_files
         self.last_of_iteration = {job.iteration: job.index for job in schedule}
