@@ -138,13 +138,13 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     if record.samples == 0:
         summary = record.summary()
         for failure in summary.failures:
-            name = f"{failure.filename} {failure.configuration or ''}".strip()
-            print(f"failed: {name} on the {failure.side}: {failure.reason or ''}")
+            name = f"{failure.filename} {failure.configuration}".strip()
+            print(f"failed: {name} on the {failure.side}: {failure.reason}")
         if outcome.head_only_failures(summary):
             print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
             return EXIT_GATE_FAILED
         for item in summary.skipped:
-            print(f"skipped: {item.filename}: {item.reason or ''}")
+            print(f"skipped: {item.filename}: {item.reason}")
         counts = f"{len(summary.failures)} failure(s), {len(summary.skipped)} skip(s)"
         raise RunError(f"no benchmark produced a sample ({counts}, listed above)", where=str(output))
     run_data, summary = RunData.load([str(output)])

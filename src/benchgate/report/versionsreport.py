@@ -70,8 +70,8 @@ class StepSummary:
 
 
 def failure_lines(failures: Sequence) -> tuple[str, ...]:
-    """One line per file, side and reason of run.json's failures, with how many processes failed."""
-    counts = Counter((failure.filename, failure.side, failure.reason or "") for failure in failures)
+    """One line per file, side and reason of ``results.Failure`` records, with how many processes failed."""
+    counts = Counter((failure.filename, failure.side, failure.reason) for failure in failures)
     return tuple(
         f"{filename} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
         for (filename, side, reason), count in counts.items()
