@@ -8,7 +8,8 @@ import pandas as pd
 from benchgate import config, stats
 from benchgate.config import labels
 from benchgate.report.comment import CommentContext
-from benchgate.results.runrecord import Binary, BuildFailure, Failure, RunSummary, SandboxUse, Skipped
+from benchgate.results.recordparts import FailureEntry, SkipEntry
+from benchgate.results.runrecord import Binary, BuildFailure, RunSummary, SandboxUse
 from benchgate.stats import analysis, gate, outcome
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/42"
@@ -130,17 +131,25 @@ def variants() -> dict[str, CommentContext]:
     passing = [row for row in ROWS if row[2] > -1]
     failing_run = run_summary(
         failures=(
-            Failure(
-                "buffers/buffer-tojson.js",
-                "len=4096 n=10000",
-                "head",
-                134,
-                "crashed",
-                "FATAL ERROR: Reached heap limit\n``` injected fence\n@nodejs/tsc <script>alert(1)</script>",
+            FailureEntry(
+                filename="buffers/buffer-tojson.js",
+                configuration="len=4096 n=10000",
+                side="head",
+                exit_status=134,
+                reason="crashed",
+                stderr_tail="FATAL ERROR: Reached heap limit\n``` injected fence\n"
+                "@nodejs/tsc <script>alert(1)</script>",
             ),
-            Failure("misc/startup.js", "mode=process", "both", 1, "exit status 1", "Error: x"),
+            FailureEntry(
+                filename="misc/startup.js",
+                configuration="mode=process",
+                side="both",
+                exit_status=1,
+                reason="exit status 1",
+                stderr_tail="Error: x",
+            ),
         ),
-        skipped=(Skipped("http/simple.js", "needs autocannon or wrk; neither is installed"),),
+        skipped=(SkipEntry(filename="http/simple.js", reason="needs autocannon or wrk; neither is installed"),),
         warnings=("load average 2.31 is high for 2 cores", "frequency governor is powersave, not performance"),
     )
     undecided = [*passing, ROWS[4]]  # streams/creation.js: -7.4 % [-17.1, 2.2] still allows a 10 % regression

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from benchgate.errors import InputError
-from benchgate.results.recordparts import AdaptiveRecord, Look, Stop
+from benchgate.results.recordparts import Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
-from benchgate.results.runrecord import parse_run_record
+from benchgate.results.runrecord import RunRecord, parse_run_record
 from benchgate.stats import adaptivetable, sequential
 
 DESIGN = sequential.make_design(min_runs=5, max_runs=12)
@@ -21,6 +21,18 @@ def frame(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
     samples = pd.DataFrame(rows, columns=["side", "filename", "configuration", "rate"])
     samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
     return samples
+
+
+def adaptive_record(files: list[str], **fields) -> RunRecord:
+    """An adaptive run's run.json with ``files`` selected and the given looks, stops and configurations."""
+    fields = {"schema": 1, "runs": "auto", "design": DESIGN.to_json(), "selection": {"files": files}, **fields}
+    return RunRecord.model_validate(fields)
+
+
+def forged(shard: AdaptiveShard, samples: tuple | None = None, **update) -> AdaptiveShard:
+    """``shard`` with its record's fields replaced as given (unchecked, as a forged run.json would be)."""
+    record = shard.record.model_copy(update=update)
+    return AdaptiveShard(shard.where, record, shard.look_samples if samples is None else samples)
 
 
 def live_shard(
@@ -63,7 +75,8 @@ def live_shard(
             stopped.add(units[position])
         if len(stopped) == len(units):
             break
-    record = AdaptiveRecord(DESIGN.to_json(), tuple(names), tuple(looks), tuple(stops), frozenset(row_files))
+    configurations = {name: {} for name in row_files}
+    record = adaptive_record(names, looks=looks, stops=2, stopped=stops, configurations=configurations)
     return AdaptiveShard(where, record, tuple(look_samples))
 
 
@@ -77,7 +90,7 @@ def test_the_table_is_the_sequential_decision_of_the_replayed_looks_not_a_fixed_
     fixed = adaptivetable.decide_samples(shard.look_samples[-1], keys).set_index("filename")
     # the same samples tested once would spend the whole level at the last look: a smaller p-value
     assert table.loc["fast.js", "gate_p"] > fixed.loc["fast.js", "gate_p"]
-    stop = {stop.filename: stop for stop in shard.record.stops}
+    stop = {stop.filename: stop for stop in shard.record.stopped}
     assert stop["fast.js"].after_runs < DESIGN.max_runs and stop["fast.js"].reason == "decided"
     assert stop["noisy.js"].reason in ("hopeless", "max-runs")
 
@@ -94,7 +107,7 @@ def test_shards_are_one_holm_family_and_the_order_of_keys_is_the_callers():
     with pytest.raises(InputError, match="exactly one adaptive run"):
         adaptivetable.decide_shards([first], keys)
     other = sequential.make_design(min_runs=5, max_runs=20).to_json()
-    changed = AdaptiveShard(second.where, AdaptiveRecord(other, *tuple(vars(second.record).values())[1:]), ())
+    changed = forged(second, (), design=other)
     with pytest.raises(InputError, match="designs differ"):
         adaptivetable.decide_shards([first, changed], keys)
 
@@ -103,24 +116,17 @@ def test_a_record_the_samples_do_not_replay_to_is_refused():
     rng = np.random.default_rng(3)
     shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0)})
     keys = [("fast.js", "n=1"), ("same.js", "n=1")]
-    moved = tuple(s.model_copy(update={"configuration": None, "look": s.look + 1}) for s in shard.record.stops)
-    forged = AdaptiveShard(
-        "run.json", AdaptiveRecord(DESIGN.to_json(), shard.record.files, shard.record.looks, moved), shard.look_samples
-    )
+    moved = tuple(s.model_copy(update={"configuration": None, "look": s.look + 1}) for s in shard.record.stopped)
     with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
-        adaptivetable.decide_shards([forged], keys)
+        adaptivetable.decide_shards([forged(shard, stopped=moved)], keys)
     off_design = (Look(runs=4, csv_bytes=shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
-    odd = AdaptiveShard(
-        "run.json",
-        AdaptiveRecord(DESIGN.to_json(), shard.record.files, off_design, shard.record.stops),
-        shard.look_samples,
-    )
+    odd = forged(shard, looks=off_design)
     with pytest.raises(InputError, match="not one of the design's looks"):
         adaptivetable.decide_shards([odd], keys)
 
 
 def test_no_look_yet_decides_nothing():
-    record = AdaptiveRecord(DESIGN.to_json(), ("a.js",), (), ())
+    record = adaptive_record(["a.js"])
     table = adaptivetable.decide_shards([AdaptiveShard("run.json", record, ())], [("a.js", "n=1")])
     assert table["decision"].tolist() == ["inconclusive"] and table["ci_low"].isna().all()
 
@@ -187,28 +193,25 @@ def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one(monkeypatch)
     )
     rows_of = {"mixed.js": {"len=256": (0.01, -0.5), "len=0": (0.08, 0.0)}}
     per_row = live_shard(np.random.default_rng(4), {}, rows_of=rows_of, row_files={"mixed.js"})
-    stops = {stop.unit: stop for stop in per_row.record.stops}
+    stops = per_row.record.stopped_units()
     assert stops[("mixed.js", "len=256")].after_runs == DESIGN.min_runs
     assert stops[("mixed.js", "len=0")].after_runs > DESIGN.min_runs
     whole = live_shard(np.random.default_rng(4), {}, rows_of=rows_of)
-    (whole_stop,) = whole.record.stops  # the regression waits for the noisy row
-    assert whole_stop.unit == ("mixed.js", None) and whole_stop.after_runs > DESIGN.min_runs
+    (whole_stop,) = whole.record.stopped  # the regression waits for the noisy row
+    assert (whole_stop.filename, whole_stop.configuration) == (
+        "mixed.js",
+        None,
+    ) and whole_stop.after_runs > DESIGN.min_runs
     keys = [("mixed.js", "len=0"), ("mixed.js", "len=256")]
     table = adaptivetable.decide_shards([per_row], keys).set_index("configuration")
     assert table.loc["len=256", "decision"] == "regression"
     # the replay must reach each recorded per-row stop: a row's stop moved to a later look is refused
-    moved = tuple(s.model_copy(update={"look": s.look + (s.configuration == "len=256")}) for s in per_row.record.stops)
-    record = per_row.record
-    forged = AdaptiveShard(
-        "run.json",
-        AdaptiveRecord(record.design, record.files, record.looks, moved, record.row_files),
-        per_row.look_samples,
+    moved = tuple(
+        s.model_copy(update={"look": s.look + (s.configuration == "len=256")}) for s in per_row.record.stopped
     )
     with pytest.raises(InputError, match="recorded stops do not follow.*mixed.js len=256"):
-        adaptivetable.decide_shards([forged], keys)
+        adaptivetable.decide_shards([forged(per_row, stopped=moved)], keys)
     # the same stops read as a whole file's (the record's files-run-whole list forged) are refused too
-    as_whole = AdaptiveShard(
-        "run.json", AdaptiveRecord(record.design, record.files, record.looks, record.stops), per_row.look_samples
-    )
+    as_whole = forged(per_row, configurations={})
     with pytest.raises(InputError, match="recorded stops do not follow"):
         adaptivetable.decide_shards([as_whole], keys)

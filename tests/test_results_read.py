@@ -278,7 +278,7 @@ def test_a_record_of_each_kind_from_the_previous_version_reads(kind, tmp_path):
         "fixed": lambda: summary.runs == 2 and summary.pairing == "sequential" and len(samples) == 8 and not shards,
         "per-file": lambda: record.jobs == "per-file" and not record.configurations and len(samples) == 8,
         "duet": lambda: summary.pairing == "duet" and len(summary.pairs[0]) == record.pairing.pairs == 4,
-        "adaptive": lambda: summary.adaptive_runs == (5, 6) and len(shards) == 1 and shards[0].record.stops,
+        "adaptive": lambda: summary.adaptive_runs == (5, 6) and len(shards) == 1 and shards[0].record.stopped,
         "sharded": lambda: (
             summary.shards == 2
             and summary.complete

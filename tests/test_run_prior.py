@@ -289,8 +289,8 @@ def test_run_json_prior_is_typed_and_older_records_still_read():
     row = {"filename": FILE, "configuration": "n=1", "variance": 0.0004, "runs": 4}
     entry = {"store": "sqlite:///h.db", "runner": "abc", "recent": PRIOR_RUNS, "rows": [row]}
     record = parse_run_record({**base, "prior": entry}, "run.json")
-    assert record.summary().prior_variances == {(FILE, "n=1"): 0.0004}
-    assert parse_run_record(base, "run.json").prior is None and parse_run_record(base, "run.json").summary().prior == ()
+    assert record.summary().prior == {(FILE, "n=1"): 0.0004}
+    assert parse_run_record(base, "run.json").prior is None and parse_run_record(base, "run.json").summary().prior == {}
     for bad, where in (({**row, "variance": -1.0}, "variance"), ({**row, "variance": "x"}, "variance")):
         with pytest.raises(InputError, match=where) as caught:
             parse_run_record({**base, "prior": {**entry, "rows": [bad]}}, "run.json")

@@ -131,15 +131,15 @@ def _failures(run: RunSummary, *, stderr: bool, limit: int) -> list[str]:
     for failure in run.failures[:limit]:
         status = f"exit {failure.exit_status}" if failure.exit_status is not None else "no exit status"
         where = "on both binaries" if failure.side == "both" else f"on the **{failure.side}**"
-        name = f"{failure.filename} {failure.configuration}".strip()
+        name = f"{failure.filename} {failure.configuration or ''}".strip()
         lines.append(f"- ❌ {code(name)} {where}: {code(failure.reason or status)} ({status})")
-        if stderr and failure.stderr_tail.strip():
-            tail = "\n".join(failure.stderr_tail.strip().splitlines()[-8:])[-1500:]
+        if stderr and (stderr_tail := (failure.stderr_tail or "").strip()):
+            tail = "\n".join(stderr_tail.splitlines()[-8:])[-1500:]
             indented = "\n".join("  " + line for line in block(tail).splitlines())
             lines += ["", "  <details><summary>stderr</summary>", "", indented, "", "  </details>", ""]
     if len(run.failures) > limit:
         lines.append(f"- … and {len(run.failures) - limit} more failures")
-    skipped = [f"- ⏭️ {code(item.filename)} skipped: {code(item.reason)}" for item in run.skipped]
+    skipped = [f"- ⏭️ {code(item.filename)} skipped: {code(item.reason or '')}" for item in run.skipped]
     return lines + gatelines.truncated(skipped, limit, "- … and {} more skipped")
 
 

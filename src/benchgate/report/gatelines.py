@@ -227,7 +227,7 @@ def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
-    prior = ctx.run.prior_variances if ctx.run is not None else {}
+    prior = ctx.run.prior if ctx.run is not None else {}
     listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
     words = verdict_words(outcome, code(prefix + ":accept-regression"))
     title = f"### {VERDICT_MARKS[outcome.verdict]} benchgate: {words}"

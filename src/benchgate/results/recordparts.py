@@ -3,7 +3,6 @@ once), field types and sub-models, an adaptive run's looks and stops (``runs: "a
 fields, and the one-line error a bad field gets ("run record field PATH: WHY", from pydantic's first error)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
@@ -263,9 +262,9 @@ class Prior(Model):
     recent: Integer(1, MAX_RUNS)
     rows: Annotated[tuple[PriorRow, ...], Field(max_length=MAX_STOPS)] = ()
 
-    def variances(self) -> tuple[tuple[str, str, float], ...]:
-        """(filename, configuration, variance) per row, as ``RunSummary.prior`` holds them."""
-        return tuple((row.filename, row.configuration, row.variance) for row in self.rows)
+    def variances(self) -> dict[tuple[str, str], float]:
+        """Each row's variance by (filename, configuration), as ``RunSummary.prior`` holds them."""
+        return {(row.filename, row.configuration): row.variance for row in self.rows}
 
 
 def _shown_sizes(environment: dict[str, Any] | None) -> dict[str, Any]:
@@ -306,18 +305,3 @@ class Stop(Model):
     after_runs: Integer(1, MAX_RUNS)
     look: Integer(0, MAX_LOOKS - 1)
     reason: Checked(Text(32), "must be a short string")  # decided, hopeless or max-runs
-
-    @property
-    def unit(self) -> tuple[str, str | None]:
-        return (self.filename, self.configuration)
-
-
-@dataclass(frozen=True)
-class AdaptiveRecord:
-    """The adaptive part of one run.json, as the replay reads it."""
-
-    design: dict[str, Any]
-    files: tuple[str, ...]  # the selection's files, in the order the run knew them
-    looks: tuple[Look, ...]
-    stops: tuple[Stop, ...]
-    row_files: frozenset[str] = frozenset()  # files whose comparisons stop one by one (one job per configuration)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.pairs import DUET, run_pairs
-from benchgate.results.recordparts import MAX_NAME, AdaptiveRecord
-from benchgate.results.runrecord import RunSummary, load_run_record
+from benchgate.results.recordparts import MAX_NAME
+from benchgate.results.runrecord import RunRecord, RunSummary, load_run_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,7 +71,7 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
         sandbox=min(sandboxes, key=lambda use: not use.unconfined_untrusted, default=None),
         pairing=_same([summary.pairing for summary in records], "the pairing (sequential or duet)"),
-        prior=tuple(row for summary in records for row in summary.prior),  # the shards' rows are their own
+        prior={key: variance for summary in records for key, variance in summary.prior.items()},  # each shard's own
     )
 
 
@@ -164,7 +164,7 @@ class AdaptiveShard:
     """One ``--runs auto`` run directory: its record and, per recorded look, the samples that look saw."""
 
     where: str
-    record: AdaptiveRecord
+    record: RunRecord  # an adaptive run's: its design, files, looks and stops
     look_samples: tuple[pd.DataFrame, ...]
     pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
 
@@ -175,8 +175,7 @@ def _shards(located: list[tuple[Path, Path | None]], records: list, pairs: list)
     for (csv_path, record_path), record, found in zip(located, records, pairs, strict=True):
         if record is None or not record.adaptive_run:
             continue
-        adaptive = record.adaptive()
-        sizes, digests = [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
+        sizes, digests = [look.csv_bytes for look in record.looks], [look.csv_sha256 for look in record.looks]
         samples = read_samples_prefixes(csv_path, sizes, digests)
-        shards.append(AdaptiveShard(str(record_path), adaptive, samples, found))
+        shards.append(AdaptiveShard(str(record_path), record, samples, found))
     return shards

@@ -5,7 +5,7 @@ import itertools
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,24 +17,6 @@ from benchgate.results.pairs import Pairing
 from benchgate.results.recordparts import Binary, BuildFailure, SandboxUse
 
 SCHEMA = 1
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A benchmark process that crashed or timed out, as the report shows it."""
-
-    filename: str
-    configuration: str
-    side: str
-    exit_status: int | None
-    reason: str
-    stderr_tail: str
-
-
-@dataclass(frozen=True)
-class Skipped:
-    filename: str
-    reason: str
 
 
 class RunRecord(parts.Model):
@@ -139,16 +121,15 @@ class RunRecord(parts.Model):
         """A ``--runs auto`` run."""
         return self.runs == parts.AUTO
 
-    def adaptive(self) -> parts.AdaptiveRecord:
-        """The design, looks and stops of an adaptive run, as the replay reads them."""
-        whole_files = self.stops != parts.STOPS_VERSION  # every stop of an older record is a whole file's
-        return parts.AdaptiveRecord(
-            dict(self.design or {}),
-            tuple(self.selection.files or ()),
-            self.looks,
-            tuple(stop.model_copy(update={"configuration": None}) if whole_files else stop for stop in self.stopped),
-            frozenset() if whole_files else frozenset(self.configurations),
-        )
+    @property
+    def row_files(self) -> frozenset[str]:
+        """The files whose comparisons stop one by one (one job per configuration); none in an older record."""
+        return frozenset(self.configurations) if self.stops == parts.STOPS_VERSION else frozenset()
+
+    def stopped_units(self) -> dict[tuple[str, str | None], parts.Stop]:
+        """Each stop by its unit, (filename, configuration or None: the whole file); an older record's are whole."""
+        per_unit = self.stops == parts.STOPS_VERSION
+        return {(stop.filename, stop.configuration if per_unit else None): stop for stop in self.stopped}
 
     def summary(self) -> "RunSummary":
         """What the report shows about this one record."""
@@ -161,18 +142,15 @@ class RunRecord(parts.Model):
             complete=self.complete,
             environment=_shown_environment(self.environment),
             warnings=tuple(self.environment.get("warnings", ())),
-            failures=tuple(
-                Failure(f.filename, f.configuration or "", f.side, f.exit_status, f.reason or "", f.stderr_tail or "")
-                for f in self.failures
-            ),
-            skipped=tuple(Skipped(item.filename, item.reason or "") for item in self.skipped),
+            failures=self.failures,
+            skipped=self.skipped,
             shards=1,
             has_record=True,
             shard=self.selection.shard,
             build_failure=self.build_failure,
             sandbox=self.sandbox,
             pairing=self.pairing.mode,
-            prior=() if self.prior is None else self.prior.variances(),
+            prior={} if self.prior is None else self.prior.variances(),
         )
 
     def check_resumable(self, where: str) -> None:
@@ -237,8 +215,8 @@ class RunSummary:
     complete: bool = True
     environment: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
-    failures: tuple[Failure, ...] = ()
-    skipped: tuple[Skipped, ...] = ()
+    failures: tuple[parts.FailureEntry, ...] = ()
+    skipped: tuple[parts.SkipEntry, ...] = ()
     shards: int = 0
     has_record: bool = False
     shard: str | None = None  # "I/N" when this record is one shard of a sharded run
@@ -246,12 +224,7 @@ class RunSummary:
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
     pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
-    prior: tuple[tuple[str, str, float], ...] = ()  # (filename, configuration, variance): run.json's prior
-
-    @property
-    def prior_variances(self) -> dict[tuple[str, str], float]:
-        """The run's prior per (filename, configuration), as ``stats.analysis.RunData.prior`` takes it."""
-        return {(filename, configuration): variance for filename, configuration, variance in self.prior}
+    prior: dict[tuple[str, str], float] = field(default_factory=dict)  # run.json's prior: variance per row key
 
 
 def parse_run_record(data: Any, where: str, *, prefix: str = "") -> RunRecord:

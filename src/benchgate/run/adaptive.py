@@ -77,11 +77,10 @@ class Adaptive:
         self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
-        adaptive = parsed.adaptive()
         # main's history's noise per row (benchgate.run.plan.read_prior), read before the run: every look gates by it
-        self.prior = {} if parsed.prior is None else {(f, c): v for f, c, v in parsed.prior.variances()}
-        self.files = list(adaptive.files)
-        self.row_files = adaptive.row_files
+        self.prior = {} if parsed.prior is None else parsed.prior.variances()
+        self.files = list(parsed.selection.files)
+        self.row_files = parsed.row_files
         self.last_of_iteration = {job.iteration: job.index for job in schedule}
         # Per file run one configuration a job: its comparisons (the file is done when all have stopped).
         self.rows_of: dict[str, set[str]] = {}
@@ -92,12 +91,12 @@ class Adaptive:
         self.look_samples = []
         self.duet = isinstance(record.get("pairing"), dict) and record["pairing"].get("mode") == "duet"
         self.pairs = None  # a duet run's pairs so far (results.pairs.run_pairs), read back at each look
-        self.stopped: set[tuple[str, str | None]] = {stop.unit for stop in adaptive.stops}
+        self.stopped: set[tuple[str, str | None]] = set(parsed.stopped_units())
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
-            sizes, digests = [look.csv_bytes for look in adaptive.looks], [look.csv_sha256 for look in adaptive.looks]
+            sizes, digests = [look.csv_bytes for look in parsed.looks], [look.csv_sha256 for look in parsed.looks]
             self.look_samples = list(read_samples_prefixes(csv_path, sizes, digests))
             self._read_pairs()
-            shard = AdaptiveShard(where, adaptive, tuple(self.look_samples), self.pairs)
+            shard = AdaptiveShard(where, parsed, tuple(self.look_samples), self.pairs)
             adaptivetable.check_shard(shard, self.design, self._keys(), self.prior)
         if progress is not None:  # until the next look, every running file is expected to run to it
             taken = len(record["looks"])

@@ -242,13 +242,13 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
     replayed, units = None, []
     if shard.look_samples:
         replayed, units = replay_samples(
-            design, shard.record.files, shard.look_samples, keys, shard.record.row_files, shard.pairs, prior
+            design, shard.record.selection.files, shard.look_samples, keys, shard.record.row_files, shard.pairs, prior
         )
     where = shard.where
     for index, look in enumerate(shard.record.looks):
         if index >= len(design.looks) or look.runs != design.looks[index]:
             raise InputError(f"look {index} after {look.runs} runs is not one of the design's looks", where=where)
-    recorded = {stop.unit: (stop.look, stop.reason) for stop in shard.record.stops}
+    recorded = {unit: (stop.look, stop.reason) for unit, stop in shard.record.stopped_units().items()}
     stopped = () if replayed is None else zip(units, replayed.stopped_after.tolist(), replayed.reasons, strict=True)
     replayed_stops = {unit: (look, reason) for unit, look, reason in stopped if look >= 0}
     if recorded != replayed_stops:
@@ -288,7 +288,7 @@ def decide_shards(
         if design is not None and here != design:
             raise InputError("the shards' adaptive designs differ", where=shard.where)
         design = here
-        files = set(shard.record.files)
+        files = set(shard.record.selection.files)
         shard_rows = [index for index, key in enumerate(keys) if key[0] in files]
         shard_keys = [keys[index] for index in shard_rows]
         replayed = check_shard(shard, here, shard_keys, prior)

@@ -71,7 +71,7 @@ class RunData:
         from benchgate.results import rundirs
 
         samples, run, shards = rundirs.load(list(arguments))
-        return cls.of(samples, shards, run.pairs, run.prior_variances), run
+        return cls.of(samples, shards, run.pairs, run.prior), run
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK
-from benchgate.results.runrecord import Failure, RunSummary
+from benchgate.results.recordparts import FailureEntry
+from benchgate.results.runrecord import RunSummary
 from benchgate.stats.analysis import Verdict, untested_reason
 
 PASS, FAIL, INCONCLUSIVE = Verdict.PASS, Verdict.FAIL, Verdict.INCONCLUSIVE  # the statistics' verdicts
@@ -25,7 +26,7 @@ class Outcome:
 
     verdict: str
     gating_rows: int
-    head_failures: tuple[Failure, ...]
+    head_failures: tuple[FailureEntry, ...]
     problems: tuple[str, ...]
     undecided_rows: int = 0
 
@@ -44,7 +45,7 @@ class Outcome:
         return _EXIT_STATUS.get(self.verdict, EXIT_OK)
 
 
-def head_only_failures(run: RunSummary) -> tuple[Failure, ...]:
+def head_only_failures(run: RunSummary) -> tuple[FailureEntry, ...]:
     """Failures of the head where the base did not fail on the same benchmark configuration."""
     base_failed = {(f.filename, f.configuration) for f in run.failures if f.side in ("base", "both")}
     return tuple(
