@@ -159,5 +159,6 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     chart = f"charts/{base}..{head}.png" if plot and len(analysis.table) and find_spec("matplotlib") else None
     if chart is not None:
         write_charts(output / chart, analysis)
-    failures = failure_lines([replace(failure, configuration="") for failure in summary.failures])  # by file
+    # by file
+    failures = failure_lines([failure.model_copy(update={"configuration": None}) for failure in summary.failures])
     return VersionStep(base, head, analysis.table, directory, chart, failures=failures)

@@ -73,8 +73,7 @@ def failure_lines(failures: Sequence) -> tuple[str, ...]:
     """One line per benchmark, side and reason of failed processes (run.json's or a summary's), with their count;
     run.json's entries also say when a head failure gates (the base succeeded)."""
     counts = Counter(
-        (f"{f.filename} {f.configuration or ''}".strip(), f.side, f.reason, bool(getattr(f, "gating", False)))
-        for f in failures
+        (f"{f.filename} {f.configuration or ''}".strip(), f.side, f.reason, bool(f.gating)) for f in failures
     )
     return tuple(
         f"{name} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
