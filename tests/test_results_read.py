@@ -314,3 +314,20 @@ def test_a_forged_or_truncated_record_fails_in_one_line(tmp_path, capsys, damage
     status = main(["report", str(copy), "--dry-run"])
     err = capsys.readouterr().err
     assert status == 2 and says in err and str(copy / "run.json") in err and err.count("\n") == 1, err
+
+
+def test_run_json_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from benchgate.results import runrecord
+
+    path = tmp_path / "run.json"
+    runrecord.write_atomically(path, '{"schema": 1}\n')
+    assert path.stat().st_mode & 0o777 == 0o644
+
+    def crash(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(runrecord.os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        runrecord.write_atomically(path, '{"schema": 2}\n')
+    assert path.read_text() == '{"schema": 1}\n'  # the old record, whole
+    assert [item.name for item in tmp_path.iterdir()] == ["run.json"]  # no temporary file left behind

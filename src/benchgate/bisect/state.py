@@ -6,9 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -17,6 +15,7 @@ from typing import TextIO
 
 from benchgate.bisect.search import Bisection, Budget, Candidate, Done, Probe, Samples, next_action, probes_left
 from benchgate.errors import BenchgateError
+from benchgate.results import write_atomically
 from benchgate.run.progress import format_seconds
 
 SCHEMA = 1
@@ -46,23 +45,7 @@ def save(path: Path, bisection: Bisection, setup: dict) -> None:
         "elapsed_seconds": bisection.elapsed_seconds,
         "probes": [asdict(probe) for probe in bisection.probes.values()],  # in the order measured
     }
-    text = json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".state-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    write_atomically(path, json.dumps({**body, "digest": _digest(body)}, indent=1, sort_keys=True) + "\n")
 
 
 def _check(condition: bool, what: str, where: str) -> None:

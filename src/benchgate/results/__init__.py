@@ -16,6 +16,7 @@ _MODULES = {
         "parse_run_record",
         "load_run_record",
         "write_run_record",
+        "write_atomically",
     ),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

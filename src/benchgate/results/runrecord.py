@@ -5,6 +5,7 @@ import itertools
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -263,9 +264,27 @@ def write_run_record(path: Path, record: RunRecord | dict[str, Any]) -> RunRecor
     """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed)."""
     if not isinstance(record, RunRecord):
         record = RunRecord.model_validate(record)
-    data = record.to_json()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomically(path, json.dumps(record.to_json(), indent=2) + "\n")
     return record
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` whole: a temporary file, fsynced, renamed over it, the rename fsynced (a crash
+    leaves the old file or the new one, never a part)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        os.fchmod(handle, 0o644)  # as an ordinary file: other jobs and users read run.json (mkstemp's is 0600)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
