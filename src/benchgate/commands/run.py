@@ -15,8 +15,7 @@ from benchgate.commands.build import add_build_options, add_sandbox_option, buil
 from benchgate.config import Settings, flags
 from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_GATE_FAILED, RunError
-from benchgate.report.markup import FORMATS
-from benchgate.report.versionsreport import failure_lines
+from benchgate.report.markup import FORMATS, failure_lines
 from benchgate.run import system
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import RunOptions

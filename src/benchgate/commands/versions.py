@@ -17,7 +17,8 @@ from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.history.releaseseries import ReleaseStep, release_series
 from benchgate.history.site import write_site
-from benchgate.report.versionsreport import VersionStep, failure_lines, render_versions_markdown, render_versions_text
+from benchgate.report.markup import failure_lines
+from benchgate.report.versionsreport import VersionStep, render_versions_markdown, render_versions_text
 from benchgate.run.local import run_benchmarks
 from benchgate.run.plan import RunOptions
 from benchgate.stats.analysis import RunData, analyze

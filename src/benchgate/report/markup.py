@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from tabulate import DataRow, TableFormat, tabulate
@@ -51,3 +52,16 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str) -> l
     layout = TableFormat(None, lambda *_: rule, None, None, edges, edges, 1, None)
     options = {"stralign": None, "numalign": None, "disable_numparse": True, "preserve_whitespace": True}
     return tabulate([list(row) for row in rows], list(header), tablefmt=layout, **options).split("\n")
+
+
+def failure_lines(failures: Sequence) -> tuple[str, ...]:
+    """One line per benchmark, side and reason of failed processes (run.json's or a summary's), with their count;
+    run.json's entries also say when a head failure gates (the base succeeded)."""
+    counts = Counter(
+        (f"{f.filename} {f.configuration or ''}".strip(), f.side, f.reason, bool(f.gating)) for f in failures
+    )
+    return tuple(
+        f"{name} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
+        + (" (gating: the base succeeded)" if gating else "")
+        for (name, side, reason, gating), count in counts.items()
+    )

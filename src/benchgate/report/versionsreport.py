@@ -21,7 +21,7 @@ class VersionStep:
     gated: pd.DataFrame
     directory: str  # the step's run directory, relative to the report
     chart: str | None = None  # the step's forest plot, relative to the report, when drawn
-    failures: tuple[str, ...] = ()  # the step's failed benchmark processes (failure_lines)
+    failures: tuple[str, ...] = ()  # the step's failed benchmark processes (markup.failure_lines)
 
     @property
     def name(self) -> str:
@@ -67,19 +67,6 @@ class StepSummary:
             (names[high], float(changes[high])) if len(rows) and changes[high] > 0 else None,
             (names[low], float(changes[low])) if len(rows) and changes[low] < 0 else None,
         )
-
-
-def failure_lines(failures: Sequence) -> tuple[str, ...]:
-    """One line per benchmark, side and reason of failed processes (run.json's or a summary's), with their count;
-    run.json's entries also say when a head failure gates (the base succeeded)."""
-    counts = Counter(
-        (f"{f.filename} {f.configuration or ''}".strip(), f.side, f.reason, bool(f.gating)) for f in failures
-    )
-    return tuple(
-        f"{name} failed on the {side} ({count} process{'es' if count > 1 else ''}): {reason}"
-        + (" (gating: the base succeeded)" if gating else "")
-        for (name, side, reason, gating), count in counts.items()
-    )
 
 
 def _where(counts: Counter[str]) -> str:
