@@ -110,6 +110,9 @@ def test_bad_run_settings_are_one_error_annotation(tmp_path, ran, capsys):
     assert "input run-settings runs" in capsys.readouterr().out
     assert action.run_step(_run_env(tmp_path)) == EXIT_BAD_INPUT  # nothing to build and no binaries
     assert "no head-ref" in capsys.readouterr().out
+    unbalanced = _run_env(tmp_path, BENCHGATE_HEAD_REF="abc", BENCHGATE_HEAD_NODE_ARGS="--max-old-space-size='4096")
+    assert action.run_step(unbalanced) == EXIT_BAD_INPUT and ran[0] == []
+    assert capsys.readouterr().out.startswith("::error title=benchgate::input head-node-args: cannot split ")
 
 
 def test_the_report_step_takes_the_gate_inputs_and_the_approved_commit(tmp_path, recorded):

@@ -86,6 +86,16 @@ def carried_settings(text: str, inputs: Mapping[str, str]) -> Any:
     return config.resolve(file_values=layers["file"], option_values=layers["option"], label_values=layers["label"])
 
 
+def _node_args(environ: Mapping[str, str], side: str) -> tuple[str, ...]:
+    """The ``SIDE-node-args`` input split into flags; an unbalanced quote is an InputError naming the input."""
+    from benchgate.commands.run import parse_node_args
+
+    try:
+        return parse_node_args(given(environ, f"{side}-node-args"))
+    except argparse.ArgumentTypeError as error:
+        raise InputError(str(error), where=f"input {side}-node-args") from None
+
+
 def run_step(environ: Mapping[str, str]) -> int:
     """Build and benchmark (no token): the merged run-settings passed straight on to ``benchgate run``."""
     from benchgate.commands import run
@@ -93,11 +103,9 @@ def run_step(environ: Mapping[str, str]) -> int:
     run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
     try:
         settings = carried_settings(given(environ, "run-settings"), input_values(environ, tuple(run_inputs)))
-        node_args = {
-            f"{side}_node_args": run._node_args(given(environ, f"{side}-node-args")) for side in ("base", "head")
-        }
-    except (InputError, argparse.ArgumentTypeError) as error:
-        return _fail(str(error))
+        node_args = {f"{side}_node_args": _node_args(environ, side) for side in ("base", "head")}
+    except InputError as error:
+        return _fail(error.one_line())
     temp, results = Path(environ.get("RUNNER_TEMP") or "."), given(environ, "results")
     repo = given(environ, "repo-path") or "."
     base_ref, head_ref = given(environ, "base-ref"), given(environ, "head-ref")

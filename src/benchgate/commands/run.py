@@ -22,7 +22,8 @@ from benchgate.run.plan import RunOptions
 from benchgate.run.trust import DEFAULT_PROCESS_TIMEOUT
 
 
-def _node_args(text: str) -> tuple[str, ...]:
+def parse_node_args(text: str) -> tuple[str, ...]:
+    """Runtime flags split as a shell splits them; an unbalanced quote is an ``argparse.ArgumentTypeError``."""
     try:
         return tuple(shlex.split(text))
     except ValueError as error:  # an unbalanced quote: say so instead of argparse's "invalid value"
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for side in ("base", "head"):
         parser.add_argument(f"--{side}-binary", metavar="PATH", help=f"the {side} node executable")
         parser.add_argument(f"--{side}-version", metavar="X.Y.Z", help=f"an official release as the {side}")
-        parser.add_argument(f"--{side}-node-args", type=_node_args, default=(), metavar="ARGS", help="runtime flags")
+        node_args = f"--{side}-node-args"
+        parser.add_argument(node_args, type=parse_node_args, default=(), metavar="ARGS", help="runtime flags")
     add_release_options(parser)
     flags.add_flags(parser, "run")
     parser.add_argument("--changed-from", metavar="REF", help="pick categories from `git diff REF...HEAD`")

@@ -12,7 +12,7 @@ from pathlib import Path
 from benchgate import results
 from benchgate.build import releases
 from benchgate.commands.analyze import write_charts
-from benchgate.commands.run import _node_args, add_release_options, run_option_values
+from benchgate.commands.run import add_release_options, parse_node_args, run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
 from benchgate.history.releaseseries import ReleaseStep, release_series
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", "-o", type=Path, required=True, help="directory for the steps and the report")
     parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: ./benchmark)")
     flags.add_flags(parser, "versions")
-    parser.add_argument("--node-args", type=_node_args, default=(), metavar="ARGS", help="for every release")
+    parser.add_argument("--node-args", type=parse_node_args, default=(), metavar="ARGS", help="for every release")
     add_release_options(parser)
     parser.add_argument("--store", metavar="URL", help="record each step into this history store")
     parser.add_argument("--no-plot", dest="plot", action="store_false", help="no forest plot per step")
