@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -303,15 +304,15 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     # The report and its charts are uploaded as the run's artifact, and the comment links there.
     uploaded = tmp_path / "fail" / "artifacts" / "benchgate-report"
     assert sorted(path.name for path in uploaded.iterdir()) == [
-        "benchmark-distributions.png",
-        "benchmark.png",
+        "benchmark-distributions.svg",
+        "benchmark.svg",
         "report.md",
     ]
-    assert (uploaded / "benchmark.png").read_bytes().startswith(b"\x89PNG")
+    assert ET.parse(uploaded / "benchmark.svg").getroot().tag == "{http://www.w3.org/2000/svg}svg"
     comments, checks = comments_and_checks(dump)
     assert len(comments) == 1 and failing.outputs["comment-url"].endswith(f"#issuecomment-{comments[0]['id']}")
     assert "❌ benchgate" in comments[0]["body"]
-    assert "Charts: `benchmark.png` and `benchmark-distributions.png`" in comments[0]["body"]
+    assert "Charts: `benchmark.svg` and `benchmark-distributions.svg`" in comments[0]["body"]
     assert "lacks write, maintain or admin permission" in comments[0]["body"]  # drive-by's threshold=off
     assert [(c["name"], c["conclusion"], c["head_sha"]) for c in checks] == [("benchgate", "failure", head)]
 

@@ -1,15 +1,12 @@
 """`--plot` on `benchgate analyze` and `benchgate report`: files written, the comment's link, the error paths.
 
-What the charts draw is tests/test_plots.py; here: which files appear, that they are PNGs of a
-sensible size, that stdout and the comment are otherwise unchanged, and that a missing
-matplotlib is one line and exit 2 while a plain run never imports it.
+What the charts draw is tests/test_plots.py; here: which files appear, that they are SVGs of a
+sensible size, and that stdout and the comment are otherwise unchanged.
 """
 
 from __future__ import annotations
 
-import struct
-import subprocess
-import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -20,16 +17,17 @@ from benchgate.cli import main
 from benchgate.commands.report import report_results
 from benchgate.report import plots
 
-pytest.importorskip("matplotlib")
-
 RUN_URL = "https://github.com/nodejs/node/actions/runs/4242"
 
 
-def png_size(path: Path) -> tuple[int, int]:
-    """Width and height from a PNG's IHDR chunk (and a check that it is a PNG at all)."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and data.rstrip().endswith(b"IEND\xaeB`\x82")
-    return struct.unpack(">II", data[16:24])
+def svg_size(path: Path) -> tuple[float, float]:
+    """Width and height of an SVG file in pixels (and a check that it is an SVG at all)."""
+    root = ET.parse(path).getroot()
+    assert (
+        root.tag == "{http://www.w3.org/2000/svg}svg"
+        and root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
+    )
+    return float(root.get("width")), float(root.get("height"))
 
 
 @pytest.fixture
@@ -54,47 +52,35 @@ def test_analyze_plot_writes_both_charts_and_leaves_stdout_unchanged(tmp_path, c
     for output_format in ("text", "json"):
         assert main(["analyze", str(EXAMPLE), "--format", output_format]) == 0
         plain = capsys.readouterr()
-        target = tmp_path / output_format / "bench.png"
+        target = tmp_path / output_format / "bench.svg"
         assert main(["analyze", str(EXAMPLE), "--format", output_format, "--plot", str(target)]) == 0
         charted = capsys.readouterr()
         assert charted.out == plain.out
-        assert charted.err == f"benchgate: charts: {target}, {target.parent / 'bench-distributions.png'}\n"
-    forest = png_size(tmp_path / "text" / "bench.png")
-    distributions = png_size(tmp_path / "text" / "bench-distributions.png")
+        assert charted.err == f"benchgate: charts: {target}, {target.parent / 'bench-distributions.svg'}\n"
+    forest = svg_size(tmp_path / "text" / "bench.svg")
+    distributions = svg_size(tmp_path / "text" / "bench-distributions.svg")
     assert 800 <= forest[0] <= 1400 and 300 <= forest[1] <= 800  # 7 rows under 5 file headers
     assert 800 <= distributions[0] <= 1400 and 400 <= distributions[1] <= 1000  # 3 rows of 3 panels
 
 
 def test_analyze_plot_of_200_rows_draws_the_decided_ones_and_every_distribution(tmp_path, capsys):
     csv = write_compare_csv(tmp_path / "200.csv")
-    assert main(["analyze", str(csv), "--gate", "--plot", str(tmp_path / "big.png")]) == 1  # it has regressions
-    width, height = png_size(tmp_path / "big.png")
+    assert main(["analyze", str(csv), "--gate", "--plot", str(tmp_path / "big.svg")]) == 1  # it has regressions
+    width, height = svg_size(tmp_path / "big.svg")
     # 3 regressions and 2 improvements under their 5 file headers, and a line on the 195 unchanged.
-    assert width <= 1400 and (5 + 5) * plots.ROW_INCHES * 100 <= height <= (5 + 5 + 12) * plots.ROW_INCHES * 100
-    width, height = png_size(tmp_path / "big-distributions.png")
+    assert width <= 1400 and (5 + 5) * plots.ROW <= height <= (5 + 5 + 12) * plots.ROW
+    width, height = svg_size(tmp_path / "big-distributions.svg")
     assert width <= 1500 and height >= 50 * 140  # 50 rows of 4 panels
-    assert (tmp_path / "big.png").stat().st_size < 5_000_000
+    assert (tmp_path / "big-distributions.svg").stat().st_size < 5_000_000
 
 
-def test_plot_without_matplotlib_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, no_actions):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
-    run_dir = write_run(tmp_path / "run", REGRESSION)
-    for argv in (
-        ["analyze", str(EXAMPLE), "--plot", str(tmp_path / "a.png")],
-        ["report", str(run_dir), "--dry-run", "--config", str(tmp_path / "x.yml"), "--plot", str(tmp_path / "r.png")],
-    ):
-        assert main(argv) == 2
-        captured = capsys.readouterr()
-        assert captured.out == ""
-        assert captured.err == (
-            "benchgate: error: --plot needs matplotlib, which is not installed: pip install 'benchgate[plot]'\n"
-        )
-    assert not list(tmp_path.glob("*.png"))
-
-
-def test_plot_file_must_be_a_png(tmp_path, capsys):
-    assert main(["analyze", str(EXAMPLE), "--plot", str(tmp_path / "chart.svg")]) == 2
-    assert capsys.readouterr().err.endswith("the chart file name must end in .png\n")
+def test_plot_file_must_be_an_svg(tmp_path, capsys):
+    assert main(["analyze", str(EXAMPLE), "--plot", str(tmp_path / "chart.png")]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"benchgate: error: --plot {tmp_path / 'chart.png'}: the chart file name must end in .svg\n"
+    )
+    assert not list(tmp_path.iterdir())
 
 
 def test_report_plot_writes_beside_the_report_and_the_comment_links_the_artifacts(tmp_path, in_a_run, capsys):
@@ -106,15 +92,15 @@ def test_report_plot_writes_beside_the_report_and_the_comment_links_the_artifact
         config_path=tmp_path / "x.yml",
         dry_run=True,
         report_path=artifact / "report.md",
-        plot_path=artifact / "benchmark.png",
+        plot_path=artifact / "benchmark.svg",
     )
     assert result.exit_status == plain.exit_status == 1
     assert sorted(path.name for path in artifact.iterdir()) == [
-        "benchmark-distributions.png",
-        "benchmark.png",
+        "benchmark-distributions.svg",
+        "benchmark.svg",
         "report.md",
     ]
-    names = "`benchmark.png` and `benchmark-distributions.png`"
+    names = "`benchmark.svg` and `benchmark-distributions.svg`"
     line = f"Charts: {names} in the [workflow run's artifacts]({RUN_URL}#artifacts)."
     assert line in result.comment and line in (artifact / "report.md").read_text()
     # The charts line is the only difference.
@@ -124,32 +110,18 @@ def test_report_plot_writes_beside_the_report_and_the_comment_links_the_artifact
 
 def test_report_without_a_run_url_writes_the_charts_but_links_nothing(tmp_path, no_actions, capsys):
     run_dir = write_run(tmp_path / "run", REGRESSION)
-    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.png")
-    assert (tmp_path / "b.png").is_file() and (tmp_path / "b-distributions.png").is_file()
+    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.svg")
+    assert (tmp_path / "b.svg").is_file() and (tmp_path / "b-distributions.svg").is_file()
     assert "Charts:" not in result.comment
 
 
 def test_report_survives_a_chart_that_cannot_be_drawn(tmp_path, in_a_run, capsys, monkeypatch):
     def broken(*args, **kwargs):
-        raise RuntimeError("Agg exploded")
+        raise RuntimeError("template exploded")
 
     monkeypatch.setattr(plots, "chart_files", broken)
     run_dir = write_run(tmp_path / "run", REGRESSION)
-    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.png")
+    result = report_results([str(run_dir)], config_path=tmp_path / "x.yml", dry_run=True, plot_path=tmp_path / "b.svg")
     assert result.exit_status == 1 and result.verdict == "fail"  # the gate's, not the chart's
     assert "Charts:" not in result.comment
-    assert "benchgate: warning: no charts: RuntimeError: Agg exploded" in capsys.readouterr().err
-
-
-def test_plain_analyze_and_report_never_import_matplotlib(tmp_path):
-    run_dir = write_run(tmp_path / "run", REGRESSION)
-    code = (
-        "import sys, contextlib, io\n"
-        "from benchgate.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main(['analyze', {str(EXAMPLE)!r}, '--format', 'json'])\n"
-        f"    main(['report', {str(run_dir)!r}, '--dry-run', '--config', {str(tmp_path / 'x.yml')!r}])\n"
-        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'matplotlib'))\n"
-    )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert loaded.stdout.strip().splitlines()[-1] == "[]"
+    assert "benchgate: warning: no charts: RuntimeError: template exploded" in capsys.readouterr().err

@@ -1,32 +1,29 @@
 """The charts, checked by structure rather than pixels: what is drawn, where, in which order and colour.
 
-Fonts and anti-aliasing differ between machines and matplotlib releases, so a committed PNG
-would need a tolerance loose enough to miss a missing row. Instead these tests read the figure's
-artists: one label per comparison in compare.R's order, one interval per row with its ends, the
-failing rows bold in the gate's colour, the zero and min-effect lines, the axis limits; and, for
-200 rows, that the figure grows with them and no two labels overlap once drawn.
+The charts are SVG, so these tests read them back with the standard library's XML parser: one row per
+comparison in compare.R's order, its interval where its values put it on the axis, the failing rows
+bold in the gate's colour, the zero and min-effect lines; for 200 and 1,000 rows, which rows are drawn
+and that the labels and ticks fit; and that a hostile benchmark name is text, never markup.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from plotting import EXAMPLE, write_compare_csv
 
-pytest.importorskip("matplotlib")
-
-from matplotlib.colors import to_hex  # noqa: E402
-from plotting import EXAMPLE, write_compare_csv  # noqa: E402
-
-from benchgate import results, stats  # noqa: E402
-from benchgate.report import chartdata, plots  # noqa: E402
+from benchgate import results, stats
+from benchgate.report import plots
 from benchgate.stats import analysis
-from benchgate.stats.gate import GatePolicy  # noqa: E402
+from benchgate.stats.gate import GatePolicy
 
 POLICY = GatePolicy(min_effect=3.0)
 STRICT = GatePolicy(min_effect=3.0, max_resolution=None)  # noisy: strict, so the 1,000-row report stays undecided
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -46,69 +43,98 @@ def large(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
     return analysed(write_compare_csv(tmp_path_factory.mktemp("large") / "200.csv"), policy)
 
 
-def forest_parts(figure):
-    """The forest's axes, tick labels, interval segments and points by kind, header texts."""
-    ax = figure.axes[0]
-    segments = {
-        collection.get_gid().removeprefix("interval-"): collection.get_segments()
-        for collection in ax.collections
-        if (collection.get_gid() or "").startswith("interval-")
-    }
-    points = {
-        line.get_gid().removeprefix("point-"): line.get_xdata()
-        for line in ax.lines
-        if (line.get_gid() or "").startswith("point-")
-    }
-    headers = [
-        t.get_text()
-        for t in ax.texts
-        if t.get_fontweight() == "bold" and t.get_ha() == "left" and t.get_position()[0] < 0
-    ]
-    return ax, ax.get_yticklabels(), segments, points, headers
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg.encode("utf-8"))
+
+
+def by_class(root: ET.Element, tag: str, name: str) -> list[ET.Element]:
+    """The ``tag`` elements whose class list holds ``name``."""
+    return [element for element in root.iter(SVG + tag) if name in element.get("class", "").split()]
+
+
+def forest_rows(root: ET.Element) -> list[dict]:
+    """Each row's label, kind, weight, colour, interval and point (pixels) and tooltip."""
+    rows = []
+    for group in by_class(root, "g", "row"):
+        interval = group.find(f"{SVG}line[@class='interval']")
+        point = group.find(f"{SVG}use[@class='point']")
+        rows.append(
+            {
+                "label": group.find(f"{SVG}text[@class='label']").text,
+                "kind": group.get("class").split()[1],
+                "bold": group.get("font-weight") == "bold",
+                "fill": group.get("fill").upper(),
+                "interval": (float(interval.get("x1")), float(interval.get("x2"))) if interval is not None else None,
+                "point": float(point.get("x")) if point is not None else None,
+                "y": float(group.find(f"{SVG}text[@class='label']").get("y")),
+                "tooltip": group.find(f"{SVG}title").text,
+                "value": group.find(f"{SVG}text[@class='value']").text,
+            }
+        )
+    return rows
+
+
+def file_headers(root: ET.Element) -> list[str]:
+    return [text.text for text in by_class(root, "text", "file")]
+
+
+def affine(values: list[float], pixels: list[float]) -> bool:
+    """Whether ``pixels`` are one linear scale of ``values`` (to the 0.1 px the SVG is written in)."""
+    slope, offset = np.polyfit(values, pixels, 1)
+    return slope > 0 and np.allclose(np.polyval([slope, offset], values), pixels, atol=0.11)
 
 
 def test_forest_has_one_row_per_comparison_in_compare_r_order_with_failing_rows_highlighted(example):
     gated, _ = example
-    ax, labels, segments, points, headers = forest_parts(plots.forest_figure(gated, POLICY))
+    root = parse(plots.forest_svg(gated, POLICY))
+    rows = forest_rows(root)
 
-    assert [label.get_text() for label in labels] == list(gated["configuration"])
-    assert headers == list(dict.fromkeys(gated["filename"]))  # every file once, in the table's order
-    bold = [label.get_text() for label in labels if label.get_fontweight() == "bold"]
+    assert [row["label"] for row in rows] == list(gated["configuration"])
+    assert file_headers(root) == list(dict.fromkeys(gated["filename"]))  # every file once, in the table's order
+    bold = [row["label"] for row in rows if row["bold"]]
     assert (
         bold
         == list(gated.loc[gated["gating"], "configuration"])
         == ["n=1000000 size=16", "kind='transform' n=50000000"]
     )
-    assert {to_hex(label.get_color()).upper() for label in labels if label.get_fontweight() == "bold"} == {"#D55E00"}
-    assert len(points["fail"]) == 2 and sorted(points["fail"]) == sorted(gated.loc[gated["gating"], "improvement"])
-    # Rows go down the page in the table's order: row i's y is below row i-1's.
-    ticks = ax.get_yticks()
-    assert list(ticks) == sorted(ticks) and ax.get_ylim()[0] > ax.get_ylim()[1]
+    assert {row["fill"] for row in rows if row["bold"]} == {"#D55E00"}
+    assert {row["fill"] for row in rows if not row["bold"]} == {"#1F2328"}
+    assert [row["kind"] for row in rows if row["bold"]] == ["fail", "fail"]
+    assert all(row["value"].rstrip().endswith("FAIL") == row["bold"] for row in rows)
+    # Rows go down the page in the table's order.
+    ys = [row["y"] for row in rows]
+    assert ys == sorted(ys) and len(set(ys)) == len(ys)
 
 
 def test_forest_draws_compare_r_interval_at_the_threshold_under_its_rule(example):
     gated, _ = example
-    ax, _, segments, points, _ = forest_parts(plots.forest_figure(gated, POLICY))
+    root = parse(plots.forest_svg(gated, POLICY))
+    rows = forest_rows(root)
 
-    drawn = sorted((float(s[0][0]), float(s[1][0])) for kind in segments.values() for s in kind)
-    expected = sorted(  # the *** level's accuracy
-        zip(gated["improvement"] - gated["accuracy_3"], gated["improvement"] + gated["accuracy_3"], strict=True)
+    low, high = gated["improvement"] - gated["accuracy_3"], gated["improvement"] + gated["accuracy_3"]  # *** level
+    for row, start, end in zip(rows, low, high, strict=True):
+        assert row["tooltip"].endswith(f"interval {plots.percent(start, 2)} to {plots.percent(end, 2)}")
+    # On one linear scale: every end and every point where its value puts it.
+    values = [*low, *high, *gated["improvement"]]
+    pixels = (
+        [row["interval"][0] for row in rows] + [row["interval"][1] for row in rows] + [row["point"] for row in rows]
     )
-    assert np.allclose(drawn, expected)
-    assert sum(len(x) for x in points.values()) == len(gated)
-    low, high = ax.get_xlim()
-    assert low < min(e[0] for e in expected) and high > max(e[1] for e in expected)
-    assert "compare.R's confidence interval at the threshold's level" in ax.get_xlabel()
-    assert ax.get_xscale() == "linear"  # +43 % among a few percent is not extreme enough for a log axis
+    assert affine(values, pixels)
+    ticks = [float(line.get("x1")) for line in by_class(root, "line", "grid")]
+    assert min(ticks) <= min(pixels[: 2 * len(rows)]) or max(ticks) >= max(pixels)  # the ticks span the drawing
+    labels = " ".join(text.text for text in by_class(root, "text", "xlabel"))
+    assert "compare.R's confidence interval at the threshold's level" in labels and "logarithmic" not in labels
 
 
 def test_forest_draws_zero_and_min_effect_lines(example):
     gated, _ = example
-    ax = plots.forest_figure(gated, POLICY).axes[0]
-    vertical = sorted(float(line.get_xdata()[0]) for line in ax.lines if not (line.get_gid() or "").startswith("point"))
-    assert vertical == [-3.0, 0.0, 3.0]
-    ax = plots.forest_figure(gated, GatePolicy()).axes[0]
-    assert [line.get_gid() for line in ax.lines].count("min-effect") == 0
+    root = parse(plots.forest_svg(gated, POLICY))
+    zero = float(by_class(root, "line", "zero")[0].get("x1"))
+    low, high = sorted(float(line.get("x1")) for line in by_class(root, "line", "min-effect"))
+    assert low < zero < high and abs((zero - low) - (high - zero)) <= 0.11  # -3 % and +3 % either side of 0
+    rows = forest_rows(root)
+    assert affine([0.0, -3.0, 3.0, *gated["improvement"]], [zero, low, high, *(row["point"] for row in rows)])
+    assert by_class(parse(plots.forest_svg(gated, GatePolicy())), "line", "min-effect") == []
 
 
 def test_forest_uses_the_gate_interval_and_estimate_when_the_table_has_them(example):
@@ -120,45 +146,48 @@ def test_forest_uses_the_gate_interval_and_estimate_when_the_table_has_them(exam
         decision=np.where(gated["improvement"] > 5, "improvement", "inconclusive"),
         gate_test="yuen_log",
     )
-    ax, _, segments, points, _ = forest_parts(plots.forest_figure(with_ci, POLICY))
+    root = parse(plots.forest_svg(with_ci, POLICY))
+    rows = forest_rows(root)
 
-    drawn = sorted((float(s[0][0]), float(s[1][0])) for kind in segments.values() for s in kind)
-    assert np.allclose(drawn, sorted(zip(with_ci["ci_low"], with_ci["ci_high"], strict=True)))
-    assert np.allclose(sorted(np.concatenate(list(points.values()))), sorted(with_ci["change"]))
-    assert "the gate's confidence interval" in ax.get_xlabel() and "compare.R" not in ax.get_xlabel()
+    values = [*with_ci["ci_low"], *with_ci["ci_high"], *with_ci["change"]]
+    pixels = (
+        [row["interval"][0] for row in rows] + [row["interval"][1] for row in rows] + [row["point"] for row in rows]
+    )
+    assert affine(values, pixels)
+    labels = " ".join(text.text for text in by_class(root, "text", "xlabel"))
+    assert "the gate's confidence interval" in labels and "compare.R" not in labels
     # The gate's decision, not compare.R's stars, says which rows are improvements.
-    assert len(points["faster"]) == 2 and len(points["slower"]) == 0
+    kinds = [row["kind"] for row in rows]
+    assert kinds.count("faster") == 2 and kinds.count("slower") == 0
 
 
 def test_forest_of_200_rows_is_readable(large, example):
     gated, _ = large
-    small = plots.forest_figure(example[0], POLICY)
-    figure = plots.forest_figure(gated, POLICY)
-    ax, labels, segments, _, headers = forest_parts(figure)
-    figure.canvas.draw()  # text extents exist only once drawn
+    small = parse(plots.forest_svg(example[0], POLICY))
+    root = parse(plots.forest_svg(gated, POLICY))
+    rows, headers = forest_rows(root), file_headers(root)
 
     # Past FOREST_ALL_ROWS rows only the significant ones are drawn (compare.R's stars: no decisions here).
-    drawn = [i for i, kind in enumerate(chartdata.row_kinds(gated)) if kind != chartdata.UNCLEAR]
-    assert 20 <= len(drawn) < 200 and len(labels) == len(drawn)
-    assert [label.get_text() for label in labels] == [
-        chartdata.text(chartdata.shorten(gated["configuration"].iloc[i], plots.MAX_LABEL)) for i in drawn
+    drawn = [i for i, kind in enumerate(plots.row_kinds(gated)) if kind != plots.UNCLEAR]
+    assert 20 <= len(drawn) < 200 and len(rows) == len(drawn)
+    assert [row["label"] for row in rows] == [
+        plots.label(gated["configuration"].iloc[i], plots.MAX_LABEL) for i in drawn
     ]
     assert len(headers) == gated["filename"].iloc[drawn].nunique()
-    assert figure.get_figheight() >= (len(drawn) + len(headers)) * plots.ROW_INCHES > 1.5 * small.get_figheight()
-    font = min(label.get_fontsize() for label in labels)
-    row_points = plots.ROW_INCHES * 72
-    assert font >= 7 and row_points >= 1.2 * font
-    boxes = sorted((label.get_window_extent() for label in labels), key=lambda box: -box.y1)
-    assert all(upper.y0 >= lower.y1 for upper, lower in zip(boxes, boxes[1:], strict=False))  # display y grows upwards
-    assert min(box.x0 for box in boxes) >= 0  # no label cut at the figure's left edge
-    assert max(len(label.get_text()) for label in labels) <= plots.MAX_LABEL
+    height = float(root.get("height"))
+    assert height >= (len(drawn) + len(headers)) * plots.ROW > 1.5 * float(small.get("height"))
+    ys = sorted(row["y"] for row in rows)
+    assert min(b - a for a, b in zip(ys, ys[1:], strict=False)) >= plots.ROW >= 1.2 * 11  # 11 px text
+    assert max(len(row["label"]) for row in rows) <= plots.MAX_LABEL
+    left = min(float(group.find(f"{SVG}text[@class='label']").get("x")) for group in by_class(root, "g", "row"))
+    assert left - max(len(row["label"]) for row in rows) * plots.CHAR >= 0  # no label cut at the chart's left edge
     # The +760 % row would squash the rest on a linear axis; the log axis keeps them apart.
-    assert ax.get_xscale() == "symlog"
-    bottom = ax.get_window_extent().y0
-    ticks = [t for t in ax.get_xticklabels() if t.get_text() and t.get_window_extent().y1 <= bottom]  # bottom row
-    extents = sorted((t.get_window_extent() for t in ticks), key=lambda box: box.x0)
-    assert len(ticks) >= 5 and all(a.x1 <= b.x0 for a, b in zip(extents, extents[1:], strict=False))
-    assert sum(len(kind) for kind in segments.values()) == len(drawn)
+    assert "logarithmic beyond" in " ".join(text.text for text in by_class(root, "text", "xlabel"))
+    bottom = max(float(text.get("y")) for text in by_class(root, "text", "tick"))
+    ticks = sorted((float(t.get("x")), t.text) for t in by_class(root, "text", "tick") if float(t.get("y")) == bottom)
+    assert len(ticks) >= 5
+    assert all(b[0] - a[0] >= (len(a[1]) + len(b[1])) / 2 * plots.CHAR for a, b in zip(ticks, ticks[1:], strict=False))
+    assert sum(row["interval"] is not None for row in rows) == len(drawn)
     # compare.R's order: by "filename configuration".
     names = [f"{f} {c}" for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
     assert names == sorted(names)
@@ -166,19 +195,23 @@ def test_forest_of_200_rows_is_readable(large, example):
 
 def test_distributions_have_a_panel_per_comparison_with_every_sample(example):
     gated, samples = example
-    figure = plots.distributions_figure(gated, samples, POLICY)
-    ax = figure.axes[0]
-    by_gid = {collection.get_gid(): collection for collection in ax.collections if collection.get_gid()}
+    root = parse(plots.distributions_svg(gated, samples, POLICY))
+    panels = by_class(root, "g", "panel")
 
-    assert len(by_gid["frames-True"].get_paths()) == int(gated["gating"].sum()) == 2
-    assert len(by_gid["frames-False"].get_paths()) == len(gated) - 2
+    assert len(panels) == len(gated)
+    failing = [panel for panel in panels if "fail" in panel.get("class").split()]
+    assert len(failing) == int(gated["gating"].sum()) == 2
+    frames = [panel.find(f"{SVG}rect[@class='frame']").get("stroke").upper() for panel in panels]
+    assert frames.count("#D55E00") == 2 and frames.count("#B8B8B8") == len(gated) - 2
     for side in ("base", "head"):
-        assert len(by_gid[f"boxes-{side}"].get_paths()) == len(gated)
-        assert len(by_gid[f"dots-{side}"].get_offsets()) == int((samples["side"] == side).sum())
-    titles = [t.get_text() for t in ax.texts if t.get_fontweight() == "bold" and t.get_ha() == "left"]
-    assert [title for title in titles if title.endswith(".js")] == list(gated["filename"])  # one panel each, in order
-    failing = [t.get_text() for t in ax.texts if to_hex(t.get_color()).upper() == "#D55E00"]
-    assert any("n=1000000 size=16" in value for value in failing) and any("FAIL" in value for value in failing)
+        groups = by_class(root, "g", f"side-{side}")
+        assert len(groups) == len(gated) and all(group.find(f"{SVG}rect[@class='box']") is not None for group in groups)
+        assert sum(len(list(group.iter(SVG + "circle"))) for group in groups) == int((samples["side"] == side).sum())
+    titles = [panel.find(f"{SVG}text[@class='filename']").text for panel in panels]
+    assert titles == list(gated["filename"])  # one panel each, in order
+    changes = [panel.find(f"{SVG}text[@class='change']").text for panel in failing]
+    assert all(change.endswith("FAIL") for change in changes)
+    assert "n=1000000 size=16" in [panel.find(f"{SVG}text[@class='configuration']").text for panel in failing]
 
 
 def test_distributions_normalise_to_the_base_mean():
@@ -186,50 +219,74 @@ def test_distributions_normalise_to_the_base_mean():
     assert plots.box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))[-1] == 4.0  # whisker stops short of the outlier
 
 
-def test_untrusted_names_are_drawn_literally(tmp_path):
-    csv = tmp_path / "dollar.csv"
+def test_hostile_names_are_text_in_both_charts(tmp_path):
+    filename = "a/</text><script>alert(1)</script>$\\frac{.js"
+    configuration = "x='\"&amp;<b onload=alert(2)>' \x1b[31m y=1"
+    csv = tmp_path / "hostile.csv"
     rows = ['"binary","filename","configuration","rate","time"']
+    quoted = (f'"{value}"' for value in (filename.replace('"', '""'), configuration.replace('"', '""')))
+    names = ",".join(quoted)
     for index in range(4):
-        for side in ("old", "new"):
-            rows.append(f'"{side}","a/$\\frac{{.js","x=\'$\\bad{{$\' y=1",{100 + index},1')
+        rows += [f'"old",{names},{100 + index},1', f'"new",{names},{104 + index},1']
     csv.write_text("\n".join(rows) + "\n")
     gated, samples = analysed(csv)
-    files = plots.chart_files(tmp_path / "c.png", gated, samples, POLICY)  # mathtext would raise on these
-    assert all(data.startswith(b"\x89PNG") for data in files.values())
-    label = plots.forest_figure(gated, POLICY).axes[0].get_yticklabels()[0].get_text()
-    assert label == r"x='\$\bad{\$' y=1"
+    files = plots.chart_files(tmp_path / "c.svg", gated, samples, POLICY)
+
+    shown = configuration.replace("\x1b", " ")  # a control character is not XML: one_line makes it a space
+    forest, distributions = (parse(data.decode("utf-8")) for data in files.values())
+    for root in (forest, distributions):
+        assert {element.tag.removeprefix(SVG) for element in root.iter()} <= {
+            "svg",
+            "rect",
+            "text",
+            "defs",
+            "path",
+            "circle",
+            "g",
+            "title",
+            "line",
+            "use",
+        }
+        assert all(not name.startswith("on") for element in root.iter() for name in element.attrib)
+    assert file_headers(forest) == [filename]
+    row = forest_rows(forest)[0]
+    assert row["label"] == shown and row["tooltip"].startswith(f"{filename} {shown}: ")
+    panel = by_class(distributions, "g", "panel")[0]
+    assert panel.find(f"{SVG}text[@class='configuration']").text == shown
 
 
-def test_shorten_keeps_both_ends():
+def test_label_keeps_both_ends_on_one_line():
     value = "n=1000000 withTotalLength=0 pieceSize=1 pieces=16 type='a-very-long-value'"
-    short = chartdata.shorten(value, 40)
+    short = plots.label(value, 40)
     assert len(short) == 40 and short.startswith("n=1000000") and short.endswith("value'") and "…" in short
-    assert chartdata.shorten("short", 40) == "short"
+    assert plots.label("short\nline", 40) == "short line"
 
 
 def test_axis_is_linear_unless_a_few_rows_dwarf_the_rest():
-    assert chartdata.x_scale(np.array([-5.0, 3.0, 40.0]))[0] is None
-    linthresh, (low, high) = chartdata.x_scale(np.array([-3.0, -1.0, 0.5, 2.0, 2.5, 760.0]), min_effect=2.0)
+    assert plots.x_scale(np.array([-5.0, 3.0, 40.0]))[0] is None
+    linthresh, (low, high) = plots.x_scale(np.array([-3.0, -1.0, 0.5, 2.0, 2.5, 760.0]), min_effect=2.0)
     assert linthresh == 5.0 and low < -3.0 and high > 760.0
-    ticks = chartdata.symlog_ticks(linthresh, (low, high))
+    ticks = plots.x_ticks(linthresh, (low, high))
     assert 0.0 in ticks and 5.0 in ticks and ticks == sorted(ticks) and len(ticks) >= 5
     assert all(f"{t:g}".lstrip("-")[0] in "125" and set(f"{t:g}".lstrip("-")[1:]) <= {"0"} for t in ticks if t)
+    assert plots.axis_position(50.0, 5.0) == 2.0 and plots.axis_position(-2.5, 5.0) == -0.5  # a decade past 5 %
+    assert plots.x_ticks(None, (-7.5, 42.0)) == [0, 10, 20, 30, 40]  # steps of 1, 2 or 5 times ten to a power
 
 
 def test_above_the_cap_the_failing_and_significant_rows_are_kept_in_table_order(large):
     gated, _ = large
-    kinds = chartdata.row_kinds(gated)
-    chosen = chartdata.selection(gated, kinds, 20)
+    kinds = plots.row_kinds(gated)
+    chosen = plots.selection(gated, kinds, 20)
     assert len(chosen) == 20 and list(chosen) == sorted(chosen)
-    assert {i for i, kind in enumerate(kinds) if kind == chartdata.FAIL} <= set(chosen)
-    title, subtitle = chartdata.title_lines(gated, POLICY, 20, "x")
+    assert {i for i, kind in enumerate(kinds) if kind == plots.FAIL} <= set(chosen)
+    title, subtitle = plots.title_lines(gated, POLICY, 20, "x")
     assert "showing 20 of 200" in subtitle
 
 
 def test_chart_paths_put_the_distributions_beside_the_forest():
-    assert plots.chart_paths(Path("out/benchmark.png")) == (
-        Path("out/benchmark.png"),
-        Path("out/benchmark-distributions.png"),
+    assert plots.chart_paths(Path("out/benchmark.svg")) == (
+        Path("out/benchmark.svg"),
+        Path("out/benchmark-distributions.svg"),
     )
 
 
@@ -242,14 +299,14 @@ def thousand(tmp_path_factory) -> pd.DataFrame:
 
 def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_the_rest(thousand):
     gated = thousand
-    kinds = chartdata.row_kinds(gated)
-    failing = {i for i, kind in enumerate(kinds) if kind == chartdata.FAIL}
-    decided = {i for i, kind in enumerate(kinds) if kind != chartdata.UNCLEAR}
+    kinds = plots.row_kinds(gated)
+    failing = {i for i, kind in enumerate(kinds) if kind == plots.FAIL}
+    decided = {i for i, kind in enumerate(kinds) if kind != plots.UNCLEAR}
     undecided = set(np.flatnonzero(gated["undecided"].to_numpy()))
     unchanged = len(gated) - len(decided | undecided)
     assert len(failing) == 3 and len(decided) == 5 and len(undecided) > plots.MAX_FOREST_ROWS and unchanged > 20
 
-    shown = chartdata.forest_rows(gated, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    shown = plots.forest_rows(gated, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
     chosen = set(shown.positions.tolist())
     # Every decided row is drawn, the rest of the cap goes to undecided rows; no unchanged row is drawn.
     assert len(chosen) == plots.MAX_FOREST_ROWS and decided <= chosen and chosen <= decided | undecided
@@ -258,13 +315,13 @@ def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_th
     assert shown.rest.startswith(f"{unchanged} unchanged rows not drawn: changes from ")
     assert f"not drawn either: {left} undecided" in shown.rest
 
-    figure = plots.forest_figure(gated, STRICT)
-    _, labels, segments, _, _ = forest_parts(figure)
-    assert len(labels) == plots.MAX_FOREST_ROWS == sum(len(kind) for kind in segments.values())
-    assert [t.get_text() for t in figure.texts if t.get_gid() == "rest"] == [shown.rest]
-    assert any("showing 80 of 1000: the decided and undecided rows" in t.get_text() for t in figure.texts)
-    width, height = (figure.get_size_inches() * plots.DPI).round()
-    assert width <= 1400 and height <= 2100  # it was 965 x 23,015 with every row
+    root = parse(plots.forest_svg(gated, STRICT))
+    rows = forest_rows(root)
+    assert len(rows) == plots.MAX_FOREST_ROWS == sum(row["interval"] is not None for row in rows)
+    assert [text.text for text in by_class(root, "text", "rest")] == [shown.rest]
+    subtitle = by_class(root, "text", "subtitle")[0].text
+    assert "showing 80 of 1000: the decided and undecided rows" in subtitle
+    assert float(root.get("width")) <= 1400 and float(root.get("height")) <= 2100  # 18,000 px with every row
 
 
 def test_forest_draws_every_row_up_to_the_threshold():
@@ -279,9 +336,9 @@ def test_forest_draws_every_row_up_to_the_threshold():
             "undecided": [False] * (plots.FOREST_ALL_ROWS + 1),
         }
     )
-    kinds = chartdata.row_kinds(rows)
-    every = chartdata.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    kinds = plots.row_kinds(rows)
+    every = plots.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
     assert len(every.positions) == plots.FOREST_ALL_ROWS and every.rest == "" and every.which == ""
-    past = chartdata.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    past = plots.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
     assert past.positions.tolist() == [0]
     assert past.rest.startswith(f"{plots.FOREST_ALL_ROWS} unchanged rows not drawn: changes from +0.10 % to +0.10 %")

@@ -132,6 +132,9 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     failures = report.split("## Failures", 1)[1].split("## Charts", 1)[0]
     assert "18.16.0 → 20.0.0: `url/can-parse.js failed on the base" in failures
     assert "20.0.0 → 22.0.0" not in failures
+    # A forest plot per step, the SVG beside the report that shows it.
+    for base, head in zip(RELEASES, RELEASES[1:], strict=False):
+        assert f"](charts/{base}..{head}.svg)" in report and (out / "charts" / f"{base}..{head}.svg").is_file()
     # The text report on stdout says the same; the second step has no such loss.
     assert stdout == (out / "report.txt").read_text()
     assert "18.16.0 → 20.0.0: 0 faster, 1 slower of 2 comparisons" in stdout

@@ -150,7 +150,7 @@ def report_step(environ: Mapping[str, str]) -> int:
     """Analyse, comment and check: report with the config, the inputs and the PR's labels."""
     temp = Path(environ.get("RUNNER_TEMP") or ".") / "benchgate-report"
     argv = ["report", f"--config={given(environ, 'config')}", f"--report-path={temp / 'report.md'}"]
-    argv += [f"--plot={temp / 'benchmark.png'}"] if given(environ, "plot") == "true" else []
+    argv += [f"--plot={temp / 'benchmark.svg'}"] if given(environ, "plot") == "true" else []
     benchmark_dir = Path(given(environ, "repo-path") or ".") / "benchmark"
     argv += [f"--benchmark-dir={benchmark_dir}"] if benchmark_dir.is_dir() else []
     # report checks --head-sha against the head commit the results record. A run of given binaries

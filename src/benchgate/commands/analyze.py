@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--gate", action="store_true", help="exit 1 when the gate fails, 6 when inconclusive")
     parser.add_argument("--format", default="text", choices=FORMATS, help="output format (default text)")
     parser.add_argument("--no-bars", action="store_true", help="text format: leave out the bar chart")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the charts (needs benchgate[plot])")
+    parser.add_argument("--plot", type=Path, metavar="FILE.svg", help="also draw the charts")
     parser.set_defaults(handler=_handler)
 
 
@@ -49,8 +49,7 @@ def _handler(args: argparse.Namespace) -> int:
     policy = replace(flags.settings_from_flags(args, "analyze").policy(), rule=args.rule)
     if args.files.count("-") > 1:
         raise InputError("stdin (-) given more than once")
-    if args.plot is not None:  # before reading stdin: a missing extra is said at once
-        plots.require_matplotlib()
+    if args.plot is not None:  # before reading stdin: a bad name is said at once
         plots.chart_paths(args.plot)
     samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
     analysis = analyze(RunData.of(samples), policy)

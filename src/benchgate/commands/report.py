@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--head-sha", help="the approved head commit; results for another are refused")
     parser.add_argument("--label", dest="dry_run_labels", action="append", default=[], help="with --dry-run: as if")
     parser.add_argument("--report-path", type=Path, help="also write the full markdown report here")
-    parser.add_argument("--plot", dest="plot_path", type=Path, metavar="FILE.png", help="also draw the charts")
+    parser.add_argument("--plot", dest="plot_path", type=Path, metavar="FILE.svg", help="also draw the charts")
     parser.add_argument("--dry-run", action="store_true", help="print the comment instead of posting")
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
     parser.add_argument("--retries", type=int, default=5, help="retries of a failing GitHub request (default 5)")
@@ -73,8 +73,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     stdout = stdout or sys.stdout
     settings = config.load_settings(options.config_path, options.options or {})
     head_sha = approval.approved_sha(options.head_sha)
-    if options.plot_path is not None:  # a missing extra or a bad name stops before anything is read or posted
-        plots.require_matplotlib()
+    if options.plot_path is not None:  # a bad name stops before anything is read or posted
         plots.chart_paths(options.plot_path)
     if not results and not options.nothing_to_benchmark:
         raise InputError("no RESULTS given (run directories, results CSVs or globs)")

@@ -6,7 +6,6 @@ import argparse
 import re
 import sys
 from dataclasses import replace
-from importlib.util import find_spec
 from pathlib import Path
 
 from benchgate import results
@@ -157,7 +156,7 @@ def _analysed(output: Path, directory: str, base: str, head: str, run: dict, plo
     policy = replace(run["policy"], threshold="off")
     run_data, summary = RunData.load([str(output / directory)])
     analysis = analyze(run_data, policy)
-    chart = f"charts/{base}..{head}.png" if plot and len(analysis.table) and find_spec("matplotlib") else None
+    chart = f"charts/{base}..{head}.svg" if plot and len(analysis.table) else None
     if chart is not None:
         write_charts(output / chart, analysis)
     # by file

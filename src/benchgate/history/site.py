@@ -20,7 +20,7 @@ from markupsafe import Markup
 from benchgate.errors import InputError
 from benchgate.history.model import ChangePoint, Series, SeriesKey
 
-# The site's templates (benchgate/data/history-*.j2): autoescaped, and a name a template does not get fails.
+# The site's and the --plot charts' templates (benchgate/data/*.j2): autoescaped; a name not given them fails.
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("benchgate", "data"),
     autoescape=True,
@@ -49,7 +49,7 @@ def rate(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """Round tick values covering [low, high]: steps of 1, 2 or 5 times a power of ten."""
     raw = ((high - low) if high > low else (abs(high) or 1.0)) / count
     exponent = math.floor(math.log10(raw))
@@ -65,7 +65,7 @@ def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str
     points = series.points
     values = [point.mean_rate for point in points]
     finite = [v for v in values if math.isfinite(v)] or [0.0]
-    ticks = _nice_ticks(min(finite), max(finite))
+    ticks = nice_ticks(min(finite), max(finite))
     low, high = min(ticks[0], min(finite)), max(ticks[-1], max(finite))
     if high == low:
         high = low + 1.0

@@ -1,202 +1,267 @@
-"""The ``--plot`` charts as PNG bytes, drawn on matplotlib's Agg canvas (imported only when a chart is drawn)."""
+"""The ``--plot`` charts as SVG: the geometry here, the markup in ``benchgate/data/report-charts.svg.j2``, rendered by
+the history site's Jinja2 environment (autoescaped: benchmark names and configurations are untrusted run data)."""
 
 from __future__ import annotations
 
-import io
 import math
-from collections import defaultdict
-from itertools import groupby
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.report import chartdata
-from benchgate.report.chartdata import COLOURS, FAIL
-from benchgate.report.gatelines import gate_test
+from benchgate.history.site import LINE, TEMPLATES, nice_ticks
+from benchgate.history.site import SLOWER as VERMILLION
+from benchgate.report.gatelines import gate_headline, gate_test
+from benchgate.report.markup import one_line
+from benchgate.report.tables import ACCURACY_KEYS
 from benchgate.stats.gate import GatePolicy
 
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
-DPI = 100
-FONT_POINTS = 8.0  # row labels and values; a row is ROW_INCHES tall, so labels never overlap
-ROW_INCHES = 0.19
+# Okabe-Ito colours (safe for colour-blind readers), the site's among them; every kind also has its own marker.
+FAIL, SLOWER, FASTER, UNCLEAR = "fail", "slower", "faster", "unclear"
+COLOURS = {FAIL: VERMILLION, SLOWER: "#CC79A7", FASTER: LINE, UNCLEAR: "#8C8C8C"}
+KIND_LABELS = {
+    FAIL: "fails the gate",
+    SLOWER: "regression, not failing the gate",
+    FASTER: "improvement",
+    UNCLEAR: "unchanged or undecided",
+}
+SIDE_COLOURS = {"base": "#7A7A7A", "head": LINE}
+CHAR = 6.6  # pixels a character of the charts' 11 px monospace text takes: a column is as wide as its text
+ROW = 18  # pixels a forest row: labels never overlap
+PLOT_WIDTH = 540  # the forest's plot box, pixels
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
 FOREST_ALL_ROWS = 40  # up to this many rows the forest draws them all; past it the decided and undecided ones
-MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~2,000 px tall)
-
-
-def require_matplotlib() -> None:
-    """Raise InputError (exit 2) with the install hint unless matplotlib can be imported."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise InputError("--plot needs matplotlib, which is not installed: pip install 'benchgate[plot]'") from None
+MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~1,700 px tall)
+# The distributions: compare.R --plot's box plot, faceted by file, overlaps its labels at 200 configurations;
+# here each comparison gets its own panel with its own scale (rates in percent of the base mean).
+PANEL_WIDTH, PANEL_HEIGHT = 340, 150  # pixels, titles and tick labels included
+MAX_PANELS = 300  # beyond this the failing and significant rows come first
+PANEL_LABEL = 48  # characters of a configuration in a panel title (of its file name: 30, its change beside)
+HALF_BOX = 11  # half the height of a box, pixels
 
 
 def chart_paths(path: Path) -> tuple[Path, Path]:
-    """The forest plot's path (``path`` itself) and the distributions' (``FILE-distributions.png``)."""
-    if path.suffix.lower() != ".png":
-        raise InputError(f"--plot {path}: the chart file name must end in .png")
+    """The forest plot's path (``path`` itself) and the distributions' (``FILE-distributions.svg``)."""
+    if path.suffix.lower() != ".svg":
+        raise InputError(f"--plot {path}: the chart file name must end in .svg")
     return path, path.with_name(f"{path.stem}-distributions{path.suffix}")
 
 
-def _layout_rows(names: list[tuple[str, str]]) -> list[tuple[str, int | None]]:
-    """Display rows: a header per file name (when it changes), then its configurations (position in table)."""
-    rows: list[tuple[str, int | None]] = []
-    for filename, group in groupby(enumerate(names), key=lambda item: item[1][0]):
-        rows += [(filename, None), *((filename, position) for position, _ in group)]
-    return rows
+def label(value: Any, limit: int) -> str:
+    """Untrusted text on one line, cut in the middle to ``limit`` characters: both ends stay readable."""
+    value = one_line(value)
+    if len(value) <= limit:
+        return value
+    head = (limit - 1) * 3 // 5
+    return value[:head] + "…" + value[len(value) - (limit - 1 - head) :]
 
 
-def _bands(ax: Axes, rows: list[tuple[str, int | None]], labels: list[str], ends: tuple[float, float]) -> None:
-    """A grey band with the file name over each file's rows, stripes on every other row, edge to edge (``ends``)."""
-    from matplotlib.collections import PolyCollection
-
-    start, end = ends
-    bands: dict[str, list] = {"#E2E2E2": [], "#F4F4F4": []}
-    for y, ((_, position), label) in enumerate(zip(rows, labels, strict=True)):
-        if position is None or y % 2:
-            shade = "#E2E2E2" if position is None else "#F4F4F4"
-            bands[shade].append([(start, y - 0.5), (end, y - 0.5), (end, y + 0.5), (start, y + 0.5)])
-        if position is None:
-            style = {"ha": "left", "va": "center", "fontsize": FONT_POINTS, "fontweight": "bold"}
-            ax.text(start + 0.01, y, label, transform=ax.get_yaxis_transform(), **style)
-    for shade, polygons in bands.items():
-        collection = PolyCollection(polygons, facecolors=shade, linewidths=0, zorder=0, clip_on=False)
-        collection.set_transform(ax.get_yaxis_transform())
-        ax.add_collection(collection)
+def row_kinds(gated: pd.DataFrame) -> list[str]:
+    """FAIL, SLOWER, FASTER or UNCLEAR per row: the gate first, then the gate's decision or compare.R's stars."""
+    decided = {"regression": SLOWER, "improvement": FASTER}
+    kinds = [decided.get(str(decision), UNCLEAR) for decision in gated["decision"]]
+    return [FAIL if gating else kind for gating, kind in zip(gated["gating"], kinds, strict=True)]
 
 
-def _marks(ax: Axes, found: np.ndarray, kinds: list[str], ys: np.ndarray, limits: tuple[float, float]) -> None:
-    """Interval lines and point markers (``found``: change, low, high), gid ``interval-KIND`` and ``point-KIND``."""
-    for kind in COLOURS:  # FAIL, SLOWER, FASTER, UNCLEAR
-        mine = np.array([i for i, k in enumerate(kinds) if k == kind], dtype=int)
-        low, high = (np.clip(ends[mine], *limits) for ends in found[1:])
-        drawn = np.isfinite(low) & np.isfinite(high)
-        width, size = (2.2, 5.5) if kind == FAIL else (1.5, 4.5)
-        colour, label = COLOURS[kind], chartdata.KIND_LABELS[kind] if mine.size else None
-        ax.hlines(ys[mine][drawn], low[drawn], high[drawn], color=colour, lw=width, zorder=2, gid=f"interval-{kind}")
-        point = {"marker": chartdata.MARKERS[kind], "markersize": size, "label": label, "gid": f"point-{kind}"}
-        ax.plot(found[0][mine], ys[mine], linestyle="none", color=colour, zorder=3, **point)
+def axis_position(value: float, linthresh: float | None) -> float:
+    """Where a value sits on the x axis: itself on a linear one, in decades past ``linthresh`` on a symmetric log."""
+    size = abs(value) / (linthresh or 1.0)
+    if linthresh is None or size <= 1:
+        return value / (linthresh or 1.0)
+    return math.copysign(1 + math.log10(size), value)
 
 
-def _values(ax: Axes, table: pd.DataFrame, kinds: list[str], ys: np.ndarray, x: float) -> None:
-    """The value column right of the plot (at ``x`` in axes coordinates): improvement, stars, FAIL or ignored."""
-    style = {"ha": "left", "fontsize": FONT_POINTS, "family": "monospace", "transform": ax.get_yaxis_transform()}
-    ax.text(x, -0.6, f"{'improvement':>11} {'conf':<4} gate", va="bottom", color="#333333", **style)
-    for i, row in enumerate(table.itertuples(index=False)):
-        value, stars = chartdata.change_and_stars(row)
-        flag = "FAIL" if kinds[i] == FAIL else "ignored" if bool(row.ignored) else ""
-        ax.text(x, ys[i], f"{value:>11} {stars:<4} {flag}", va="center", **_emphasis(kinds[i] == FAIL), **style)
+def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
+    """The x axis: ``(linthresh, limits)``, linthresh None for a linear axis: linear unless the largest value is
+    over ten times what three rows in four reach (a +700 % row would squash -3 % ones), then symmetric log."""
+    finite = values[np.isfinite(values)]
+    low = min(float(finite.min(initial=0.0)), -min_effect)
+    high = max(float(finite.max(initial=0.0)), min_effect)
+    magnitudes = np.abs(finite)
+    typical = max(float(np.percentile(magnitudes, 75)) if magnitudes.size else 0.0, 1.25 * min_effect, 1.0)
+    if max(-low, high) <= 10 * typical:
+        pad = 0.06 * max(high - low, 1.0)
+        return None, (low - pad, high + pad)
+    exponent = math.floor(math.log10(typical))  # linthresh: the smallest 1, 2, 5 or 10 times 10**exponent over it
+    linthresh = next(
+        float(step * 10**exponent) for step in (1, 2, 5, 10) if step * 10**exponent >= typical * (1 - 1e-9)
+    )
+
+    def padded(end: float) -> float:
+        return end * 1.35 if abs(end) > linthresh else end + math.copysign(0.12 * linthresh, end or 1)
+
+    return linthresh, (padded(low) if low < 0 else -0.12 * linthresh, padded(high))
 
 
-def _emphasis(failing: bool) -> dict[str, str]:
-    """A row's text style: a failing row's bold in the FAIL colour."""
-    return {"color": COLOURS[FAIL], "fontweight": "bold"} if failing else {"color": "black", "fontweight": "normal"}
+def x_ticks(linthresh: float | None, limits: tuple[float, float], count: int = 9) -> list[float]:
+    """Round tick values inside ``limits``, evenly spread on the axis: on a symmetric log one 0, +-linthresh and
+    powers of ten first."""
+    low, high = limits
+    if linthresh is None:
+        return [tick for tick in nice_ticks(low, high, 8) if low <= tick <= high]
+    span = axis_position(high, linthresh) - axis_position(low, linthresh)
+    candidates: list[tuple[int, float]] = [(0, 0.0)]
+    for exponent in range(-3, 9):
+        for priority, step in ((2, 1), (3, 5), (4, 2)):
+            value = step * 10.0**exponent
+            for signed in (value, -value):
+                if low <= signed <= high:
+                    candidates.append((1 if math.isclose(value, linthresh) else priority, signed))
+    chosen: list[float] = []
+    for _, value in sorted(candidates):
+        position = axis_position(value, linthresh)
+        if all(abs(position - axis_position(other, linthresh)) >= span / count for other in chosen):
+            chosen.append(value)
+    return sorted(chosen)
 
 
-def _x_axis(ax: Axes, found: np.ndarray, min_effect: float, lines: str) -> tuple[float, float]:
-    """Scale, limits, ticks, the zero and min-effect lines and the label of the x axis; returns the limits."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter
-
-    linthresh, limits = chartdata.x_scale(found.ravel(), min_effect)
-    if linthresh is not None:
-        ax.set_xscale("symlog", linthresh=linthresh, linscale=1.0)
-        ax.xaxis.set_major_locator(FixedLocator(chartdata.symlog_ticks(linthresh, limits)))
-        ax.xaxis.set_minor_locator(FixedLocator([]))
-    ax.set_xlim(*limits)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: chartdata.percent(value)))
-    ax.tick_params(axis="x", labelsize=FONT_POINTS, top=True, labeltop=True)
-    ax.grid(axis="x", color="#D8D8D8", linewidth=0.6)
-    ax.set_axisbelow(True)
-    ax.axvline(0, color="black", linewidth=0.9, zorder=1)
-    for sign in (-1, 1) if min_effect > 0 else ():
-        label = f"±min effect ({min_effect:g} %)" if sign < 0 else None
-        dashed = {"color": "#555555", "linewidth": 0.8, "linestyle": (0, (4, 3)), "zorder": 1}
-        ax.axvline(sign * min_effect, label=label, gid="min-effect", **dashed)
-    scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
-    what = f"change of the mean rate, head vs base (higher is faster){scale}\nlines: {lines}"
-    ax.set_xlabel(what, fontsize=FONT_POINTS)
-    return limits
+def percent(value: float, digits: int | None = None) -> str:
+    """``+12 %``, ``−3.5 %`` (a real minus sign), ``0``; with ``digits``, that many decimals."""
+    if value == 0 and digits is None:
+        return "0"
+    number = f"{value:+g}" if digits is None else f"{value:+.{digits}f}"
+    return f"{number} %".replace("-", "−")
 
 
-def _figure(size: tuple[float, float], box: tuple[float, ...], titles: tuple[str, str]) -> tuple[Figure, Axes]:
-    """A figure of ``size`` inches under its title and subtitle, with one Axes at ``box`` (inches from bottom left)."""
-    from matplotlib.figure import Figure
-
-    width, height = size
-    figure = Figure(figsize=size, dpi=DPI)
-    ax = figure.add_axes((box[0] / width, box[1] / height, box[2] / width, box[3] / height))
-    figure.text(0.15 / width, 1 - 0.3 / height, titles[0], fontsize=11, fontweight="bold", va="center")
-    figure.text(0.15 / width, 1 - 0.55 / height, titles[1], fontsize=8.5, va="center")
-    return figure, ax
+def change_and_stars(row: Any) -> tuple[str, str]:
+    """A row's improvement as the charts print it (``NA`` when unknown) and its compare.R stars ('' for none)."""
+    change = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
+    return change, str(row.confidence) if str(row.confidence) in ACCURACY_KEYS else ""
 
 
-def forest_figure(gated: pd.DataFrame, policy: GatePolicy) -> Figure:
+def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
+    """Positions of the rows to draw, in table order: all, or the ``cap`` failing, significant, largest first."""
+    if len(gated) <= cap:
+        return np.arange(len(gated))
+    rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
+    size = -np.nan_to_num(np.abs(gated["improvement"].to_numpy(dtype=float)), nan=-1.0)
+    order = sorted(range(len(gated)), key=lambda i: (rank[kinds[i]], size[i], i))
+    return np.sort(np.asarray(order[:cap]))
+
+
+def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str, *, which: str = "") -> tuple[str, str]:
+    """The chart's title and subtitle: what it shows, then the gate's line as the text report prints it."""
+    subtitle = gate_headline(gated, policy)
+    if shown < len(gated):
+        subtitle += f"  ·  showing {shown} of {len(gated)}: {which or 'failing and significant rows first'}"
+    return f"benchgate: {what}", one_line(subtitle)
+
+
+@dataclass(frozen=True)
+class ForestRows:
+    """The rows a forest plot draws (positions in table order) and one line on the ones it leaves out."""
+
+    positions: np.ndarray
+    which: str  # what the drawn rows are, for the subtitle ('' when all are drawn)
+    rest: str  # the summary of the rows left out ('' when none are)
+
+
+def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
+    """Every row up to ``all_up_to`` rows; past that (a 1,000-row forest is 18,000 pixels tall) the decided and
+    undecided ones, at most ``cap``, and one line on the rest."""
+    total = len(gated)
+    if total <= all_up_to:
+        return ForestRows(np.arange(total), "", "")
+    undecided = gated["undecided"].to_numpy(dtype=bool)
+    matters = np.array([kind != UNCLEAR for kind in kinds], dtype=bool) | undecided
+    positions = np.flatnonzero(matters)
+    if positions.size > cap:
+        subset = gated.iloc[positions]
+        positions = positions[selection(subset, [kinds[i] for i in positions], cap)]
+    left_out = np.setdiff1d(np.arange(total), positions)
+    unchanged = left_out[~matters[left_out]]
+    parts = []
+    if unchanged.size:
+        change = gated["improvement"].to_numpy(dtype=float)[unchanged]
+        change = change[np.isfinite(change)]
+        spread = f": changes from {percent(change.min(), 2)} to {percent(change.max(), 2)}" if change.size else ""
+        parts.append(f"{unchanged.size} unchanged rows not drawn{spread}")
+    names = {FAIL: "failing", SLOWER: "slower", FASTER: "faster", UNCLEAR: "undecided"}
+    counts = Counter(names[kinds[i]] for i in left_out[matters[left_out]])
+    if counts:
+        parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
+    rest = "; ".join(parts) + " (every row is in the report's table)"
+    return ForestRows(positions, "the decided and undecided rows", rest)
+
+
+def _legend(items: list[tuple[str, str]], x: float = 12) -> list[tuple[float, str, str]]:
+    """``(x, key, text)`` per legend entry, one after the other from ``x``: a 14 px swatch, then the text."""
+    placed = []
+    for key, text in items:
+        placed.append((round(x, 1), key, text))
+        x += 22 + len(text) * CHAR + 18
+    return placed
+
+
+def forest_svg(gated: pd.DataFrame, policy: GatePolicy) -> str:
     """The forest plot: change and interval per comparison in table order, under a grey band per file; failing
-    rows stand out (bold, a diamond, FAIL); past FOREST_ALL_ROWS rows, ``chartdata.forest_rows`` picks them."""
-    kinds_all = chartdata.row_kinds(gated)
-    shown = chartdata.forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
-    chosen = shown.positions
-    table = gated.iloc[chosen]
-    kinds = [kinds_all[i] for i in chosen]
-    found = table[["change", "ci_low", "ci_high"]].to_numpy(dtype=float).T
-    names = [(str(f), str(c)) for f, c in zip(table["filename"], table["configuration"], strict=True)]
-    rows = _layout_rows(names)
-    labels = [
-        chartdata.text(chartdata.shorten(names[p][1] or "-" if p is not None else name, MAX_LABEL)) for name, p in rows
-    ]
+    rows stand out (bold, a diamond, FAIL); past FOREST_ALL_ROWS rows, ``forest_rows`` picks them."""
+    kinds_all = row_kinds(gated)
+    shown = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
+    table = gated.iloc[shown.positions]
+    kinds = [kinds_all[i] for i in shown.positions]
+    found = table[["change", "ci_low", "ci_high"]].to_numpy(dtype=float)
+    linthresh, limits = x_scale(found.ravel(), policy.min_effect)
+    labels = [label(value, MAX_LABEL) for value in [*table["filename"], *table["configuration"]]]
+    left = min(max(24 + max(map(len, labels), default=0) * CHAR, 140), 420)  # the label column
+    top, start, end = 104, *(axis_position(limit, linthresh) for limit in limits)
 
-    # The label column is as wide as the longest label needs (DejaVu Sans: ~0.6 em a character).
-    left = min(max(0.35 + max(map(len, labels), default=0) * FONT_POINTS * 0.6 / 72, 1.8), 4.4)
-    plot, right, top, bottom = 5.6, 2.25, 1.35, 0.8 + (0.3 if shown.rest else 0.0)  # inches
-    height = top + bottom + ROW_INCHES * max(len(rows), 3)
-    width = left + plot + right
-    what = "change of the mean rate per comparison, head vs base"
-    titles = chartdata.title_lines(gated, policy, len(table), what, which=shown.which)
-    box = (left, bottom, plot, height - top - bottom)
-    figure, ax = _figure((width, height), box, titles)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
+    def x(value: float) -> float:
+        position = axis_position(float(np.clip(value, *limits)), linthresh)
+        return round(left + (position - start) / (end - start) * PLOT_WIDTH, 1)
+
+    rows, files, stripes = [], [], []  # a row per comparison, a header per file, a stripe on every other line
+    for row, kind, (change, low, high) in zip(table.itertuples(index=False), kinds, found, strict=True):
+        if not rows or rows[-1]["filename"] != row.filename:
+            files.append((top + ROW * (len(rows) + len(files) + 0.5), label(row.filename, MAX_LABEL)))
+        y = top + ROW * (len(rows) + len(files) + 0.5)
+        stripes += [y] if (len(rows) + len(files)) % 2 else []
+        value, stars = change_and_stars(row)
+        interval = f"{percent(low, 2)} to {percent(high, 2)}" if math.isfinite(low) and math.isfinite(high) else "NA"
+        rows.append(
+            {
+                "filename": row.filename,
+                "y": y,
+                "kind": kind,
+                "label": label(str(row.configuration) or "-", MAX_LABEL),
+                "interval": (x(low), x(high)) if interval != "NA" else None,
+                "point": x(change) if math.isfinite(change) else None,
+                "value": f"{value:>11} {stars:<4} " + ("FAIL" if kind == FAIL else "ignored" if row.ignored else ""),
+                "tooltip": f"{one_line(row.filename)} {one_line(row.configuration)}: {value}, interval {interval}",
+            }
+        )
+    plot_bottom = top + ROW * (len(rows) + len(files))
     lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
     if gate_test(table) == "compare.R":
         lines = "compare.R's confidence interval at the threshold's level"
-    limits = _x_axis(ax, found, policy.min_effect, lines)
-    _bands(ax, rows, labels, (-left / plot, 1 + right / plot))
-
-    ys = np.array([y for y, (_, position) in enumerate(rows) if position is not None], dtype=float)
-    ax.set_yticks(ys, [label for label, (_, p) in zip(labels, rows, strict=True) if p is not None])
-    for label, kind in zip(ax.get_yticklabels(), kinds, strict=True):
-        label.set(fontsize=FONT_POINTS, **_emphasis(kind == FAIL))
-    ax.tick_params(axis="y", length=0)
-    ax.spines[["left", "right"]].set_visible(False)
-    _marks(ax, found, kinds, ys, limits)
-    _values(ax, table, kinds, ys, x=1 + 0.4 / plot)  # clear of a top tick label at the axis' end
-
-    if shown.rest:
-        figure.text(0.15 / width, 0.2 / height, shown.rest, fontsize=FONT_POINTS, va="center", gid="rest")
-    legend = {"ncol": 5, "frameon": False, "fontsize": FONT_POINTS, "handletextpad": 0.4, "columnspacing": 1.4}
-    figure.legend(loc="upper left", bbox_to_anchor=(0.1 / width, 1 - 0.68 / height), **legend)
-    return figure
-
-
-# The distributions chart: compare.R --plot's box plot, faceted by file, overlaps its labels at 200
-# configurations; here each comparison gets its own panel with its own scale (rates in percent of the base mean, a
-# Tukey box and every sample as a dot). All panels share one Axes, one collection per kind of mark: 200 Axes with
-# their own ticks take about ten times as long to draw.
-SIDE_COLOURS = {"base": "#7A7A7A", "head": "#0072B2"}
-PANEL_WIDTH, PANEL_HEIGHT = 3.4, 1.5  # inches, titles and tick labels included
-MAX_PANELS = 300  # beyond this the failing and significant rows come first
-PANEL_FONT = 7.5
-PANEL_LABEL = 48  # characters of a file name or configuration in a panel title
-# Where a panel's plot box sits inside its 1 x 1 cell (y grows downwards), and its two rows.
-BOX_LEFT, BOX_RIGHT, BOX_TOP, BOX_BOTTOM = 0.1, 0.97, 0.3, 0.78
-ROWS = {"base": 0.42, "head": 0.66}
-HALF_BOX = 0.075  # half the height of a box, in panel units
+    scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
+    kinds_drawn = [(kind, KIND_LABELS[kind]) for kind in COLOURS if kind in kinds]
+    effect = [("min-effect", f"±min effect ({policy.min_effect:g} %)")] if policy.min_effect > 0 else []
+    what = "change of the mean rate per comparison, head vs base"
+    title, subtitle = title_lines(gated, policy, len(table), what, which=shown.which)
+    chart = {
+        "width": left + PLOT_WIDTH + 230,
+        "height": plot_bottom + 64 + (20 if shown.rest else 0),
+        "left": left,
+        "top": top,
+        "bottom": plot_bottom,
+        "title": title,
+        "subtitle": subtitle,
+        "legend": _legend(kinds_drawn + effect),
+        "ticks": [(x(tick), percent(tick)) for tick in x_ticks(linthresh, limits)],
+        "zero": x(0.0),
+        "min_effect": [x(-policy.min_effect), x(policy.min_effect)] if policy.min_effect > 0 else [],
+        "files": files,
+        "stripes": stripes,
+        "rows": rows,
+        "xlabel": (f"change of the mean rate, head vs base (higher is faster){scale}", f"lines: {lines}"),
+        "rest": shown.rest,
+    }
+    return TEMPLATES.get_template("report-charts.svg.j2").module.forest(chart, COLOURS)
 
 
 def normalised(rates: np.ndarray, reference: float) -> np.ndarray:
@@ -212,126 +277,77 @@ def box_stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
     return float(inside.min()), float(q1), float(median), float(q3), float(inside.max())
 
 
-def _panel(
-    marks: defaultdict[str, list], index: int, columns: int, row, rates: dict[str, np.ndarray], failing: bool
-) -> None:
-    """Add the ``index``-th comparison's panel (in ``columns``, row by row) to ``marks`` (lists by kind of mark)."""
-    from matplotlib.ticker import MaxNLocator
-
-    x0, y0 = index % columns, index // columns  # the cell's top left corner
-    left, right, top, bottom = x0 + BOX_LEFT, x0 + BOX_RIGHT, y0 + BOX_TOP, y0 + BOX_BOTTOM
+def _panel(index: int, columns: int, row: Any, rates: dict[str, np.ndarray], failing: bool) -> dict[str, Any]:
+    """The ``index``-th comparison's panel (in ``columns``, row by row): its scale, a box and the dots per side."""
+    x0, y0 = 12 + index % columns * PANEL_WIDTH, 84 + index // columns * PANEL_HEIGHT  # the cell's top left corner
+    left, right = x0 + 34, x0 + PANEL_WIDTH - 10
     reference = float(row.mean_base) if math.isfinite(row.mean_base) and row.mean_base > 0 else float(row.mean_head)
-    values = {side: normalised(rates[side], reference) for side in ROWS}
+    values = {side: normalised(rates[side], reference) for side in SIDE_COLOURS}
     every = np.concatenate(list(values.values()))
     low, high = (min(float(every.min()), 0.0), max(float(every.max()), 0.0)) if every.size else (-1.0, 1.0)
     pad = max((high - low) * 0.06, 0.05)
     low, high = low - pad, high + pad
 
-    def x(value):  # the panel's own scale onto its box
-        return left + (np.asarray(value, dtype=float) - low) / (high - low) * (right - left)
+    def x(value: Any) -> list[float]:  # the panel's own scale onto its box
+        return np.round(left + (np.asarray(value, dtype=float) - low) / (high - low) * (right - left), 1).tolist()
 
-    for tick in MaxNLocator(nbins=3).tick_values(low, high):
-        if low <= tick <= high:
-            marks["grid"].append([(x(tick), top), (x(tick), bottom)])
-            marks["texts"].append(
-                (float(x(tick)), bottom + 0.03, chartdata.percent(tick), {"ha": "center", "va": "top"})
-            )
-    marks["zero"].append([(x(0.0), top), (x(0.0), bottom)])
     rng = np.random.default_rng(index)  # seeded jitter: the same data draws the same picture
-    for side, y in ROWS.items():
-        y = y0 + y
-        if x0 == 0:  # the first column names the rows; the legend line above says it for the rest
-            marks["texts"].append((left - 0.015, y, side, {"ha": "right", "va": "center", "color": SIDE_COLOURS[side]}))
-        data = values[side]
-        if data.size == 0:
-            marks["texts"].append(((left + right) / 2, y, "no samples", {"ha": "center", "va": "center"}))
-            continue
-        whisker_low, q1, median, q3, whisker_high = (float(v) for v in x(box_stats(data)))
-        marks[f"boxes-{side}"].append([(q1, y - HALF_BOX), (q3, y - HALF_BOX), (q3, y + HALF_BOX), (q1, y + HALF_BOX)])
-        marks[f"lines-{side}"] += [
-            [(median, y - HALF_BOX), (median, y + HALF_BOX)],
-            [(whisker_low, y), (q1, y)],
-            [(q3, y), (whisker_high, y)],
-        ]
-        jitter = rng.uniform(-0.6, 0.6, data.size) * HALF_BOX
-        marks[f"dots-{side}"] += list(zip(x(data), y + jitter, strict=True))
-    marks[f"frames-{failing}"].append([(left, top), (right, top), (right, bottom), (left, bottom)])
-
-    improvement, stars = chartdata.change_and_stars(row)
-    names = (str(row.filename), str(row.configuration) or "-")
-    title = {"va": "bottom", **_emphasis(failing)}
-    change = f"{improvement} {stars}" + (" FAIL" if failing else "")
-    name, configuration = (chartdata.text(chartdata.shorten(value, PANEL_LABEL)) for value in names)
-    marks["texts"] += [
-        (left, y0 + 0.14, name, {**title, "fontweight": "bold"}),
-        (left, y0 + 0.27, configuration, title),
-        (right, y0 + 0.14, change, {**title, "ha": "right"}),
-    ]
-
-
-def _draw(ax: Axes, marks: defaultdict[str, list]) -> None:
-    from matplotlib.collections import LineCollection, PolyCollection
-
-    for side, colour in SIDE_COLOURS.items():
-        box = {"facecolors": colour, "alpha": 0.22, "edgecolors": colour, "linewidths": 0.9, "zorder": 2}
-        ax.add_collection(PolyCollection(marks[f"boxes-{side}"], gid=f"boxes-{side}", **box))
-        ax.add_collection(LineCollection(marks[f"lines-{side}"], colors=colour, linewidths=1.1, zorder=3))
-        if marks[f"dots-{side}"]:
-            xs, ys = zip(*marks[f"dots-{side}"], strict=True)
-            ax.scatter(xs, ys, s=7, color=colour, alpha=0.65, linewidths=0, zorder=4, gid=f"dots-{side}")
-    ax.add_collection(LineCollection(marks["grid"], colors="#E2E2E2", linewidths=0.5, zorder=1))
-    zero = {"colors": "black", "linewidths": 0.6, "linestyles": (0, (2, 2)), "zorder": 1}
-    ax.add_collection(LineCollection(marks["zero"], **zero))
-    for failing in (False, True):
-        colour, width = (COLOURS[FAIL], 1.8) if failing else ("#B8B8B8", 0.6)
-        frame = {"facecolors": "none", "edgecolors": colour, "linewidths": width, "zorder": 5}
-        ax.add_collection(PolyCollection(marks[f"frames-{failing}"], gid=f"frames-{failing}", **frame))
-    for x, y, value, style in marks["texts"]:
-        ax.text(x, y, value, fontsize=PANEL_FONT, **style)
+    sides = []
+    for (side, colour), y in zip(SIDE_COLOURS.items(), (y0 + 63, y0 + 99), strict=True):
+        jitter = np.round(y + rng.uniform(-0.6, 0.6, values[side].size) * HALF_BOX, 1).tolist()
+        box = x(box_stats(values[side])) if values[side].size else None
+        sides.append(
+            {
+                "name": side,
+                "colour": colour,
+                "y": y,
+                "box": box,
+                "dots": list(zip(x(values[side]), jitter, strict=True)),
+            }
+        )
+    improvement, stars = change_and_stars(row)
+    return {
+        "left": left,
+        "right": right,
+        "top": y0 + 45,
+        "bottom": y0 + 117,
+        "fail": failing,
+        "filename": label(row.filename, PANEL_LABEL - 18),
+        "configuration": label(str(row.configuration) or "-", PANEL_LABEL),
+        "change": f"{improvement} {stars}" + (" FAIL" if failing else ""),
+        "ticks": [(x(tick), percent(tick)) for tick in nice_ticks(low, high, 3) if low <= tick <= high],
+        "zero": x(0.0),
+        "sides": sides,
+        "first_column": index % columns == 0,  # it names the rows; the legend line above says it for the rest
+    }
 
 
-def distributions_figure(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> Figure:
-    """One panel per comparison (table order, left to right, top to bottom): base and head samples."""
-    kinds = chartdata.row_kinds(gated)
-    chosen = chartdata.selection(gated, kinds, MAX_PANELS)
+def distributions_svg(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> str:
+    """One panel per comparison (table order, left to right, top to bottom): base and head samples, each a dot, and
+    a Tukey box of them."""
+    kinds = row_kinds(gated)
+    chosen = selection(gated, kinds, MAX_PANELS)
     table = gated.iloc[chosen]
     columns = 1 if len(table) <= 1 else 2 if len(table) <= 4 else 3 if len(table) <= 9 else 4
-    grid_rows = max(math.ceil(len(table) / columns), 1)
-    top, bottom, side = 1.05, 0.1, 0.15
-    width = 2 * side + columns * PANEL_WIDTH
-    height = top + bottom + grid_rows * PANEL_HEIGHT
-    titles = chartdata.title_lines(gated, policy, len(table), "samples per comparison, base vs head")
-    figure, ax = _figure((width, height), (side, bottom, columns * PANEL_WIDTH, grid_rows * PANEL_HEIGHT), titles)
-    ax.set_xlim(0, columns)
-    ax.set_ylim(grid_rows, 0)
-    ax.set_axis_off()
-
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
-    empty = np.zeros(0)
-    marks: defaultdict[str, list] = defaultdict(list)
+    panels = []
     for index, row in enumerate(table.itertuples(index=False)):
-        by_side = {side: rates.get((row.filename, row.configuration, side), empty) for side in ROWS}
-        _panel(marks, index, columns, row, by_side, kinds[chosen[index]] == FAIL)
-    _draw(ax, marks)
-
-    legend = (
-        "rates in % of the base mean (0, dashed) · base above, head below · box: quartiles and median, "
-        "whiskers to 1.5 IQR · dots: every sample · each panel has its own scale"
-    )
-    figure.text(0.15 / width, 1 - 0.8 / height, legend, fontsize=PANEL_FONT + 0.5, va="center", color="#333333")
-    return figure
+        by_side = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
+        panels.append(_panel(index, columns, row, by_side, kinds[chosen[index]] == FAIL))
+    title, subtitle = title_lines(gated, policy, len(table), "samples per comparison, base vs head")
+    chart = {
+        "width": 24 + columns * PANEL_WIDTH,
+        "height": 96 + max(math.ceil(len(table) / columns), 1) * PANEL_HEIGHT,
+        "title": title,
+        "subtitle": subtitle,
+        "panels": panels,
+    }
+    return TEMPLATES.get_template("report-charts.svg.j2").module.distributions(chart, COLOURS)
 
 
 def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
-    """Both charts as ``{path: PNG bytes}`` (Agg at DPI): the forest at ``path``, the distributions beside it."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+    """Both charts as ``{path: SVG bytes}``: the forest at ``path``, the distributions beside it."""
     forest, distributions = chart_paths(path)
-    figures = {forest: forest_figure(gated, policy), distributions: distributions_figure(gated, samples, policy)}
-    files = {}
-    for where, figure in figures.items():
-        buffer = io.BytesIO()
-        FigureCanvasAgg(figure).print_png(buffer, metadata={"Software": "benchgate"})
-        files[where] = buffer.getvalue()
-    return files
+    charts = {forest: forest_svg(gated, policy), distributions: distributions_svg(gated, samples, policy)}
+    return {where: chart.encode("utf-8") for where, chart in charts.items()}

@@ -138,7 +138,7 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
         if step.chart:
             out += ["", f"### {step.name}", "", f"![{step.name}: change per comparison]({step.chart})"]
     if not any(step.chart for step in steps):
-        out += ["", "None drawn (`pip install 'benchgate[plot]'` draws a forest plot per step)."]
+        out += ["", "None drawn (`--no-plot`, or nothing was compared)."]
     out += ["", "## Runs", ""]
     for step in steps:
         note = plain(" ".join(false_positive_note(len(step.gated)).split()))
