@@ -193,30 +193,53 @@ def test_forest_of_200_rows_is_readable(large, example):
     assert names == sorted(names)
 
 
-def test_distributions_have_a_panel_per_comparison_with_every_sample(example):
+def test_distributions_draw_every_sample_on_the_forests_rows(example, large):
     gated, samples = example
     root = parse(plots.distributions_svg(gated, samples, POLICY))
-    panels = by_class(root, "g", "panel")
+    rows = by_class(root, "g", "row")
+    forest = forest_rows(parse(plots.forest_svg(gated, POLICY)))
 
-    assert len(panels) == len(gated)
-    failing = [panel for panel in panels if "fail" in panel.get("class").split()]
-    assert len(failing) == int(gated["gating"].sum()) == 2
-    frames = [panel.find(f"{SVG}rect[@class='frame']").get("stroke").upper() for panel in panels]
-    assert frames.count("#D55E00") == 2 and frames.count("#B8B8B8") == len(gated) - 2
-    for side in ("base", "head"):
-        groups = by_class(root, "g", f"side-{side}")
-        assert len(groups) == len(gated) and all(group.find(f"{SVG}rect[@class='box']") is not None for group in groups)
-        assert sum(len(list(group.iter(SVG + "circle"))) for group in groups) == int((samples["side"] == side).sum())
-    titles = [panel.find(f"{SVG}text[@class='filename']").text for panel in panels]
-    assert titles == list(gated["filename"])  # one panel each, in order
-    changes = [panel.find(f"{SVG}text[@class='change']").text for panel in failing]
-    assert all(change.endswith("FAIL") for change in changes)
-    assert "n=1000000 size=16" in [panel.find(f"{SVG}text[@class='configuration']").text for panel in failing]
+    # The forest's rows, labels and emphasis, in its order.
+    assert [group.find(f"{SVG}text[@class='label']").text for group in rows] == [row["label"] for row in forest]
+    assert [group.get("font-weight") == "bold" for group in rows] == [row["bold"] for row in forest]
+    assert file_headers(root) == list(dict.fromkeys(gated["filename"]))
+    values, pixels = [0.0], [float(by_class(root, "line", "zero")[0].get("x1"))]  # the zero line: the base mean
+    names = zip(gated["filename"], gated["configuration"], strict=True)
+    for group, (filename, configuration) in zip(rows, names, strict=True):
+        mine = samples[(samples["filename"] == filename) & (samples["configuration"] == configuration)]
+        base_mean = mine.loc[mine["side"] == "base", "rate"].mean()
+        for side, colour in plots.SIDE_COLOURS.items():
+            (dots,) = by_class(group, "g", f"side-{side}")
+            assert dots.get("fill") == colour
+            xs = [float(circle.get("cx")) for circle in dots.iter(SVG + "circle")]
+            rates = mine.loc[mine["side"] == side, "rate"].to_numpy()
+            assert len(xs) == len(rates)  # every sample
+            median = [float(line.get("x1")) for line in by_class(group, "line", "median")][side == "head"]
+            assert median == pytest.approx(np.median(xs), abs=0.11)
+            values += list((rates / base_mean - 1) * 100)
+            pixels += xs
+    # On one axis in percent of each row's base mean.
+    assert affine(values, pixels)
+    # Past FOREST_ALL_ROWS rows, the forest's rows too: no picture of 200 rows of noise.
+    big, big_samples = large
+    drawn = len(forest_rows(parse(plots.forest_svg(big, POLICY))))
+    assert len(by_class(parse(plots.distributions_svg(big, big_samples, POLICY)), "g", "row")) == drawn < len(big)
 
 
-def test_distributions_normalise_to_the_base_mean():
-    assert np.allclose(plots.normalised(np.array([90.0, 100.0, 110.0]), 100.0), [-10.0, 0.0, 10.0])
-    assert plots.box_stats(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))[-1] == 4.0  # whisker stops short of the outlier
+def test_distributions_normalise_to_the_base_mean(tmp_path):
+    rates = {"base": [90.0, 100.0, 110.0], "head": [105.0, 110.0, 115.0]}
+    csv = tmp_path / "three.csv"
+    lines = ['"binary","filename","configuration","rate","time"']
+    lines += [f'"{"old" if side == "base" else "new"}","a.js","n=1",{rate},1' for side in rates for rate in rates[side]]
+    csv.write_text("\n".join(lines) + "\n")
+    gated, samples = analysed(csv)
+    root = parse(plots.distributions_svg(gated, samples, POLICY))
+    ticks = {text.text: float(text.get("x")) for text in by_class(root, "text", "tick")}
+    per_percent = (ticks["+10 %"] - ticks["0"]) / 10
+    for side, expected in (("base", [-10.0, 0.0, 10.0]), ("head", [5.0, 10.0, 15.0])):
+        (dots,) = by_class(root, "g", f"side-{side}")
+        drawn = [(float(circle.get("cx")) - ticks["0"]) / per_percent for circle in dots.iter(SVG + "circle")]
+        assert drawn == pytest.approx(expected, abs=0.05)
 
 
 def test_hostile_names_are_text_in_both_charts(tmp_path):
@@ -248,11 +271,10 @@ def test_hostile_names_are_text_in_both_charts(tmp_path):
             "use",
         }
         assert all(not name.startswith("on") for element in root.iter() for name in element.attrib)
-    assert file_headers(forest) == [filename]
-    row = forest_rows(forest)[0]
-    assert row["label"] == shown and row["tooltip"].startswith(f"{filename} {shown}: ")
-    panel = by_class(distributions, "g", "panel")[0]
-    assert panel.find(f"{SVG}text[@class='configuration']").text == shown
+    for root in (forest, distributions):
+        (row,) = by_class(root, "g", "row")
+        assert row.find(f"{SVG}text[@class='label']").text == shown
+        assert row.find(f"{SVG}title").text.startswith(f"{filename} {shown}: ")
 
 
 def test_label_keeps_both_ends_on_one_line():
@@ -276,11 +298,9 @@ def test_axis_is_linear_unless_a_few_rows_dwarf_the_rest():
 def test_above_the_cap_the_failing_and_significant_rows_are_kept_in_table_order(large):
     gated, _ = large
     kinds = plots.row_kinds(gated)
-    chosen = plots.selection(gated, kinds, 20)
+    chosen = plots.forest_rows(gated, kinds, 0, 20).positions
     assert len(chosen) == 20 and list(chosen) == sorted(chosen)
     assert {i for i, kind in enumerate(kinds) if kind == plots.FAIL} <= set(chosen)
-    title, subtitle = plots.title_lines(gated, POLICY, 20, "x")
-    assert "showing 20 of 200" in subtitle
 
 
 def test_chart_paths_put_the_distributions_beside_the_forest():
@@ -338,7 +358,7 @@ def test_forest_draws_every_row_up_to_the_threshold():
     )
     kinds = plots.row_kinds(rows)
     every = plots.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
-    assert len(every.positions) == plots.FOREST_ALL_ROWS and every.rest == "" and every.which == ""
+    assert len(every.positions) == plots.FOREST_ALL_ROWS and every.rest == ""
     past = plots.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
     assert past.positions.tolist() == [0]
     assert past.rest.startswith(f"{plots.FOREST_ALL_ROWS} unchanged rows not drawn: changes from +0.10 % to +0.10 %")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,6 @@ PLOT_WIDTH = 540  # the forest's plot box, pixels
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
 FOREST_ALL_ROWS = 40  # up to this many rows the forest draws them all; past it the decided and undecided ones
 MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~1,700 px tall)
-# The distributions: compare.R --plot's box plot, faceted by file, overlaps its labels at 200 configurations;
-# here each comparison gets its own panel with its own scale (rates in percent of the base mean).
-PANEL_WIDTH, PANEL_HEIGHT = 340, 150  # pixels, titles and tick labels included
-MAX_PANELS = 300  # beyond this the failing and significant rows come first
-PANEL_LABEL = 48  # characters of a configuration in a panel title (of its file name: 30, its change beside)
-HALF_BOX = 11  # half the height of a box, pixels
 
 
 def chart_paths(path: Path) -> tuple[Path, Path]:
@@ -67,12 +63,13 @@ def row_kinds(gated: pd.DataFrame) -> list[str]:
     return [FAIL if gating else kind for gating, kind in zip(gated["gating"], kinds, strict=True)]
 
 
-def axis_position(value: float, linthresh: float | None) -> float:
-    """Where a value sits on the x axis: itself on a linear one, in decades past ``linthresh`` on a symmetric log."""
-    size = abs(value) / (linthresh or 1.0)
-    if linthresh is None or size <= 1:
-        return value / (linthresh or 1.0)
-    return math.copysign(1 + math.log10(size), value)
+def axis_position(value: Any, linthresh: float | None) -> np.ndarray:
+    """Where values sit on the x axis: themselves on a linear one, in decades past ``linthresh`` on a symmetric log."""
+    value = np.asarray(value, dtype=float)
+    if linthresh is None:
+        return value
+    size = np.abs(value) / linthresh
+    return np.where(size <= 1, value / linthresh, np.sign(value) * (1 + np.log10(np.maximum(size, 1))))
 
 
 def x_scale(values: np.ndarray, min_effect: float = 0.0) -> tuple[float | None, tuple[float, float]]:
@@ -127,36 +124,11 @@ def percent(value: float, digits: int | None = None) -> str:
     return f"{number} %".replace("-", "−")
 
 
-def change_and_stars(row: Any) -> tuple[str, str]:
-    """A row's improvement as the charts print it (``NA`` when unknown) and its compare.R stars ('' for none)."""
-    change = "NA" if not math.isfinite(row.improvement) else percent(row.improvement, digits=2)
-    return change, str(row.confidence) if str(row.confidence) in ACCURACY_KEYS else ""
-
-
-def selection(gated: pd.DataFrame, kinds: list[str], cap: int) -> np.ndarray:
-    """Positions of the rows to draw, in table order: all, or the ``cap`` failing, significant, largest first."""
-    if len(gated) <= cap:
-        return np.arange(len(gated))
-    rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
-    size = -np.nan_to_num(np.abs(gated["improvement"].to_numpy(dtype=float)), nan=-1.0)
-    order = sorted(range(len(gated)), key=lambda i: (rank[kinds[i]], size[i], i))
-    return np.sort(np.asarray(order[:cap]))
-
-
-def title_lines(gated: pd.DataFrame, policy: GatePolicy, shown: int, what: str, *, which: str = "") -> tuple[str, str]:
-    """The chart's title and subtitle: what it shows, then the gate's line as the text report prints it."""
-    subtitle = gate_headline(gated, policy)
-    if shown < len(gated):
-        subtitle += f"  ·  showing {shown} of {len(gated)}: {which or 'failing and significant rows first'}"
-    return f"benchgate: {what}", one_line(subtitle)
-
-
 @dataclass(frozen=True)
 class ForestRows:
     """The rows a forest plot draws (positions in table order) and one line on the ones it leaves out."""
 
     positions: np.ndarray
-    which: str  # what the drawn rows are, for the subtitle ('' when all are drawn)
     rest: str  # the summary of the rows left out ('' when none are)
 
 
@@ -165,13 +137,14 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
     undecided ones, at most ``cap``, and one line on the rest."""
     total = len(gated)
     if total <= all_up_to:
-        return ForestRows(np.arange(total), "", "")
+        return ForestRows(np.arange(total), "")
     undecided = gated["undecided"].to_numpy(dtype=bool)
     matters = np.array([kind != UNCLEAR for kind in kinds], dtype=bool) | undecided
     positions = np.flatnonzero(matters)
-    if positions.size > cap:
-        subset = gated.iloc[positions]
-        positions = positions[selection(subset, [kinds[i] for i in positions], cap)]
+    if positions.size > cap:  # the failing first, then the decided, the largest changes first
+        rank = {FAIL: 0, SLOWER: 1, FASTER: 1, UNCLEAR: 2}
+        size = -np.nan_to_num(np.abs(gated["improvement"].to_numpy(dtype=float)), nan=-1.0)
+        positions = np.sort(sorted(positions, key=lambda i: (rank[kinds[i]], size[i], i))[:cap])
     left_out = np.setdiff1d(np.arange(total), positions)
     unchanged = left_out[~matters[left_out]]
     parts = []
@@ -185,165 +158,124 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
     if counts:
         parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
     rest = "; ".join(parts) + " (every row is in the report's table)"
-    return ForestRows(positions, "the decided and undecided rows", rest)
+    return ForestRows(positions, rest)
 
 
-def _legend(items: list[tuple[str, str]], x: float = 12) -> list[tuple[float, str, str]]:
-    """``(x, key, text)`` per legend entry, one after the other from ``x``: a 14 px swatch, then the text."""
-    placed = []
-    for key, text in items:
-        placed.append((round(x, 1), key, text))
-        x += 22 + len(text) * CHAR + 18
-    return placed
-
-
-def forest_svg(gated: pd.DataFrame, policy: GatePolicy) -> str:
-    """The forest plot: change and interval per comparison in table order, under a grey band per file; failing
-    rows stand out (bold, a diamond, FAIL); past FOREST_ALL_ROWS rows, ``forest_rows`` picks them."""
+def _layout(
+    gated: pd.DataFrame,
+    policy: GatePolicy,
+    what: str,
+    axis_values: Callable[[pd.DataFrame], np.ndarray],
+    legend: list[tuple[str, str]] | None = None,
+) -> tuple[dict[str, Any], pd.DataFrame, Callable[[Any], Any]]:
+    """Both charts' frame: the rows ``forest_rows`` picks, in table order under a grey band per file, the value column
+    (failing rows bold in their colour), one x axis in percent over ``axis_values(table)``, the ``legend`` (default:
+    the kinds of row); the chart's fields, the table of its rows and its x scale (values to pixels)."""
     kinds_all = row_kinds(gated)
     shown = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
     table = gated.iloc[shown.positions]
     kinds = [kinds_all[i] for i in shown.positions]
-    found = table[["change", "ci_low", "ci_high"]].to_numpy(dtype=float)
-    linthresh, limits = x_scale(found.ravel(), policy.min_effect)
+    linthresh, limits = x_scale(axis_values(table), policy.min_effect)
     labels = [label(value, MAX_LABEL) for value in [*table["filename"], *table["configuration"]]]
     left = min(max(24 + max(map(len, labels), default=0) * CHAR, 140), 420)  # the label column
-    top, start, end = 104, *(axis_position(limit, linthresh) for limit in limits)
+    top, start, end = 104, *axis_position(limits, linthresh)
 
-    def x(value: float) -> float:
-        position = axis_position(float(np.clip(value, *limits)), linthresh)
-        return round(left + (position - start) / (end - start) * PLOT_WIDTH, 1)
+    def x(value: Any) -> Any:  # a float for a value, a list for an array
+        position = axis_position(np.clip(value, *limits), linthresh)
+        return np.round(left + (position - start) / (end - start) * PLOT_WIDTH, 1).tolist()
 
     rows, files, stripes = [], [], []  # a row per comparison, a header per file, a stripe on every other line
-    for row, kind, (change, low, high) in zip(table.itertuples(index=False), kinds, found, strict=True):
+    for row, kind in zip(table.itertuples(index=False), kinds, strict=True):
         if not rows or rows[-1]["filename"] != row.filename:
             files.append((top + ROW * (len(rows) + len(files) + 0.5), label(row.filename, MAX_LABEL)))
         y = top + ROW * (len(rows) + len(files) + 0.5)
         stripes += [y] if (len(rows) + len(files)) % 2 else []
-        value, stars = change_and_stars(row)
-        interval = f"{percent(low, 2)} to {percent(high, 2)}" if math.isfinite(low) and math.isfinite(high) else "NA"
+        value = percent(row.improvement, digits=2) if math.isfinite(row.improvement) else "NA"
+        stars = str(row.confidence) if str(row.confidence) in ACCURACY_KEYS else ""
         rows.append(
             {
                 "filename": row.filename,
                 "y": y,
                 "kind": kind,
                 "label": label(str(row.configuration) or "-", MAX_LABEL),
-                "interval": (x(low), x(high)) if interval != "NA" else None,
-                "point": x(change) if math.isfinite(change) else None,
                 "value": f"{value:>11} {stars:<4} " + ("FAIL" if kind == FAIL else "ignored" if row.ignored else ""),
-                "tooltip": f"{one_line(row.filename)} {one_line(row.configuration)}: {value}, interval {interval}",
+                "tooltip": f"{one_line(row.filename)} {one_line(row.configuration)}: {value}",
             }
         )
-    plot_bottom = top + ROW * (len(rows) + len(files))
-    lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
-    if gate_test(table) == "compare.R":
-        lines = "compare.R's confidence interval at the threshold's level"
-    scale = f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else ""
-    kinds_drawn = [(kind, KIND_LABELS[kind]) for kind in COLOURS if kind in kinds]
     effect = [("min-effect", f"±min effect ({policy.min_effect:g} %)")] if policy.min_effect > 0 else []
-    what = "change of the mean rate per comparison, head vs base"
-    title, subtitle = title_lines(gated, policy, len(table), what, which=shown.which)
+    legend = [*(legend or ((kind, KIND_LABELS[kind]) for kind in COLOURS if kind in kinds)), *effect]
+    starts = accumulate((40 + len(text) * CHAR for _, text in legend), initial=12)  # a swatch, the text, a gap
+    subtitle = gate_headline(gated, policy)
+    if shown.rest:
+        subtitle += f"  ·  showing {len(table)} of {len(gated)}: the decided and undecided rows"
+    bottom = top + ROW * (len(rows) + len(files))
     chart = {
         "width": left + PLOT_WIDTH + 230,
-        "height": plot_bottom + 64 + (20 if shown.rest else 0),
+        "height": bottom + 64 + (20 if shown.rest else 0),
         "left": left,
         "top": top,
-        "bottom": plot_bottom,
-        "title": title,
-        "subtitle": subtitle,
-        "legend": _legend(kinds_drawn + effect),
+        "bottom": bottom,
+        "title": f"benchgate: {what}",
+        "subtitle": one_line(subtitle),
+        "legend": [(round(start, 1), key, text) for start, (key, text) in zip(starts, legend, strict=False)],
         "ticks": [(x(tick), percent(tick)) for tick in x_ticks(linthresh, limits)],
         "zero": x(0.0),
         "min_effect": [x(-policy.min_effect), x(policy.min_effect)] if policy.min_effect > 0 else [],
         "files": files,
         "stripes": stripes,
         "rows": rows,
-        "xlabel": (f"change of the mean rate, head vs base (higher is faster){scale}", f"lines: {lines}"),
+        "scale": f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else "",
         "rest": shown.rest,
     }
+    return chart, table, x
+
+
+def forest_svg(gated: pd.DataFrame, policy: GatePolicy) -> str:
+    """The forest plot: change and interval per comparison; failing rows stand out (bold, a diamond, FAIL)."""
+    columns = ["change", "ci_low", "ci_high"]
+    what = "change of the mean rate per comparison, head vs base"
+    chart, table, x = _layout(gated, policy, what, lambda rows: rows[columns].to_numpy(dtype=float).ravel())
+    for row, (change, low, high) in zip(chart["rows"], table[columns].to_numpy(dtype=float), strict=True):
+        drawn = math.isfinite(low) and math.isfinite(high)
+        row["interval"] = (x(low), x(high)) if drawn else None
+        row["point"] = x(change) if math.isfinite(change) else None
+        row["tooltip"] += f", interval {percent(low, 2)} to {percent(high, 2)}" if drawn else ", no interval"
+    lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
+    if gate_test(table) == "compare.R":
+        lines = "compare.R's confidence interval at the threshold's level"
+    chart["xlabel"] = (f"change of the mean rate, head vs base (higher is faster){chart['scale']}", f"lines: {lines}")
     return TEMPLATES.get_template("report-charts.svg.j2").module.forest(chart, COLOURS)
 
 
-def normalised(rates: np.ndarray, reference: float) -> np.ndarray:
-    """Rates as percent change from ``reference`` (the base mean): 0 is the base mean, +10 is 10 % faster."""
-    return (np.asarray(rates, dtype=float) / reference - 1.0) * 100.0
-
-
-def box_stats(values: np.ndarray) -> tuple[float, float, float, float, float]:
-    """Whisker low, first quartile, median, third quartile, whisker high (Tukey: 1.5 IQR, at a sample)."""
-    q1, median, q3 = np.percentile(values, [25, 50, 75])
-    reach = 1.5 * (q3 - q1)
-    inside = values[(values >= q1 - reach) & (values <= q3 + reach)]
-    return float(inside.min()), float(q1), float(median), float(q3), float(inside.max())
-
-
-def _panel(index: int, columns: int, row: Any, rates: dict[str, np.ndarray], failing: bool) -> dict[str, Any]:
-    """The ``index``-th comparison's panel (in ``columns``, row by row): its scale, a box and the dots per side."""
-    x0, y0 = 12 + index % columns * PANEL_WIDTH, 84 + index // columns * PANEL_HEIGHT  # the cell's top left corner
-    left, right = x0 + 34, x0 + PANEL_WIDTH - 10
-    reference = float(row.mean_base) if math.isfinite(row.mean_base) and row.mean_base > 0 else float(row.mean_head)
-    values = {side: normalised(rates[side], reference) for side in SIDE_COLOURS}
-    every = np.concatenate(list(values.values()))
-    low, high = (min(float(every.min()), 0.0), max(float(every.max()), 0.0)) if every.size else (-1.0, 1.0)
-    pad = max((high - low) * 0.06, 0.05)
-    low, high = low - pad, high + pad
-
-    def x(value: Any) -> list[float]:  # the panel's own scale onto its box
-        return np.round(left + (np.asarray(value, dtype=float) - low) / (high - low) * (right - left), 1).tolist()
-
-    rng = np.random.default_rng(index)  # seeded jitter: the same data draws the same picture
-    sides = []
-    for (side, colour), y in zip(SIDE_COLOURS.items(), (y0 + 63, y0 + 99), strict=True):
-        jitter = np.round(y + rng.uniform(-0.6, 0.6, values[side].size) * HALF_BOX, 1).tolist()
-        box = x(box_stats(values[side])) if values[side].size else None
-        sides.append(
-            {
-                "name": side,
-                "colour": colour,
-                "y": y,
-                "box": box,
-                "dots": list(zip(x(values[side]), jitter, strict=True)),
-            }
-        )
-    improvement, stars = change_and_stars(row)
-    return {
-        "left": left,
-        "right": right,
-        "top": y0 + 45,
-        "bottom": y0 + 117,
-        "fail": failing,
-        "filename": label(row.filename, PANEL_LABEL - 18),
-        "configuration": label(str(row.configuration) or "-", PANEL_LABEL),
-        "change": f"{improvement} {stars}" + (" FAIL" if failing else ""),
-        "ticks": [(x(tick), percent(tick)) for tick in nice_ticks(low, high, 3) if low <= tick <= high],
-        "zero": x(0.0),
-        "sides": sides,
-        "first_column": index % columns == 0,  # it names the rows; the legend line above says it for the rest
-    }
-
-
 def distributions_svg(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> str:
-    """One panel per comparison (table order, left to right, top to bottom): base and head samples, each a dot, and
-    a Tukey box of them."""
-    kinds = row_kinds(gated)
-    chosen = selection(gated, kinds, MAX_PANELS)
-    table = gated.iloc[chosen]
-    columns = 1 if len(table) <= 1 else 2 if len(table) <= 4 else 3 if len(table) <= 9 else 4
+    """The samples behind the forest's rows: every base and head sample in percent of the base mean, and their
+    medians, on the forest's rows and axis (what an interval hides: outliers, two modes, drift)."""
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
-    panels = []
-    for index, row in enumerate(table.itertuples(index=False)):
-        by_side = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
-        panels.append(_panel(index, columns, row, by_side, kinds[chosen[index]] == FAIL))
-    title, subtitle = title_lines(gated, policy, len(table), "samples per comparison, base vs head")
-    chart = {
-        "width": 24 + columns * PANEL_WIDTH,
-        "height": 96 + max(math.ceil(len(table) / columns), 1) * PANEL_HEIGHT,
-        "title": title,
-        "subtitle": subtitle,
-        "panels": panels,
-    }
-    return TEMPLATES.get_template("report-charts.svg.j2").module.distributions(chart, COLOURS)
+    normalised = {}  # per row, per side: the rates in percent of the base mean (0 is the base mean, +10 10 % faster)
+    for row in gated.itertuples(index=False):
+        reference = row.mean_base if math.isfinite(row.mean_base) and row.mean_base > 0 else row.mean_head
+        found = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
+        normalised[row.filename, row.configuration] = {side: (found[side] / reference - 1) * 100 for side in found}
+
+    def values(table: pd.DataFrame) -> np.ndarray:
+        names = zip(table["filename"], table["configuration"], strict=True)
+        return np.concatenate([np.zeros(0), *(array for key in names for array in normalised[key].values())])
+
+    legend = [("base", "base samples"), ("head", "head samples"), ("median", "their median")]
+    chart, table, x = _layout(gated, policy, "samples per comparison, base vs head", values, legend)
+    rng = np.random.default_rng(0)  # seeded jitter: the same data draws the same picture
+    for row, names in zip(chart["rows"], zip(table["filename"], table["configuration"], strict=True), strict=True):
+        row["sides"] = []
+        for (side, found), offset in zip(normalised[names].items(), (-4.5, 4.5), strict=True):
+            ys = np.round(row["y"] + offset + rng.uniform(-2, 2, found.size), 1).tolist()
+            median = x(np.median(found)) if found.size else None
+            row["sides"].append(
+                {"name": side, "y": row["y"] + offset, "dots": list(zip(x(found), ys, strict=True)), "median": median}
+            )
+        row["tooltip"] += ", " + ", ".join(f"{len(side['dots'])} {side['name']} samples" for side in row["sides"])
+    chart["xlabel"] = (f"rates in % of the base mean (higher is faster){chart['scale']}", "base above, head below")
+    return TEMPLATES.get_template("report-charts.svg.j2").module.distributions(chart, {**COLOURS, **SIDE_COLOURS})
 
 
 def chart_files(path: Path, gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> dict[Path, bytes]:
