@@ -298,7 +298,7 @@ def test_axis_is_linear_unless_a_few_rows_dwarf_the_rest():
 def test_above_the_cap_the_failing_and_significant_rows_are_kept_in_table_order(large):
     gated, _ = large
     kinds = plots.row_kinds(gated)
-    chosen = plots.forest_rows(gated, kinds, 0, 20).positions
+    chosen, _ = plots.forest_rows(gated, kinds, 0, 20)
     assert len(chosen) == 20 and list(chosen) == sorted(chosen)
     assert {i for i, kind in enumerate(kinds) if kind == plots.FAIL} <= set(chosen)
 
@@ -326,19 +326,19 @@ def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_th
     unchanged = len(gated) - len(decided | undecided)
     assert len(failing) == 3 and len(decided) == 5 and len(undecided) > plots.MAX_FOREST_ROWS and unchanged > 20
 
-    shown = plots.forest_rows(gated, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
-    chosen = set(shown.positions.tolist())
+    positions, rest = plots.forest_rows(gated, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    chosen = set(positions.tolist())
     # Every decided row is drawn, the rest of the cap goes to undecided rows; no unchanged row is drawn.
     assert len(chosen) == plots.MAX_FOREST_ROWS and decided <= chosen and chosen <= decided | undecided
-    assert list(shown.positions) == sorted(shown.positions)  # still compare.R's order
+    assert list(positions) == sorted(positions)  # still compare.R's order
     left = len(undecided) - (plots.MAX_FOREST_ROWS - len(decided))
-    assert shown.rest.startswith(f"{unchanged} unchanged rows not drawn: changes from ")
-    assert f"not drawn either: {left} undecided" in shown.rest
+    assert rest.startswith(f"{unchanged} unchanged rows not drawn: changes from ")
+    assert f"not drawn either: {left} undecided" in rest
 
     root = parse(plots.forest_svg(gated, STRICT))
     rows = forest_rows(root)
     assert len(rows) == plots.MAX_FOREST_ROWS == sum(row["interval"] is not None for row in rows)
-    assert [text.text for text in by_class(root, "text", "rest")] == [shown.rest]
+    assert [text.text for text in by_class(root, "text", "rest")] == [rest]
     subtitle = by_class(root, "text", "subtitle")[0].text
     assert "showing 80 of 1000: the decided and undecided rows" in subtitle
     assert float(root.get("width")) <= 1400 and float(root.get("height")) <= 2100  # 18,000 px with every row
@@ -357,8 +357,8 @@ def test_forest_draws_every_row_up_to_the_threshold():
         }
     )
     kinds = plots.row_kinds(rows)
-    every = plots.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
-    assert len(every.positions) == plots.FOREST_ALL_ROWS and every.rest == ""
-    past = plots.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
-    assert past.positions.tolist() == [0]
-    assert past.rest.startswith(f"{plots.FOREST_ALL_ROWS} unchanged rows not drawn: changes from +0.10 % to +0.10 %")
+    every, rest = plots.forest_rows(rows.iloc[:-1], kinds[:-1], plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    assert len(every) == plots.FOREST_ALL_ROWS and rest == ""
+    past, rest = plots.forest_rows(rows, kinds, plots.FOREST_ALL_ROWS, plots.MAX_FOREST_ROWS)
+    assert past.tolist() == [0]
+    assert rest.startswith(f"{plots.FOREST_ALL_ROWS} unchanged rows not drawn: changes from +0.10 % to +0.10 %")

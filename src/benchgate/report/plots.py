@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,11 @@ KIND_LABELS = {
 }
 SIDE_COLOURS = {"base": "#7A7A7A", "head": LINE}
 CHAR = 6.6  # pixels a character of the charts' 11 px monospace text takes: a column is as wide as its text
-ROW = 18  # pixels a forest row: labels never overlap
+ROW = 18  # pixels a row of either chart: labels never overlap
 PLOT_WIDTH = 540  # the forest's plot box, pixels
 MAX_LABEL = 58  # characters of a configuration label (the file name heads its group of rows)
 FOREST_ALL_ROWS = 40  # up to this many rows the forest draws them all; past it the decided and undecided ones
-MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~1,700 px tall)
+MAX_FOREST_ROWS = 80  # of those at most this many, failing and significant first (a picture ~1,800 px tall)
 
 
 def chart_paths(path: Path) -> tuple[Path, Path]:
@@ -124,20 +123,13 @@ def percent(value: float, digits: int | None = None) -> str:
     return f"{number} %".replace("-", "−")
 
 
-@dataclass(frozen=True)
-class ForestRows:
-    """The rows a forest plot draws (positions in table order) and one line on the ones it leaves out."""
-
-    positions: np.ndarray
-    rest: str  # the summary of the rows left out ('' when none are)
-
-
-def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> ForestRows:
-    """Every row up to ``all_up_to`` rows; past that (a 1,000-row forest is 18,000 pixels tall) the decided and
-    undecided ones, at most ``cap``, and one line on the rest."""
+def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int) -> tuple[np.ndarray, str]:
+    """The positions of the rows to draw (in table order) and one line on the rest ('' when none): every row up to
+    ``all_up_to`` rows; past that (a 1,000-row forest is 18,000 pixels tall) the decided and undecided ones, at
+    most ``cap``."""
     total = len(gated)
     if total <= all_up_to:
-        return ForestRows(np.arange(total), "")
+        return np.arange(total), ""
     undecided = gated["undecided"].to_numpy(dtype=bool)
     matters = np.array([kind != UNCLEAR for kind in kinds], dtype=bool) | undecided
     positions = np.flatnonzero(matters)
@@ -158,7 +150,7 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
     if counts:
         parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
     rest = "; ".join(parts) + " (every row is in the report's table)"
-    return ForestRows(positions, rest)
+    return positions, rest
 
 
 def _layout(
@@ -172,9 +164,9 @@ def _layout(
     (failing rows bold in their colour), one x axis in percent over ``axis_values(table)``, the ``legend`` (default:
     the kinds of row); the chart's fields, the table of its rows and its x scale (values to pixels)."""
     kinds_all = row_kinds(gated)
-    shown = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
-    table = gated.iloc[shown.positions]
-    kinds = [kinds_all[i] for i in shown.positions]
+    positions, rest = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
+    table = gated.iloc[positions]
+    kinds = [kinds_all[i] for i in positions]
     linthresh, limits = x_scale(axis_values(table), policy.min_effect)
     labels = [label(value, MAX_LABEL) for value in [*table["filename"], *table["configuration"]]]
     left = min(max(24 + max(map(len, labels), default=0) * CHAR, 140), 420)  # the label column
@@ -206,12 +198,12 @@ def _layout(
     legend = [*(legend or ((kind, KIND_LABELS[kind]) for kind in COLOURS if kind in kinds)), *effect]
     starts = accumulate((40 + len(text) * CHAR for _, text in legend), initial=12)  # a swatch, the text, a gap
     subtitle = gate_headline(gated, policy)
-    if shown.rest:
+    if rest:
         subtitle += f"  ·  showing {len(table)} of {len(gated)}: the decided and undecided rows"
     bottom = top + ROW * (len(rows) + len(files))
     chart = {
         "width": left + PLOT_WIDTH + 230,
-        "height": bottom + 64 + (20 if shown.rest else 0),
+        "height": bottom + 64 + (20 if rest else 0),
         "left": left,
         "top": top,
         "bottom": bottom,
@@ -225,7 +217,7 @@ def _layout(
         "stripes": stripes,
         "rows": rows,
         "scale": f"; linear within ±{linthresh:g} %, logarithmic beyond" if linthresh is not None else "",
-        "rest": shown.rest,
+        "rest": rest,
     }
     return chart, table, x
 
