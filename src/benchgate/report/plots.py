@@ -205,6 +205,7 @@ def _layout(
         "width": left + PLOT_WIDTH + 230,
         "height": bottom + 64 + (20 if rest else 0),
         "left": left,
+        "value_x": left + PLOT_WIDTH + 40,  # the value column, clear of a tick label at the axis' end
         "top": top,
         "bottom": bottom,
         "title": f"benchgate: {what}",
