@@ -187,6 +187,8 @@ def test_forest_of_200_rows_is_readable(large, example):
     ticks = sorted((float(t.get("x")), t.text) for t in by_class(root, "text", "tick") if float(t.get("y")) == bottom)
     assert len(ticks) >= 5
     assert all(b[0] - a[0] >= (len(a[1]) + len(b[1])) / 2 * plots.CHAR for a, b in zip(ticks, ticks[1:], strict=False))
+    value_column = min(float(text.get("x")) for text in by_class(root, "text", "value"))
+    assert all(x + len(text) / 2 * plots.CHAR <= value_column for x, text in ticks)  # no tick under the values
     assert sum(row["interval"] is not None for row in rows) == len(drawn)
     # compare.R's order: by "filename configuration".
     names = [f"{f} {c}" for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
