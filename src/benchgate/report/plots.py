@@ -242,7 +242,7 @@ def forest_svg(gated: pd.DataFrame, policy: GatePolicy) -> str:
 
 def distributions_svg(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePolicy) -> str:
     """The samples behind the forest's rows: every base and head sample in percent of the base mean, and their
-    medians, on the forest's rows and axis (what an interval hides: outliers, two modes, drift)."""
+    medians, on the forest's rows and axis (what an interval hides: outliers, two modes, a noisy side)."""
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
     normalised = {}  # per row, per side: the rates in percent of the base mean (0 is the base mean, +10 10 % faster)
