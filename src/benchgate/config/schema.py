@@ -45,9 +45,9 @@ class Setting:
             object.__setattr__(self, "input", self.key)
 
     @property
-    def many(self) -> bool:
-        """A list of strings: a repeatable flag, a comma-separated input (``set``: one per line)."""
-        return self.type == tuple[str, ...]
+    def separator(self) -> str:
+        """A list's separator as text: a repeatable flag, a comma-separated input (``set``: one per line); else ""."""
+        return ("\n" if self.key == "set" else ",") if self.type == tuple[str, ...] else ""
 
 
 def most_runs(settings: Any) -> int:
