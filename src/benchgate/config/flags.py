@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
+from benchgate.config.settings import parse_options, resolve
 from benchgate.config.values import HistorySettings
 
 _METAVARS = {float: "PCT", int: "N", int | None: "N"}
@@ -56,8 +57,8 @@ def run_settings(settings: Any) -> dict[str, Any]:
             value = ""
         elif setting.separator:
             value = setting.separator.join(value)
-        text[setting.input or setting.key] = str(value)
-        text["sources"][setting.input or setting.key] = settings.source_of(setting.attr)
+        text[setting.input] = str(value)
+        text["sources"][setting.input] = settings.source_of(setting.attr)
     return text
 
 
@@ -83,6 +84,4 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
 
 def settings_from_flags(args: argparse.Namespace, command: str) -> Any:
     """Settings from ``command``'s setting flags over the defaults (sources: option)."""
-    from benchgate.config.settings import parse_options, resolve
-
     return resolve(option_values=parse_options(flag_values(args, command)))
