@@ -122,13 +122,12 @@ def test_check_run_is_created_completed_with_output(client: GitHubClient, fake_g
         conclusion="failure",
         title="2 regressions (***)",
         summary="| benchmark | improvement |",
-        text="details",
         details_url="https://example.test/run/1",
     )
     [run] = fake_github.state.repos[REPO].check_runs
     assert url == f"{fake_github.url}/{REPO}/runs/{run.id}"
     assert (run.name, run.head_sha, run.status, run.conclusion) == ("benchgate", sha, "completed", "failure")
-    assert run.output == {"title": "2 regressions (***)", "summary": "| benchmark | improvement |", "text": "details"}
+    assert run.output == {"title": "2 regressions (***)", "summary": "| benchmark | improvement |"}
     assert run.details_url == "https://example.test/run/1"
 
 
