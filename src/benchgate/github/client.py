@@ -76,7 +76,6 @@ class LabelEvent:
 
     label: str
     actor: str  # login; "ghost" for deleted accounts
-    created_at: str  # ISO 8601, UTC, e.g. 2026-01-01T00:00:01Z
     event: str  # "labeled" | "unlabeled"
 
 
@@ -203,7 +202,6 @@ class GitHubClient:
             LabelEvent(
                 label=event.label.name,
                 actor=event.actor.login if event.actor is not None else "ghost",
-                created_at=event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if event.created_at else "",
                 event=event.event,
             )
             for event in self._repo.get_issue(number).get_events()
