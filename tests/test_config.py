@@ -76,7 +76,7 @@ def test_options_accept_comma_lists_and_percent():
         ("categories: ['url; rm -rf /']\n", "key 'categories': 'url; rm -rf /' is not a valid benchmark category"),
         ("build:\n  jobs: 0\n", "key 'build': jobs must be a positive integer"),
         ("build:\n  colour: red\n", "key 'build': unknown build setting(s) colour"),
-        ("accept-regression: true\n", "key 'accept-regression': only a PR label can accept a regression"),
+        ("accept-regression: true\n", "key 'accept-regression': can only be set by a PR label"),
         ("- a\n- b\n", "the configuration must be a YAML mapping"),
         ("shard: 5/4\n", "key 'shard': must be I/N with 1 <= I <= N"),
         ("changed-files:\n  rules: [{categories: [fs]}]\n", "key 'changed-files': rules[0] has no paths"),

@@ -89,8 +89,7 @@ def test_label_events_across_pages_skip_other_events(client: GitHubClient, fake_
             fake_github.add_event(REPO, 42, "renamed", "dave")  # not a label event, must be skipped
     events = client.label_events(42)
     assert [(e.label, e.actor, e.event) for e in events] == expected
-    assert all(isinstance(e, LabelEvent) and e.created_at.endswith("Z") for e in events)
-    assert events[0].created_at < events[-1].created_at
+    assert all(isinstance(e, LabelEvent) for e in events)
     assert len(fake_github.requests_to("GET", "/events")) == 2  # 143 events, 100 per page
 
 
@@ -122,13 +121,12 @@ def test_check_run_is_created_completed_with_output(client: GitHubClient, fake_g
         conclusion="failure",
         title="2 regressions (***)",
         summary="| benchmark | improvement |",
-        text="details",
         details_url="https://example.test/run/1",
     )
     [run] = fake_github.state.repos[REPO].check_runs
     assert url == f"{fake_github.url}/{REPO}/runs/{run.id}"
     assert (run.name, run.head_sha, run.status, run.conclusion) == ("benchgate", sha, "completed", "failure")
-    assert run.output == {"title": "2 regressions (***)", "summary": "| benchmark | improvement |", "text": "details"}
+    assert run.output == {"title": "2 regressions (***)", "summary": "| benchmark | improvement |"}
     assert run.details_url == "https://example.test/run/1"
 
 

@@ -44,12 +44,6 @@ def _fail(message: str, level: str = "error") -> int:
     return EXIT_BAD_INPUT
 
 
-def _flags(environ: Mapping[str, str], *names: str, **renamed: str) -> list[str]:
-    """``--NAME=VALUE`` for each input given (``renamed``: flag=input), in order."""
-    pairs = [(name, name) for name in names] + list(renamed.items())
-    return [f"--{flag}={given(environ, name)}" for flag, name in pairs if given(environ, name)]
-
-
 def _benchgate(argv: list[str]) -> int:
     """Run ``benchgate ARGV`` as its own process: the command line's exact behaviour and exit status."""
     return subprocess.run([sys.executable, "-m", "benchgate", *argv], check=False).returncode
@@ -143,7 +137,9 @@ def record_step(environ: Mapping[str, str]) -> int:
     """Record the run into the history store (mode all on a push: the repository's own commits)."""
     argv = ["history", "record", given(environ, "results"), f"--config={given(environ, 'config')}"]
     # Given binaries measured no commit of their own: the pushed commit (input commit) is the one measured.
-    return _benchgate(argv + _flags(environ, "branch", "commit", store="history-store"))
+    named = {"branch": "branch", "commit": "commit", "store": "history-store"}  # flag: input
+    argv += [f"--{flag}={given(environ, name)}" for flag, name in named.items() if given(environ, name)]
+    return _benchgate(argv)
 
 
 def report_step(environ: Mapping[str, str]) -> int:

@@ -58,19 +58,12 @@ def print_result(result: Authorization) -> int:
 
 
 def _publish(result: Authorization) -> Authorization:
-    actions_env.set_outputs(
-        {
-            "approved": "true" if result.approved else "false",
-            "reason": result.reason,
-            "pr": result.pr or "",
-            "head-sha": result.head_sha,
-            "base-sha": result.base_sha,
-            "base-ref": result.base_ref,
-            "run-settings": json.dumps(dict(result.settings), sort_keys=True),
-            "nothing-to-benchmark": "true" if result.nothing_to_benchmark else "false",
-            **{key: value for key, value in result.settings.items() if key != "sources"},
-        }
-    )
+    """Write the outputs: each field but ``actor``, the run-settings as JSON and each of them by its input's name."""
+    fields = {name.replace("_", "-"): value for name, value in vars(result).items() if name != "actor"}
+    settings = fields.pop("settings")
+    outputs = {name: str(value).lower() if isinstance(value, bool) else value for name, value in fields.items()}
+    each = {key: value for key, value in settings.items() if key != "sources"}
+    actions_env.set_outputs({**outputs, "run-settings": json.dumps(dict(settings), sort_keys=True), **each})
     return result
 
 

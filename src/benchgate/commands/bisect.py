@@ -11,6 +11,7 @@ from pathlib import Path
 from benchgate.bisect import probes, render, search, state
 from benchgate.build import releases
 from benchgate.commands.build import add_sandbox_option
+from benchgate.commands.run import run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
@@ -56,16 +57,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.Candidate], probes.Prober]:
     """What is bisected (the state's identity), its candidates, and the prober that measures them."""
-    settings = flags.settings_from_flags(args, "bisect")
-    selection = probes.Selection(
-        benchmark_dir=args.benchmark_dir.resolve() if args.benchmark_dir else None,
-        categories=tuple(args.categories),
-        filters=settings.filter,
-        excludes=settings.exclude,
-        set_args=settings.set,
-        timeout=args.timeout,
-        cpuset=settings.cpuset or None,
-    )
+    # --filter, --exclude, --set and --cpuset by the names run gives them, as Selection does
+    chosen = run_option_values(flags.settings_from_flags(args, "bisect"), "bisect")
+    del chosen["policy"]
+    benchmark_dir = args.benchmark_dir.resolve() if args.benchmark_dir else None
+    selection = probes.Selection(benchmark_dir, tuple(args.categories), timeout=args.timeout, **chosen)
     if args.change:
         from benchgate.bisect.probes import change_ends
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from benchgate import config
-from benchgate.config.settings import ENVIRONMENT, configured_history, resolve_store
+from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_OK, BenchgateError, HistoryTooShort, InputError
 
 FORMATS = ("text", "json")
@@ -97,8 +96,8 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
 
 def comment_context(settings: Any, gated: Any) -> str:
     """The PR comment's history section of ``gated``'s regressed and undecided rows; '' without a configured store."""
-    configured = settings.history
-    if not (os.environ.get(ENVIRONMENT) or configured.store) or gated is None or len(gated) == 0:
+    store = resolve_store(None, settings.history, default=None)
+    if store is None or gated is None or len(gated) == 0:
         return ""
     wanted = gated["gating"].astype(bool) | gated["undecided"].astype(bool)
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
@@ -110,7 +109,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     from benchgate.report.historytext import render_history_context
 
     try:
-        stored = series(resolve_store(None, configured), branch="main")
+        stored = series(store, branch="main")
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""
@@ -118,4 +117,4 @@ def comment_context(settings: Any, gated: Any) -> str:
     relevant = [one for one in stored if one.key.label() in names]
     changes = [change for one in relevant if len(one.points) >= MIN_POINTS for change in change_points(one)]
     histories = [row_history(relevant, changes, filename, configuration) for filename, configuration in rows]
-    return render_history_context(histories, site_url=configured.site_url or None)
+    return render_history_context(histories, site_url=settings.history.site_url or None)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
+from benchgate.config.settings import parse_options, resolve
 from benchgate.config.values import HistorySettings
 
 _METAVARS = {float: "PCT", int: "N", int | None: "N"}
@@ -26,7 +27,7 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
         parser.add_argument(
             f"--{setting.key}",
             dest=f"setting_{setting.attr}",
-            action="append" if setting.many else "store",
+            action="append" if setting.separator else "store",
             metavar=setting.metavar or _METAVARS.get(setting.type) or setting.key.upper(),
             help=(setting.help + default).replace("%", "%%"),
         )
@@ -35,7 +36,7 @@ def add_flags(parser: argparse.ArgumentParser | Any, command: str) -> None:
 def flag_values(args: argparse.Namespace, command: str) -> dict[str, Any]:
     """The setting flags given on ``command``'s line, by key, as text (a repeated list flag joined as an input)."""
     given = ((setting, getattr(args, f"setting_{setting.attr}", None)) for setting in for_command(command))
-    return {s.key: ("\n" if s.key == "set" else ",").join(v) if s.many else v for s, v in given if v is not None}
+    return {s.key: s.separator.join(v) if s.separator else v for s, v in given if v is not None}
 
 
 def _shown(value: Any) -> str:
@@ -54,10 +55,10 @@ def run_settings(settings: Any) -> dict[str, Any]:
             value = json.dumps(dict(value), sort_keys=True) if value else ""
         elif setting.key == "slots" and value == setting.default:
             value = ""
-        elif setting.many:
-            value = ("\n" if setting.key == "set" else ",").join(value)
-        text[setting.input or setting.key] = str(value)
-        text["sources"][setting.input or setting.key] = settings.source_of(setting.attr)
+        elif setting.separator:
+            value = setting.separator.join(value)
+        text[setting.input] = str(value)
+        text["sources"][setting.input] = settings.source_of(setting.attr)
     return text
 
 
@@ -83,6 +84,4 @@ def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
 
 def settings_from_flags(args: argparse.Namespace, command: str) -> Any:
     """Settings from ``command``'s setting flags over the defaults (sources: option)."""
-    from benchgate.config.settings import parse_options, resolve
-
     return resolve(option_values=parse_options(flag_values(args, command)))

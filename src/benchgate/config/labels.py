@@ -13,8 +13,6 @@ from benchgate.config import schema
 from benchgate.config import settings as config
 from benchgate.errors import GitHubUnavailable, InputError
 
-VALUE_KEYS = tuple(key for key in schema.LABEL_KEYS if schema.BY_KEY[key].label)
-FLAG_KEYS = tuple(key for key in schema.LABEL_KEYS if schema.BY_KEY[key].label == "")
 APPLIED, IGNORED, INVALID, REQUEST = "applied", "ignored", "invalid", "request"
 
 
@@ -51,19 +49,17 @@ def parse_label(label: str, prefix: str) -> ParsedLabel | None:
         return ParsedLabel(label, None)
     if not label.startswith(prefix + ":"):
         return None
-    name, has_value, raw = label[len(prefix) + 1 :].partition("=")
-    name, raw = name.strip(), raw.strip()
-    if name in FLAG_KEYS:
-        return (
-            ParsedLabel(label, name, error=f"'{name}' takes no value") if has_value else ParsedLabel(label, name, True)
-        )
-    if name not in VALUE_KEYS:
-        known = ", ".join([*FLAG_KEYS, *(f"{key}=..." for key in VALUE_KEYS)])
+    name, has_value, raw = (part.strip() for part in label[len(prefix) + 1 :].partition("="))
+    setting = schema.BY_KEY.get(name)
+    if setting is None or setting.label is None:
+        known = ", ".join(key + ("=..." if schema.BY_KEY[key].label else "") for key in schema.LABEL_KEYS)
         return ParsedLabel(label, name or None, error=f"unknown setting {name!r}; known: {known}")
+    if not setting.label and has_value:
+        return ParsedLabel(label, name, error=f"'{name}' takes no value")
+    if not setting.label:  # the label alone turns the setting on
+        return ParsedLabel(label, name, True)
     if not raw:
-        return ParsedLabel(
-            label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={schema.BY_KEY[name].label}"
-        )
+        return ParsedLabel(label, name, error=f"'{name}' needs a value, e.g. {prefix}:{name}={setting.label}")
     try:
         value = schema.parse_setting(name, raw, where=f"label {label!r}")
     except InputError as error:

@@ -45,9 +45,9 @@ class Setting:
             object.__setattr__(self, "input", self.key)
 
     @property
-    def many(self) -> bool:
-        """A list of strings: a repeatable flag, a comma-separated input (``set``: one per line)."""
-        return self.type == tuple[str, ...]
+    def separator(self) -> str:
+        """A list's separator as text: a repeatable flag, a comma-separated input (``set``: one per line); else ""."""
+        return ("\n" if self.key == "set" else ",") if self.type == tuple[str, ...] else ""
 
 
 def most_runs(settings: Any) -> int:
@@ -249,12 +249,16 @@ BY_KEY = {setting.key: setting for setting in SETTINGS}
 FILE_KEYS = tuple(setting.key for setting in SETTINGS if setting.file)
 LABEL_KEYS = tuple(setting.key for setting in SETTINGS if setting.label is not None)
 INPUTS = {setting.input: setting for setting in SETTINGS if setting.input}
+OPTION_KEYS = tuple(setting.key for setting in INPUTS.values())  # a flag's or an input's
 
 
 def parse_setting(key: Any, value: Any, *, where: str, keys: tuple[str, ...] = tuple(BY_KEY)) -> Any:
     """Validate one setting (``key`` as users spell it, one of ``keys``) and return its typed value."""
+    setting = BY_KEY.get(key)
+    if key not in keys and setting is not None and not setting.input:  # the file's own, or a label's alone
+        raise fail(where, key, "can only be set " + ("in the configuration file" if setting.file else "by a PR label"))
     if key not in keys:
         close = str(key).replace("_", "-")
         hint = f" (did you mean {close!r}?)" if close in keys else f"; known keys: {', '.join(FILE_KEYS)}"
         raise fail(where, key, f"unknown key{hint}")
-    return BY_KEY[key].parse(value, where, key)
+    return setting.parse(value, where, key)

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from benchgate.config.schema import BY_KEY, FILE_KEYS, SETTINGS, parse_setting
-from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, HistorySettings, fail
+from benchgate.config.schema import BY_KEY, FILE_KEYS, OPTION_KEYS, SETTINGS, parse_setting
+from benchgate.config.values import AUTO_RUNS, NOISY_STRICT, HistorySettings
 from benchgate.errors import InputError
 from benchgate.stats.defaults import AUTO_MAX_RUNS, AUTO_MIN_RUNS
 from benchgate.stats.gate import GatePolicy
@@ -82,12 +82,7 @@ def read_config_file(path: str | Path, *, required: bool = False) -> dict[str, A
         return {}
     if not isinstance(document, dict):
         raise InputError("the configuration must be a YAML mapping of keys to values", where=where)
-    values: dict[str, Any] = {}
-    for key, value in document.items():
-        if key == "accept-regression":
-            raise InputError(f"key {key!r}: only a PR label can accept a regression", where=where)
-        values[key] = parse_setting(key, value, where=where, keys=FILE_KEYS)
-    return values
+    return {key: parse_setting(key, value, where=where, keys=FILE_KEYS) for key, value in document.items()}
 
 
 def parse_options(options: Mapping[str, Any], *, where: str = "option") -> dict[str, Any]:
@@ -96,11 +91,7 @@ def parse_options(options: Mapping[str, Any], *, where: str = "option") -> dict[
     for key, value in options.items():
         if value is None or value == () or (isinstance(value, str) and not value.strip()):
             continue
-        setting = BY_KEY.get(key)
-        if setting is not None and not setting.input:
-            why = "can only be set in the configuration file" if setting.file else "only a PR label can set it"
-            raise fail(where, key, why)
-        values[key] = parse_setting(key, value, where=f"{where} --{key}")
+        values[key] = parse_setting(key, value, where=f"{where} --{key}", keys=OPTION_KEYS)
     return values
 
 

@@ -154,20 +154,6 @@ def parse_prefix(value: Any, where: str, key: str) -> str:
     return text
 
 
-def json_or(parse: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
-    """A file section that travels as JSON text in an action input (the run job never reads the file)."""
-
-    def parse_json(value: Any, where: str, key: str) -> Any:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError as error:
-                raise fail(where, key, f"must be JSON ({error})") from None
-        return parse(value, where, key)
-
-    return parse_json
-
-
 _parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
 _RULE = {"threshold": parse_threshold, "min-effect": parse_percent, "ignore": parse_bool, "max-sigma": parse_above_zero}
 
@@ -195,36 +181,46 @@ def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
     return tuple(rules)
 
 
-@json_or
-def parse_changed_files(value: Any, where: str, key: str) -> str:
-    # Same format as the runner's changed-files map, checked by the runner's own parser; kept as JSON
-    # (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
+def owned_section(what: str, check: Callable[[dict], Any]) -> Callable[[Any, str, str], Any]:
+    """A parser of a file section whose meaning another module owns: ``check`` validates the mapping through it and
+    returns the value kept. It travels as JSON text in an action input (the run job never reads the file)."""
+
+    def parse(value: Any, where: str, key: str) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError as error:
+                raise fail(where, key, f"must be JSON ({error})") from None
+        if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
+            raise fail(where, key, f"must be a mapping {what}")
+        try:
+            return check(value)
+        except InputError as error:
+            raise fail(where, key, error.message) from None
+        except (TypeError, ValueError) as error:
+            raise fail(where, key, str(error).splitlines()[0]) from None
+
+    return parse
+
+
+def _changed_files(mapping: dict) -> str:
+    # Kept as JSON (valid YAML) so authorize can hand it to the benchmark job, which must not read the PR's config.
     from benchgate.run.changedfiles import parse_mapping
 
-    if not isinstance(value, dict):
-        raise fail(where, key, "must be a mapping with 'rules' (paths -> categories), 'ignore' and 'default'")
-    text = json.dumps(value, sort_keys=True)
-    try:
-        parse_mapping(text, where)
-    except InputError as error:
-        raise fail(where, key, error.message) from None
+    text = json.dumps(mapping, sort_keys=True)
+    parse_mapping(text, "changed-files")
     return text
 
 
-@json_or
-def parse_build(value: Any, where: str, key: str) -> tuple[tuple[str, Any], ...]:
-    # The build module owns the meaning of its settings; validating through it keeps one set of rules.
+def _build(mapping: dict) -> tuple[tuple[str, Any], ...]:
     from benchgate.build.buildsettings import BuildSettings
 
-    if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
-        raise fail(where, key, "must be a mapping of build settings (configure-flags, jobs, ccache, ...)")
-    try:
-        BuildSettings.from_mapping(value)
-    except InputError as error:
-        raise fail(where, key, error.message) from None
-    except (TypeError, ValueError) as error:
-        raise fail(where, key, str(error).splitlines()[0]) from None
-    return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in value.items())
+    BuildSettings.from_mapping(mapping)
+    return tuple((name, tuple(item) if isinstance(item, list) else item) for name, item in mapping.items())
+
+
+parse_changed_files = owned_section("with 'rules' (paths -> categories), 'ignore' and 'default'", _changed_files)
+parse_build = owned_section("of build settings (configure-flags, jobs, ccache, ...)", _build)
 
 
 NOISY_STRICT = "strict"  # noisy: strict: every row gated at its target, however noisy (before issue 21)

@@ -163,7 +163,6 @@ class Posting:
                 stdout.write(f"comment: {self.comment_url}\n")
             self.check_url = self.client.create_check_run(
                 head_sha or self.pr_info.head_sha,
-                name="benchgate",
                 conclusion=result.check_conclusion,
                 title=NOTHING_TO_BENCHMARK.capitalize() if nothing else check_title(result, run),
                 summary=body.removeprefix(MARKER).lstrip("\n"),

@@ -76,7 +76,6 @@ class LabelEvent:
 
     label: str
     actor: str  # login; "ghost" for deleted accounts
-    created_at: str  # ISO 8601, UTC, e.g. 2026-01-01T00:00:01Z
     event: str  # "labeled" | "unlabeled"
 
 
@@ -203,7 +202,6 @@ class GitHubClient:
             LabelEvent(
                 label=event.label.name,
                 actor=event.actor.login if event.actor is not None else "ghost",
-                created_at=event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if event.created_at else "",
                 event=event.event,
             )
             for event in self._repo.get_issue(number).get_events()
@@ -274,29 +272,21 @@ class GitHubClient:
         return self._retrying("open an issue", lambda: self._repo.create_issue(title=title, body=body).html_url)
 
     def create_check_run(
-        self,
-        head_sha: str,
-        *,
-        name: str = "benchgate",
-        conclusion: str,
-        title: str,
-        summary: str,
-        text: str | None = None,
-        details_url: str | None = None,
+        self, head_sha: str, *, conclusion: str, title: str, summary: str, details_url: str | None = None
     ) -> str:
-        """Create a completed check run on ``head_sha`` (output cut to GitHub's limit); its html_url."""
+        """Create the completed benchgate check run on ``head_sha`` (summary cut to GitHub's limit); its html_url."""
         # A retried creation may leave two runs of the same name: GitHub shows the latest.
         if conclusion not in CHECK_CONCLUSIONS:
             raise InputError(
                 f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
             )
-        output = {"title": title, "summary": _fit(summary)} | ({"text": _fit(text)} if text is not None else {})
+        output = {"title": title, "summary": _fit(summary)}
         extra = {"details_url": details_url} if details_url else {}
         return self._retrying(
-            f"create the {name} check on {head_sha[:12]}",
+            f"create the benchgate check on {head_sha[:12]}",
             lambda: (
                 self._repo.create_check_run(
-                    name, head_sha, status="completed", conclusion=conclusion, output=output, **extra
+                    "benchgate", head_sha, status="completed", conclusion=conclusion, output=output, **extra
                 ).html_url
             ),
         )
