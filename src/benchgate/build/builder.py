@@ -165,9 +165,8 @@ class BuildJob:
         return error_class(message, side=self.side, ref=self.ref, sha=self.sha, log=log)
 
     def fail(self, log: Path, what: str) -> NoReturn:
-        """Raise the failed build's error, its worktree removed unless the settings keep it."""
-        if not self.settings.keep_failed_worktree:
-            worktrees.remove_worktree(self.worktree)
+        """Raise the failed build's error, its worktree removed."""
+        worktrees.remove_worktree(self.worktree)
         where = f"{self.side} build of {self.ref} ({self.sha[:12]})"
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
@@ -194,8 +193,8 @@ class BuildJob:
 
     def build(self) -> BuildResult:
         """Check out, configure and build into the binary cache (its log beside it)."""
-        ccache = shutil.which("ccache") if self.settings.use_ccache is not False else None
-        if self.settings.use_ccache and ccache is None:
+        ccache = shutil.which("ccache") if self.settings.ccache is not False else None
+        if self.settings.ccache and ccache is None:
             raise InputError("ccache was requested but is not installed")
         ccache_dir = self.cache.root / "ccache"
         confined = None

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from benchgate.build.cache import CacheLimit, parse_size
@@ -26,26 +26,24 @@ _WRAPPERS = {"ccache", "sccache"}
 # Environment variables that change what the compiler produces, hence part of the cache key.
 COMPILER_ENV = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
 _COMPILERS = (("CC", "cc"), ("CXX", "c++"))
-# The ``build:`` section's settings, spelt with _ (or -, as in the file).
-_SETTING_NAMES = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja", "timeout"}
-_SETTING_NAMES |= {"ccache", "ccache_max_size", "cache_max_entries", "cache_max_size"}
 
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """How binaries are built. ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and
-    ninja is installed) and ``configure_flags``; an empty one skips configuring. Strings run with ``sh -c``."""
+    """How binaries are built, a field per key of the ``build:`` section. ``configure_command`` gets ``--ninja``
+    (when ``ninja`` is True, or None and ninja is installed) and ``configure_flags``; an empty one skips
+    configuring. Strings run with ``sh -c``. None: ccache and ninja when installed, an unbounded cache."""
 
     configure_flags: tuple[str, ...] = ()
     build_command: tuple[str, ...] | str = DEFAULT_BUILD_COMMAND
     binary_path: str = "out/Release/node"
     configure_command: tuple[str, ...] | str = ("./configure",)
     ninja: bool | None = None
-    use_ccache: bool | None = None
-    cache_limit: CacheLimit = field(default_factory=CacheLimit)
+    ccache: bool | None = None
+    cache_max_entries: int | None = CacheLimit.max_entries
+    cache_max_size: str | int | None = CacheLimit.max_bytes
     ccache_max_size: str = "10G"
     timeout: float | None = DEFAULT_BUILD_TIMEOUT  # seconds for the whole build (configure and build command)
-    keep_failed_worktree: bool = False
     jobs: int | None = None
 
     def __post_init__(self) -> None:
@@ -62,9 +60,9 @@ class BuildSettings:
                 raise InputError(f"{name.replace('_', '-')} must be a string or a list of strings, not {value!r}")
         if not self.build_command:
             raise InputError("build command is empty")
-        for name in ("ninja", "use_ccache"):
+        for name in ("ninja", "ccache"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), bool):
-                raise InputError(f"{name.replace('use_', '')} must be true or false, not {getattr(self, name)!r}")
+                raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}")
         for name, kind, what in (("jobs", int, "integer"), ("timeout", int | float, "number of seconds")):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value <= 0):
@@ -76,24 +74,22 @@ class BuildSettings:
             raise InputError(f"binary path must be a string, not {self.binary_path!r}")
         if not self.binary_path or Path(self.binary_path).is_absolute() or ".." in Path(self.binary_path).parts:
             raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
+        self.cache_limit  # noqa: B018 - its bounds are checked now, not at the first build
+
+    @property
+    def cache_limit(self) -> CacheLimit:
+        """The binary cache's bounds; a size is bytes or text such as ``20G``."""
+        size = self.cache_max_size
+        return CacheLimit(self.cache_max_entries, parse_size(size) if isinstance(size, str) else size)
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, object]) -> BuildSettings:
         """Settings from the ``build:`` section's mapping (keys with - or _; ``cache-dir`` is build_ref's)."""
-        normalized = {str(name).replace("-", "_"): value for name, value in config.items()}
-        normalized.pop("cache_dir", None)
-        unknown = sorted(set(normalized) - _SETTING_NAMES)
-        if unknown:
-            raise InputError(
-                f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_SETTING_NAMES))}"
-            )
-        values: dict = {"use_ccache" if name == "ccache" else name: value for name, value in normalized.items()}
-        if "cache_max_entries" in values or "cache_max_size" in values:
-            size = values.pop("cache_max_size", None)
-            values["cache_limit"] = CacheLimit(
-                max_entries=values.pop("cache_max_entries", CacheLimit().max_entries),
-                max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
-            )
+        values = {str(name).replace("-", "_"): value for name, value in config.items()}
+        values.pop("cache_dir", None)
+        known = sorted(item.name for item in fields(cls))
+        if unknown := sorted(set(values) - set(known)):
+            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
         return cls(**values)
 
     def configure_argv(self) -> list[str] | None:
