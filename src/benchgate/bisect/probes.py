@@ -65,43 +65,6 @@ def release_candidates(from_version: str, to_version: str, versions: list[str] |
     return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
 
 
-@dataclass(frozen=True)
-class ChangeEnds:
-    """What a change point gives the bisection: its commits, and the row as run's selection."""
-
-    before: str
-    after: str
-    categories: tuple[str, ...]
-    filters: tuple[str, ...]
-    set_args: tuple[str, ...]
-
-
-def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The category, --filter (the name within it, as compare.js matches) and --set values that select one row."""
-    try:
-        words = shlex.split(configuration)
-    except ValueError:
-        words = configuration.split()
-    category, _, name = filename.partition("/")
-    return (category,), (name or category,), tuple(word for word in words if "=" in word)
-
-
-def change_ends(change_id: str, store: str | None) -> ChangeEnds:
-    """The change point ``change_id`` of ``history changes --format json`` in ``store``; InputError if absent."""
-    from benchgate.config.settings import HistorySettings, resolve_store
-    from benchgate.history.changepoints import find_changes
-    from benchgate.history.store import series
-
-    url = resolve_store(store, HistorySettings())
-    points = [point for point in find_changes(series(url)).points if point.id == change_id]
-    if not points:
-        raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
-    if not (point := points[0]).before_commit:
-        raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
-    categories, filters, set_args = row_selection(point.key.filename, point.key.configuration)
-    return ChangeEnds(point.before_commit, point.commit, categories, filters, set_args)
-
-
 @dataclass
 class Selection:
     """What each probe runs: ``benchgate run``'s selection, as RunOptions' fields of the same names."""
@@ -114,6 +77,18 @@ class Selection:
     timeout: float | None = None
     cpuset: str | None = None
 
+    def narrow_to_row(self, filename: str, configuration: str) -> None:
+        """Select one row too: its category (unless categories are given), its name within it (as compare.js
+        matches --filter) and its --set values."""
+        try:
+            words = shlex.split(configuration)
+        except ValueError:
+            words = configuration.split()
+        category, _, name = filename.partition("/")
+        self.categories = self.categories or (category,)
+        self.filters = (*self.filters, name or category)
+        self.set_args = (*self.set_args, *(word for word in words if "=" in word))
+
     def record(self) -> dict:
         return {
             "categories": list(self.categories),
@@ -121,6 +96,23 @@ class Selection:
             "excludes": list(self.excludes),
             "set": list(self.set_args),
         }
+
+
+def change_ends(change_id: str, store: str | None, selection: Selection) -> tuple[str, str]:
+    """The commits before and after the change point ``change_id`` of ``history changes --format json`` in
+    ``store``, ``selection`` narrowed to its row; InputError if absent."""
+    from benchgate.config.settings import HistorySettings, resolve_store
+    from benchgate.history.changepoints import find_changes
+    from benchgate.history.store import series
+
+    url = resolve_store(store, HistorySettings())
+    points = [point for point in find_changes(series(url)).points if point.id == change_id]
+    if not points:
+        raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
+    if not (point := points[0]).before_commit:
+        raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
+    selection.narrow_to_row(point.key.filename, point.key.configuration)
+    return point.before_commit, point.commit
 
 
 @dataclass
