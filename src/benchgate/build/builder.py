@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
@@ -84,7 +84,7 @@ class BuildResult:
             "worktree": str(self.worktree),
         }
         record |= {"cache_key": record.pop("key"), "duration_seconds": round(record.pop("duration"), 3)}
-        return record | {"ccache": self.ccache.as_dict() if self.ccache else None}
+        return record | {"ccache": asdict(self.ccache) if self.ccache else None}
 
 
 def build_ref(
@@ -128,7 +128,7 @@ def build_ref(
                 entry,
                 cached=True,
                 log=entry.log,
-                ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
+                ccache=CcacheStats(**stats) if stats else None,
                 ccache_mode="not used (binary cache hit)",
                 sandbox=entry.metadata.get("sandbox"),
             )
@@ -247,7 +247,7 @@ class BuildJob:
                 "configure": self.settings.configure_argv(),
                 "build": self.settings.build_argv(),
                 "binary_path": self.settings.binary_path,
-                "ccache": stats.as_dict() if stats else None,
+                "ccache": asdict(stats) if stats else None,
                 "sandbox": sandbox_record,
             }
             # A confined build's worktree is the PR's: only a regular file inside it is copied out.

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from benchgate.build.cache import CacheLimit, parse_size
@@ -191,6 +191,7 @@ class CcacheStats:
     writes: int
     uncacheable: int
     read_only: bool
+    hit_rate: float | None  # hits among the cacheable calls (None: there were none)
 
     @classmethod
     def parse(cls, text: str, *, read_only: bool) -> CcacheStats:
@@ -199,17 +200,10 @@ class CcacheStats:
         calls = sum(line.startswith("#") for line in lines)
         counts = Counter(line for line in lines if line and not line.startswith("#"))
         direct, preprocessed = counts["direct_cache_hit"], counts["preprocessed_cache_hit"]
-        hits, misses = direct + preprocessed, counts["cache_miss"]
+        hits, misses, writes = direct + preprocessed, counts["cache_miss"], counts["local_storage_write"]
         uncacheable = max(calls - hits - misses, 0)
-        return cls(calls, hits, direct, preprocessed, misses, counts["local_storage_write"], uncacheable, read_only)
-
-    @property
-    def hit_rate(self) -> float | None:
-        cacheable = self.hits + self.misses
-        return self.hits / cacheable if cacheable else None
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "hit_rate": self.hit_rate}
+        rate = hits / (hits + misses) if hits + misses else None
+        return cls(calls, hits, direct, preprocessed, misses, writes, uncacheable, read_only, rate)
 
     def summary(self) -> str:
         rate = "n/a" if self.hit_rate is None else f"{self.hit_rate:.0%}"
