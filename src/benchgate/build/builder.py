@@ -177,18 +177,10 @@ class BuildJob:
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
+        fields |= {name: getattr(self, name) for name in ("sha", "ref", "side", "key", "worktree", "trusted")}
+        duration = time.monotonic() - self.started
         return BuildResult(
-            entry.binary,
-            in_use=self.cache.hold(self.key),
-            sha=self.sha,
-            ref=self.ref,
-            side=self.side,
-            key=entry.key,
-            worktree=self.worktree,
-            duration=time.monotonic() - self.started,
-            trusted=self.trusted,
-            binary_sha256=entry.sha256,
-            **fields,
+            entry.binary, in_use=self.cache.hold(self.key), duration=duration, binary_sha256=entry.sha256, **fields
         )
 
     def build(self) -> BuildResult:
@@ -234,9 +226,6 @@ class BuildJob:
                 if ccache:
                     stats = untrusted.read_stats(stats_log, read_only=not self.trusted)
                     log.write(f"# {stats.summary()}\n".encode())
-            built = self.worktree / self.settings.binary_path
-            if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
-                failure = f"the build produced no executable {self.settings.binary_path}"
             if failure is not None:
                 self.fail(log_path, failure)
             # trusted is in the key too: an untrusted build never shares an entry with a trusted one.
@@ -250,10 +239,10 @@ class BuildJob:
                 "ccache": asdict(stats) if stats else None,
                 "sandbox": sandbox_record,
             }
-            # A confined build's worktree is the PR's: only a regular file inside it is copied out.
-            copy = untrusted.binary_copier(self.worktree, self.settings.binary_path) if confined else None
+            # An untrusted build's worktree is the PR's: only a regular file inside it is copied out (of every build).
+            copy = untrusted.binary_copier(self.worktree, self.settings.binary_path)
             try:
-                entry = self.cache.store(self.key, built, metadata, log_path, copy=copy)
+                entry = self.cache.store(self.key, self.worktree / self.settings.binary_path, metadata, log_path, copy)
             except sandbox.UnsafePath as error:
                 self.fail(log_path, f"the build produced no executable {self.settings.binary_path} ({error})")
         finally:
