@@ -19,7 +19,7 @@ from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
 from benchgate import sandbox
 from benchgate.build import untrusted, worktrees
-from benchgate.build.buildsettings import BuildSettings, CcacheStats, ccache_env
+from benchgate.build.buildsettings import BuildSettings, CcacheStats
 from benchgate.build.cache import BinaryCache, CacheEntry, cache_key, default_cache_dir
 from benchgate.build.worktrees import resolve_commit
 from benchgate.errors import BuildError, InputError
@@ -211,8 +211,7 @@ class BuildJob:
         stats_log = self.worktree / untrusted.STATS_LOG
         env = dict(self.env)
         if ccache:
-            max_size, read_only = self.settings.ccache_max_size, not self.trusted
-            env = ccache_env(env, ccache, ccache_dir, self.worktree, stats_log, read_only=read_only, max_size=max_size)
+            env = self.settings.ccache_env(env, ccache, ccache_dir, stats_log, read_only=not self.trusted)
         stats = None
         try:
             with open(log_path, "wb") as log:

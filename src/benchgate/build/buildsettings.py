@@ -122,6 +122,24 @@ class BuildSettings:
             "machine": platform.machine(),
         }
 
+    def ccache_env(
+        self, env: Mapping[str, str], ccache: str, ccache_dir: Path, stats_log: Path, *, read_only: bool
+    ) -> dict[str, str]:
+        """``env`` with CC/CXX wrapped by ccache, ccache pointed at ``ccache_dir`` and its statistics at ``stats_log``
+        (in the worktree, whose root is ccache's base directory)."""
+        result = dict(env)
+        for variable, default in _COMPILERS:
+            result[variable] = shlex.join([ccache, *_compiler_command(env, variable, default)])
+        # Every build has its own worktree path: relative paths (BASEDIR) and an unhashed cwd let them share hits.
+        result |= {"CCACHE_DIR": str(ccache_dir), "CCACHE_MAXSIZE": self.ccache_max_size}
+        result |= {"CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(stats_log.parent), "CCACHE_NOHASHDIR": "1"}
+        if read_only:
+            result["CCACHE_READONLY"] = "1"
+        else:
+            result.pop("CCACHE_READONLY", None)
+            result.pop("CCACHE_DISABLE", None)
+        return result
+
 
 def _compiler_command(env: Mapping[str, str], variable: str, default: str) -> list[str]:
     words = shlex.split(env.get(variable) or default)
@@ -152,31 +170,6 @@ def compiler_identity(env: Mapping[str, str]) -> dict:
         identity[variable] = {"command": command, "path": real, "version": version}
     identity["flags"] = {name: env[name] for name in COMPILER_ENV if env.get(name)}
     return identity
-
-
-def ccache_env(
-    env: Mapping[str, str],
-    ccache: str,
-    ccache_dir: Path,
-    base_dir: Path,
-    stats_log: Path,
-    *,
-    read_only: bool,
-    max_size: str,
-) -> dict[str, str]:
-    """``env`` with CC/CXX wrapped by ccache and ccache pointed at ``ccache_dir``."""
-    result = dict(env)
-    for variable, default in _COMPILERS:
-        result[variable] = shlex.join([ccache, *_compiler_command(env, variable, default)])
-    # Every build has its own worktree path: relative paths (BASEDIR) and an unhashed cwd let them share hits.
-    result |= {"CCACHE_DIR": str(ccache_dir), "CCACHE_MAXSIZE": max_size, "CCACHE_STATSLOG": str(stats_log)}
-    result |= {"CCACHE_BASEDIR": str(base_dir), "CCACHE_NOHASHDIR": "1"}
-    if read_only:
-        result["CCACHE_READONLY"] = "1"
-    else:
-        result.pop("CCACHE_READONLY", None)
-        result.pop("CCACHE_DISABLE", None)
-    return result
 
 
 @dataclass(frozen=True)
