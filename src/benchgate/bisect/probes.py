@@ -11,7 +11,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchgate.bisect.search import Candidate
@@ -124,7 +124,6 @@ class Prober:
     release_source: str = "auto"
     use_sandbox: bool = True
     seed: int = 0
-    _binaries: dict = field(default_factory=dict)  # key -> (path, trusted)
 
     def _trusted(self, sha: str) -> bool:
         """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
@@ -132,9 +131,8 @@ class Prober:
         return _is_ancestor(self.repo, sha, self.trusted_branch)
 
     def binary(self, candidate: Candidate) -> tuple[Path, bool, bool, float]:
-        """The candidate's node, whether it is trusted, built, and the build's seconds; BenchgateError if it fails."""
-        if candidate.key in self._binaries:
-            return *self._binaries[candidate.key], False, 0.0
+        """The candidate's node (from the binary or release cache after its first batch), whether it is trusted,
+        built, and the seconds it took; BenchgateError if it fails."""
         started = time.monotonic()
         if self.repo is None:
             release = releases.release_binary(candidate.key, side="head", source=self.release_source)
@@ -153,7 +151,6 @@ class Prober:
                 hide=(self.workdir,),
             )
             path, built = result.binary, not result.cached
-        self._binaries[candidate.key] = path, trusted
         return path, trusted, built, time.monotonic() - started
 
     def use_benchmarks_of(self, sha: str) -> None:
