@@ -111,7 +111,7 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
         # A commit: its short SHA and subject; a release: its version.
         key = f"{probe['key'][:12]} {probe['label'][:50]}" if len(probe["key"]) == 40 else probe["label"]
         if probe["skipped"]:
-            verdict, where = "skipped", probe["skipped"][:80]
+            verdict, where = "skipped", name(probe["skipped"][:80])  # a build's or benchmark's output: untrusted
         elif "cls" not in probe:
             verdict, where = "-", ""
         else:
