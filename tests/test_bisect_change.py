@@ -7,17 +7,18 @@ import json
 from test_history_cli import ROWS, _cli, _commit, _write_runs
 
 from benchgate import cli
-from benchgate.bisect.probes import change_ends, row_selection
+from benchgate.bisect.probes import Selection, change_ends
 from benchgate.errors import EXIT_OK
 
 
 def test_a_row_is_selected_by_its_category_file_and_configuration():
-    assert row_selection("buffers/buffer-tojson.js", "len=256 n=10000") == (
-        ("buffers",),
-        ("buffer-tojson.js",),
-        ("len=256", "n=10000"),
-    )
-    assert row_selection("a/b.js", "type='int' bad")[2] == ("type=int",)
+    selection = Selection(filters=("given",))
+    selection.narrow_to_row("buffers/buffer-tojson.js", "len=256 n=10000")
+    assert (selection.categories, selection.filters) == (("buffers",), ("given", "buffer-tojson.js"))
+    assert selection.set_args == ("len=256", "n=10000")
+    selection = Selection(categories=("given",))
+    selection.narrow_to_row("a/b.js", "type='int' bad")
+    assert (selection.categories, selection.set_args) == (("given",), ("type=int",))
 
 
 def test_a_change_point_id_is_stable_and_names_the_two_runs_around_it(capsys, tmp_path):
@@ -33,9 +34,9 @@ def test_a_change_point_id_is_stable_and_names_the_two_runs_around_it(capsys, tm
     (change,) = listed[0]
     assert change["id"].startswith("cp-") and len(change["id"]) == 15
     assert (change["before_commit"], change["commit"]) == (_commit(11), _commit(12))
-    ends = change_ends(change["id"], store)
-    assert (ends.before, ends.after) == (_commit(11), _commit(12))
-    assert (ends.categories, ends.filters, ends.set_args) == (("history",), ("sum.js",), (ROWS[0][1],))
+    selection = Selection()
+    assert change_ends(change["id"], store, selection) == (_commit(11), _commit(12))
+    assert (selection.categories, selection.filters, selection.set_args) == (("history",), ("sum.js",), (ROWS[0][1],))
     # An id the store does not hold is one line and exit 2, before anything is built.
     status = cli.main(
         ["bisect", "--change", "cp-000000000000", "--store", store, "--repo", str(tmp_path), "-o", str(tmp_path / "o")]

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from benchgate.bisect import state
+from benchgate.bisect import render, state
 from benchgate.bisect.search import (
     BETWEEN,
     EARLIER,
@@ -83,6 +83,8 @@ def test_skipped_candidates_move_to_the_neighbour_and_a_range_is_named_when_need
     (culprit,) = culprits(bisection)
     assert (culprit.first, culprit.last, culprit.skipped) == (13, 14, (13,))
     assert bisection.probes[15].failed.startswith("does not build") and 14 in bisection.probes
+    # The reason is the build's or the benchmark's output: in the markdown report only inside a code span.
+    assert "`does not build: error: oops`" in render.render(render.report_data(bisection, done, {}), markdown=True)
 
 
 def test_no_step_and_budget_are_reasons_not_culprits(tmp_path):

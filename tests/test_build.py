@@ -18,7 +18,7 @@ from nodelike import NodeLikeRepo, git, make_node_like_repo, marker_lines
 from benchgate import cli
 from benchgate.build import BaseBuildError, BuildSettings, HeadBuildError, build_ref, merge_base
 from benchgate.build import cache as buildcache
-from benchgate.build.cache import BinaryCache, CacheLimit
+from benchgate.build.cache import BinaryCache
 from benchgate.errors import EXIT_BUILD_FAILED, InputError
 
 # Deterministic across machines: no --ninja unless a test asks for it.
@@ -224,7 +224,7 @@ def test_users_working_tree_is_untouched(tmp_path, cache_dir, marker) -> None:
 
 
 def test_worktree_is_clean_after_build_and_removed_with_its_entry(node_repo, cache_dir, marker) -> None:
-    limit = BuildSettings(ninja=False, cache_limit=CacheLimit(max_entries=2, max_bytes=None))
+    limit = BuildSettings(ninja=False, cache_max_entries=2, cache_max_size=None)
     old = build_ref(node_repo.path, "v0.1.0", side="base", settings=limit, cache_dir=cache_dir)
     assert git(old.worktree, "rev-parse", "HEAD") == node_repo.commits["v1"]
     assert git(old.worktree, "status", "--porcelain", "--ignored") == ""  # build outputs gone, sources kept
@@ -260,7 +260,7 @@ def test_a_worktree_left_locked_by_a_killed_job_is_recreated(node_repo, cache_di
 
 
 def test_binary_in_use_is_not_evicted(node_repo, cache_dir, marker) -> None:
-    one_entry = BuildSettings(ninja=False, cache_limit=CacheLimit(max_entries=1, max_bytes=None))
+    one_entry = BuildSettings(ninja=False, cache_max_entries=1, cache_max_size=None)
     base = build_ref(node_repo.path, "v0.1.0", side="base", settings=one_entry, cache_dir=cache_dir)
     head = build_ref(node_repo.path, "main", side="head", settings=one_entry, cache_dir=cache_dir, trusted=False)
     assert base.binary.is_file() and base.worktree.is_dir()  # over the limit, but base is still in use
@@ -379,7 +379,7 @@ def test_cli_build_prints_binary_path_last(node_repo, cache_dir, marker, capsys)
 
 def test_settings_from_config_mapping() -> None:
     settings = BuildSettings.from_mapping({"configure-flags": ["--debug"], "jobs": 3, "ccache": False})
-    assert settings.configure_flags == ("--debug",) and settings.use_ccache is False
+    assert settings.configure_flags == ("--debug",) and settings.ccache is False
     assert settings.build_argv() == ["sh", "-c", "make -j3"]
     with pytest.raises(InputError, match="unknown build setting"):
         BuildSettings.from_mapping({"configure-flag": "--debug"})

@@ -107,7 +107,7 @@ def test_runs_that_must_not_be_stored_are_refused_before_the_store_is_touched(tm
 
 @pytest.mark.parametrize("source", ["release:npm", "release:dist", "npm"])
 def test_a_release_run_is_a_release_series(store_url, tmp_path, source):
-    # benchgate run records an official binary's source as "release:npm" (build.releases.fetch_release)
+    # benchgate run records an official binary's source as "release:npm" (build.releases.release_binary)
     binaries = {
         "base": {"version": "v18.16.0", "source": source, "node_args": []},
         "head": {"version": "v20.0.0", "source": source, "node_args": []},

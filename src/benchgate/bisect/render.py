@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 from tabulate import tabulate
 
@@ -61,10 +62,8 @@ def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
         first, last = bisection.candidates[culprit.first], bisection.candidates[culprit.last]
         found.append(
             {
+                **asdict(last),  # its key, label, author and url
                 "key": last.key if culprit.first == culprit.last else None,
-                "label": last.label,
-                "author": last.author,
-                "url": last.url,
                 "range": [first.key, last.key],
                 "commits": culprit.last - culprit.first + 1,
                 "share": culprit.share,
@@ -112,7 +111,7 @@ def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
         # A commit: its short SHA and subject; a release: its version.
         key = f"{probe['key'][:12]} {probe['label'][:50]}" if len(probe["key"]) == 40 else probe["label"]
         if probe["skipped"]:
-            verdict, where = "skipped", probe["skipped"][:80]
+            verdict, where = "skipped", name(probe["skipped"][:80])  # a build's or benchmark's output: untrusted
         elif "cls" not in probe:
             verdict, where = "-", ""
         else:

@@ -139,13 +139,9 @@ def nearest(placement: Placement, tolerance: float = DEFAULT_TOLERANCE) -> str:
 
 
 def same_level(first: Samples, second: Samples, step: Step, *, level: float = DEFAULT_LEVEL) -> bool:
-    """Two probes both between the ends: True unless some stepped row differs between them."""
-    rows = list(step.stepped)
-    if not rows:
-        return True
-    one, two = _arrays(rows, first, second)
-    _, low, high = _log_interval(one, two, level / len(rows))
-    return not bool(np.any((low > 0) | (high < 0)))
+    """Two probes both between the ends: True unless some stepped row differs between them (as ends would)."""
+    stepped = [{row: rates for row, rates in side.items() if row in step.stepped} for side in (first, second)]
+    return not find_step(*stepped, level=level).stepped
 
 
 @dataclass(frozen=True)

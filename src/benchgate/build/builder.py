@@ -13,13 +13,13 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NoReturn, TextIO
 
 from benchgate import sandbox
 from benchgate.build import untrusted, worktrees
-from benchgate.build.buildsettings import BuildSettings, CcacheStats, ccache_env
+from benchgate.build.buildsettings import BuildSettings, CcacheStats
 from benchgate.build.cache import BinaryCache, CacheEntry, cache_key, default_cache_dir
 from benchgate.build.worktrees import resolve_commit
 from benchgate.errors import BuildError, InputError
@@ -84,7 +84,7 @@ class BuildResult:
             "worktree": str(self.worktree),
         }
         record |= {"cache_key": record.pop("key"), "duration_seconds": round(record.pop("duration"), 3)}
-        return record | {"ccache": self.ccache.as_dict() if self.ccache else None}
+        return record | {"ccache": asdict(self.ccache) if self.ccache else None}
 
 
 def build_ref(
@@ -128,7 +128,7 @@ def build_ref(
                 entry,
                 cached=True,
                 log=entry.log,
-                ccache=CcacheStats(**{k: v for k, v in stats.items() if k != "hit_rate"}) if stats else None,
+                ccache=CcacheStats(**stats) if stats else None,
                 ccache_mode="not used (binary cache hit)",
                 sandbox=entry.metadata.get("sandbox"),
             )
@@ -165,9 +165,8 @@ class BuildJob:
         return error_class(message, side=self.side, ref=self.ref, sha=self.sha, log=log)
 
     def fail(self, log: Path, what: str) -> NoReturn:
-        """Raise the failed build's error, its worktree removed unless the settings keep it."""
-        if not self.settings.keep_failed_worktree:
-            worktrees.remove_worktree(self.worktree)
+        """Raise the failed build's error, its worktree removed."""
+        worktrees.remove_worktree(self.worktree)
         where = f"{self.side} build of {self.ref} ({self.sha[:12]})"
         raise self.error(f"{where} failed: {what}; log {log}; last lines:\n{log_tail(log)}", log)
 
@@ -178,24 +177,16 @@ class BuildJob:
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
         """The result of this job with the binary of ``entry``, held in use (the caller holds the key lock)."""
+        fields |= {name: getattr(self, name) for name in ("sha", "ref", "side", "key", "worktree", "trusted")}
+        duration = time.monotonic() - self.started
         return BuildResult(
-            entry.binary,
-            in_use=self.cache.hold(self.key),
-            sha=self.sha,
-            ref=self.ref,
-            side=self.side,
-            key=entry.key,
-            worktree=self.worktree,
-            duration=time.monotonic() - self.started,
-            trusted=self.trusted,
-            binary_sha256=entry.sha256,
-            **fields,
+            entry.binary, in_use=self.cache.hold(self.key), duration=duration, binary_sha256=entry.sha256, **fields
         )
 
     def build(self) -> BuildResult:
         """Check out, configure and build into the binary cache (its log beside it)."""
-        ccache = shutil.which("ccache") if self.settings.use_ccache is not False else None
-        if self.settings.use_ccache and ccache is None:
+        ccache = shutil.which("ccache") if self.settings.ccache is not False else None
+        if self.settings.ccache and ccache is None:
             raise InputError("ccache was requested but is not installed")
         ccache_dir = self.cache.root / "ccache"
         confined = None
@@ -220,8 +211,7 @@ class BuildJob:
         stats_log = self.worktree / untrusted.STATS_LOG
         env = dict(self.env)
         if ccache:
-            max_size, read_only = self.settings.ccache_max_size, not self.trusted
-            env = ccache_env(env, ccache, ccache_dir, self.worktree, stats_log, read_only=read_only, max_size=max_size)
+            env = self.settings.ccache_env(env, ccache, ccache_dir, stats_log, read_only=not self.trusted)
         stats = None
         try:
             with open(log_path, "wb") as log:
@@ -235,9 +225,6 @@ class BuildJob:
                 if ccache:
                     stats = untrusted.read_stats(stats_log, read_only=not self.trusted)
                     log.write(f"# {stats.summary()}\n".encode())
-            built = self.worktree / self.settings.binary_path
-            if failure is None and not confined and (not built.is_file() or not os.access(built, os.X_OK)):
-                failure = f"the build produced no executable {self.settings.binary_path}"
             if failure is not None:
                 self.fail(log_path, failure)
             # trusted is in the key too: an untrusted build never shares an entry with a trusted one.
@@ -248,13 +235,13 @@ class BuildJob:
                 "configure": self.settings.configure_argv(),
                 "build": self.settings.build_argv(),
                 "binary_path": self.settings.binary_path,
-                "ccache": stats.as_dict() if stats else None,
+                "ccache": asdict(stats) if stats else None,
                 "sandbox": sandbox_record,
             }
-            # A confined build's worktree is the PR's: only a regular file inside it is copied out.
-            copy = untrusted.binary_copier(self.worktree, self.settings.binary_path) if confined else None
+            # An untrusted build's worktree is the PR's: only a regular file inside it is copied out (of every build).
+            copy = untrusted.binary_copier(self.worktree, self.settings.binary_path)
             try:
-                entry = self.cache.store(self.key, built, metadata, log_path, copy=copy)
+                entry = self.cache.store(self.key, self.worktree / self.settings.binary_path, metadata, log_path, copy)
             except sandbox.UnsafePath as error:
                 self.fail(log_path, f"the build produced no executable {self.settings.binary_path} ({error})")
         finally:

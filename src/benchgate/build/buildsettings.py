@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from benchgate.build.cache import CacheLimit, parse_size
@@ -26,26 +26,24 @@ _WRAPPERS = {"ccache", "sccache"}
 # Environment variables that change what the compiler produces, hence part of the cache key.
 COMPILER_ENV = ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")
 _COMPILERS = (("CC", "cc"), ("CXX", "c++"))
-# The ``build:`` section's settings, spelt with _ (or -, as in the file).
-_SETTING_NAMES = {"configure_flags", "configure_command", "build_command", "binary_path", "jobs", "ninja", "timeout"}
-_SETTING_NAMES |= {"ccache", "ccache_max_size", "cache_max_entries", "cache_max_size"}
 
 
 @dataclass(frozen=True)
 class BuildSettings:
-    """How binaries are built. ``configure_command`` gets ``--ninja`` (when ``ninja`` is True, or None and
-    ninja is installed) and ``configure_flags``; an empty one skips configuring. Strings run with ``sh -c``."""
+    """How binaries are built, a field per key of the ``build:`` section. ``configure_command`` gets ``--ninja``
+    (when ``ninja`` is True, or None and ninja is installed) and ``configure_flags``; an empty one skips
+    configuring. Strings run with ``sh -c``. None: ccache and ninja when installed, an unbounded cache."""
 
     configure_flags: tuple[str, ...] = ()
     build_command: tuple[str, ...] | str = DEFAULT_BUILD_COMMAND
     binary_path: str = "out/Release/node"
     configure_command: tuple[str, ...] | str = ("./configure",)
     ninja: bool | None = None
-    use_ccache: bool | None = None
-    cache_limit: CacheLimit = field(default_factory=CacheLimit)
+    ccache: bool | None = None
+    cache_max_entries: int | None = CacheLimit.max_entries
+    cache_max_size: str | int | None = CacheLimit.max_bytes
     ccache_max_size: str = "10G"
     timeout: float | None = DEFAULT_BUILD_TIMEOUT  # seconds for the whole build (configure and build command)
-    keep_failed_worktree: bool = False
     jobs: int | None = None
 
     def __post_init__(self) -> None:
@@ -62,9 +60,9 @@ class BuildSettings:
                 raise InputError(f"{name.replace('_', '-')} must be a string or a list of strings, not {value!r}")
         if not self.build_command:
             raise InputError("build command is empty")
-        for name in ("ninja", "use_ccache"):
+        for name in ("ninja", "ccache"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), bool):
-                raise InputError(f"{name.replace('use_', '')} must be true or false, not {getattr(self, name)!r}")
+                raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}")
         for name, kind, what in (("jobs", int, "integer"), ("timeout", int | float, "number of seconds")):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, kind) or value <= 0):
@@ -76,24 +74,22 @@ class BuildSettings:
             raise InputError(f"binary path must be a string, not {self.binary_path!r}")
         if not self.binary_path or Path(self.binary_path).is_absolute() or ".." in Path(self.binary_path).parts:
             raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
+        self.cache_limit  # noqa: B018 - its bounds are checked now, not at the first build
+
+    @property
+    def cache_limit(self) -> CacheLimit:
+        """The binary cache's bounds; a size is bytes or text such as ``20G``."""
+        size = self.cache_max_size
+        return CacheLimit(self.cache_max_entries, parse_size(size) if isinstance(size, str) else size)
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, object]) -> BuildSettings:
         """Settings from the ``build:`` section's mapping (keys with - or _; ``cache-dir`` is build_ref's)."""
-        normalized = {str(name).replace("-", "_"): value for name, value in config.items()}
-        normalized.pop("cache_dir", None)
-        unknown = sorted(set(normalized) - _SETTING_NAMES)
-        if unknown:
-            raise InputError(
-                f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(sorted(_SETTING_NAMES))}"
-            )
-        values: dict = {"use_ccache" if name == "ccache" else name: value for name, value in normalized.items()}
-        if "cache_max_entries" in values or "cache_max_size" in values:
-            size = values.pop("cache_max_size", None)
-            values["cache_limit"] = CacheLimit(
-                max_entries=values.pop("cache_max_entries", CacheLimit().max_entries),
-                max_bytes=parse_size(str(size)) if size is not None else CacheLimit().max_bytes,
-            )
+        values = {str(name).replace("-", "_"): value for name, value in config.items()}
+        values.pop("cache_dir", None)
+        known = sorted(item.name for item in fields(cls))
+        if unknown := sorted(set(values) - set(known)):
+            raise InputError(f"unknown build setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
         return cls(**values)
 
     def configure_argv(self) -> list[str] | None:
@@ -125,6 +121,24 @@ class BuildSettings:
             "compilers": compiler_identity(env),
             "machine": platform.machine(),
         }
+
+    def ccache_env(
+        self, env: Mapping[str, str], ccache: str, ccache_dir: Path, stats_log: Path, *, read_only: bool
+    ) -> dict[str, str]:
+        """``env`` with CC/CXX wrapped by ccache, ccache pointed at ``ccache_dir`` and its statistics at ``stats_log``
+        (in the worktree, whose root is ccache's base directory)."""
+        result = dict(env)
+        for variable, default in _COMPILERS:
+            result[variable] = shlex.join([ccache, *_compiler_command(env, variable, default)])
+        # Every build has its own worktree path: relative paths (BASEDIR) and an unhashed cwd let them share hits.
+        result |= {"CCACHE_DIR": str(ccache_dir), "CCACHE_MAXSIZE": self.ccache_max_size}
+        result |= {"CCACHE_STATSLOG": str(stats_log), "CCACHE_BASEDIR": str(stats_log.parent), "CCACHE_NOHASHDIR": "1"}
+        if read_only:
+            result["CCACHE_READONLY"] = "1"
+        else:
+            result.pop("CCACHE_READONLY", None)
+            result.pop("CCACHE_DISABLE", None)
+        return result
 
 
 def _compiler_command(env: Mapping[str, str], variable: str, default: str) -> list[str]:
@@ -158,31 +172,6 @@ def compiler_identity(env: Mapping[str, str]) -> dict:
     return identity
 
 
-def ccache_env(
-    env: Mapping[str, str],
-    ccache: str,
-    ccache_dir: Path,
-    base_dir: Path,
-    stats_log: Path,
-    *,
-    read_only: bool,
-    max_size: str,
-) -> dict[str, str]:
-    """``env`` with CC/CXX wrapped by ccache and ccache pointed at ``ccache_dir``."""
-    result = dict(env)
-    for variable, default in _COMPILERS:
-        result[variable] = shlex.join([ccache, *_compiler_command(env, variable, default)])
-    # Every build has its own worktree path: relative paths (BASEDIR) and an unhashed cwd let them share hits.
-    result |= {"CCACHE_DIR": str(ccache_dir), "CCACHE_MAXSIZE": max_size, "CCACHE_STATSLOG": str(stats_log)}
-    result |= {"CCACHE_BASEDIR": str(base_dir), "CCACHE_NOHASHDIR": "1"}
-    if read_only:
-        result["CCACHE_READONLY"] = "1"
-    else:
-        result.pop("CCACHE_READONLY", None)
-        result.pop("CCACHE_DISABLE", None)
-    return result
-
-
 @dataclass(frozen=True)
 class CcacheStats:
     """ccache counters of one build, read from its stats log."""
@@ -195,6 +184,7 @@ class CcacheStats:
     writes: int
     uncacheable: int
     read_only: bool
+    hit_rate: float | None  # hits among the cacheable calls (None: there were none)
 
     @classmethod
     def parse(cls, text: str, *, read_only: bool) -> CcacheStats:
@@ -203,17 +193,10 @@ class CcacheStats:
         calls = sum(line.startswith("#") for line in lines)
         counts = Counter(line for line in lines if line and not line.startswith("#"))
         direct, preprocessed = counts["direct_cache_hit"], counts["preprocessed_cache_hit"]
-        hits, misses = direct + preprocessed, counts["cache_miss"]
+        hits, misses, writes = direct + preprocessed, counts["cache_miss"], counts["local_storage_write"]
         uncacheable = max(calls - hits - misses, 0)
-        return cls(calls, hits, direct, preprocessed, misses, counts["local_storage_write"], uncacheable, read_only)
-
-    @property
-    def hit_rate(self) -> float | None:
-        cacheable = self.hits + self.misses
-        return self.hits / cacheable if cacheable else None
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "hit_rate": self.hit_rate}
+        rate = hits / (hits + misses) if hits + misses else None
+        return cls(calls, hits, direct, preprocessed, misses, writes, uncacheable, read_only, rate)
 
     def summary(self) -> str:
         rate = "n/a" if self.hit_rate is None else f"{self.hit_rate:.0%}"

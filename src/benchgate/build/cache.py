@@ -255,9 +255,7 @@ class BinaryCache:
             entries.append(CacheEntry(directory.name, directory, binary, metadata.get("sha256", ""), size, metadata))
         return sorted(entries, key=lambda entry: entry.last_used)
 
-    def evict(
-        self, *, keep: frozenset[str] = frozenset(), on_remove: Callable[[CacheEntry], None] | None = None
-    ) -> list[str]:
+    def evict(self, *, keep: frozenset[str] = frozenset()) -> list[str]:
         """Remove least recently used entries until within the limit, and leftovers (stale staging directories,
         incomplete entries nobody builds); returns the evicted keys. Skips ``keep`` and locked or held entries."""
         evicted: list[str] = []
@@ -282,8 +280,6 @@ class BinaryCache:
                     if not unused:
                         continue
                     self.remove(entry.key)
-                    if on_remove:
-                        on_remove(entry)
                 evicted.append(entry.key)
                 count -= 1
                 total -= entry.size

