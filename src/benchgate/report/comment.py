@@ -6,12 +6,8 @@ from __future__ import annotations
 import bisect
 import functools
 
-import numpy as np
-import pandas as pd
-
 from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
-from benchgate.config.settings import Settings
 from benchgate.report import gatelines, tables
 from benchgate.report.gatelines import CommentContext
 from benchgate.report.markup import block, code, plain, table
@@ -20,38 +16,6 @@ from benchgate.results.runrecord import Binary, RunSummary
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
 GITHUB_COMMENT_LIMIT = 65536
-MAX_NAME_IN_CHART = 90
-
-
-def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """Rows with stars, decided or undecided: gating, undecided, regressions worst first, improvements best first."""
-    decided = gated["decision"].isin(["regression", "improvement"])
-    rows = gated[gated["confidence"].isin(tables.ACCURACY_KEYS) | decided | gated["undecided"]]
-    improvement = rows["improvement"].to_numpy(dtype=float)
-    group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
-    return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order
-
-
-def _significant_heading(rows: pd.DataFrame, total: int) -> str:
-    """The heading of the shown rows; undecided rows are counted apart (a row without stars is not significant)."""
-    undecided = int(rows["undecided"].sum())
-    if not undecided:
-        return f"#### Significant changes ({len(rows)} of {total})"
-    return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
-
-
-FIGURES = (
-    "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
-    "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
-)
-
-
-def false_positive_note(count: int, settings: Settings) -> str:
-    """compare.R's warning about many comparisons, with what the gate does about it."""
-    note = tables.false_positive_note(count, FIGURES, " ")
-    if settings.correction == "holm":
-        note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
-    return f"> {note}"
 
 
 def _sandbox_warning(run: RunSummary) -> list[str]:
@@ -183,38 +147,20 @@ def _render_nothing_selected(ctx: CommentContext) -> str:
 
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
     """The comment; without ``all_rows`` it says it is shortened."""
-    significant = significant_rows(ctx.gated)
-    shown = significant if max_significant is None else significant.head(max_significant)
     parts = [MARKER, *gatelines.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
             "",
         ]
-    if len(significant):
-        parts += [_significant_heading(significant, len(ctx.gated)), "", tables.render_markdown_table(shown)]
-        if len(shown) < len(significant):
-            parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
-        charted = shown[shown["improvement"].notna()]
-        if details and len(charted):  # untrusted names: block drops backticks (they could close the fence)
-            parts += ["", block(tables.render_bars(tables.bars_for(charted, MAX_NAME_IN_CHART)))]
-    else:
-        parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
-    parts.append("")
-    if details:
-        power = gatelines.power_lines(ctx)
-        parts += [*power, ""] if power else []
-    if all_rows:
-        parts += [
-            f"<details><summary>All {gatelines.plural(len(ctx.gated), 'comparison')}</summary>",
-            "",
-            tables.render_markdown_table(ctx.gated),
-            "",
-            "</details>",
-        ]
-    else:
-        parts.append(f"_The table of all {len(ctx.gated)} comparisons is in {ctx.full_report}._")
-    parts += ["", false_positive_note(len(ctx.gated), ctx.settings), ""]
+    parts += tables.markdown_sections(
+        ctx.gated,
+        ctx.settings.correction,
+        all_rows=all_rows,
+        details=details,
+        max_significant=max_significant,
+        full_report=ctx.full_report,
+    )
     sections = {
         "Runner": _environment(ctx.run),
         "Failed or skipped benchmarks": _failures(ctx.run, stderr=details, limit=200 if details else 20),
@@ -269,7 +215,7 @@ def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT
         if limit is None or len(body) <= limit:
             return body
     # Keep the gating rows above all; the body grows with the rows shown: the most that still fit.
-    low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
+    low, high = min(int(ctx.gated["gating"].sum()), 1), len(tables.significant_rows(ctx.gated))
     shortened = functools.partial(_render, ctx, all_rows=False, details=False)
     fits = bisect.bisect_right(range(low + 1, high + 1), limit, key=lambda shown: len(shortened(max_significant=shown)))
     best = shortened(max_significant=low + fits)

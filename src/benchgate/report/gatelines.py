@@ -224,6 +224,12 @@ def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
     return f"{what} fail{'s' if count < 2 else ''} the gate"
 
 
+def gating_lines(gated: pd.DataFrame) -> list[str]:
+    """The failing rows and why, at most MAX_LISTED."""
+    rows = gated[gated["gating"]].itertuples(index=False)
+    return truncated([f"- {code(_name(row))}: {plain(row.gate_reason)}" for row in rows])
+
+
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
@@ -233,9 +239,7 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     title = f"### {VERDICT_MARKS[outcome.verdict]} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:
         title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
-    lines = [title, ""]
-    gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
-    lines += truncated([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
+    lines = [title, "", *gating_lines(ctx.gated)]
     lines += [f"- {plain(problem)}" for problem in outcome.problems]
     inconclusive = outcome.verdict == INCONCLUSIVE
     not_a_pass = "This is not a pass: each of these could still hide a regression."
@@ -258,10 +262,10 @@ def listed_lines(kind: str, items: list[Listed], heading: str | None = None) -> 
     return ["", (heading or default).format(len(items)), "", *lines]
 
 
-def power_lines(ctx: CommentContext) -> list[str]:
+def power_lines(gated: pd.DataFrame) -> list[str]:
     """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
     # The file name is untrusted: in a code span; the rest of the sentence is ours.
-    lines = [f"- {spot}" for spot in blind_spots(ctx.gated, code)]
+    lines = [f"- {spot}" for spot in blind_spots(gated, code)]
     if not lines:
         return []
     summary = (
