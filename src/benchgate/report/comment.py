@@ -32,6 +32,8 @@ def _sandbox_warning(run: RunSummary) -> list[str]:
 
 
 def _sides(run: RunSummary) -> str:
+    if not run.has_record:
+        return "No run record (run.json): commits and runner unknown"
     return f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
 
 
@@ -65,7 +67,7 @@ def _context_line(ctx: CommentContext) -> str:
         " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
     )
     parts = [
-        _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
+        _sides(run),
         f"{runs} runs per side{shards}{duet}",
         gatelines.plural(len(ctx.gated), "comparison"),
         _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
@@ -128,21 +130,34 @@ def _footer(ctx: CommentContext) -> list[str]:
     return lines
 
 
-def _short(ctx: CommentContext, heading: str, why: str, sides: str, rest: list[str]) -> str:
-    """A comment without results: the heading, why, the sides, the sandbox warning, ``rest``, the footer."""
-    return (
-        "\n".join([MARKER, heading, "", why, "", sides, "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)])
-        + "\n"
-    )
+# Why a side that did not build (infrastructure: the base) stopped the run, and what it means for the PR.
+BUILD_FAILURE_WHY = {
+    True: "The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's fault: "
+    "the base branch or the benchmark machine needs attention. The check is neutral; run the benchmark again once "
+    "the base builds.",
+    False: "The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate until it "
+    "builds (a {label} label does not accept a build failure).",
+}
 
 
-def _render_nothing_selected(ctx: CommentContext) -> str:
-    """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
-    sides = _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown"
-    why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
-    label = code(ctx.settings.label_prefix + ":categories=url")
-    hint = f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"
-    return _short(ctx, f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}", why, sides, [hint])
+def _render_short(ctx: CommentContext) -> str:
+    """The comment of a run without results: one that selected no benchmark (a pass, how to run anyway), or one
+    whose side did not build (whose fault it is, the log's last lines)."""
+    failure, prefix = ctx.run.build_failure, ctx.settings.label_prefix
+    if failure is None:
+        heading = f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}"
+        why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
+        label = code(prefix + ":categories=url")
+        rest = [f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"]
+    else:
+        heading = "### {} benchgate: {}".format(*gatelines.verdict_words(ctx.outcome, ctx.run))
+        commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
+        why = BUILD_FAILURE_WHY[failure.infrastructure].format(commit=commit, label=code(prefix + ":accept-regression"))
+        log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
+        note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
+        rest = [*(log if failure.log_tail.strip() else []), note]
+    parts = [MARKER, heading, "", why, "", _sides(ctx.run), "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)]
+    return "\n".join(parts) + "\n"
 
 
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
@@ -180,36 +195,10 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     return "\n".join(parts).replace("\n\n\n", "\n\n") + "\n"
 
 
-def _render_build_failure(ctx: CommentContext) -> str:
-    """The comment when a side did not build: what failed, whose fault it is, the log's last lines."""
-    failure = ctx.run.build_failure
-    assert failure is not None
-    commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
-    if failure.infrastructure:
-        heading = "### ⚠️ benchgate: the base does not build (infrastructure error)"
-        why = (
-            f"The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's "
-            "fault: the base branch or the benchmark machine needs attention. The check is neutral; "
-            "run the benchmark again once the base builds."
-        )
-    else:
-        heading = "### ❌ benchgate: the head does not build"
-        why = (
-            f"The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate "
-            f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
-            "accept a build failure)."
-        )
-    log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
-    note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
-    return _short(ctx, heading, why, _sides(ctx.run), [*(log if failure.log_tail.strip() else []), note])
-
-
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
     """The comment body; under ``limit`` characters, shortened in a fixed order when needed."""
-    if ctx.nothing_selected:
-        return _render_nothing_selected(ctx)
-    if ctx.run.build_failure is not None:
-        return _render_build_failure(ctx)  # a few lines: the log tail is bounded by the run record's check
+    if ctx.nothing_selected or ctx.run.build_failure is not None:
+        return _render_short(ctx)  # a few lines: the log tail is bounded by the run record's check
     for all_rows, details in ((True, True), (False, True), (False, False)):
         body = _render(ctx, all_rows=all_rows, details=details)
         if limit is None or len(body) <= limit:

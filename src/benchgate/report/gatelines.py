@@ -211,17 +211,26 @@ def truncated(lines: list[str], limit: int = MAX_LISTED, more: str = "- … and 
     return lines[:limit] + ([more.format(len(lines) - limit)] if len(lines) > limit else [])
 
 
-def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
-    """The verdict in a few words (``accepted_by``: the comment's label, else the check run's wording)."""
+# Whose build failed (infrastructure: the base's) -> the verdict's mark and words.
+BUILD_FAILURES = {
+    True: ("⚠️", "the base does not build (infrastructure error, not this PR's fault)"),
+    False: ("❌", "the head does not build"),
+}
+
+
+def verdict_words(outcome: Outcome, run: RunSummary, accepted_by: str = "label") -> tuple[str, str]:
+    """The verdict's mark and a few words, for the comment's heading and the check run's title."""
+    if run.build_failure is not None:
+        return BUILD_FAILURES[run.build_failure.infrastructure]
     count = outcome.gating_rows
-    what = f"{count} regression{'s' if count != 1 else ''}" if count else "the benchmark run"
-    if outcome.verdict == PASS:
-        return "no regression fails the gate"
-    if outcome.verdict == INCONCLUSIVE:
-        return f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses"
-    if outcome.verdict == ACCEPTED:
-        return f"regression accepted by {accepted_by}" if accepted_by else f"{what} accepted by label"
-    return f"{what} fail{'s' if count < 2 else ''} the gate"
+    what = plural(count, "regression") if count else "the benchmark run"
+    words = {
+        PASS: "no regression fails the gate",
+        INCONCLUSIVE: f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses",
+        ACCEPTED: f"{what} accepted by {accepted_by}",
+        FAIL: f"{what} fail{'s' if count < 2 else ''} the gate",
+    }
+    return VERDICT_MARKS[outcome.verdict], words[outcome.verdict]
 
 
 def gating_lines(gated: pd.DataFrame) -> list[str]:
@@ -235,8 +244,8 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
     prior = ctx.run.prior if ctx.run is not None else {}
     listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
-    words = verdict_words(outcome, code(prefix + ":accept-regression"))
-    title = f"### {VERDICT_MARKS[outcome.verdict]} benchgate: {words}"
+    mark, words = verdict_words(outcome, ctx.run, code(prefix + ":accept-regression"))
+    title = f"### {mark} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:
         title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
     lines = [title, "", *gating_lines(ctx.gated)]
@@ -277,9 +286,5 @@ def power_lines(gated: pd.DataFrame) -> list[str]:
 
 def check_title(result: Outcome, run: RunSummary) -> str:
     """The check run's title: the verdict in a few words."""
-    if run.build_failure is not None:
-        if run.build_failure.infrastructure:
-            return "The base does not build (infrastructure error, not this PR's fault)"
-        return "The head does not build"
-    words = verdict_words(result)
+    words = verdict_words(result, run)[1]
     return words[0].upper() + words[1:]
