@@ -206,13 +206,24 @@ def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True, p
     return "\n".join(parts) + "\n"
 
 
+def _significant(gated: pd.DataFrame) -> pd.Series:
+    """Rows with stars or a decided change."""
+    return gated["confidence"].isin(ACCURACY_KEYS) | gated["decision"].isin(["regression", "improvement"])
+
+
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Gating (worst first), undecided, other starred or decided regressions (worst first), then the rest."""
+    """Gating, undecided, significant regressions, significant improvements, each largest first; then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
-    regressed = (gated["confidence"].isin(ACCURACY_KEYS) | (gated["decision"] == "regression")) & (improvement < 0)
-    group = np.select([gated["gating"], gated["undecided"], regressed], [0, 1, 2], 3)
-    worst = np.where((group == 0) | (group == 2), improvement, 0.0)
-    return gated.iloc[np.lexsort((worst, group))]  # lexsort is stable: ties keep the table's order
+    groups = [gated["gating"], gated["undecided"], _significant(gated) & (improvement < 0), _significant(gated)]
+    group = np.select(groups, [0, 1, 2, 3], 4)
+    size = np.where(group < 4, -np.abs(improvement), 0.0)
+    return gated.iloc[np.lexsort((size, group))]  # lexsort is stable: ties keep the table's order
+
+
+def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
+    """The significant (``_significant``) and undecided rows, in ``markdown_order``."""
+    ordered = markdown_order(gated)
+    return ordered[_significant(ordered) | ordered["undecided"]]
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
@@ -226,15 +237,6 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
         cells = [cell.replace("*", "\\*") for cell in _cells(row, decided)]  # only the stars have any
         rows.append([markup.code(row_name(row.filename, row.configuration), in_table=True), *cells, gate])
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
-
-
-def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """Rows with stars, decided or undecided: gating, undecided, regressions worst first, improvements best first."""
-    decided = gated["decision"].isin(["regression", "improvement"])
-    rows = gated[gated["confidence"].isin(ACCURACY_KEYS) | decided | gated["undecided"]]
-    improvement = rows["improvement"].to_numpy(dtype=float)
-    group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
-    return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order
 
 
 def markdown_sections(
