@@ -61,12 +61,12 @@ def render_bar(improvement: float, scale: float, half_width: int) -> str:
     return " " * half_width + AXIS + FULL * filled + EMPTY * (half_width - filled)
 
 
-def render_bars(bars: Sequence[Bar], *, half_width: int = 20, label_width: int | None = None) -> str:
+def render_bars(bars: Sequence[Bar], *, half_width: int = 20) -> str:
     """The chart as lines of text (no trailing newline): an axis line, then one bar per row."""
     if not bars:
         return ""
     scale = scale_for([bar.improvement for bar in bars])
-    width = label_width if label_width is not None else max(len(bar.label) for bar in bars)
+    width = max(len(bar.label) for bar in bars)
     left, right = f"-{scale:.1f}%", f"+{scale:.1f}%"
     # "0%" sits with its "0" over the axis; the scale's ends sit over the bar's ends.
     axis = f"{'':<{width}} {left:<{half_width}}0%{right:>{half_width - 1}}"
@@ -114,10 +114,9 @@ def _cells(row: Any, decided: bool) -> list[str]:
     return [str(row.confidence), format_improvement(row.improvement), *accuracy, *decision]
 
 
-def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts as R prints it), then the gate's unless ``gate_columns`` is False."""
-    decided = with_decisions(gated) if gate_columns is None else gate_columns
-    failing = gate_columns is not False and bool(gated["gating"].any())
+def render_compare_table(gated: pd.DataFrame) -> str:
+    """compare.R's printed table (each line starts as R prints it), then the gate's columns (``with_decisions``)."""
+    decided, failing = with_decisions(gated), bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
