@@ -49,11 +49,6 @@ def _side(binary: Binary, label: str) -> str:
     return " ".join(parts)
 
 
-def _setting(ctx: CommentContext, attribute: str, text: str) -> str:
-    source = ctx.settings.source_of(attribute)
-    return text if source == "default" else f"{text} ({source})"
-
-
 def _context_line(ctx: CommentContext) -> str:
     settings, run = ctx.settings, ctx.run
     runs = run.runs if run.runs is not None else int(ctx.gated["n_base"].max()) if len(ctx.gated) else 0
@@ -66,23 +61,27 @@ def _context_line(ctx: CommentContext) -> str:
     duet = (
         " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
     )
+    texts = {
+        "threshold": f"threshold {code(settings.threshold)}",
+        "correction": f"{settings.correction} correction",
+        "min_effect": f"min effect {settings.min_effect:g} %",
+        "unchanged_confidence": f"unchanged when its one-sided {settings.unchanged_confidence:g} %",
+        "inconclusive_above": f"a {settings.inconclusive_above:g} % regression",
+    }
+    shown = {  # each setting with where it came from, unless the default
+        name: text if (source := settings.source_of(name)) == "default" else f"{text} ({source})"
+        for name, text in texts.items()
+    }
     parts = [
         _sides(run),
         f"{runs} runs per side{shards}{duet}",
         gatelines.plural(len(ctx.gated), "comparison"),
-        _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
-        + ", "
-        + _setting(ctx, "correction", f"{settings.correction} correction")
-        + ", "
-        + _setting(ctx, "min_effect", f"min effect {settings.min_effect:g} %"),
+        f"{shown['threshold']}, {shown['correction']}, {shown['min_effect']}",
     ]
     if len(ctx.gated):
         parts.append(
-            f"gate test {code(gatelines.gate_test(ctx.gated))}, "
-            + _setting(ctx, "unchanged_confidence", f"unchanged when its one-sided {settings.unchanged_confidence:g} %")
-            + " bound rules out "
-            + _setting(ctx, "inconclusive_above", f"a {settings.inconclusive_above:g} % regression")
-            + " (or its min-effect)"
+            f"gate test {code(gatelines.gate_test(ctx.gated))}, {shown['unchanged_confidence']} bound rules out "
+            f"{shown['inconclusive_above']} (or its min-effect)"
         )
     return " · ".join(parts)
 
