@@ -6,11 +6,13 @@ Regenerate the goldens after an intended change with
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from commentcases import build_failure_run, by_actor, context, many_rows, run_summary, variants
 
@@ -139,7 +141,10 @@ def test_label_text_renders_only_inside_code_spans():
 
 
 def test_rows_too_noisy_to_gate_are_listed_apart_with_the_rule_that_settles_them():
-    item = gatelines.noisy_row("http/*@x.js `a`", "http/*@x.js", 14.23, 18.31, 10.0, True)
+    columns = {"undecided": True, "noisy": True, "coarse": False, "decision": "inconclusive", "min_effect": 0.0}
+    row = {"filename": "http/*@x.js", "configuration": "`a`", "sigma": 14.23, "noisy_mde": 18.31, **columns}
+    gated = pd.DataFrame([row]).assign(ci_low=math.nan, ci_high=math.nan, gated_at=math.nan)
+    (item,) = gatelines.listed_rows(gated, 10.0)["noisy"]
     lines = gatelines.listed_lines("noisy", [item])
     assert lines[1] == "Too noisy to gate (1), apart from the undecided rows:"
     assert lines[3] == (

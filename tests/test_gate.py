@@ -322,7 +322,7 @@ def test_an_undecided_row_names_its_own_rules_min_effect():
     )
     gated = analysis.analyze(analysis.RunData.of(samples), policy).table
     assert gated["undecided"].tolist() == [True, True]
-    floors = {row.name.split()[0]: row.floor for row in gatelines.undecided_rows(gated, 10.0)}
+    floors = {row.name.split()[0]: row.floor for row in gatelines.listed_rows(gated, 10.0)["undecided"]}
     assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js
 
 
@@ -341,18 +341,18 @@ def test_a_row_too_noisy_to_gate_is_named_and_the_noise_budget_decides_what_it_d
     assert analysis.verdict(gated.reset_index()) == "inconclusive"
     # What the report says: the row apart from the undecided ones, with the rule that would settle it.
     policy = gate.GatePolicy(max_resolution=None)
-    (item,) = gatelines.noisy_rows(gated.reset_index(), 10.0)
+    (item,) = gatelines.listed_rows(gated.reset_index(), 10.0)["noisy"]
     assert item.sentence.startswith(f"too noisy to gate at 10 %: σ {loud['sigma']:.1f} %")
     assert item.sentence.endswith("it keeps the verdict inconclusive")  # it holds the verdict
     assert f"min-effect: {math.ceil(loud['noisy_mde'])}%" in item.rule
-    assert gatelines.undecided_rows(gated.reset_index(), 10.0) == []
+    assert gatelines.listed_rows(gated.reset_index(), 10.0)["undecided"] == []
     text = "\n".join(report.gate_summary(gated.reset_index(), policy))
     assert "gate: INCONCLUSIVE: 1 of 6 comparisons undecided" in text and "  NOISY loud.js n=1: too noisy" in text
     for budget in ({"noisy_max_sigma": 20.0}, {"rules": (gate.GateRule("loud*", max_sigma=20.0),)}):
         spared = decided(samples, max_resolution=None, **budget)
         assert spared.loc["loud.js", "noisy"] and not spared.loc["loud.js", "undecided"]
         assert analysis.verdict(spared.reset_index()) == "pass"
-        assert "beyond the noise budget" in gatelines.noisy_rows(spared.reset_index(), 10.0)[0].sentence
+        assert "beyond the noise budget" in gatelines.listed_rows(spared.reset_index(), 10.0)["noisy"][0].sentence
     # A budget above the row's noise spares nothing: it still holds the verdict.
     assert analysis.verdict(decided(samples, max_resolution=None, noisy_max_sigma=60.0).reset_index()) == "inconclusive"
     default = decided(samples).loc["loud.js"]

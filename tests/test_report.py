@@ -187,9 +187,11 @@ def test_markdown_document_has_verdict_table_reasons_bars_and_note():
     text = report.render_markdown(gated, policy)
     assert text.startswith("**benchgate** ❌ FAIL: 3 of 120 comparisons regress at \\*\\*\\* after Holm correction")
     assert report.render_markdown_table(gated) in text
-    assert text.count("regression: yuen_log p = ") == 3 and "```text" in text
+    assert text.count("regression: yuen\\_log p = ") == 3 and "```text" in text  # the reasons, escaped
     assert "| -6.4 % [-9.8, -3.0] | regression | ❌ fails |" in text
-    assert "- 0.12 false positives, when considering a 0.1% risk acceptance (\\*\\*\\*)" in text
+    # the rows and the note as the PR comment shows them
+    assert "#### Significant changes (11 of 120)" in text and "<details><summary>All 120 comparisons</summary>" in text
+    assert "> Be aware that when doing many comparisons" in text and "0.12 at 0.1% (\\*\\*\\*)." in text
 
 
 def test_json_has_exactly_the_issue_shape():

@@ -118,16 +118,16 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     summary, rest = report.split("\n## `calibrated`", 1)
     step_one = next(line for line in summary.splitlines() if line.startswith("| 18.16.0 → 20.0.0 |"))
     cells = [cell.strip() for cell in step_one.strip("|").split("|")]
-    assert cells[2] == "1" and cells[4] == "`calibrated (1)`"  # one row slower, in calibrated
-    loss = float(cells[6].split(" %")[0])
+    assert cells[1:4] == ["2", "0", "1"] and cells[5] == "`calibrated (1)`"  # one row slower, in calibrated
+    loss = float(cells[7].split(" %")[0])
     assert -65 < loss < -35  # twice the work: about -50 %
-    # Per category, each step's significant rows as compare.R's table, in a text block.
+    # Per category, each step's significant rows as the analysis' markdown table, with the gate's decision.
     calibrated = rest.split("\n## `url`", 1)[0]
     first, second = calibrated.split("### 20.0.0 → 22.0.0")
     assert "1 of 1 comparisons significant." in first
-    table = first.split("```text\n", 1)[1].split("\n```", 1)[0].splitlines()
-    assert table[0].split() == ["confidence", "improvement", "accuracy", "(*)", "(**)", "(***)"]
-    assert table[1].startswith("calibrated/work.js n=500000 ") and "%" in table[1]
+    table = [line for line in first.splitlines() if line.startswith("|")]
+    assert table[0].startswith("| benchmark | confidence | improvement | accuracy (\\*)")
+    assert table[2].startswith("| `calibrated/work.js n=500000` |") and "| regression |" in table[2]
     # The failure on 18.16.0 (no URL.canParse) is listed for the first step only.
     failures = report.split("## Failures", 1)[1].split("## Charts", 1)[0]
     assert "18.16.0 → 20.0.0: `url/can-parse.js failed on the base" in failures
@@ -135,11 +135,15 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
     # A forest plot per step, the SVG beside the report that shows it.
     for base, head in zip(RELEASES, RELEASES[1:], strict=False):
         assert f"](charts/{base}..{head}.svg)" in report and (out / "charts" / f"{base}..{head}.svg").is_file()
-    # The text report on stdout says the same; the second step has no such loss.
+    # The text report on stdout says the same, its tables as `analyze` prints them; the second step has no such loss.
     assert stdout == (out / "report.txt").read_text()
-    assert "18.16.0 → 20.0.0: 0 faster, 1 slower of 2 comparisons" in stdout
-    later = [line for line in second.splitlines() if line.startswith("calibrated/work.js ")]
-    assert all(float(line.split(" %")[0].split()[-1]) > -25 for line in later), later
+    step_one = next(line for line in stdout.splitlines() if line.startswith("18.16.0 → 20.0.0 "))
+    assert step_one.split()[3:6] == ["2", "0", "1"] and "calibrated (1)" in step_one
+    text_table = stdout.split("18.16.0 → 20.0.0: 1 of 1 comparisons significant\n", 1)[1].splitlines()
+    assert text_table[0].split()[-4:] == ["gate", "change", "[interval]", "decision"]
+    assert text_table[1].startswith("calibrated/work.js n=500000 ") and text_table[1].endswith("regression")
+    later = [line for line in second.splitlines() if line.startswith("| `calibrated/work.js ")]
+    assert all(float(line.split(" | ")[2].split(" %")[0]) > -25 for line in later), later
 
     # The releases as series on the report's own site: 18.16.0 (the first base) to 22.0.0, the step marked.
     assert "[the trend pages](site/index.html)" in report
@@ -176,25 +180,29 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
 def test_the_markdown_report_keeps_untrusted_names_in_code():
     import pandas as pd
 
+    from benchgate import stats
     from benchgate.report.versionsreport import VersionStep, render_versions_markdown
+    from benchgate.stats import analysis, gate
 
     hostile = "x/```\n# <script>alert(1)</script> @nodejs/tsc [a](javascript:1).js"
-    gated = pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "filename": [hostile, "x/plain.js"],
             "configuration": ["n=1 `|` s=2", "n=1"],
             "confidence": ["***", ""],
             "improvement": [-20.0, 1.0],
-            "accuracy_1": [2.0, 2.0],
-            "accuracy_2": [3.0, 3.0],
-            "accuracy_3": [4.0, 4.0],
+            "p_value": [1e-9, 0.5],
+            "p_adjusted": [2e-9, 0.5],
         }
     )
+    for column in stats.COMPARISON_COLUMNS:  # the columns this test does not choose
+        if column not in frame:
+            frame[column] = False if column in ("incomplete", "constant") else 2.0
+    gated = analysis.compare_r_table(frame, gate.GatePolicy(threshold="off"))
     text = render_versions_markdown([VersionStep("20.0.0", "22.0.0", gated, "steps/20.0.0..22.0.0")], runs="8 runs")
-    fences = [line for line in text.splitlines() if line.startswith("```")]
-    assert fences == ["```text", "```"]  # the one table's block, never closed or opened by a name
-    outside = text.split("```text", 1)[0] + text.split("```text", 1)[1].split("\n```", 1)[1]
-    # Outside the block the name appears only in code spans: without them, none of it is left.
-    bare = re.sub(r"`[^`\n]*`", "", outside)
+    assert "```" not in text  # no block a name could close
+    # The name appears only in code spans: without them, none of it is left.
+    bare = re.sub(r"`[^`\n]*`", "", text)
     assert "<script>" not in bare and "@nodejs/tsc" not in bare and "javascript:" not in bare
-    assert "<script>" in outside and "| 20.0.0 → 22.0.0 | 0 | 1 |" in text and "`x (1)`" in text
+    assert "<script>" in text and "| 20.0.0 → 22.0.0 | 2 | 0 | 1 |" in text and "`x (1)`" in text
+    assert "1 of 2 comparisons significant." in text and "| `x/plain.js n=1` |" not in text

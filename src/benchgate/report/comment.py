@@ -6,12 +6,8 @@ from __future__ import annotations
 import bisect
 import functools
 
-import numpy as np
-import pandas as pd
-
 from benchgate import __version__
 from benchgate.config.labels import APPLIED, IGNORED, INVALID, REQUEST, LabelDecision
-from benchgate.config.settings import Settings
 from benchgate.report import gatelines, tables
 from benchgate.report.gatelines import CommentContext
 from benchgate.report.markup import block, code, plain, table
@@ -20,38 +16,6 @@ from benchgate.results.runrecord import Binary, RunSummary
 MARKER = "<!-- benchgate:comment -->"
 NOTHING_TO_BENCHMARK = "nothing to benchmark (the change touches no benchmarked area)"
 GITHUB_COMMENT_LIMIT = 65536
-MAX_NAME_IN_CHART = 90
-
-
-def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """Rows with stars, decided or undecided: gating, undecided, regressions worst first, improvements best first."""
-    decided = gated["decision"].isin(["regression", "improvement"])
-    rows = gated[gated["confidence"].isin(tables.ACCURACY_KEYS) | decided | gated["undecided"]]
-    improvement = rows["improvement"].to_numpy(dtype=float)
-    group = np.select([rows["gating"], rows["undecided"], improvement < 0], [0, 1, 2], 3)
-    return rows.iloc[np.lexsort((-np.abs(improvement), group))]  # stable: ties keep the table's order
-
-
-def _significant_heading(rows: pd.DataFrame, total: int) -> str:
-    """The heading of the shown rows; undecided rows are counted apart (a row without stars is not significant)."""
-    undecided = int(rows["undecided"].sum())
-    if not undecided:
-        return f"#### Significant changes ({len(rows)} of {total})"
-    return f"#### Significant changes ({len(rows) - undecided}) and undecided rows ({undecided}) of {total}"
-
-
-FIGURES = (
-    "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
-    "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
-)
-
-
-def false_positive_note(count: int, settings: Settings) -> str:
-    """compare.R's warning about many comparisons, with what the gate does about it."""
-    note = tables.false_positive_note(count, FIGURES, " ")
-    if settings.correction == "holm":
-        note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
-    return f"> {note}"
 
 
 def _sandbox_warning(run: RunSummary) -> list[str]:
@@ -68,6 +32,8 @@ def _sandbox_warning(run: RunSummary) -> list[str]:
 
 
 def _sides(run: RunSummary) -> str:
+    if not run.has_record:
+        return "No run record (run.json): commits and runner unknown"
     return f"{_side(run.base, 'Base')} → {_side(run.head, 'head')}"
 
 
@@ -83,11 +49,6 @@ def _side(binary: Binary, label: str) -> str:
     return " ".join(parts)
 
 
-def _setting(ctx: CommentContext, attribute: str, text: str) -> str:
-    source = ctx.settings.source_of(attribute)
-    return text if source == "default" else f"{text} ({source})"
-
-
 def _context_line(ctx: CommentContext) -> str:
     settings, run = ctx.settings, ctx.run
     runs = run.runs if run.runs is not None else int(ctx.gated["n_base"].max()) if len(ctx.gated) else 0
@@ -100,23 +61,27 @@ def _context_line(ctx: CommentContext) -> str:
     duet = (
         " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
     )
+    texts = {
+        "threshold": f"threshold {code(settings.threshold)}",
+        "correction": f"{settings.correction} correction",
+        "min_effect": f"min effect {settings.min_effect:g} %",
+        "unchanged_confidence": f"unchanged when its one-sided {settings.unchanged_confidence:g} %",
+        "inconclusive_above": f"a {settings.inconclusive_above:g} % regression",
+    }
+    shown = {  # each setting with where it came from, unless the default
+        name: text if (source := settings.source_of(name)) == "default" else f"{text} ({source})"
+        for name, text in texts.items()
+    }
     parts = [
-        _sides(run) if run.has_record else "No run record (run.json): commits and runner unknown",
+        _sides(run),
         f"{runs} runs per side{shards}{duet}",
         gatelines.plural(len(ctx.gated), "comparison"),
-        _setting(ctx, "threshold", f"threshold {code(settings.threshold)}")
-        + ", "
-        + _setting(ctx, "correction", f"{settings.correction} correction")
-        + ", "
-        + _setting(ctx, "min_effect", f"min effect {settings.min_effect:g} %"),
+        f"{shown['threshold']}, {shown['correction']}, {shown['min_effect']}",
     ]
     if len(ctx.gated):
         parts.append(
-            f"gate test {code(gatelines.gate_test(ctx.gated))}, "
-            + _setting(ctx, "unchanged_confidence", f"unchanged when its one-sided {settings.unchanged_confidence:g} %")
-            + " bound rules out "
-            + _setting(ctx, "inconclusive_above", f"a {settings.inconclusive_above:g} % regression")
-            + " (or its min-effect)"
+            f"gate test {code(gatelines.gate_test(ctx.gated))}, {shown['unchanged_confidence']} bound rules out "
+            f"{shown['inconclusive_above']} (or its min-effect)"
         )
     return " · ".join(parts)
 
@@ -164,57 +129,52 @@ def _footer(ctx: CommentContext) -> list[str]:
     return lines
 
 
-def _short(ctx: CommentContext, heading: str, why: str, sides: str, rest: list[str]) -> str:
-    """A comment without results: the heading, why, the sides, the sandbox warning, ``rest``, the footer."""
-    return (
-        "\n".join([MARKER, heading, "", why, "", sides, "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)])
-        + "\n"
-    )
+# Why a side that did not build (infrastructure: the base) stopped the run, and what it means for the PR.
+BUILD_FAILURE_WHY = {
+    True: "The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's fault: "
+    "the base branch or the benchmark machine needs attention. The check is neutral; run the benchmark again once "
+    "the base builds.",
+    False: "The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate until it "
+    "builds (a {label} label does not accept a build failure).",
+}
 
 
-def _render_nothing_selected(ctx: CommentContext) -> str:
-    """The short comment of a run that selected no benchmark: a pass, what was compared, how to run anyway."""
-    sides = _sides(ctx.run) if ctx.run.has_record else "No run record (run.json): commits unknown"
-    why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
-    label = code(ctx.settings.label_prefix + ":categories=url")
-    hint = f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"
-    return _short(ctx, f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}", why, sides, [hint])
+def _render_short(ctx: CommentContext) -> str:
+    """The comment of a run without results: one that selected no benchmark (a pass, how to run anyway), or one
+    whose side did not build (whose fault it is, the log's last lines)."""
+    failure, prefix = ctx.run.build_failure, ctx.settings.label_prefix
+    if failure is None:
+        heading = f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}"
+        why = "The changed files map to no benchmark category, so no benchmark ran and nothing can regress."
+        label = code(prefix + ":categories=url")
+        rest = [f"<sub>To benchmark anyway, a maintainer adds a label such as {label}.</sub>"]
+    else:
+        heading = "### {} benchgate: {}".format(*gatelines.verdict_words(ctx.outcome, ctx.run))
+        commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
+        why = BUILD_FAILURE_WHY[failure.infrastructure].format(commit=commit, label=code(prefix + ":accept-regression"))
+        log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
+        note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
+        rest = [*(log if failure.log_tail.strip() else []), note]
+    parts = [MARKER, heading, "", why, "", _sides(ctx.run), "", *_sandbox_warning(ctx.run), *rest, "", *_footer(ctx)]
+    return "\n".join(parts) + "\n"
 
 
 def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significant: int | None = None) -> str:
     """The comment; without ``all_rows`` it says it is shortened."""
-    significant = significant_rows(ctx.gated)
-    shown = significant if max_significant is None else significant.head(max_significant)
     parts = [MARKER, *gatelines.verdict_lines(ctx), "", _context_line(ctx), "", *_sandbox_warning(ctx.run)]
     if not all_rows:
         parts += [
             f"> **This comment is shortened to fit GitHub's limit.** The full report is in {ctx.full_report}.",
             "",
         ]
-    if len(significant):
-        parts += [_significant_heading(significant, len(ctx.gated)), "", tables.render_markdown_table(shown)]
-        if len(shown) < len(significant):
-            parts += ["", f"_{len(significant) - len(shown)} more rows are in {ctx.full_report}._"]
-        charted = shown[shown["improvement"].notna()]
-        if details and len(charted):  # untrusted names: block drops backticks (they could close the fence)
-            parts += ["", block(tables.render_bars(tables.bars_for(charted, MAX_NAME_IN_CHART)))]
-    else:
-        parts.append(f"No significant change in {len(ctx.gated)} comparisons.")
-    parts.append("")
-    if details:
-        power = gatelines.power_lines(ctx)
-        parts += [*power, ""] if power else []
-    if all_rows:
-        parts += [
-            f"<details><summary>All {gatelines.plural(len(ctx.gated), 'comparison')}</summary>",
-            "",
-            tables.render_markdown_table(ctx.gated),
-            "",
-            "</details>",
-        ]
-    else:
-        parts.append(f"_The table of all {len(ctx.gated)} comparisons is in {ctx.full_report}._")
-    parts += ["", false_positive_note(len(ctx.gated), ctx.settings), ""]
+    parts += tables.markdown_sections(
+        ctx.gated,
+        ctx.settings.correction,
+        all_rows=all_rows,
+        details=details,
+        max_significant=max_significant,
+        full_report=ctx.full_report,
+    )
     sections = {
         "Runner": _environment(ctx.run),
         "Failed or skipped benchmarks": _failures(ctx.run, stderr=details, limit=200 if details else 20),
@@ -234,42 +194,16 @@ def _render(ctx: CommentContext, *, all_rows: bool, details: bool, max_significa
     return "\n".join(parts).replace("\n\n\n", "\n\n") + "\n"
 
 
-def _render_build_failure(ctx: CommentContext) -> str:
-    """The comment when a side did not build: what failed, whose fault it is, the log's last lines."""
-    failure = ctx.run.build_failure
-    assert failure is not None
-    commit = code(failure.sha[:12] if failure.sha else failure.ref or "unknown")
-    if failure.infrastructure:
-        heading = "### ⚠️ benchgate: the base does not build (infrastructure error)"
-        why = (
-            f"The base {commit} failed to build, so nothing was benchmarked. This is not this pull request's "
-            "fault: the base branch or the benchmark machine needs attention. The check is neutral; "
-            "run the benchmark again once the base builds."
-        )
-    else:
-        heading = "### ❌ benchgate: the head does not build"
-        why = (
-            f"The head {commit} failed to build, so nothing was benchmarked; the pull request fails the gate "
-            f"until it builds (a {code(ctx.settings.label_prefix + ':accept-regression')} label does not "
-            "accept a build failure)."
-        )
-    log = [f"#### Last lines of the {failure.side} build log", "", block(failure.log_tail), ""]
-    note = "_The whole build log is on the benchmark machine; its path is in the benchmark job's output._"
-    return _short(ctx, heading, why, _sides(ctx.run), [*(log if failure.log_tail.strip() else []), note])
-
-
 def render_comment(ctx: CommentContext, limit: int | None = GITHUB_COMMENT_LIMIT) -> str:
     """The comment body; under ``limit`` characters, shortened in a fixed order when needed."""
-    if ctx.nothing_selected:
-        return _render_nothing_selected(ctx)
-    if ctx.run.build_failure is not None:
-        return _render_build_failure(ctx)  # a few lines: the log tail is bounded by the run record's check
+    if ctx.nothing_selected or ctx.run.build_failure is not None:
+        return _render_short(ctx)  # a few lines: the log tail is bounded by the run record's check
     for all_rows, details in ((True, True), (False, True), (False, False)):
         body = _render(ctx, all_rows=all_rows, details=details)
         if limit is None or len(body) <= limit:
             return body
     # Keep the gating rows above all; the body grows with the rows shown: the most that still fit.
-    low, high = min(int(ctx.gated["gating"].sum()), 1), len(significant_rows(ctx.gated))
+    low, high = min(int(ctx.gated["gating"].sum()), 1), len(tables.significant_rows(ctx.gated))
     shortened = functools.partial(_render, ctx, all_rows=False, details=False)
     fits = bisect.bisect_right(range(low + 1, high + 1), limit, key=lambda shown: len(shortened(max_significant=shown)))
     best = shortened(max_significant=low + fits)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -52,8 +52,8 @@ class Listed:
 
     name: str
     sentence: str
+    rule: str  # a noisy row's: the configuration that would settle it
     floor: float  # percent: the regression it had to rule out (its rule's min-effect, else the policy's floor)
-    rule: str = ""  # a noisy row's: the configuration that would settle it
 
     def line(self, span: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
         """``name: sentence``, the name (and a rule) through ``span``, the sentence through ``prose``."""
@@ -61,79 +61,77 @@ class Listed:
         return f"{span(self.name)}: {prose(self.sentence)}{settled}"
 
 
-def undecided_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Listed]:
-    """The undecided rows but the noisy ones (``noisy_rows``), widest interval first."""
-    rows = gated[gated["undecided"] & ~gated["noisy"]]
-    rows = rows.assign(_width=(rows["ci_high"] - rows["ci_low"]).fillna(math.inf))
-    listed = []
-    for row in rows.sort_values("_width", ascending=False, kind="mergesort").itertuples(index=False):
-        runs = "no number of runs up to 10,000 would decide it at this noise"
-        if row.runs_needed is not None and math.isfinite(row.runs_needed):
-            runs = f"about {int(row.runs_needed)} runs a side would decide it"
-        floor = _floor(row, inconclusive_above)
-        sentence = f"{change_cell(row)}: could not rule out a {floor:g} % regression; {runs}"
-        listed.append(Listed(_name(row), sentence, floor))
-    return listed
+def _undecided(row: Any, floor: float, prior: Any) -> tuple[str, str]:
+    runs = "no number of runs up to 10,000 would decide it at this noise"
+    if row.runs_needed is not None and math.isfinite(row.runs_needed):
+        runs = f"about {int(row.runs_needed)} runs a side would decide it"
+    return f"{change_cell(row)}: could not rule out a {floor:g} % regression; {runs}", ""
 
 
-def noisy_row(name: str, filename: str, sigma: float, mde: float, floor: float, holds: bool) -> Listed:
-    """A row too noisy to gate at ``floor``: its noise ``sigma`` and the smallest regression ``mde`` it could rule out
-    by max-runs (percent; NaN: unknown), whether it ``holds`` the verdict inconclusive, and the rule that settles it:
-    a min-effect it can rule out, or a noise budget below its σ."""
+def _noisy(row: Any, floor: float, prior: Any) -> tuple[str, str]:
+    """Its noise σ, the smallest regression it could rule out by max-runs (NaN: unknown), whether it holds the
+    verdict inconclusive, and the rule that settles it: a min-effect it can rule out, or a noise budget below its σ."""
+    mde, sigma = row.noisy_mde, row.sigma
     could = f"; the smallest regression it could rule out by max-runs is {mde:.1f} %" if mde < 1e5 else ""
-    budget = "it keeps the verdict inconclusive" if holds else "beyond the noise budget, it does not gate"
+    budget = "it keeps the verdict inconclusive" if row.undecided else "beyond the noise budget, it does not gate"
     rule = f"noisy: {{max-sigma: {max(math.floor(sigma * 10) / 10 - 0.1, 0.1):g}%}}"
     if math.isfinite(mde) and mde < 1e5:
-        rule = f"{{match: '{filename}', min-effect: {math.ceil(mde)}%}} in rules, or {rule}"
-    return Listed(name, f"too noisy to gate at {floor:g} %: σ {sigma:.1f} %{could}; {budget}", floor, rule)
+        rule = f"{{match: '{row.filename}', min-effect: {math.ceil(mde)}%}} in rules, or {rule}"
+    return f"too noisy to gate at {floor:g} %: σ {sigma:.1f} %{could}; {budget}", rule
 
 
-def noisy_rows(gated: pd.DataFrame, inconclusive_above: float) -> list[Listed]:
-    """The undecided rows too noisy to gate (``analysis.decisions_table``'s ``noisy``), noisiest first."""
-    rows = gated[gated["noisy"]].sort_values("sigma", ascending=False, kind="mergesort")
-    return [
-        noisy_row(
-            _name(row), str(row.filename), row.sigma, row.noisy_mde, _floor(row, inconclusive_above), row.undecided
-        )
-        for row in rows.itertuples(index=False)
-    ]
+def _coarse(row: Any, floor: float, prior: Any) -> tuple[str, str]:
+    source = " (main's history)" if (row.filename, row.configuration) in prior else ""
+    return (
+        f"σ {row.sigma:.1f} %{source} cannot reach {floor:g} % in the planned runs: "
+        f"gated at {row.gated_at:.1f} %, it rules out a regression of {max(row.resolution, 0.0):.1f} %"
+    ), ""
 
 
-def _coarse(gated: pd.DataFrame) -> pd.DataFrame:
-    return gated[gated["coarse"] & (gated["decision"] == "unchanged")]
+class Kind(NamedTuple):
+    """A kind of listed row: which rows, the column ordering them (largest first), their sentence (and a noisy
+    row's settling rule), their mark and their heading in the PR comment."""
+
+    select: Callable[[pd.DataFrame], pd.Series]
+    order: str
+    sentence: Callable[[Any, float, Any], tuple[str, str]]
+    mark: str
+    heading: str
 
 
-def coarse_rows(gated: pd.DataFrame, floor: float, prior=()) -> list[Listed]:
-    """The unchanged rows gated coarser than their target (their base's σ could not reach it by max-runs), coarsest
-    first; ``prior``: the keys whose σ is main's history's (run.json's prior), not this run's base's."""
-    listed = []
-    for row in _coarse(gated).sort_values("gated_at", ascending=False, kind="mergesort").itertuples(index=False):
-        source = " (main's history)" if (row.filename, row.configuration) in prior else ""
-        target = _floor(row, floor)
-        sentence = (
-            f"σ {row.sigma:.1f} %{source} cannot reach {target:g} % in the planned runs: "
-            f"gated at {row.gated_at:.1f} %, it rules out a regression of {max(row.resolution, 0.0):.1f} %"
-        )
-        listed.append(Listed(_name(row), sentence, target))
-    return listed
-
-
-# Per kind of listed row: its mark, and its heading in the PR comment.
 KINDS = {
-    "undecided": ("❓", "Also undecided ({}):"),
-    "noisy": ("🔊", "Too noisy to gate ({}), apart from the undecided rows:"),
-    "coarse": ("🔍", "Gated coarser than their target ({}), their noise could not reach it:"),
+    "undecided": Kind(
+        lambda gated: gated["undecided"] & ~gated["noisy"],  # the noisy ones are listed apart
+        "interval_width",
+        _undecided,
+        "❓",
+        "Also undecided ({}):",
+    ),
+    "noisy": Kind(
+        lambda gated: gated["noisy"], "sigma", _noisy, "🔊", "Too noisy to gate ({}), apart from the undecided rows:"
+    ),
+    "coarse": Kind(  # unchanged rows whose base's σ could not reach their target by max-runs
+        lambda gated: gated["coarse"] & (gated["decision"] == "unchanged"),
+        "gated_at",
+        _coarse,
+        "🔍",
+        "Gated coarser than their target ({}), their noise could not reach it:",
+    ),
 }
 VERDICT_MARKS = {"fail": "❌", "accepted": "⚠️", "inconclusive": "❓", "pass": "✅"}
 
 
 def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[Listed]]:
-    """The rows every report lists under its verdict, by kind (``KINDS``' order)."""
-    return {
-        "undecided": undecided_rows(gated, floor),
-        "noisy": noisy_rows(gated, floor),
-        "coarse": coarse_rows(gated, floor, prior),
-    }
+    """The rows every report lists under its verdict, by kind (``KINDS``), largest first; ``floor``: the regression
+    a row must rule out when no rule gives it a min-effect; ``prior``: the keys whose σ is main's history's
+    (run.json's prior), not this run's base's."""
+    gated = gated.assign(interval_width=(gated["ci_high"] - gated["ci_low"]).fillna(math.inf))
+    listed = {}
+    for name, kind in KINDS.items():
+        rows = gated[kind.select(gated)].sort_values(kind.order, ascending=False, kind="mergesort")
+        targets = [(row, _floor(row, floor)) for row in rows.itertuples(index=False)]
+        listed[name] = [Listed(_name(row), *kind.sentence(row, target, prior), floor=target) for row, target in targets]
+    return listed
 
 
 def blind_spots(gated: pd.DataFrame, span: Callable[[str], str] = str) -> list[str]:
@@ -168,7 +166,7 @@ def gate_finding(gated: pd.DataFrame, policy: GatePolicy) -> tuple[str, bool]:
     if failing:
         return f"FAIL: {failing} of {count} comparisons regress {where}", False
     held = int(gated["undecided"].sum())
-    coarse = len(_coarse(gated))
+    coarse = int(KINDS["coarse"].select(gated).sum())
     coarser = f"; {coarse} gated coarser than their target, at most {policy.max_resolution:g} %" if coarse else ""
     if held:
         return f"INCONCLUSIVE: {held} of {count} comparisons undecided {where}, none regresses{coarser}", False
@@ -211,17 +209,32 @@ def truncated(lines: list[str], limit: int = MAX_LISTED, more: str = "- … and 
     return lines[:limit] + ([more.format(len(lines) - limit)] if len(lines) > limit else [])
 
 
-def verdict_words(outcome: Outcome, accepted_by: str | None = None) -> str:
-    """The verdict in a few words (``accepted_by``: the comment's label, else the check run's wording)."""
+# Whose build failed (infrastructure: the base's) -> the verdict's mark and words.
+BUILD_FAILURES = {
+    True: ("⚠️", "the base does not build (infrastructure error, not this PR's fault)"),
+    False: ("❌", "the head does not build"),
+}
+
+
+def verdict_words(outcome: Outcome, run: RunSummary, accepted_by: str = "label") -> tuple[str, str]:
+    """The verdict's mark and a few words, for the comment's heading and the check run's title."""
+    if run.build_failure is not None:
+        return BUILD_FAILURES[run.build_failure.infrastructure]
     count = outcome.gating_rows
-    what = f"{count} regression{'s' if count != 1 else ''}" if count else "the benchmark run"
-    if outcome.verdict == PASS:
-        return "no regression fails the gate"
-    if outcome.verdict == INCONCLUSIVE:
-        return f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses"
-    if outcome.verdict == ACCEPTED:
-        return f"regression accepted by {accepted_by}" if accepted_by else f"{what} accepted by label"
-    return f"{what} fail{'s' if count < 2 else ''} the gate"
+    what = plural(count, "regression") if count else "the benchmark run"
+    words = {
+        PASS: "no regression fails the gate",
+        INCONCLUSIVE: f"inconclusive: {plural(outcome.undecided_rows, 'comparison')} undecided, none regresses",
+        ACCEPTED: f"{what} accepted by {accepted_by}",
+        FAIL: f"{what} fail{'s' if count < 2 else ''} the gate",
+    }
+    return VERDICT_MARKS[outcome.verdict], words[outcome.verdict]
+
+
+def gating_lines(gated: pd.DataFrame) -> list[str]:
+    """The failing rows and why, at most MAX_LISTED."""
+    rows = gated[gated["gating"]].itertuples(index=False)
+    return truncated([f"- {code(_name(row))}: {plain(row.gate_reason)}" for row in rows])
 
 
 def verdict_lines(ctx: CommentContext) -> list[str]:
@@ -229,13 +242,11 @@ def verdict_lines(ctx: CommentContext) -> list[str]:
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
     prior = ctx.run.prior if ctx.run is not None else {}
     listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
-    words = verdict_words(outcome, code(prefix + ":accept-regression"))
-    title = f"### {VERDICT_MARKS[outcome.verdict]} benchgate: {words}"
+    mark, words = verdict_words(outcome, ctx.run, code(prefix + ":accept-regression"))
+    title = f"### {mark} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:
         title += f" ({plural(len(listed['coarse']), 'comparison')} gated coarser than their target)"
-    lines = [title, ""]
-    gating = ctx.gated[ctx.gated["gating"]].itertuples(index=False)
-    lines += truncated([f"- {code(f'{row.filename} {row.configuration}')}: {plain(row.gate_reason)}" for row in gating])
+    lines = [title, "", *gating_lines(ctx.gated)]
     lines += [f"- {plain(problem)}" for problem in outcome.problems]
     inconclusive = outcome.verdict == INCONCLUSIVE
     not_a_pass = "This is not a pass: each of these could still hide a regression."
@@ -253,15 +264,15 @@ def listed_lines(kind: str, items: list[Listed], heading: str | None = None) -> 
     """A heading (``KINDS``' by default) and the rows of one kind (``KINDS``' mark), at most MAX_LISTED."""
     if not items:
         return []
-    mark, default = KINDS[kind]
+    mark, default = KINDS[kind].mark, KINDS[kind].heading
     lines = truncated([f"- {mark} {item.line(code, plain)}" for item in items])
     return ["", (heading or default).format(len(items)), "", *lines]
 
 
-def power_lines(ctx: CommentContext) -> list[str]:
+def power_lines(gated: pd.DataFrame) -> list[str]:
     """Per file, the regression its run would have found with 80 % probability: what could hide below it."""
     # The file name is untrusted: in a code span; the rest of the sentence is ours.
-    lines = [f"- {spot}" for spot in blind_spots(ctx.gated, code)]
+    lines = [f"- {spot}" for spot in blind_spots(gated, code)]
     if not lines:
         return []
     summary = (
@@ -273,9 +284,5 @@ def power_lines(ctx: CommentContext) -> list[str]:
 
 def check_title(result: Outcome, run: RunSummary) -> str:
     """The check run's title: the verdict in a few words."""
-    if run.build_failure is not None:
-        if run.build_failure.infrastructure:
-            return "The base does not build (infrastructure error, not this PR's fault)"
-        return "The head does not build"
-    words = verdict_words(result)
+    words = verdict_words(result, run)[1]
     return words[0].upper() + words[1:]

@@ -68,11 +68,6 @@ def render_series(series: Series, changes: Sequence[ChangePoint]) -> str:
     return f"{header}\n{render_bars(bars)}"
 
 
-def series_link(site_url: str, history: RowHistory) -> str:
-    """Where the row's series is on the site: its section of its benchmark's page (``site.series_href``)."""
-    return f"{site_url.rstrip('/')}/{series_href(history.series.key)}"
-
-
 def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None = None) -> str:
     """A markdown section (a heading and a table); '' when there is nothing to say."""
     if not rows:
@@ -83,7 +78,7 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
     for history in rows[:MAX_ROWS]:
         name = code(f"{history.filename} {history.configuration}", in_table=True, limit=120)
         if history.series is None:
-            cells = [name, "0", "no stored runs", ""]
+            cells = [name, "0", "no stored runs", "", ""]
         else:
             spread = f"±{history.spread:.1f}%" if math.isfinite(history.spread) else "n/a (one run)"
             moved = f"no change point in its last {RECENT_COMMITS} runs"
@@ -91,10 +86,9 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
                 moved = (
                     f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
                 )
-            cells = [name, str(history.runs), spread, moved]
-        if site_url:
-            cells.append(f"[series]({series_link(site_url, history)})" if history.series is not None else "")
-        shown.append(cells)
+            site = f"{(site_url or '').rstrip('/')}/{series_href(history.series.key)}"  # its section of its page
+            cells = [name, str(history.runs), spread, moved, f"[series]({site})"]
+        shown.append(cells if site_url else cells[:4])
     note = "Context, not evidence: the gate decides from this pull request's samples only."
     lines = ["#### History of main", "", note, "", *table(header, shown, "lrrl" + ("l" if site_url else ""))]
     if len(rows) > MAX_ROWS:

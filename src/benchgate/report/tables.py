@@ -32,6 +32,7 @@ MAX_SUMMARY_LINES = 20  # undecided rows and blind spots listed under the text t
 COMPARE_R_LAYOUT = TableFormat(None, None, None, None, DataRow("", " ", ""), DataRow("", " ", ""), 0, None)
 # Text bars, as node-benchmark-compare draws them: an axis symmetric around 0, set by the largest |improvement|.
 FULL, EMPTY, AXIS = "█", "░", "|"
+MAX_NAME_IN_CHART = 90  # of the markdown's bars
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,12 @@ def render_bar(improvement: float, scale: float, half_width: int) -> str:
     return " " * half_width + AXIS + FULL * filled + EMPTY * (half_width - filled)
 
 
-def render_bars(bars: Sequence[Bar], *, half_width: int = 20, label_width: int | None = None) -> str:
+def render_bars(bars: Sequence[Bar], *, half_width: int = 20) -> str:
     """The chart as lines of text (no trailing newline): an axis line, then one bar per row."""
     if not bars:
         return ""
     scale = scale_for([bar.improvement for bar in bars])
-    width = label_width if label_width is not None else max(len(bar.label) for bar in bars)
+    width = max(len(bar.label) for bar in bars)
     left, right = f"-{scale:.1f}%", f"+{scale:.1f}%"
     # "0%" sits with its "0" over the axis; the scale's ends sit over the bar's ends.
     axis = f"{'':<{width}} {left:<{half_width}}0%{right:>{half_width - 1}}"
@@ -113,10 +114,9 @@ def _cells(row: Any, decided: bool) -> list[str]:
     return [str(row.confidence), format_improvement(row.improvement), *accuracy, *decision]
 
 
-def render_compare_table(gated: pd.DataFrame, *, gate_columns: bool | None = None) -> str:
-    """compare.R's printed table (each line starts as R prints it), then the gate's unless ``gate_columns`` is False."""
-    decided = with_decisions(gated) if gate_columns is None else gate_columns
-    failing = gate_columns is not False and bool(gated["gating"].any())
+def render_compare_table(gated: pd.DataFrame) -> str:
+    """compare.R's printed table (each line starts as R prints it), then the gate's columns (``with_decisions``)."""
+    decided, failing = with_decisions(gated), bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
@@ -141,9 +141,20 @@ FIGURES = (
 )
 
 
-def false_positive_note(count: int, figures: str = FIGURES, sep: str = "\n") -> str:
-    """compare.R's warning about many comparisons: its lines joined by ``sep``, its figures worded by ``figures``."""
-    return sep.join([*FALSE_POSITIVES, figures]).format(count, count * 0.05, count * 0.01, count * 0.001)
+MARKDOWN_FIGURES = (
+    "{1:.2f} at a 5% risk acceptance (\\*, \\*\\*, \\*\\*\\*), "
+    "{2:.2f} at 1% (\\*\\*, \\*\\*\\*), {3:.2f} at 0.1% (\\*\\*\\*)."
+)
+
+
+def false_positive_note(count: int, *, markdown: bool = False, correction: str = "none") -> str:
+    """compare.R's warning about many comparisons: its lines, or in ``markdown`` one paragraph that says what the
+    gate does about it under Holm's ``correction``."""
+    lines = [*FALSE_POSITIVES, MARKDOWN_FIGURES if markdown else FIGURES]
+    note = (" " if markdown else "\n").join(lines).format(count, count * 0.05, count * 0.01, count * 0.001)
+    if markdown and correction == "holm":
+        note += " The gate's own test is Holm-corrected, so noise alone fails a PR at most at the threshold's risk."
+    return note
 
 
 def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
@@ -194,13 +205,24 @@ def render_text(gated: pd.DataFrame, policy: GatePolicy, *, bars: bool = True, p
     return "\n".join(parts) + "\n"
 
 
+def _significant(gated: pd.DataFrame) -> pd.Series:
+    """Rows with stars or a decided change."""
+    return gated["confidence"].isin(ACCURACY_KEYS) | gated["decision"].isin(["regression", "improvement"])
+
+
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
-    """Gating (worst first), undecided, other starred or decided regressions (worst first), then the rest."""
+    """Gating, undecided, significant regressions, significant improvements, each largest first; then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
-    regressed = (gated["confidence"].isin(ACCURACY_KEYS) | (gated["decision"] == "regression")) & (improvement < 0)
-    group = np.select([gated["gating"], gated["undecided"], regressed], [0, 1, 2], 3)
-    worst = np.where((group == 0) | (group == 2), improvement, 0.0)
-    return gated.iloc[np.lexsort((worst, group))]  # lexsort is stable: ties keep the table's order
+    groups = [gated["gating"], gated["undecided"], _significant(gated) & (improvement < 0), _significant(gated)]
+    group = np.select(groups, [0, 1, 2, 3], 4)
+    size = np.where(group < 4, -np.abs(improvement), 0.0)
+    return gated.iloc[np.lexsort((size, group))]  # lexsort is stable: ties keep the table's order
+
+
+def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
+    """The significant (``_significant``) and undecided rows, in ``markdown_order``."""
+    ordered = markdown_order(gated)
+    return ordered[_significant(ordered) | ordered["undecided"]]
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
@@ -216,24 +238,50 @@ def render_markdown_table(gated: pd.DataFrame) -> str:
     return "\n".join(markup.table(header, rows, "lcrrrr" + ("rl" if decided else "") + "l"))
 
 
+def markdown_sections(
+    gated: pd.DataFrame,
+    correction: str,
+    *,
+    all_rows: bool = True,
+    details: bool = True,
+    max_significant: int | None = None,
+    full_report: str = "the JSON format",
+) -> list[str]:
+    """The analysis as the PR comment shows it: the significant and undecided rows (at most ``max_significant``)
+    and, with ``details``, their bars and what the run could not have seen; every row (else where they are, in
+    ``full_report``); compare.R's note."""
+    significant = significant_rows(gated)
+    shown = significant if max_significant is None else significant.head(max_significant)
+    parts = [f"No significant change in {len(gated)} comparisons."]
+    if len(significant):
+        undecided = int(significant["undecided"].sum())  # counted apart: a row without stars is not significant
+        heading = f"#### Significant changes ({len(significant)} of {len(gated)})"
+        if undecided:
+            heading = f"#### Significant changes ({len(significant) - undecided}) and undecided rows ({undecided}) of "
+            heading += str(len(gated))
+        parts = [heading, "", render_markdown_table(shown)]
+        if len(shown) < len(significant):
+            parts += ["", f"_{len(significant) - len(shown)} more rows are in {full_report}._"]
+        charted = shown[shown["improvement"].notna()]
+        if details and len(charted):  # untrusted names: block drops backticks (they could close the fence)
+            parts += ["", markup.block(render_bars(bars_for(charted, MAX_NAME_IN_CHART)))]
+    parts += ["", *(gatelines.power_lines(gated) if details else []), ""]
+    if all_rows:
+        summary = f"<details><summary>All {gatelines.plural(len(gated), 'comparison')}</summary>"
+        parts += [summary, "", render_markdown_table(gated), "", "</details>"]
+    else:
+        parts.append(f"_The table of all {len(gated)} comparisons is in {full_report}._")
+    return [*parts, "", f"> {false_positive_note(len(gated), markdown=True, correction=correction)}", ""]
+
+
 def render_markdown(gated: pd.DataFrame, policy: GatePolicy) -> str:
-    """A verdict line, the table, failing and undecided rows and why, the bars and compare.R's note, as markdown."""
-    mark = gatelines.VERDICT_MARKS[verdict(gated)]
-    headline = gatelines.gate_headline(gated, policy).replace("gate: ", "", 1).replace("*", "\\*")
-    parts = [f"**benchgate** {mark} {headline}", "", render_markdown_table(gated), ""]
-    parts += [f"- {markup.code(name)}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    """The verdict line and why (failing and listed rows), then the analysis as the PR comment shows it."""
+    headline = markup.plain(gatelines.gate_headline(gated, policy).replace("gate: ", "", 1))
+    parts = [f"**benchgate** {gatelines.VERDICT_MARKS[verdict(gated)]} {headline}", "", *gatelines.gating_lines(gated)]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
         parts += gatelines.listed_lines(kind, items)
-    if parts[-1] != "":
-        parts.append("")
-    blind = gatelines.blind_spots(gated, markup.code)
-    if blind:
-        parts += ["Resolution (the smallest regression the evidence rules out):", *(f"- {spot}" for spot in blind), ""]
-    if len(gated):
-        parts += ["```text", render_bars(bars_for(gated)), "```", ""]
-    note = false_positive_note(len(gated)).splitlines()
-    parts += [" ".join(note[:3]), "", *(f"- {line.strip()}".replace("*", "\\*") for line in note[3:]), ""]
-    return "\n".join(parts)
+    parts += ["", *markdown_sections(gated, policy.correction)]
+    return "\n".join(parts).replace("\n\n\n", "\n\n")
 
 
 def _number(value: Any) -> float | None:

@@ -1,15 +1,25 @@
-"""``benchgate versions``' report (docs/cli.md); untrusted benchmark names go only in code spans or blocks."""
+"""``benchgate versions``' report (docs/cli.md): each step's rows through the analysis' own tables (``tables``);
+untrusted benchmark names go only in code spans."""
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+from tabulate import tabulate
 
-from benchgate.report.markup import block, code, plain, table
-from benchgate.report.tables import ACCURACY_KEYS, false_positive_note, render_compare_table
+from benchgate.report.markup import AS_R, code, table
+from benchgate.report.tables import (
+    ACCURACY_KEYS,
+    false_positive_note,
+    render_compare_table,
+    render_markdown_table,
+    row_name,
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,25 @@ def significant(gated: pd.DataFrame) -> pd.DataFrame:
     return gated[gated["confidence"].astype(str).isin(ACCURACY_KEYS) & gated["improvement"].notna()]
 
 
+SUMMARY = ["step", "comparisons", "faster", "slower", "faster in", "slower in", "largest gain", "largest loss"]
+
+
+def _summary_row(step: VersionStep, span: Callable[[str], str]) -> list[str]:
+    """SUMMARY's cells of a step: its significant rows faster and slower, their categories, the largest of each."""
+    rows = significant(step.gated)
+    changes = rows["improvement"].astype(float)
+    counts, where, largest = [], [], []
+    for moved, pick in ((changes > 0, changes.idxmax), (changes < 0, changes.idxmin)):
+        ordered = sorted(Counter(map(category, rows.loc[moved, "filename"])).items(), key=lambda x: (-x[1], x[0]))
+        row = rows.loc[pick()] if moved.any() else None
+        counts.append(str(int(moved.sum())))
+        where.append(span(", ".join(f"{name} ({count})" for name, count in ordered)) if ordered else "")
+        largest.append(
+            "" if row is None else f"{row.improvement:+.2f} % {span(row_name(row.filename, row.configuration))}"
+        )
+    return [step.name, str(len(step.gated)), *counts, *where, *largest]
+
+
 def _sections(steps: Sequence[VersionStep]) -> Iterator[tuple[str, list[tuple[VersionStep, int, pd.DataFrame]]]]:
     """Per category (sorted), per step: its number of comparisons there and its significant rows."""
     for name in sorted({category(str(filename)) for step in steps for filename in step.gated["filename"]}):
@@ -45,89 +74,49 @@ def _sections(steps: Sequence[VersionStep]) -> Iterator[tuple[str, list[tuple[Ve
         yield name, [(step, len(rows), significant(rows)) for step, rows in zip(steps, mine, strict=True)]
 
 
-@dataclass(frozen=True)
-class StepSummary:
-    """How one step moved: significant rows faster and slower, per category, and the extremes."""
-
-    faster: Counter[str]
-    slower: Counter[str]
-    best: tuple[str, float] | None  # (row name, improvement %)
-    worst: tuple[str, float] | None
-
-    @classmethod
-    def of(cls, step: VersionStep) -> StepSummary:
-        rows = significant(step.gated)
-        names = [f"{f} {c}" for f, c in zip(rows["filename"], rows["configuration"], strict=True)]
-        changes = rows["improvement"].to_numpy(dtype=float)
-        moved = [(category(str(name)), change > 0) for name, change in zip(rows["filename"], changes, strict=True)]
-        high, low = (int(changes.argmax()), int(changes.argmin())) if len(rows) else (0, 0)
-        return cls(
-            Counter(name for name, faster in moved if faster),
-            Counter(name for name, faster in moved if not faster),
-            (names[high], float(changes[high])) if len(rows) and changes[high] > 0 else None,
-            (names[low], float(changes[low])) if len(rows) and changes[low] < 0 else None,
-        )
-
-
-def _where(counts: Counter[str]) -> str:
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ", ".join(f"{name} ({count})" for name, count in ordered)
-
-
-def _versions(steps: Sequence[VersionStep]) -> list[str]:
-    return [steps[0].base, *(step.head for step in steps)] if steps else []
+def _versions(steps: Sequence[VersionStep], prefix: str = "") -> str:
+    return " → ".join(f"{prefix}{version}" for version in ([steps[0].base, *(s.head for s in steps)] if steps else []))
 
 
 def render_versions_text(steps: Sequence[VersionStep]) -> str:
-    """The report as text: the summary, then per category each step's compare.R table of its significant rows."""
-    out = [f"Node.js performance: {' → '.join(_versions(steps))}", "", "summary:"]
-    for step in steps:  # how many rows got faster and slower, where, and the largest of each
-        found = StepSummary.of(step)
-        faster, slower = found.faster.total(), found.slower.total()
-        line = f"  {step.name}: {faster} faster, {slower} slower of {len(step.gated)} comparisons"
-        line += f"; faster in {_where(found.faster)}" if faster else ""
-        line += f"; slower in {_where(found.slower)}" if slower else ""
-        line += f"; largest gain {found.best[1]:+.2f} % ({found.best[0]})" if found.best else ""
-        line += f"; largest loss {found.worst[1]:+.2f} % ({found.worst[0]})" if found.worst else ""
-        out.append(line + (f"; {len(step.failures)} failure(s), listed below" if step.failures else ""))
+    """The report as text: the summary, per category each step's significant rows as `analyze` prints them."""
+    text = operator.methodcaller("translate", AS_R)  # names as R prints them: no control characters
+    summary = tabulate(
+        [_summary_row(step, text) for step in steps], SUMMARY, colalign=("left", *["right"] * 3), disable_numparse=True
+    )
+    out = [f"Node.js performance: {_versions(steps)}", "", summary]
     for name, section in _sections(steps):
-        out += ["", f"== {name} =="]
+        out += ["", f"== {text(name)} =="]
         for step, count, rows in section:
             out += ["", f"{step.name}: {len(rows)} of {count} comparisons significant"]
-            out += [render_compare_table(rows, gate_columns=False)] if len(rows) else []
+            out += [render_compare_table(rows)] if len(rows) else []
     if any(step.failures for step in steps):
-        out += ["", "failures:"] + [f"  {step.name}: {line}" for step in steps for line in step.failures]
+        out += ["", "failures:"] + [f"  {step.name}: {text(line)}" for step in steps for line in step.failures]
     return "\n".join(out) + "\n"
 
 
 def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: str | None = None) -> str:
     """The report as markdown, the shape of the "State of Node.js performance" posts."""
     out = [
-        f"# Node.js performance: {' → '.join(f'v{version}' for version in _versions(steps))}",
+        f"# Node.js performance: {_versions(steps, 'v')}",
         "",
         f"Each step runs Node's `benchmark/` suite with the official binaries of two consecutive releases "
         f"({runs}, compare.js's protocol) and reads it as compare.R does: `improvement` is the change of the "
         "mean rate (higher is faster, so negative is a regression), the stars Welch's t-test's p-value "
-        "(< 0.05, < 0.01, < 0.001), `accuracy` the half-width of the 95 / 99 / 99.9 % confidence interval. "
-        "Only significant rows are listed; every row is in each step's run directory.",
+        "(< 0.05, < 0.01, < 0.001), `accuracy` the half-width of the 95 / 99 / 99.9 % confidence interval; "
+        "the gate's change, interval and decision are `benchgate run`'s. Only significant rows are listed; "
+        "every row is in each step's run directory.",
         "",
         "## Summary",
         "",
     ]
-    rows = []
-    for step in steps:
-        found = StepSummary.of(step)
-        best = f"{found.best[1]:+.2f} % {code(found.best[0], in_table=True, limit=80)}" if found.best else ""
-        worst = f"{found.worst[1]:+.2f} % {code(found.worst[0], in_table=True, limit=80)}" if found.worst else ""
-        where = [code(_where(counts), in_table=True) if counts else "" for counts in (found.faster, found.slower)]
-        rows.append([step.name, str(found.faster.total()), str(found.slower.total()), *where, best, worst])
-    header = ["step", "faster", "slower", "faster in", "slower in", "largest gain", "largest loss"]
-    out += table(header, rows, "lrrllrr")
+    span = functools.partial(code, in_table=True, limit=80)
+    out += table(SUMMARY, [_summary_row(step, span) for step in steps], "lrrrllrr")
     for name, section in _sections(steps):
         out += ["", f"## {code(name)}"]
         for step, count, rows in section:
             out += ["", f"### {step.name}", "", f"{len(rows)} of {count} comparisons significant."]
-            out += ["", block(render_compare_table(rows, gate_columns=False))] if len(rows) else []
+            out += ["", render_markdown_table(rows)] if len(rows) else []
     if any(step.failures for step in steps):
         out += ["", "## Failures", "", "Benchmarks that did not run on a release (a file newer than it, say):", ""]
         out += [f"- {step.name}: {code(line)}" for step in steps for line in step.failures]
@@ -141,6 +130,6 @@ def render_versions_markdown(steps: Sequence[VersionStep], *, runs: str, site: s
         out += ["", "None drawn (`--no-plot`, or nothing was compared)."]
     out += ["", "## Runs", ""]
     for step in steps:
-        note = plain(" ".join(false_positive_note(len(step.gated)).split()))
+        note = false_positive_note(len(step.gated), markdown=True)
         out.append(f"- {step.name}: [{step.directory}]({step.directory}/run.json). {note}")
     return "\n".join(out) + "\n"
