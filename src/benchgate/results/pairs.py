@@ -15,7 +15,7 @@ from pydantic import model_validator
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import AppendedCsv
-from benchgate.results.recordparts import MAX_COUNT, MAX_NAME, Integer, Model, invalid
+from benchgate.results.recordparts import MAX_COUNT, MAX_PAIRS_BYTES, Integer, Model, check_size, invalid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 PAIRS_FILE = "pairs.csv"
 PAIRS_HEADER = ("filename", "configuration", "iteration", "base_line", "head_line", "base_cpus", "head_cpus")
 SEQUENTIAL, DUET = "sequential", "duet"
-MAX_PAIRS_BYTES = 64 * 1024 * 1024
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 
 
@@ -105,11 +104,9 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     """A duet run's pairs, checked against its results.csv (``samples``) and run.json; InputError naming a bad line."""
     where = str(path)
     try:
-        size = path.stat().st_size
+        check_size(path, MAX_PAIRS_BYTES)
     except FileNotFoundError:
         raise InputError("a duet run's pairing is missing (run.json says pairing duet)", where=where) from None
-    if size > MAX_PAIRS_BYTES:
-        raise InputError(f"file is too large ({size} bytes, limit {MAX_PAIRS_BYTES})", where=where)
     try:
         text = path.read_bytes().decode("utf-8")
         rows = list(csv.reader(io.StringIO(text, newline="")))
@@ -127,9 +124,8 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     for number, fields in enumerate(rows[1:], start=2):
         if len(fields) != len(PAIRS_HEADER):
             raise _fail(where, number, f"{len(fields)} fields, expected {len(PAIRS_HEADER)}")
+        # Its names are bounded by the samples': each side's must be its sample's.
         filename, configuration, iteration, base_line, head_line, base_cpus, head_cpus = fields
-        if len(filename) > MAX_NAME or len(configuration) > MAX_NAME:
-            raise _fail(where, number, f"a name longer than {MAX_NAME} characters")
         lines = {}
         for side, text in (("base", base_line), ("head", head_line)):
             line = _number(text, where, number, f"{side}_line", 2, MAX_COUNT)

@@ -11,14 +11,11 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.pairs import DUET, run_pairs
-from benchgate.results.recordparts import MAX_NAME
+from benchgate.results.recordparts import MAX_CSV_BYTES, MAX_NAME, MAX_SHARDS, check_size
 from benchgate.results.runrecord import RunRecord, RunSummary, load_run_record
 
 if TYPE_CHECKING:
     import pandas as pd
-
-MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_SHARDS = 64
 
 
 def _missing_shards(records: list[RunSummary]) -> list[str]:
@@ -108,8 +105,7 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     """The samples, merged run summary and adaptive runs (with each look's samples) of every shard, checked."""
     located = locate(arguments)
     for csv, _ in located:
-        if (size := csv.stat().st_size) > MAX_CSV_BYTES:
-            raise InputError(f"file is too large ({size} bytes, limit {MAX_CSV_BYTES})", where=str(csv))
+        check_size(csv, MAX_CSV_BYTES)
     records = [load_run_record(path) if path is not None else None for _, path in located]
     run = merge([record.summary() if record is not None else RunSummary(shards=1) for record in records])
     if run.build_failure is not None:
@@ -117,6 +113,10 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
         return empty_samples(), run, []
     frames = [read_samples([csv]) for csv, _ in located]
     samples = concat_samples(frames)
+    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
+    if too_long.any():
+        row = samples[too_long].iloc[0]
+        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     pairs = []  # each shard's duet pairs (pairs.csv size-capped there), read once
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None and run.pairing == DUET:
@@ -124,10 +124,6 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
         pairs.append(None if record is None else run_pairs(record.pairing, record_path, frame))
     if run.pairing == DUET:
         run = replace(run, pairs=_duet_pairs(frames, pairs))
-    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
-    if too_long.any():
-        row = samples[too_long].iloc[0]
-        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     return samples, run, _shards(located, records, pairs)
 
 
