@@ -15,6 +15,7 @@ from pydantic import model_validator
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import AppendedCsv
+from benchgate.results.jsformat import quote
 from benchgate.results.recordparts import MAX_COUNT, MAX_PAIRS_BYTES, Integer, Model, check_size, invalid
 
 if TYPE_CHECKING:
@@ -61,9 +62,7 @@ class Pairing(Model):
 
 
 def _csv_line(fields: Sequence[object]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
-    return buffer.getvalue()
+    return ",".join(quote(str(field)) for field in fields) + "\n"
 
 
 def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped: int = 0) -> dict[str, Any]:

@@ -51,18 +51,16 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
     failures = [summary.build_failure for summary in records if summary.build_failure is not None]
     sandboxes = [summary.sandbox for summary in records if summary.sandbox is not None]
-    return RunSummary(
-        base=records[0].base,
-        head=records[0].head,
+    return replace(
+        records[0],  # its binaries and environment
         runs=_same([summary.runs for summary in records], "the number of runs"),
         adaptive_runs=_same([summary.adaptive_runs for summary in records], "the adaptive design's runs"),
         complete=all(summary.complete for summary in records) and len(records) == len(summaries) and not missing,
-        environment=records[0].environment,
         warnings=warnings,
         failures=tuple(failure for summary in records for failure in summary.failures),
         skipped=tuple(skipped for summary in records for skipped in summary.skipped),
         shards=len(summaries),
-        has_record=True,
+        shard=None,
         # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
         build_failure=min(failures, key=lambda failure: failure.infrastructure, default=None),
         # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
