@@ -87,10 +87,9 @@ def _write_times(path: Path, times: list[str | None]) -> None:
 @example([2**63 - 1, 1234567890123456789, 9999999999, 1, 0], False)
 @example([1234567890123456789], True)
 def test_nanosecond_time_strings_round_trip_exactly(tmp_path_factory, nanoseconds, with_missing):
-    """Up to 19 digits (int64's range): the nanoseconds read equal the decimal written, on both read paths."""
+    """Up to 19 digits (int64's range): the nanoseconds read equal the decimal written, a missing time or not."""
     path = tmp_path_factory.mktemp("times") / "results.csv"
     texts = [node_time_string(value) for value in nanoseconds]
-    # An empty time sends the whole file through the exact record parser instead of pandas' fast path.
     _write_times(path, texts + ([None] if with_missing else []))
     written = [line.rsplit(",", 1)[1] for line in path.read_text().splitlines()[1:]]
     assert written == texts + ([""] if with_missing else [])
@@ -127,15 +126,14 @@ def test_legacy_number_forms_read_to_the_nearest_nanosecond(tmp_path, text, nano
     assert samples["time"].tolist() == [float(text)] * 2
 
 
-def test_fast_and_exact_parsers_agree_on_times(tmp_path):
-    texts = ["0.003866894", "1e-9", "12345678901.5", " 7", "1.000000000", "0.30000000000000004"]
-    text = HEADER + "".join(f'"old","a.js","",1,{time}\n' for time in texts)
-    columns = csvfile._header("t", text.encode())
-    fast = csvfile._parse_fast(text.encode(), columns, "old", "new")
-    exact = csvfile._parse_exact("t", text, columns, "old", "new")
-    assert fast is not None
-    assert fast["time"].tolist() == exact["time"].tolist() == [float(t) for t in texts]
-    assert fast["time_ns"].tolist() == exact["time_ns"].tolist()
+def test_times_read_as_their_float_and_their_exact_nanoseconds(tmp_path):
+    texts = ["0.003866894", "1e-9", "12345678901.5", " 7", "1.000000000", "0.30000000000000004", "999999.999999999"]
+    path = tmp_path / "results.csv"
+    path.write_text(HEADER + "".join(f'"old","a.js","",1,{time}\n' for time in texts))
+    samples = results.read_samples([path])
+    assert samples["time"].tolist() == [float(t) for t in texts]
+    nanoseconds = [3866894, 1, pd.NA, 7_000_000_000, 1_000_000_000, 300_000_000, 999_999_999_999_999]
+    assert samples["time_ns"].tolist() == nanoseconds  # 12345678901.5 s is past int64's nanoseconds
 
 
 @pytest.mark.parametrize("bad", ["5,.123456789", "NaN", "soon", "1e999", "1_000"])

@@ -1,6 +1,6 @@
-"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. Reading takes two
-paths to one sample frame: pandas' C parser (fast) and, when it finds anything off, an exact parse that names the
-line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``."""
+"""The compare.js CSV (results.csv, docs/formats.md): the only module that reads or writes it. pandas' C parser reads
+it as text and every column is checked at once; only a file with something off is walked record by record, to name
+the line. Times are also read as whole nanoseconds (Int64): a float64 cannot hold ``"1234567890.123456789"``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.results.jsformat import DECIMAL, format_sample_line, is_decimal_text
+from benchgate.results.jsformat import DECIMAL, format_sample_line
 
 CSV_HEADER = '"binary","filename","configuration","rate","time"'
 REQUIRED_COLUMNS = ("binary", "filename", "configuration", "rate")
@@ -31,8 +31,9 @@ SAMPLE_COLUMNS = ["side", "filename", "configuration", "rate", "time", "time_ns"
 _NOT_BLANK = re.compile(rb"\S")
 _INT64_MAX = 2**63 - 1
 _NANO = Decimal(10) ** 9
-# The form Node's harness sends, read without Python per row: at most 9 whole and 9 fraction digits (< 2**63 ns).
-_NODE_FORM = r"^([0-9]{1,9})(?:\.([0-9]{0,9}))?\Z"
+# The form Node's harness sends, under 10**6 s: float(text) * 1e9 is within 1/4 of its whole nanoseconds (< 2**50).
+_NODE_FORM = re.compile(r"[0-9]{1,6}(?:\.[0-9]{0,9})?")
+_PADDED_DECIMAL = re.compile(rf"\s*(?:{DECIMAL.pattern})\s*")
 
 
 def nanoseconds(text: str) -> int | None:
@@ -47,31 +48,33 @@ def nanoseconds(text: str) -> int | None:
     return value if -_INT64_MAX <= value <= _INT64_MAX else None
 
 
-def parse_times(texts: Sequence[str] | np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, int | None]:
-    """A CSV's time fields as (seconds, nanoseconds, index of the first bad field or None); empty: missing (NaN, NA)."""
+def _decimals(texts: np.ndarray) -> np.ndarray:
+    """Each text (blanks around it allowed) as a float; NaN where it is not a number as JavaScript writes it."""
+    import numpy as np
+
+    decimal = np.fromiter(map(bool, map(_PADDED_DECIMAL.fullmatch, texts)), dtype=bool, count=len(texts))
+    values = np.full(len(texts), np.nan)
+    values[decimal] = texts[decimal].astype("float64")
+    return values
+
+
+def _times(texts: np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, np.ndarray]:
+    """A CSV's time fields as (seconds, nanoseconds, which are bad); an empty one is missing (NaN, NA)."""
     import numpy as np
     import pandas as pd
 
-    array = np.asarray(texts, dtype=object)
-    seconds = np.full(len(array), np.nan)
-    nanos = np.zeros(len(array), dtype=np.int64)
-    parts = pd.Series(array, dtype=object).str.extract(_NODE_FORM)
-    known = parts[0].notna().to_numpy(copy=True)
-    whole, fraction = parts[0][known].astype("int64"), parts[1][known].fillna("").str.ljust(9, "0")
-    nanos[known] = whole.to_numpy() * 10**9 + fraction.astype("int64").to_numpy()
-    # Exactly float(text) below 2**53 ns (104 days): an exact integer over 1e9, rounded once.
-    seconds[known] = nanos[known] / 1e9
-    for index in np.flatnonzero(~known):
-        text = array[index].strip()
-        if not text:
-            continue  # missing
-        if not is_decimal_text(text):
-            return seconds, pd.arrays.IntegerArray(nanos, ~known), int(index)
-        seconds[index] = float(text)
-        exact = nanoseconds(text)
+    seconds = _decimals(texts)
+    unread = np.flatnonzero(~np.isfinite(seconds))
+    bad = np.zeros(len(texts), dtype=bool)
+    bad[unread] = [bool(texts[index].strip()) for index in unread]
+    nanos = np.zeros(len(texts), dtype=np.int64)
+    known = np.fromiter(map(bool, map(_NODE_FORM.fullmatch, texts)), dtype=bool, count=len(texts))
+    nanos[known] = np.rint(seconds[known] * 1e9)
+    for index in np.flatnonzero(~known & np.isfinite(seconds)):
+        exact = nanoseconds(texts[index])
         if exact is not None:
             nanos[index], known[index] = exact, True
-    return seconds, pd.arrays.IntegerArray(nanos, ~known), None
+    return seconds, pd.arrays.IntegerArray(nanos, ~known), bad
 
 
 def _read_bytes(source: str | Path) -> tuple[str, bytes]:
@@ -140,90 +143,91 @@ def empty_samples() -> pd.DataFrame:
     return _samples_frame([], [], [], [], [], [])
 
 
-def _parse_fast(data: bytes, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame | None:
-    """pandas' C parser on the raw bytes; None whenever anything looks off, so the exact parser can name the line."""
+def _locate(name: str, data: bytes, width: int, sample: int | None = None) -> int:
+    """The line on which sample number ``sample`` starts (quoted newlines and blank lines counted); InputError for a
+    record before it that is not CSV or not ``width`` fields (pandas fills in the fields a short one lacks)."""
+    lines = io.StringIO(_decode(name, data), newline="").readlines()
+    reader = csv.reader(lines, skipinitialspace=True)
+    limit = csv.field_size_limit()
+    # An unbalanced quote runs on to the end of the file: a field count error naming its line, not a field size one.
+    csv.field_size_limit(max(limit, len(data) + 1))
+    end, count = 0, 0
+    try:
+        next(reader)
+        end = reader.line_num
+        for record in reader:
+            line, end = end + 1, reader.line_num
+            if end == line and not lines[line - 1].strip(" \t\r\n"):
+                continue  # a blank line holds no sample (pandas and R's read.csv skip it too)
+            if len(record) != width:
+                spans = f" (a quoted field runs on to line {end}: unbalanced quote?)" if end > line else ""
+                raise InputError(
+                    f"line {line}: expected {width} fields as in the header, found {len(record)}{spans}", where=name
+                )
+            if count == sample:
+                return line
+            count += 1
+    except csv.Error as error:
+        raise InputError(f"line {end + 1}: malformed CSV: {error}", where=name) from None
+    finally:
+        csv.field_size_limit(limit)
+    return end
+
+
+def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
+    """One file's sample frame: pandas' C parser reads it, each column is checked at once; only when something is off
+    does the csv module walk the records, to name the line."""
     import numpy as np
     import pandas as pd
 
-    # Text stays text: a "category" dtype would let pandas infer numeric categories ("00" -> 0, "1.50" -> 1.5).
-    # The time too is read as text: exactly (Node's 9-decimal strings), and an empty time is a missing one.
-    dtype = {"binary": str, "filename": str, "configuration": str, "rate": "float64", "time": str}
+    columns = _header(name, data)
     try:
         with warnings.catch_warnings():
             # A ParserWarning means pandas dropped fields of a long row: never acceptable here.
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            # utf-8 is strict: bad bytes go to the exact path, which names their line.
+            # All text: a number is checked as JavaScript writes it, and an empty time is a missing one.
             frame = pd.read_csv(
-                io.BytesIO(data), encoding="utf-8", dtype=dtype, na_filter=False, skipinitialspace=True, index_col=False
+                io.BytesIO(data),
+                encoding="utf-8",
+                dtype=str,
+                keep_default_na=False,
+                skipinitialspace=True,
+                index_col=False,
             )
-    except Exception:  # any parser complaint: the exact parser below finds and names the line
-        return None
-    if [str(column).strip() for column in frame.columns] != columns or frame.empty:
-        return None
-    is_head = (frame["binary"] == head_label).to_numpy(dtype=bool)
-    is_base = (frame["binary"] == base_label).to_numpy(dtype=bool)
-    if not (is_base | is_head).all() or (frame["filename"] == "").any():
-        return None
-    rate = frame["rate"].to_numpy()
-    if not (np.isfinite(rate) & (rate > 0)).all():
-        return None
-    has_time = "time" in columns
-    time, time_ns, bad = parse_times(frame["time"].to_numpy(dtype=object) if has_time else [""] * len(frame))
-    if bad is not None or has_time and np.isnan(time).any():
-        # An empty time is allowed, but pandas gives a row that lacks the field the same "": count fields.
-        return None
-    return _samples_frame(is_head, frame["filename"], frame["configuration"], rate, time, time_ns)
-
-
-def _parse_exact(name: str, text: str, columns: list[str], base_label: str, head_label: str) -> pd.DataFrame:
-    """Record-by-record parse that tracks physical lines (quoted newlines, blank lines) for its errors."""
-    position = {column: columns.index(column) for column in (*REQUIRED_COLUMNS, "time") if column in columns}
-    samples, lines = [], []
-    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
-    limit = csv.field_size_limit()
-    csv.field_size_limit(max(limit, len(text) + 1))
-    line_end = 0
-    try:
-        next(reader)
-        line_end = reader.line_num
-        for record in reader:
-            line, line_end = line_end + 1, reader.line_num
-            if len(record) == 0 or (len(record) == 1 and not record[0].strip()):
-                continue  # blank lines hold no sample (R's read.csv skips them too)
-            if len(record) != len(columns):
-                spans = f" (a quoted field runs on to line {line_end}: unbalanced quote?)" if line_end > line else ""
-                problem = f"expected {len(columns)} fields as in the header, found {len(record)}{spans}"
-                raise InputError(f"line {line}: {problem}", where=name)
-            label, filename, configuration, rate = (record[position[column]] for column in REQUIRED_COLUMNS)
-            if [field.strip() for field in record] == columns:
-                problem = "a second header line (files joined with cat?); pass each CSV as its own argument"
-            elif label.strip() not in (base_label, head_label):
-                problem = (
-                    f"binary label {label.strip()!r} is neither the base label {base_label!r} nor the head "
-                    f"label {head_label!r} (use --base-label/--head-label)"
-                )
-            elif not filename:
-                problem = "empty filename"
-            # A number as compare.js writes it (no Python-only forms like 1_000), blanks around it allowed.
-            elif not (is_decimal_text(rate.strip()) and float(rate) > 0):
-                problem = f"rate {rate!r} is not a finite positive number"
-            else:
-                time = record[position["time"]] if "time" in position else ""
-                samples.append((int(label.strip() == head_label), filename, configuration, float(rate), time))
-                lines.append(line)
-                continue
-            raise InputError(f"line {line}: {problem}", where=name)
-    except csv.Error as error:
-        raise InputError(f"line {line_end + 1}: malformed CSV: {error}", where=name) from None
-    finally:
-        csv.field_size_limit(limit)
-    if not samples:
+    except (ValueError, pd.errors.ParserWarning) as error:  # ParserError and UnicodeDecodeError are ValueErrors
+        _locate(name, data, len(columns))
+        raise InputError(f"malformed CSV: {error}", where=name) from None
+    text = {column: frame.iloc[:, columns.index(column)].to_numpy(dtype=object) for column in columns}
+    labels = np.array([label.strip() for label in text["binary"]], dtype=object)
+    rates = _decimals(text["rate"])
+    times = text.get("time", np.full(len(frame), "", dtype=object))
+    seconds, nanos, bad_times = _times(times)
+    is_header = np.zeros(len(frame), dtype=bool)
+    for row in np.flatnonzero(labels == "binary"):
+        is_header[row] = [str(field).strip() for field in frame.iloc[row]] == columns
+    checks = (
+        (is_header, "a second header line (files joined with cat?); pass each CSV as its own argument"),
+        (
+            (labels != base_label) & (labels != head_label),
+            "binary label {label!r} is neither the base label {base!r} nor the head label {head!r} "
+            "(use --base-label/--head-label)",
+        ),
+        (text["filename"] == "", "empty filename"),
+        # A number as compare.js writes it (no Python-only forms like 1_000), blanks around it allowed.
+        (~(rates > 0) | np.isinf(rates), "rate {rate!r} is not a finite positive number"),
+        (bad_times, "time {time!r} is not a finite number (nor empty)"),
+    )
+    failing = np.logical_or.reduce([mask for mask, _ in checks])
+    if failing.any() or (frame.iloc[:, -1] == "").any():  # a short record's missing fields read as empty ones
+        row = int(np.argmax(failing)) if failing.any() else None
+        line = _locate(name, data, len(columns), row)
+        if row is not None:
+            why = next(why for mask, why in checks if mask[row])
+            details = {"label": labels[row], "rate": text["rate"][row], "time": times[row]}
+            raise InputError(f"line {line}: {why.format(base=base_label, head=head_label, **details)}", where=name)
+    if frame.empty:
         raise InputError("no rows after the header", where=name)
-    sides, filenames, configurations, rates, times = zip(*samples, strict=True)
-    seconds, nanoseconds, bad = parse_times(times)
-    if bad is not None:
-        raise InputError(f"line {lines[bad]}: time {times[bad]!r} is not a finite number (nor empty)", where=name)
-    return _samples_frame(sides, list(filenames), list(configurations), rates, seconds, nanoseconds)
+    return _samples_frame(labels == head_label, text["filename"], text["configuration"], rates, seconds, nanos)
 
 
 def read_samples(sources: Iterable[str | Path], *, base_label: str = "old", head_label: str = "new") -> pd.DataFrame:
@@ -240,14 +244,6 @@ def concat_samples(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         raise InputError("no CSV files given")
     return pd.concat(frames, ignore_index=True)  # every frame's side has the same categories: they stay
-
-
-def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
-    columns = _header(name, data)
-    frame = _parse_fast(data, columns, base_label, head_label)
-    if frame is None:
-        frame = _parse_exact(name, _decode(name, data), columns, base_label, head_label)
-    return frame
 
 
 def read_samples_prefixes(

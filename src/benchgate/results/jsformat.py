@@ -29,7 +29,8 @@ def js_number(value: float) -> str:
     return f"{mantissa}e{'+' if int(exponent) > 0 else '-'}{abs(int(exponent))}"
 
 
-def _quote(field: str) -> str:
+def quote(field: str) -> str:
+    """A CSV field in double quotes, its quotes doubled (RFC 4180, as compare.js writes text)."""
     return '"' + field.replace('"', '""') + '"'
 
 
@@ -62,7 +63,7 @@ def format_sample_line(
     if rate_text is None or time_text is None:
         bad = rate if rate_text is None else time
         raise ValueError(f"{'rate' if rate_text is None else 'time'} {bad!r} is not a finite number")
-    return f"{_quote(binary)},{_quote(filename)},{_quote(configuration)},{rate_text},{time_text}\n"
+    return f"{quote(binary)},{quote(filename)},{quote(configuration)},{rate_text},{time_text}\n"
 
 
 # --- The configuration string compare.js builds from a report's `conf` ---

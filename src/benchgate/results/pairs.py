@@ -15,7 +15,8 @@ from pydantic import model_validator
 
 from benchgate.errors import InputError
 from benchgate.results.csvfile import AppendedCsv
-from benchgate.results.recordparts import MAX_COUNT, MAX_NAME, Integer, Model, invalid
+from benchgate.results.jsformat import quote
+from benchgate.results.recordparts import MAX_COUNT, MAX_PAIRS_BYTES, Integer, Model, check_size, invalid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 PAIRS_FILE = "pairs.csv"
 PAIRS_HEADER = ("filename", "configuration", "iteration", "base_line", "head_line", "base_cpus", "head_cpus")
 SEQUENTIAL, DUET = "sequential", "duet"
-MAX_PAIRS_BYTES = 64 * 1024 * 1024
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 
 
@@ -62,9 +62,7 @@ class Pairing(Model):
 
 
 def _csv_line(fields: Sequence[object]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(fields)
-    return buffer.getvalue()
+    return ",".join(quote(str(field)) for field in fields) + "\n"
 
 
 def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped: int = 0) -> dict[str, Any]:
@@ -105,11 +103,9 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     """A duet run's pairs, checked against its results.csv (``samples``) and run.json; InputError naming a bad line."""
     where = str(path)
     try:
-        size = path.stat().st_size
+        check_size(path, MAX_PAIRS_BYTES)
     except FileNotFoundError:
         raise InputError("a duet run's pairing is missing (run.json says pairing duet)", where=where) from None
-    if size > MAX_PAIRS_BYTES:
-        raise InputError(f"file is too large ({size} bytes, limit {MAX_PAIRS_BYTES})", where=where)
     try:
         text = path.read_bytes().decode("utf-8")
         rows = list(csv.reader(io.StringIO(text, newline="")))
@@ -127,9 +123,8 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     for number, fields in enumerate(rows[1:], start=2):
         if len(fields) != len(PAIRS_HEADER):
             raise _fail(where, number, f"{len(fields)} fields, expected {len(PAIRS_HEADER)}")
+        # Its names are bounded by the samples': each side's must be its sample's.
         filename, configuration, iteration, base_line, head_line, base_cpus, head_cpus = fields
-        if len(filename) > MAX_NAME or len(configuration) > MAX_NAME:
-            raise _fail(where, number, f"a name longer than {MAX_NAME} characters")
         lines = {}
         for side, text in (("base", base_line), ("head", head_line)):
             line = _number(text, where, number, f"{side}_line", 2, MAX_COUNT)

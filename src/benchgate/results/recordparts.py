@@ -3,6 +3,7 @@ once), field types and sub-models, an adaptive run's looks and stops (``runs: "a
 fields, and the one-line error a bad field gets ("run record field PATH: WHY", from pydantic's first error)."""
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, WrapValidator, model_validator
@@ -22,7 +23,19 @@ MAX_STOPS = 100_000
 MAX_RUNS = 100_000
 MAX_COUNT = 10**9  # samples, pairs
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # with one job per configuration, run.json lists every configuration run
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a whole number", float: "a number"}
+MAX_CSV_BYTES = 64 * 1024 * 1024  # a shard's results.csv
+MAX_PAIRS_BYTES = 64 * 1024 * 1024  # a duet shard's pairs.csv
+MAX_SHARDS = 64  # result sets in one report
+# How a JSON value's type is named in an error (JSON gives exactly these types).
+_JSON_NAMES = {
+    type(None): "null",
+    bool: "true or false",
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+}
 
 
 class Model(BaseModel):
@@ -31,13 +44,10 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
 
 
-def json_name(value: Any) -> str:
-    """How a JSON value's type is named in an error."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    return next((name for kind, name in _JSON_NAMES.items() if isinstance(value, kind)), type(value).__name__)
+def check_size(path: Path, limit: int) -> None:
+    """InputError when the untrusted file ``path`` is larger than ``limit`` bytes: it is not read."""
+    if (size := path.stat().st_size) > limit:
+        raise InputError(f"file is too large ({size} bytes, limit {limit})", where=str(path))
 
 
 def invalid(reason: str, field: str | None = None) -> PydanticCustomError:
@@ -120,7 +130,9 @@ def _reason(error: dict) -> str:
     if template is None:
         return error["msg"]
     length = len(value) if isinstance(value, str | list | tuple | dict) else 0
-    return template.format(kind=json_name(value), value=repr(str(value)[:40]), length=length, **context)
+    return template.format(
+        kind=_JSON_NAMES.get(type(value), type(value).__name__), value=repr(str(value)[:40]), length=length, **context
+    )
 
 
 def describe(error: ValidationError, where: str, prefix: str = "") -> InputError:

@@ -11,14 +11,11 @@ from typing import TYPE_CHECKING, Any
 from benchgate.errors import InputError
 from benchgate.results.csvfile import concat_samples, empty_samples, read_samples, read_samples_prefixes
 from benchgate.results.pairs import DUET, run_pairs
-from benchgate.results.recordparts import MAX_NAME
+from benchgate.results.recordparts import MAX_CSV_BYTES, MAX_NAME, MAX_SHARDS, check_size
 from benchgate.results.runrecord import RunRecord, RunSummary, load_run_record
 
 if TYPE_CHECKING:
     import pandas as pd
-
-MAX_CSV_BYTES = 64 * 1024 * 1024
-MAX_SHARDS = 64
 
 
 def _missing_shards(records: list[RunSummary]) -> list[str]:
@@ -54,18 +51,16 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
     failures = [summary.build_failure for summary in records if summary.build_failure is not None]
     sandboxes = [summary.sandbox for summary in records if summary.sandbox is not None]
-    return RunSummary(
-        base=records[0].base,
-        head=records[0].head,
+    return replace(
+        records[0],  # its binaries and environment
         runs=_same([summary.runs for summary in records], "the number of runs"),
         adaptive_runs=_same([summary.adaptive_runs for summary in records], "the adaptive design's runs"),
         complete=all(summary.complete for summary in records) and len(records) == len(summaries) and not missing,
-        environment=records[0].environment,
         warnings=warnings,
         failures=tuple(failure for summary in records for failure in summary.failures),
         skipped=tuple(skipped for summary in records for skipped in summary.skipped),
         shards=len(summaries),
-        has_record=True,
+        shard=None,
         # A head that did not build anywhere decides the verdict; otherwise a base failure is the news.
         build_failure=min(failures, key=lambda failure: failure.infrastructure, default=None),
         # One shard whose pull-request code ran unconfined makes the whole run so: that is what the report shows.
@@ -108,8 +103,7 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     """The samples, merged run summary and adaptive runs (with each look's samples) of every shard, checked."""
     located = locate(arguments)
     for csv, _ in located:
-        if (size := csv.stat().st_size) > MAX_CSV_BYTES:
-            raise InputError(f"file is too large ({size} bytes, limit {MAX_CSV_BYTES})", where=str(csv))
+        check_size(csv, MAX_CSV_BYTES)
     records = [load_run_record(path) if path is not None else None for _, path in located]
     run = merge([record.summary() if record is not None else RunSummary(shards=1) for record in records])
     if run.build_failure is not None:
@@ -117,6 +111,10 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
         return empty_samples(), run, []
     frames = [read_samples([csv]) for csv, _ in located]
     samples = concat_samples(frames)
+    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
+    if too_long.any():
+        row = samples[too_long].iloc[0]
+        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     pairs = []  # each shard's duet pairs (pairs.csv size-capped there), read once
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None and run.pairing == DUET:
@@ -124,10 +122,6 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
         pairs.append(None if record is None else run_pairs(record.pairing, record_path, frame))
     if run.pairing == DUET:
         run = replace(run, pairs=_duet_pairs(frames, pairs))
-    too_long = (samples["filename"].str.len() > MAX_NAME) | (samples["configuration"].str.len() > MAX_NAME)
-    if too_long.any():
-        row = samples[too_long].iloc[0]
-        raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
     return samples, run, _shards(located, records, pairs)
 
 

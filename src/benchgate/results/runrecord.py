@@ -242,9 +242,7 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
     """Read and check run.json (size-capped, then every field; ``resume``: also what --resume needs) or InputError."""
     where = str(path)
     try:
-        size = path.stat().st_size
-        if size > parts.MAX_RECORD_BYTES:
-            raise InputError(f"file is too large ({size} bytes, limit {parts.MAX_RECORD_BYTES})", where=where)
+        parts.check_size(path, parts.MAX_RECORD_BYTES)
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise InputError("no run record (run.json) here", where=where) from None
