@@ -75,7 +75,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
     with results.ResultsWriter(csv_path) as writer, pairs as pairs_writer:
         recorder = Recorder(writer, record, record_path=record_path, pairs=pairs_writer)
-        progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
+        progress = Progress(interval=options.progress_interval) if options.progress else None
         stopping = None
         if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive

@@ -1,4 +1,4 @@
-"""Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs."""
+"""Progress of a run with an ETA: a plain line every so often on stderr, the same on a terminal and in CI logs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TextIO
-
-_BAR_WIDTH = 24
 
 
 def format_seconds(seconds: float) -> str:
@@ -22,11 +20,8 @@ def format_seconds(seconds: float) -> str:
 class Progress:
     """Receives job events from the runner and shows them on ``stream``."""
 
-    def __init__(
-        self, stream: TextIO | None = None, *, live: bool | None = None, interval: float = 30.0, clock=time.monotonic
-    ) -> None:
+    def __init__(self, stream: TextIO | None = None, *, interval: float = 30.0, clock=time.monotonic) -> None:
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
         self.interval = interval
         self.clock = clock
         self.schedule: Sequence = ()
@@ -116,20 +111,12 @@ class Progress:
 
     def _show(self, force: bool = False) -> None:
         now = self.clock()
-        if self.live:
-            total = len(self.schedule)
-            filled = int(_BAR_WIDTH * self.done / total) if total else _BAR_WIDTH
-            bar = "#" * filled + "-" * (_BAR_WIDTH - filled)
-            self.stream.write(f"\r\x1b[K[{bar}] {self.line()}"[:200])
-            self.stream.flush()
-        elif force or now - self._last_line >= self.interval:
+        if force or now - self._last_line >= self.interval:
             self._last_line = now
             self.stream.write(f"benchgate: {self.line()}\n")
             self.stream.flush()
 
     def finish(self, interrupted: bool = False) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[K")
         state = "interrupted" if interrupted else "done"
         skipped = f" ({self.skipped} skipped: their comparisons or files had stopped)" if self.skipped else ""
         self.stream.write(
