@@ -124,7 +124,7 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
     expanded, whole = configurations.expand_files(
         plan.files, expand, is_http=lambda filename: suite.is_http_benchmark(plan.benchmark_dir / filename)
     )
-    record["configurations"] = {name: found.record() for name, found in expanded.items()}
+    record["configurations"] = {name: found.model_dump(mode="json") for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
         say(f"{name} runs whole (one job per run and side): {reason}")

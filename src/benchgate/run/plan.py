@@ -13,7 +13,7 @@ from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
-from benchgate.run import adaptive, changedfiles, configurations, duet, protocol, say, suite, system, trust
+from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.process import HEAD, RunPlan
 from benchgate.run.session import now
 from benchgate.stats import gate
@@ -401,7 +401,7 @@ def _plan(record: results.RunRecord, binaries: dict, sandbox) -> RunPlan:
         timeout=record.options.timeout,
         cpuset=record.options.cpuset,
         sandbox=sandbox,
-        configurations=configurations.from_record(record),
+        configurations=dict(record.configurations),
         pairing=record.options.pairing or "sequential",
         slots=record.options.slots or 1,
     )
