@@ -87,17 +87,6 @@ def test_shard_selection_is_recorded():
 def test_http_benchmarks_are_detected_and_need_a_load_generator():
     assert suite.is_http_benchmark(BENCH / "net" / "http-simple.js")
     assert not suite.is_http_benchmark(BENCH / "calc" / "add.js")
-    assert suite.find_http_benchmarker(which=lambda name: None) is None
-    assert suite.find_http_benchmarker(which=lambda name: f"/usr/bin/{name}" if name == "autocannon" else None) == (
-        "autocannon"
-    )
-    # A benchmarker named with --set must itself exist.
-    assert suite.find_http_benchmarker(["benchmarker=autocannon"], which=lambda name: None) is None
-    assert suite.find_http_benchmarker(["benchmarker=wrk"], which=lambda name: f"/opt/{name}") == "wrk"
-    # Node's test-double benchmarker counts when the suite ships it.
-    assert (
-        suite.find_http_benchmarker(["benchmarker=test-double-http"], which=lambda n: None, benchmark_dir=BENCH) is None
-    )
 
 
 def _http_suite(tmp_path: Path, declaration: str, *, test_double: bool = False) -> Path:
@@ -124,6 +113,9 @@ def _http_suite(tmp_path: Path, declaration: str, *, test_double: bool = False) 
         ("benchmarker: ['h2load']", False, {"wrk"}, ("benchmarker=wrk",), None),  # --set replaces the config
         ("clients: [1]", False, set(), (), "needs autocannon or wrk"),
         ("clients: [1]", False, {"autocannon"}, (), None),
+        ("clients: [1]", False, {"wrk"}, ("benchmarker=autocannon",), "needs autocannon, which"),  # --set's must exist
+        ("clients: [1]", False, set(), ("benchmarker=test-double-http",), "needs test-double-http, which"),
+        ("clients: [1]", True, set(), ("benchmarker=test-double-http",), None),  # the suite ships it
     ],
 )
 def test_http_files_that_name_their_benchmarker_need_that_one(

@@ -172,36 +172,20 @@ def declared_benchmarkers(path: Path) -> list[str]:
     return list(dict.fromkeys(name for name in names if name))
 
 
-def _benchmarker_present(name: str, which: Callable[[str], str | None], benchmark_dir: Path | None) -> bool:
-    if name.startswith("test-double"):
-        # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
-        return benchmark_dir is not None and (benchmark_dir / "_test-double-benchmarker.js").is_file()
-    return which(name) is not None
-
-
-def find_http_benchmarker(
-    set_args: Sequence[str] = (), which: Callable[[str], str | None] = shutil.which, benchmark_dir: Path | None = None
-) -> str | None:
-    """The HTTP load generator common.js would use (``--set benchmarker=NAME``: that one), or None."""
-    for argument in set_args:
-        key, _, value = argument.partition("=")
-        if key == "benchmarker":
-            return value if _benchmarker_present(value, which, benchmark_dir) else None
-    return next((name for name in HTTP_BENCHMARKERS if which(name)), None)
-
-
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
     """run.json's skips of HTTP benchmarks whose load generator (autocannon, wrk, or their own) is missing."""
     chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
+    # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
+    shipped = (selection.benchmark_dir / "_test-double-benchmarker.js").is_file()
     skips = []
     for name in selection.files:
         path = selection.benchmark_dir / name
         if not is_http_benchmark(path):
             continue
         needed = chosen[:1] or declared_benchmarkers(path)
-        missing = [tool for tool in needed if not _benchmarker_present(tool, which, selection.benchmark_dir)]
+        missing = [tool for tool in needed if not (shipped if tool.startswith("test-double") else which(tool))]
         reason = f"needs {' and '.join(missing)}, which is not installed" if missing else None
-        if not needed and find_http_benchmarker((), which, selection.benchmark_dir) is None:
+        if not needed and not any(which(tool) for tool in HTTP_BENCHMARKERS):
             reason = "needs autocannon or wrk, and neither is installed"
         if reason is not None:
             skips.append({"filename": name, "reason": f"HTTP benchmark {reason}: not run"})
