@@ -75,12 +75,12 @@ def run_benchmarks(options: RunOptions) -> int | None:
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
     with results.ResultsWriter(csv_path) as writer, pairs as pairs_writer:
         recorder = Recorder(writer, record, record_path=record_path, pairs=pairs_writer)
-        progress = Progress(interval=options.progress_interval) if options.progress else None
         stopping = None
         if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive
 
-            stopping = Adaptive(plan.schedule(), record, csv_path, progress, where=str(record_path))
+            stopping = Adaptive(plan.schedule(), record, csv_path, where=str(record_path))
+        progress = Progress(interval=options.progress_interval, stopping=stopping) if options.progress else None
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
         session.run()

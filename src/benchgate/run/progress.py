@@ -20,8 +20,12 @@ def format_seconds(seconds: float) -> str:
 class Progress:
     """Receives job events from the runner and shows them on ``stream``."""
 
-    def __init__(self, stream: TextIO | None = None, *, interval: float = 30.0, clock=time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, interval: float = 30.0, clock=time.monotonic, stopping=None
+    ) -> None:
         self.stream = stream or sys.stderr
+        # An adaptive run's (benchgate.run.adaptive.Adaptive): which files still run, and for how many runs.
+        self.stopping = stopping
         self.interval = interval
         self.clock = clock
         self.schedule: Sequence = ()
@@ -32,10 +36,6 @@ class Progress:
         self._started = 0.0
         self._last_line = float("-inf")
         self.skipped = 0
-        self._planned: dict[str, int] | None = None  # adaptive: file still running -> runs expected
-        self._planned_rows: dict[tuple[str, str], int] = {}  # adaptive, one job per configuration: per comparison
-        self._max_runs = 0
-        self._files = 0
 
     def start(self, schedule: Sequence, completed: int = 0) -> None:
         self.schedule = schedule
@@ -61,17 +61,6 @@ class Progress:
         self.done = job.index + 1
         self.skipped += 1
 
-    def plan(
-        self, planned: dict[str, int], max_runs: int, files: int, rows: dict[tuple[str, str], int] | None = None
-    ) -> None:
-        """An adaptive run's plan after a look: per running file (``rows``: per comparison run alone), runs expected."""
-        self._planned = dict(planned)
-        self._planned_rows = dict(rows or {})
-        self._max_runs = max_runs
-        self._files = files
-        if self.schedule:  # a plan given before the run starts is shown with its first line
-            self._show(force=True)
-
     def eta(self, *, worst: bool = False) -> float | None:
         """Seconds left by each job's (file, side) mean so far, None before any ended (``worst``: all to max-runs)."""
         all_durations = [value for values in self._durations.values() for value in values]
@@ -80,15 +69,8 @@ class Progress:
         fallback = sum(all_durations) / len(all_durations)
         left = 0.0
         for job in self.schedule[self.done :]:
-            if self._planned is not None:
-                runs = self._max_runs if worst else self._planned.get(job.filename, 0)
-                row = self._planned_rows.get((job.filename, getattr(job, "row", None)))
-                if row == 0:
-                    continue  # a comparison that has stopped: its jobs are skipped
-                if row is not None and not worst:
-                    runs = row  # a comparison that stops on its own: its own projection
-                if job.filename not in self._planned or job.iteration >= runs:
-                    continue
+            if self.stopping is not None and job.iteration >= self.stopping.expected_runs(job, worst=worst):
+                continue  # an adaptive run's job not expected to run (or, ``worst``, not run at all)
             known = self._durations.get((job.filename, job.side))
             left += sum(known) / len(known) if known else fallback
         return left
@@ -100,10 +82,11 @@ class Progress:
         eta_text = format_seconds(eta) if eta is not None else "--:--"
         elapsed = format_seconds(self.clock() - self._started)
         files = ""
-        if self._planned is not None:
+        if self.stopping is not None:
             worst = self.eta(worst=True)
             eta_text += f" (at most {format_seconds(worst)})" if worst is not None else ""
-            files = f" | {len(self._planned)}/{self._files} files running"
+            running, scheduled = len(self.stopping.running_files()), len(self.stopping.scheduled_files)
+            files = f" | {running}/{scheduled} files running"
         return (
             f"{self.done}/{total} jobs {fraction:4.0%} | {self.samples} samples{files} | "
             f"elapsed {elapsed} | ETA {eta_text} | {self.current}"
