@@ -15,7 +15,7 @@ from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
 from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.process import HEAD, RunPlan
-from benchgate.run.session import now
+from benchgate.run.session import new_progress, now
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
@@ -207,7 +207,7 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict,
     if design is not None:
         selection["files"] = []  # nothing ran: an adaptive record names its (here no) files
     failure = {"side": error.side, "ref": error.ref, "sha": error.sha, "log_tail": tail[-BUILD_LOG_TAIL_CHARS:]}
-    record = _record(options, design, binaries, selection, sandbox, environment={}, skipped=[], build=built)
+    record = _record(options, design, binaries, selection, sandbox, environment={}, build=built)
     record.update(
         ended_at=record["started_at"], build_failure={**failure, "infrastructure": bool(error.infrastructure)}
     )
@@ -258,10 +258,7 @@ def _record(options: RunOptions, design, binaries: dict, selection: dict, sandbo
         "complete": False,  # a build failure measured nothing: a reader that ignores build_failure sees no pass
         "interrupted": False,
         "options": {"timeout": options.timeout, "cpuset": options.cpuset},
-        "durations": {},
-        "samples": 0,
-        "failures": [],
-        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
+        **new_progress(),
         "sandbox": sandbox,
         **fields,
     }
@@ -324,7 +321,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     sides = {side: binary.record() for side, binary in binaries.items()}
     record = _record(options, design, sides, chosen.record(), sandbox, seed=seed, environment=environment)
-    record.update(skipped=skipped, pairing=results.pairing_record(options.pairing), protocol_warnings=[])
+    record.update(skipped=skipped, pairing=results.pairing_record(options.pairing))
     record["schedule"] = "interleaved-rotated-v1"
     if options.pairing != duet.SEQUENTIAL or options.slots != 1:
         record["options"].update(pairing=options.pairing, slots=options.slots)
