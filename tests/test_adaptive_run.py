@@ -276,6 +276,13 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     assert cli.main(["report", str(resumed), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "its first" in err and "changed after look 0" in err and err.count("\n") == 1
+    # a design that does not read is refused before anything runs, naming the field
+    record["design"]["alpha"] = "x"
+    (resumed / "run.json").write_text(json.dumps(record))
+    before = (resumed / "results.csv").read_bytes()
+    assert cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "run.json design: malformed design" in err[-1] and (resumed / "results.csv").read_bytes() == before
 
 
 def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(tmp_path, capsys):
