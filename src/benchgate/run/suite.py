@@ -23,21 +23,6 @@ _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 @dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` (1-based) of ``count``: a deterministic 1/count of the selected files."""
-
-    index: int
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-    def take(self, files: Sequence[str]) -> list[str]:
-        """The files of this shard: every count-th file of the sorted list, starting at index-1."""
-        return sorted(files)[self.index - 1 :: self.count]
-
-
-@dataclass(frozen=True)
 class Selection:
     """What to run: the categories and filters asked for, and the files they select."""
 
@@ -46,7 +31,7 @@ class Selection:
     filters: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     set_args: tuple[str, ...] = ()
-    shard: Shard | None = None
+    shard: tuple[int, int] | None = None  # (I, N) of --shard I/N
     files: tuple[str, ...] = field(default=())
 
     def record(self) -> dict:
@@ -58,7 +43,7 @@ class Selection:
             "exclude": list(self.excludes),
             "set": list(self.set_args),
             "files": list(self.files),
-            "shard": str(self.shard) if self.shard else None,
+            "shard": "{}/{}".format(*self.shard) if self.shard else None,
         }
 
 
@@ -71,8 +56,8 @@ def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     return parsed
 
 
-def parse_shard(text: str | None) -> Shard | None:
-    """Parse ``I/N`` (1 <= I <= N); None for no sharding."""
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """Parse ``I/N`` (1 <= I <= N) into (I, N); None for no sharding."""
     if text is None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
@@ -81,7 +66,7 @@ def parse_shard(text: str | None) -> Shard | None:
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1 or not 1 <= index <= count:
         raise InputError(f"--shard {text!r}: I must be between 1 and N")
-    return Shard(index, count)
+    return index, count
 
 
 def list_categories(benchmark_dir: Path) -> dict[str, list[str]]:
@@ -107,7 +92,7 @@ def select(
     filters: Sequence[str] = (),
     excludes: Sequence[str] = (),
     set_args: Sequence[str] = (),
-    shard: Shard | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> Selection:
     """Resolve categories and filters to benchmark files (``category/file.js``); InputError when nothing matches."""
     benchmark_dir = benchmark_dir.resolve()
@@ -135,11 +120,12 @@ def select(
         raise InputError(
             f"no benchmark file in {', '.join(wanted)} matches --filter {list(filters)} / --exclude {list(excludes)}"
         )
-    if shard is not None:
+    if shard is not None:  # shard I of N: every N-th of the sorted files from the I-th, a deterministic 1/N of them
+        index, count = shard
         selected_count = len(files)
-        files = shard.take(files)
+        files = sorted(files)[index - 1 :: count]
         if not files:
-            raise InputError(f"shard {shard} of {selected_count} selected file(s) is empty; use fewer shards")
+            raise InputError(f"shard {index}/{count} of {selected_count} selected file(s) is empty; use fewer shards")
     return Selection(
         benchmark_dir=benchmark_dir,
         categories=tuple(wanted),
