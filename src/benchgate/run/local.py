@@ -12,7 +12,7 @@ from pathlib import Path
 from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.run import duet, protocol, say
-from benchgate.run.plan import BuildFailure, RunOptions, prepare
+from benchgate.run.plan import RunOptions, prepare
 from benchgate.run.process import RunPlan
 from benchgate.run.progress import Progress
 from benchgate.run.session import Recorder, Session, now
@@ -43,15 +43,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     """Run (or resume) into ``options.output``: the exit status without a verdict, or None for the analysis."""
     output = options.output
     check_output_dir(output)
-    try:
-        plan, record = prepare(options)
-    except BuildFailure as failure:
-        # The report job must still learn that (and which side) did not build: a record, no samples.
-        results.write_run_record(output / "run.json", failure.record)
-        with results.ResultsWriter(output / "results.csv"):
-            pass
-        say(f"build failure recorded in {output} (run.json, empty results.csv)")
-        raise failure.error from None
+    plan, record = prepare(options)
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
     if plan is None:

@@ -144,14 +144,6 @@ def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
 
 
-class BuildFailure(Exception):
-    """A side of a ``--repo`` run did not build: the ``build.SideBuildError`` and the run.json that records it."""
-
-    def __init__(self, error, record: dict) -> None:
-        super().__init__(str(error))
-        self.error, self.record = error, record
-
-
 def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions, Path, dict]:
     """Build (or reuse) both sides from ``--repo``: the options with their binaries, the benchmark/, the records."""
     from benchgate import build
@@ -172,8 +164,14 @@ def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions,
         try:
             result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
-            # when the head fails to build, the failure record still names the base built before it
-            raise BuildFailure(error, build_failure_record(options, error, records, sandbox, design)) from error
+            # The report job must still learn that (and which side) did not build: a record, no samples. When the
+            # head fails to build, the record still names the base built before it.
+            record = build_failure_record(options, error, records, sandbox, design)
+            results.write_run_record(options.output / "run.json", record)
+            with results.ResultsWriter(options.output / "results.csv"):
+                pass
+            say(f"build failure recorded in {options.output} (run.json, empty results.csv)")
+            raise
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
     benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()  # the head's: built last
@@ -268,7 +266,7 @@ def _record(options: RunOptions, design, binaries: dict, selection: dict, sandbo
 
 
 def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
-    """The plan (None: nothing selected) and run.json of a new or resumed run; ``BuildFailure`` holds a build's."""
+    """The plan (None: nothing selected) and run.json of a new or resumed run (a build failure is written)."""
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
