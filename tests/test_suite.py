@@ -80,7 +80,7 @@ def test_shard_selection_is_recorded():
     second = suite.select(BENCH, ["all"], shard=suite.parse_shard("2/2"))
     assert set(first.files) | set(second.files) == set(suite.select(BENCH, ["all"]).files)
     assert not set(first.files) & set(second.files)
-    assert first.record()["shard"] == "1/2"
+    assert first.shard == "1/2"  # as run.json records it
 
 
 def test_http_benchmarks_are_detected_and_need_a_load_generator():

@@ -13,6 +13,7 @@ from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
+from benchgate.results.recordparts import Selection
 from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.process import HEAD, RunPlan
 from benchgate.run.session import new_progress, now
@@ -223,7 +224,7 @@ def _cpuset_of(options: RunOptions) -> str | None:
     return value
 
 
-def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
+def _select(options: RunOptions, benchmark_dir: Path) -> tuple[Selection | None, dict | None]:
     """The selection, plus the --changed-from placement when categories come from a diff."""
     categories = tuple(options.categories)
     placement = None
@@ -314,11 +315,12 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
+    chosen = selection if selection is not None else Selection(benchmark_dir=str(benchmark_dir), files=())
     skipped = suite.http_skips(selection) if selection is not None else []
     environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     sides = {side: binary.record() for side, binary in binaries.items()}
-    record = _record(options, design, sides, chosen.record(), sandbox, seed=seed, environment=environment)
+    selection_record = chosen.model_dump(mode="json", exclude={"changed"})
+    record = _record(options, design, sides, selection_record, sandbox, seed=seed, environment=environment)
     record.update(skipped=skipped, pairing=results.pairing_record(options.pairing))
     record["schedule"] = "interleaved-rotated-v1"
     if options.pairing != duet.SEQUENTIAL or options.slots != 1:

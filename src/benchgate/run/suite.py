@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchgate.errors import InputError
+from benchgate.results.recordparts import Selection
 
 # Directories in benchmark/ that are not categories (compare.js skips fixtures too).
 _NOT_CATEGORIES = frozenset({"fixtures", "node_modules"})
@@ -20,31 +20,6 @@ HTTP_BENCHMARKERS = ("wrk", "autocannon")
 # `['h2load']`) or in its bench.http() options; then that one, not wrk or autocannon, must be there.
 _DECLARED_BENCHMARKER = re.compile(r"""\bbenchmarker\s*:\s*(\[[^\]]*\]|'[^']*'|"[^"]*")""")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What to run: the categories and filters asked for, and the files they select."""
-
-    benchmark_dir: Path
-    categories: tuple[str, ...]
-    filters: tuple[str, ...] = ()
-    excludes: tuple[str, ...] = ()
-    set_args: tuple[str, ...] = ()
-    shard: tuple[int, int] | None = None  # (I, N) of --shard I/N
-    files: tuple[str, ...] = field(default=())
-
-    def record(self) -> dict:
-        """The selection as run.json stores it."""
-        return {
-            "benchmark_dir": str(self.benchmark_dir),
-            "categories": list(self.categories),
-            "filter": list(self.filters),
-            "exclude": list(self.excludes),
-            "set": list(self.set_args),
-            "files": list(self.files),
-            "shard": "{}/{}".format(*self.shard) if self.shard else None,
-        }
 
 
 def parse_set(values: Iterable[str]) -> tuple[str, ...]:
@@ -94,7 +69,8 @@ def select(
     set_args: Sequence[str] = (),
     shard: tuple[int, int] | None = None,
 ) -> Selection:
-    """Resolve categories and filters to benchmark files (``category/file.js``); InputError when nothing matches."""
+    """Resolve categories and filters to benchmark files (``category/file.js``), as run.json's ``selection`` records
+    them; InputError when nothing matches."""
     benchmark_dir = benchmark_dir.resolve()
     if not (benchmark_dir / "common.js").is_file():
         raise InputError("not a Node benchmark directory (no common.js)", where=str(benchmark_dir))
@@ -127,12 +103,12 @@ def select(
         if not files:
             raise InputError(f"shard {index}/{count} of {selected_count} selected file(s) is empty; use fewer shards")
     return Selection(
-        benchmark_dir=benchmark_dir,
+        benchmark_dir=str(benchmark_dir),
         categories=tuple(wanted),
-        filters=tuple(filters),
-        excludes=tuple(excludes),
-        set_args=parse_set(set_args),
-        shard=shard,
+        filter=tuple(filters),
+        exclude=tuple(excludes),
+        set=parse_set(set_args),
+        shard="{}/{}".format(*shard) if shard else None,
         files=tuple(files),
     )
 
@@ -160,12 +136,13 @@ def declared_benchmarkers(path: Path) -> list[str]:
 
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
     """run.json's skips of HTTP benchmarks whose load generator (autocannon, wrk, or their own) is missing."""
-    chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
+    chosen = [arg.partition("=")[2] for arg in selection.set if arg.startswith("benchmarker=")]
+    benchmark_dir = Path(selection.benchmark_dir)
     # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
-    shipped = (selection.benchmark_dir / "_test-double-benchmarker.js").is_file()
+    shipped = (benchmark_dir / "_test-double-benchmarker.js").is_file()
     skips = []
     for name in selection.files:
-        path = selection.benchmark_dir / name
+        path = benchmark_dir / name
         if not is_http_benchmark(path):
             continue
         needed = chosen[:1] or declared_benchmarkers(path)
