@@ -8,6 +8,7 @@ unchanged and, on a busy machine, noisy.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -53,12 +54,13 @@ def adaptive_run(tmp_path_factory) -> tuple[Path, int, str]:
     """One adaptive run, shared by the tests that read it: (output, exit status, stdout)."""
     out = tmp_path_factory.mktemp("adaptive") / "out"
     completed = subprocess.run(
-        [sys.executable, "-m", "benchgate", *ARGS, "--no-progress", "--output", str(out)],
+        [sys.executable, "-m", "benchgate", *ARGS, "--progress-interval", "0", "--output", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert completed.returncode in (1, 6), completed.stderr  # the typed-sum regression: never a pass
+    (out.parent / "stderr.txt").write_text(completed.stderr)  # the progress lines: read by one test
     return out, completed.returncode, completed.stdout
 
 
@@ -137,6 +139,19 @@ def test_the_record_holds_the_design_the_looks_and_why_each_comparison_stopped(a
     counts = Counter(zip(samples["filename"], samples["configuration"], samples["side"], strict=True))
     for (filename, configuration, _side), count in counts.items():
         assert count == _stops(record)[(filename, configuration)]["after_runs"]
+
+
+def test_progress_counts_the_files_still_running_and_the_eta_up_to_max_runs(adaptive_run):
+    out, _, _ = adaptive_run
+    lines = [line for line in (out.parent / "stderr.txt").read_text().splitlines() if " jobs " in line]
+    assert lines[0].startswith("benchgate: 0/") and "| 2/2 files running |" in lines[0]
+    assert all("files running" in line for line in lines[:-1]) and lines[-1].startswith("benchgate: done: ")
+    timed = [line for line in lines[:-1] if "| ETA --:--" not in line]
+    etas = [re.search(r"\| ETA (\d+):(\d\d) \(at most (\d+):(\d\d)\) \|", line) for line in timed]
+    assert timed and all(etas), timed
+    for eta in etas:
+        minutes, seconds, most_minutes, most_seconds = map(int, eta.groups())
+        assert minutes * 60 + seconds <= most_minutes * 60 + most_seconds  # the projection, then max-runs
 
 
 def test_the_run_the_report_and_the_replay_agree(adaptive_run, capsys):
@@ -261,6 +276,13 @@ def test_a_run_interrupted_after_a_look_resumes_from_it(adaptive_run, tmp_path, 
     assert cli.main(["report", str(resumed), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "its first" in err and "changed after look 0" in err and err.count("\n") == 1
+    # a design that does not read is refused before anything runs, naming the field
+    record["design"]["alpha"] = "x"
+    (resumed / "run.json").write_text(json.dumps(record))
+    before = (resumed / "results.csv").read_bytes()
+    assert cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "run.json design: malformed design" in err[-1] and (resumed / "results.csv").read_bytes() == before
 
 
 def test_an_older_record_with_whole_file_stops_is_read_as_such_and_not_resumed(tmp_path, capsys):

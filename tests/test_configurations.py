@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from benchgate import results
 from benchgate.build import releases
 from benchgate.errors import InputError
+from benchgate.results.recordparts import ConfigurationRow
 from benchgate.run import configurations
 from benchgate.run.process import BASE, HEAD, RunPlan, build_schedule
 from benchgate.run.session import Recorder, Session, new_progress
@@ -183,11 +184,11 @@ def test_a_harness_that_cannot_run_single_configurations_runs_the_file_whole(mes
 
 
 def test_sides_that_list_different_configurations_run_the_file_whole():
-    one = configurations.SideExpansion((configurations.Configuration(("n=1",), "n=1"),))
-    two = configurations.SideExpansion((configurations.Configuration(("n=2",), "n=2"),))
+    one = configurations.SideExpansion((ConfigurationRow(args=("n=1",), configuration="n=1"),))
+    two = configurations.SideExpansion((ConfigurationRow(args=("n=2",), configuration="n=2"),))
     assert configurations.combine(one, two) == "the base's and the head's common.js list different configurations"
     assert "on the head" in configurations.combine(one, configurations.SideExpansion(reason="x"))
-    assert configurations.combine(one, one).configurations == one.configurations
+    assert configurations.combine(one, one).rows == one.configurations
 
 
 @needs_node
@@ -200,7 +201,7 @@ def test_the_listing_is_what_the_coordinator_runs_and_the_jobs_write_the_same_ro
     assert list(whole) == ["net/http-simple.js"] and "an HTTP benchmark" in whole["net/http-simple.js"]
     plan = replace(plan, files=tuple(files[:3]))  # no load generator here: the listing is what is tested for it
     add = plan.configurations["calc/add.js"]
-    assert [(item.args, item.row) for item in add.configurations] == [
+    assert [(item.args, item.configuration) for item in add.rows] == [
         (("n=64", "type=int"), "n=64 type='int'"),
         (("n=64", "type=float"), "n=64 type='float'"),
     ]
@@ -280,4 +281,4 @@ def test_a_forged_configurations_record_is_refused_on_resume(tmp_path, configura
     with pytest.raises(InputError, match=message):
         load(configurations_field)
     good = {"a.js": {"rows": [{"args": ["n=1"], "configuration": "n=1"}], "flags": {"base": ["--x"], "head": []}}}
-    assert configurations.from_record(load(good))["a.js"].record() == good["a.js"]
+    assert load(good).configurations["a.js"].model_dump(mode="json") == good["a.js"]

@@ -1,4 +1,4 @@
-"""Progress with ETA (live bar on a terminal, plain lines otherwise), and resuming mid-process."""
+"""Progress with ETA (a plain line every interval, on a terminal too), and resuming mid-process."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Clock:
 def test_eta_weighs_remaining_jobs_by_what_each_file_and_side_took():
     clock = Clock()
     schedule = build_schedule(["a/slow.js", "a/fast.js"], 3, seed=1)
-    progress = Progress(io.StringIO(), live=False, interval=1000, clock=clock)
+    progress = Progress(io.StringIO(), interval=1000, clock=clock)
     progress.start(schedule)
     assert progress.eta() is None
     durations = {"a/slow.js": 10.0, "a/fast.js": 1.0}
@@ -41,21 +41,35 @@ def test_eta_weighs_remaining_jobs_by_what_each_file_and_side_took():
     assert "4/12 jobs" in progress.line() and "ETA 0:44" in progress.line()
 
 
+class _Stopping:
+    """An adaptive run's expectations as ``benchgate.run.adaptive.Adaptive`` gives them after a look."""
+
+    def __init__(self, files: list[str], expected: dict, max_runs: int = 10) -> None:
+        self.scheduled_files, self.expected, self.max_runs = set(files), expected, max_runs
+
+    def running_files(self) -> list[str]:
+        return sorted({name for name, _ in self.expected})
+
+    def expected_runs(self, job, *, worst: bool = False) -> int:
+        runs = self.expected.get((job.filename, job.row), self.expected.get((job.filename, None), 0))
+        return 0 if runs == 0 else self.max_runs if worst else runs
+
+
 def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need():
     clock = Clock()
     schedule = build_schedule(["a/slow.js", "a/fast.js", "a/done.js"], 10, seed=1)
     stream = io.StringIO()
-    progress = Progress(stream, live=False, interval=1000, clock=clock)
+    # after a look: done.js stopped; slow.js is expected to need 3 runs, fast.js 6 (of at most 10)
+    stopping = _Stopping(["a/slow.js", "a/fast.js", "a/done.js"], {("a/slow.js", None): 3, ("a/fast.js", None): 6})
+    progress = Progress(stream, interval=1000, clock=clock, stopping=stopping)
     progress.start(schedule)
     durations = {"a/slow.js": 10.0, "a/fast.js": 1.0, "a/done.js": 5.0}
     for job in schedule[:6]:  # the first iteration
         clock.now += durations[job.filename]
         progress.job_finished(job, durations[job.filename])
-    # a look: done.js stopped; slow.js is expected to need 3 runs, fast.js 6 (of at most 10)
-    progress.plan({"a/slow.js": 3, "a/fast.js": 6}, 10, 3)
     assert progress.eta() == pytest.approx(2 * (2 * 10.0 + 5 * 1.0))
     assert progress.eta(worst=True) == pytest.approx(2 * 9 * (10.0 + 1.0))
-    line = stream.getvalue().splitlines()[-1]
+    line = progress.line()
     assert "2/3 files running" in line and "ETA 0:50 (at most 3:18)" in line
     done_job = next(job for job in schedule[6:] if job.filename == "a/done.js")
     progress.job_skipped(done_job)
@@ -68,14 +82,14 @@ def test_an_adaptive_plan_counts_each_comparison_that_stops_on_its_own():
     clock = Clock()
     rows = {"a/mixed.js": [(("len=0",), "len=0"), (("len=256",), "len=256")]}
     schedule = build_schedule(["a/mixed.js"], 10, seed=1, configurations=rows)
-    progress = Progress(io.StringIO(), live=False, interval=1000, clock=clock)
+    # a look: len=256 stopped; len=0 is expected to need 6 runs, so its file too
+    expected = {("a/mixed.js", None): 6, ("a/mixed.js", "len=256"): 0, ("a/mixed.js", "len=0"): 6}
+    progress = Progress(io.StringIO(), interval=1000, clock=clock, stopping=_Stopping(["a/mixed.js"], expected))
     progress.start(schedule)
     durations = {"len=0": 1.0, "len=256": 4.0}
     for job in schedule[:4]:  # the first iteration: both configurations on both sides
         clock.now += durations[job.row]
         progress.job_finished(job, durations[job.row])
-    # a look: len=256 stopped; len=0 is expected to need 6 runs, so its file too
-    progress.plan({"a/mixed.js": 6}, 10, 1, {("a/mixed.js", "len=256"): 0, ("a/mixed.js", "len=0"): 6})
     mean = (1.0 + 4.0) / 2  # the file's mean job so far, per side
     assert progress.eta() == pytest.approx(5 * 2 * mean)  # runs 2-6 of len=0 only, on both sides
     assert progress.eta(worst=True) == pytest.approx(9 * 2 * mean)  # len=0 to max-runs; len=256 is done
@@ -84,7 +98,7 @@ def test_an_adaptive_plan_counts_each_comparison_that_stops_on_its_own():
 def test_plain_lines_come_every_interval_in_ci_logs():
     clock = Clock()
     stream = io.StringIO()
-    progress = Progress(stream, live=False, interval=30, clock=clock)
+    progress = Progress(stream, interval=30, clock=clock)
     jobs = [Job(i, 0, "a/x.js", BASE if i % 2 else HEAD) for i in range(10)]
     progress.start(jobs)
     for job in jobs:
@@ -100,14 +114,19 @@ def test_plain_lines_come_every_interval_in_ci_logs():
     assert lines[-1] == "benchgate: done: 10/10 jobs, 10 samples in 1:40"
 
 
-def test_a_terminal_gets_a_live_bar():
-    stream = io.StringIO()
-    progress = Progress(stream, live=True, clock=Clock())
+def test_a_terminal_gets_the_same_plain_lines():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream, interval=30, clock=Clock())
     jobs = [Job(i, 0, "a/x.js", BASE) for i in range(4)]
     progress.start(jobs)
     progress.job_finished(jobs[0], 1.0)
     progress.job_finished(jobs[1], 1.0)
-    assert "\r\x1b[K[############------------] 2/4 jobs" in stream.getvalue()
+    assert "\r" not in stream.getvalue() and "\x1b" not in stream.getvalue()
+    assert stream.getvalue().startswith("benchgate: 0/4 jobs")
     progress.finish(interrupted=True)
     assert stream.getvalue().endswith("benchgate: interrupted: 2/4 jobs, 0 samples in 0:00\n")
 
@@ -120,7 +139,7 @@ class _StopAfter(Progress):
     """Interrupts the session (through its signal handler) after a number of samples."""
 
     def __init__(self, session_ref: list, samples: int) -> None:
-        super().__init__(io.StringIO(), live=False)
+        super().__init__(io.StringIO())
         self.session_ref, self.limit = session_ref, samples
 
     def sample(self) -> None:

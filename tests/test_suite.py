@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from benchgate.errors import InputError
 from benchgate.run import suite
@@ -69,9 +67,10 @@ def test_shard_rejects_malformed(bad):
         suite.parse_shard(bad)
 
 
-@given(st.lists(st.text(alphabet="abcdef/.", min_size=1, max_size=8), unique=True, max_size=30), st.integers(1, 6))
-def test_shards_partition_the_files(files, count):
-    parts = [suite.Shard(index, count).take(files) for index in range(1, count + 1)]
+@pytest.mark.parametrize("count", range(1, 7))
+def test_shards_partition_the_files(count):
+    files = suite.select(BENCH, ["all"]).files
+    parts = [suite.select(BENCH, ["all"], shard=(index, count)).files for index in range(1, min(count, len(files)) + 1)]
     assert sorted(name for part in parts for name in part) == sorted(files)
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
 
@@ -81,23 +80,12 @@ def test_shard_selection_is_recorded():
     second = suite.select(BENCH, ["all"], shard=suite.parse_shard("2/2"))
     assert set(first.files) | set(second.files) == set(suite.select(BENCH, ["all"]).files)
     assert not set(first.files) & set(second.files)
-    assert first.record()["shard"] == "1/2"
+    assert first.shard == "1/2"  # as run.json records it
 
 
 def test_http_benchmarks_are_detected_and_need_a_load_generator():
     assert suite.is_http_benchmark(BENCH / "net" / "http-simple.js")
     assert not suite.is_http_benchmark(BENCH / "calc" / "add.js")
-    assert suite.find_http_benchmarker(which=lambda name: None) is None
-    assert suite.find_http_benchmarker(which=lambda name: f"/usr/bin/{name}" if name == "autocannon" else None) == (
-        "autocannon"
-    )
-    # A benchmarker named with --set must itself exist.
-    assert suite.find_http_benchmarker(["benchmarker=autocannon"], which=lambda name: None) is None
-    assert suite.find_http_benchmarker(["benchmarker=wrk"], which=lambda name: f"/opt/{name}") == "wrk"
-    # Node's test-double benchmarker counts when the suite ships it.
-    assert (
-        suite.find_http_benchmarker(["benchmarker=test-double-http"], which=lambda n: None, benchmark_dir=BENCH) is None
-    )
 
 
 def _http_suite(tmp_path: Path, declaration: str, *, test_double: bool = False) -> Path:
@@ -124,6 +112,9 @@ def _http_suite(tmp_path: Path, declaration: str, *, test_double: bool = False) 
         ("benchmarker: ['h2load']", False, {"wrk"}, ("benchmarker=wrk",), None),  # --set replaces the config
         ("clients: [1]", False, set(), (), "needs autocannon or wrk"),
         ("clients: [1]", False, {"autocannon"}, (), None),
+        ("clients: [1]", False, {"wrk"}, ("benchmarker=autocannon",), "needs autocannon, which"),  # --set's must exist
+        ("clients: [1]", False, set(), ("benchmarker=test-double-http",), "needs test-double-http, which"),
+        ("clients: [1]", True, set(), ("benchmarker=test-double-http",), None),  # the suite ships it
     ],
 )
 def test_http_files_that_name_their_benchmarker_need_that_one(

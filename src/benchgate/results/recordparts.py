@@ -249,7 +249,7 @@ class ConfigurationRow(Model):
 
 
 class FileConfigurations(Model):
-    """One file's configuration children (benchgate.run.configurations.Expansion)."""
+    """One file's configuration children, as benchgate.run.configurations lists them and the run's plan uses them."""
 
     rows: Annotated[tuple[ConfigurationRow, ...], Field(max_length=MAX_CONFIGURATIONS)] = ()
     flags: dict[str, Strings(64, MAX_TEXT)] = {}

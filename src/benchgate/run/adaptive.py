@@ -68,13 +68,12 @@ def _unit_name(unit: tuple[str, str | None]) -> str:
 class Adaptive:
     """Decides, look by look, which units (comparisons, or files run whole) keep running; asked around each job."""
 
-    def __init__(self, schedule, record: dict, csv_path: Path, progress=None, *, where: str = "run.json"):
+    def __init__(self, schedule, record: dict, csv_path: Path, *, where: str = "run.json"):
         from benchgate.stats import adaptivetable
         from benchgate.stats.sequential import Design
 
         self.record = record
         self.csv_path = csv_path
-        self.progress = progress
         self.design = Design.from_json(record["design"], where=f"{where} design")
         parsed = parse_run_record(record, where)
         # main's history's noise per row (benchgate.run.plan.read_prior), read before the run: every look gates by it
@@ -91,6 +90,8 @@ class Adaptive:
         self.look_samples = []
         self.duet = isinstance(record.get("pairing"), dict) and record["pairing"].get("mode") == "duet"
         self.pairs = None  # a duet run's pairs so far (results.pairs.run_pairs), read back at each look
+        # The progress ETA's: per comparison (file, row) and file (file, None), the runs it is expected to need.
+        self.expected: dict[tuple[str, str | None], int] = {}
         self.stopped: set[tuple[str, str | None]] = set(parsed.stopped_units())
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
             sizes, digests = [look.csv_bytes for look in parsed.looks], [look.csv_sha256 for look in parsed.looks]
@@ -98,12 +99,6 @@ class Adaptive:
             self._read_pairs()
             shard = AdaptiveShard(where, parsed, tuple(self.look_samples), self.pairs)
             adaptivetable.check_shard(shard, self.design, self._keys(), self.prior)
-        if progress is not None:  # until the next look, every running file is expected to run to it
-            taken = len(record["looks"])
-            upcoming = self.design.looks[min(taken, len(self.design.looks) - 1)]
-            progress.plan(
-                dict.fromkeys(self._running_files(), upcoming), self.design.max_runs, len(self.scheduled_files)
-            )
 
     def _read_pairs(self) -> None:
         """A duet run: pairs.csv as far as the last finished job, checked against results.csv and run.json."""
@@ -125,16 +120,26 @@ class Adaptive:
         rows = self.rows_of.get(name)
         return (name, None) in self.stopped or (bool(rows) and all((name, row) in self.stopped for row in rows))
 
-    def _running_files(self) -> list[str]:
+    def running_files(self) -> list[str]:
+        """The scheduled files with a comparison still running."""
         return sorted(name for name in self.scheduled_files if not self._file_done(name))
 
     def skips(self, job) -> bool:
         """A job of a comparison, or of a file run whole, that has stopped is not run."""
         return (job.filename, job.row) in self.stopped if job.row is not None else self._file_done(job.filename)
 
+    def expected_runs(self, job, *, worst: bool = False) -> int:
+        """The runs ``job``'s comparison (or file) is expected to need, for the ETA (``worst``: at most; 0: stopped)."""
+        if self.skips(job):
+            return 0
+        if worst:
+            return self.design.max_runs
+        upcoming = self.design.looks[min(len(self.record["looks"]), len(self.design.looks) - 1)]
+        return self.expected.get((job.filename, job.row), self.expected.get((job.filename, None), upcoming))
+
     def after_job(self, job) -> bool:
         """Take a look when ``job`` ends an iteration at one of the design's looks; True when one was taken."""
-        if self.last_of_iteration.get(job.iteration) != job.index or not self._running_files():
+        if self.last_of_iteration.get(job.iteration) != job.index or not self.running_files():
             return False  # not the end of an iteration, or every file has stopped: no look to take
         taken = len(self.record["looks"])
         runs = job.iteration + 1
@@ -151,7 +156,7 @@ class Adaptive:
         self.look_samples.append(read_samples_prefixes(self.csv_path, [self.record["progress"]["csv_bytes"]])[0])
         self._read_pairs()
         keys = self._keys()
-        running_before = len(self._running_files())
+        running_before = len(self.running_files())
         if not keys:  # nothing measured yet (every process failed): no file can be judged
             self.record["looks"].append(self._look_entry(runs, running_before, [], 0))
             return
@@ -174,30 +179,24 @@ class Adaptive:
             stop = Stop(filename=unit[0], configuration=unit[1], after_runs=runs, look=k, reason=reason)
             self.record["stopped"].append(stop.model_dump())
             self.stopped.add(unit)
-        if self.progress is not None:
-            self._plan(replayed, keys)
+        self._expect(replayed, keys)
 
     def _look_entry(self, runs: int, running: int, stopped: list[str], undecided: int) -> dict:
         digest = file_prefix_sha256(self.csv_path, self.record["progress"]["csv_bytes"])
         look = Look(runs=runs, csv_bytes=self.record["progress"]["csv_bytes"], csv_sha256=digest).model_dump()
         return dict(look, at=now(), running_files=running, stopped=stopped, undecided_rows=undecided)
 
-    def _plan(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:
-        """The progress ETA's plan: per running file, the runs its slowest row is expected to need."""
+    def _expect(self, replayed: Replay, keys: list[tuple[str, str]]) -> None:
+        """After a look, the runs each comparison is expected to need, and each file its slowest one's."""
         from benchgate.stats import stopping
 
-        projected = stopping.projected_runs(self.design, replayed.result)
-        expected: dict[str, int] = {}
-        for key, runs, settled in zip(keys, projected.tolist(), replayed.result.settled.tolist(), strict=True):
+        projected = stopping.projected_runs(self.design, replayed.result).tolist()
+        self.expected = {}
+        for (name, row), runs, settled in zip(keys, projected, replayed.result.settled.tolist(), strict=True):
             if not settled:  # a comparison still running: its file runs at least until it settles
-                expected[key[0]] = max(expected.get(key[0], 0), int(runs))
-        planned = {name: expected.get(name, self.design.max_runs) for name in self._running_files()}
-        rows = {
-            key: 0 if key in self.stopped else int(runs)
-            for key, runs in zip(keys, projected.tolist(), strict=True)
-            if key[0] in self.row_files
-        }
-        self.progress.plan(planned, self.design.max_runs, len(self.scheduled_files), rows)
+                self.expected[name, None] = max(self.expected.get((name, None), 0), int(runs))
+            if name in self.row_files:  # a comparison that stops on its own: its own projection
+                self.expected[name, row] = int(runs)
 
     def summary(self) -> str:
         """One line for the end of the run: looks taken, comparisons and files stopped before max-runs, and why."""

@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from benchgate.results.jsformat import format_configuration
-from benchgate.results.recordparts import MAX_CONFIGURATIONS
+from benchgate.results.recordparts import MAX_CONFIGURATIONS, ConfigurationRow, FileConfigurations
 from benchgate.run.process import BASE, HEAD, BenchmarkProcess
 
 if TYPE_CHECKING:
-    from benchgate.results.runrecord import RunRecord
     from benchgate.sandbox import Confinement
 
 PER_FILE, PER_CONFIGURATION = "per-file", "per-configuration"
@@ -25,33 +24,11 @@ _MESSAGE = "benchgate-configuration"
 MAX_ARGS = 64
 
 
-class Configuration(NamedTuple):
-    """One configuration child: its command-line arguments and compare.js's configuration column for it."""
-
-    args: tuple[str, ...]
-    row: str
-
-
-@dataclass(frozen=True)
-class Expansion:
-    """A file's configurations (the same on both sides) and the flags each side's common.js adds to its children."""
-
-    configurations: tuple[Configuration, ...]
-    flags: Mapping[str, tuple[str, ...]]
-
-    def record(self) -> dict:
-        """The expansion as run.json's ``configurations`` holds it per file."""
-        return {
-            "rows": [{"args": list(item.args), "configuration": item.row} for item in self.configurations],
-            "flags": {side: list(self.flags[side]) for side in (BASE, HEAD)},
-        }
-
-
 @dataclass(frozen=True)
 class SideExpansion:
     """What one side's common.js forked, or why the file must run whole there (``reason``)."""
 
-    configurations: tuple[Configuration, ...] = ()
+    configurations: tuple[ConfigurationRow, ...] = ()
     flags: tuple[str, ...] = ()
     reason: str | None = None
 
@@ -73,7 +50,7 @@ def read_forks(messages: Sequence[dict], exit_status: int | None) -> SideExpansi
         if flags is not None and tuple(own_flags) != flags:
             return SideExpansion(reason="common.js gives its configuration children different flags")
         flags = tuple(own_flags)
-        configurations.append(Configuration(tuple(args), format_configuration(conf)))
+        configurations.append(ConfigurationRow(args=tuple(args), configuration=format_configuration(conf)))
     if forks[0].get("queueLength") != len(forks) or len(forks) > MAX_CONFIGURATIONS:
         return SideExpansion(reason=f"common.js forked {len(forks)} of {forks[0].get('queueLength')} configurations")
     return SideExpansion(tuple(configurations), flags or ())
@@ -104,21 +81,21 @@ def expand_side(
     return read_forks(messages, result.exit_status)
 
 
-def combine(base: SideExpansion, head: SideExpansion) -> Expansion | str:
-    """One expansion when both sides list the same configurations; else why the file runs whole."""
+def combine(base: SideExpansion, head: SideExpansion) -> FileConfigurations | str:
+    """The file's configurations (as run.json holds them) when both sides list the same ones; else why it runs whole."""
     for side, found in ((BASE, base), (HEAD, head)):
         if found.reason is not None:
             return f"{found.reason} on the {side}"
     if base.configurations != head.configurations:
         return "the base's and the head's common.js list different configurations"
-    return Expansion(base.configurations, {BASE: base.flags, HEAD: head.flags})
+    return FileConfigurations(rows=base.configurations, flags={BASE: base.flags, HEAD: head.flags})
 
 
 def expand_files(
     files: Sequence[str], expand: Callable[[str, str], SideExpansion], *, is_http: Callable[[str], bool]
-) -> tuple[dict[str, Expansion], dict[str, str]]:
+) -> tuple[dict[str, FileConfigurations], dict[str, str]]:
     """Per file, its expansion; the files that run whole, and why. ``expand(filename, side)`` lists one side."""
-    expansions: dict[str, Expansion] = {}
+    expansions: dict[str, FileConfigurations] = {}
     whole: dict[str, str] = {}
     for filename in files:
         if is_http(filename):
@@ -130,14 +107,3 @@ def expand_files(
         else:
             expansions[filename] = combined
     return expansions, whole
-
-
-def from_record(record: RunRecord) -> dict[str, Expansion]:
-    """run.json's ``configurations`` (checked by the run record's model), for ``--resume``."""
-    return {
-        filename: Expansion(
-            tuple(Configuration(row.args, row.configuration) for row in found.rows),
-            {side: tuple(found.flags[side]) for side in (BASE, HEAD)},
-        )
-        for filename, found in record.configurations.items()
-    }

@@ -12,7 +12,7 @@ from pathlib import Path
 from benchgate import results
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK, InputError, RunError
 from benchgate.run import duet, protocol, say
-from benchgate.run.plan import BuildFailure, RunOptions, prepare
+from benchgate.run.plan import RunOptions, prepare
 from benchgate.run.process import RunPlan
 from benchgate.run.progress import Progress
 from benchgate.run.session import Recorder, Session, now
@@ -43,15 +43,7 @@ def run_benchmarks(options: RunOptions) -> int | None:
     """Run (or resume) into ``options.output``: the exit status without a verdict, or None for the analysis."""
     output = options.output
     check_output_dir(output)
-    try:
-        plan, record = prepare(options)
-    except BuildFailure as failure:
-        # The report job must still learn that (and which side) did not build: a record, no samples.
-        results.write_run_record(output / "run.json", failure.record)
-        with results.ResultsWriter(output / "results.csv"):
-            pass
-        say(f"build failure recorded in {output} (run.json, empty results.csv)")
-        raise failure.error from None
+    plan, record = prepare(options)
     output.mkdir(parents=True, exist_ok=True)
     record_path, csv_path = output / "run.json", output / "results.csv"
     if plan is None:
@@ -75,12 +67,12 @@ def run_benchmarks(options: RunOptions) -> int | None:
     pairs = results.PairsWriter(output / results.PAIRS_FILE) if concurrent else contextlib.nullcontext()
     with results.ResultsWriter(csv_path) as writer, pairs as pairs_writer:
         recorder = Recorder(writer, record, record_path=record_path, pairs=pairs_writer)
-        progress = Progress(live=None, interval=options.progress_interval) if options.progress else None
         stopping = None
         if record.get("runs") == results.AUTO:
             from benchgate.run.adaptive import Adaptive
 
-            stopping = Adaptive(plan.schedule(), record, csv_path, progress, where=str(record_path))
+            stopping = Adaptive(plan.schedule(), record, csv_path, where=str(record_path))
+        progress = Progress(interval=options.progress_interval, stopping=stopping) if options.progress else None
         session = Session(plan, recorder, progress=progress, already_written=already_written, stopping=stopping)
         recorder.checkpoint(len(session.schedule))
         session.run()
@@ -124,7 +116,7 @@ def _expand_configurations(plan: RunPlan, record: dict, jobs: str) -> RunPlan:
     expanded, whole = configurations.expand_files(
         plan.files, expand, is_http=lambda filename: suite.is_http_benchmark(plan.benchmark_dir / filename)
     )
-    record["configurations"] = {name: found.record() for name, found in expanded.items()}
+    record["configurations"] = {name: found.model_dump(mode="json") for name, found in expanded.items()}
     record["whole_files"] = whole
     for name, reason in whole.items():
         say(f"{name} runs whole (one job per run and side): {reason}")

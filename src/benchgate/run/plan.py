@@ -13,9 +13,10 @@ from benchgate import sandbox as sandbox_module
 from benchgate.build import releases
 from benchgate.build.buildsettings import BuildSettings
 from benchgate.errors import BenchgateError, InputError, StoreCorrupt, StoreUnavailable
-from benchgate.run import adaptive, changedfiles, configurations, duet, protocol, say, suite, system, trust
+from benchgate.results.recordparts import Selection
+from benchgate.run import adaptive, changedfiles, duet, protocol, say, suite, system, trust
 from benchgate.run.process import HEAD, RunPlan
-from benchgate.run.session import now
+from benchgate.run.session import new_progress, now
 from benchgate.stats import gate
 
 BUILD_LOG_TAIL_LINES = 20
@@ -144,14 +145,6 @@ def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary
     raise InputError(f"no {side} binary: give --{side}-binary PATH or --{side}-version X.Y.Z")
 
 
-class BuildFailure(Exception):
-    """A side of a ``--repo`` run did not build: the ``build.SideBuildError`` and the run.json that records it."""
-
-    def __init__(self, error, record: dict) -> None:
-        super().__init__(str(error))
-        self.error, self.record = error, record
-
-
 def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions, Path, dict]:
     """Build (or reuse) both sides from ``--repo``: the options with their binaries, the benchmark/, the records."""
     from benchgate import build
@@ -172,8 +165,14 @@ def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions,
         try:
             result = build.build_ref(repo, ref, side=side, trusted=trusted, **how)
         except build.SideBuildError as error:
-            # when the head fails to build, the failure record still names the base built before it
-            raise BuildFailure(error, build_failure_record(options, error, records, sandbox, design)) from error
+            # The report job must still learn that (and which side) did not build: a record, no samples. When the
+            # head fails to build, the record still names the base built before it.
+            record = build_failure_record(options, error, records, sandbox, design)
+            results.write_run_record(options.output / "run.json", record)
+            with results.ResultsWriter(options.output / "results.csv"):
+                pass
+            say(f"build failure recorded in {options.output} (run.json, empty results.csv)")
+            raise
         records[side] = result.record()
         binaries[f"{side}_binary"] = str(result.binary)
     benchmark_dir = (options.benchmark_dir or result.worktree / "benchmark").resolve()  # the head's: built last
@@ -207,7 +206,7 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict,
     if design is not None:
         selection["files"] = []  # nothing ran: an adaptive record names its (here no) files
     failure = {"side": error.side, "ref": error.ref, "sha": error.sha, "log_tail": tail[-BUILD_LOG_TAIL_CHARS:]}
-    record = _record(options, design, binaries, selection, sandbox, environment={}, skipped=[], build=built)
+    record = _record(options, design, binaries, selection, sandbox, environment={}, build=built)
     record.update(
         ended_at=record["started_at"], build_failure={**failure, "infrastructure": bool(error.infrastructure)}
     )
@@ -225,7 +224,7 @@ def _cpuset_of(options: RunOptions) -> str | None:
     return value
 
 
-def _select(options: RunOptions, benchmark_dir: Path) -> tuple[suite.Selection | None, dict | None]:
+def _select(options: RunOptions, benchmark_dir: Path) -> tuple[Selection | None, dict | None]:
     """The selection, plus the --changed-from placement when categories come from a diff."""
     categories = tuple(options.categories)
     placement = None
@@ -258,10 +257,7 @@ def _record(options: RunOptions, design, binaries: dict, selection: dict, sandbo
         "complete": False,  # a build failure measured nothing: a reader that ignores build_failure sees no pass
         "interrupted": False,
         "options": {"timeout": options.timeout, "cpuset": options.cpuset},
-        "durations": {},
-        "samples": 0,
-        "failures": [],
-        "progress": {"completed_jobs": 0, "csv_bytes": 0, "jobs": 0},
+        **new_progress(),
         "sandbox": sandbox,
         **fields,
     }
@@ -271,7 +267,7 @@ def _record(options: RunOptions, design, binaries: dict, selection: dict, sandbo
 
 
 def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
-    """The plan (None: nothing selected) and run.json of a new or resumed run; ``BuildFailure`` holds a build's."""
+    """The plan (None: nothing selected) and run.json of a new or resumed run (a build failure is written)."""
     output = options.output
     record_path, csv_path = output / "run.json", output / "results.csv"
     if options.resume:
@@ -319,12 +315,13 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    chosen = selection if selection is not None else suite.Selection(benchmark_dir=benchmark_dir, categories=())
+    chosen = selection if selection is not None else Selection(benchmark_dir=str(benchmark_dir), files=())
     skipped = suite.http_skips(selection) if selection is not None else []
     environment = system.with_runner_facts(system.collect(cpuset=options.cpuset), options.cpuset, cpu_sets)
     sides = {side: binary.record() for side, binary in binaries.items()}
-    record = _record(options, design, sides, chosen.record(), sandbox, seed=seed, environment=environment)
-    record.update(skipped=skipped, pairing=results.pairing_record(options.pairing), protocol_warnings=[])
+    selection_record = chosen.model_dump(mode="json", exclude={"changed"})
+    record = _record(options, design, sides, selection_record, sandbox, seed=seed, environment=environment)
+    record.update(skipped=skipped, pairing=results.pairing_record(options.pairing))
     record["schedule"] = "interleaved-rotated-v1"
     if options.pairing != duet.SEQUENTIAL or options.slots != 1:
         record["options"].update(pairing=options.pairing, slots=options.slots)
@@ -346,14 +343,6 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
     """The plan and record of an interrupted run (binaries unchanged); an untrusted head is confined again."""
     output = options.output
-    where = str(output / "run.json")
-    if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs
-        from benchgate.stats.sequential import Design
-
-        try:
-            Design.from_json(record.design, where=f"{where} design")
-        except InputError as error:
-            raise InputError(f"--resume: {error.message}", where=error.where) from None
     draft = {"samples": 0, "protocol_warnings": [], **record.to_json()}  # a record from before they were kept
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
@@ -401,7 +390,7 @@ def _plan(record: results.RunRecord, binaries: dict, sandbox) -> RunPlan:
         timeout=record.options.timeout,
         cpuset=record.options.cpuset,
         sandbox=sandbox,
-        configurations=configurations.from_record(record),
+        configurations=dict(record.configurations),
         pairing=record.options.pairing or "sequential",
         slots=record.options.slots or 1,
     )

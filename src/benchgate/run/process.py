@@ -219,12 +219,14 @@ class RunPlan:
     cpuset: str | None = None
     max_failures: int = 3  # per file (or configuration) and side; later jobs of one that keeps failing are skipped
     sandbox: Confinement | None = None  # an untrusted head: every job, on both sides, starts in the sandbox
-    # Files whose jobs run one configuration each (benchgate.run.configurations.Expansion); the others run whole.
+    # Files whose jobs run one configuration each (run.json's FileConfigurations); the others run whole.
     configurations: dict = field(default_factory=dict)
     pairing: str = "sequential"  # or "duet": base and head side by side (benchgate.run.duet)
     slots: int = 1  # units run at once on disjoint CPU sets (benchgate.run.session.Session)
 
     def schedule(self) -> list[Job]:
         """The jobs in the order they run (``build_schedule``): the same again on --resume."""
-        units = {name: found.configurations for name, found in self.configurations.items()}
+        units = {
+            name: [(row.args, row.configuration) for row in found.rows] for name, found in self.configurations.items()
+        }
         return build_schedule(self.files, self.runs, self.seed, units)

@@ -1,4 +1,4 @@
-"""Progress of a run with an ETA: a live bar on a terminal, a plain line every so often in CI logs."""
+"""Progress of a run with an ETA: a plain line every so often on stderr, the same on a terminal and in CI logs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TextIO
-
-_BAR_WIDTH = 24
 
 
 def format_seconds(seconds: float) -> str:
@@ -23,10 +21,11 @@ class Progress:
     """Receives job events from the runner and shows them on ``stream``."""
 
     def __init__(
-        self, stream: TextIO | None = None, *, live: bool | None = None, interval: float = 30.0, clock=time.monotonic
+        self, stream: TextIO | None = None, *, interval: float = 30.0, clock=time.monotonic, stopping=None
     ) -> None:
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
+        # An adaptive run's (benchgate.run.adaptive.Adaptive): which files still run, and for how many runs.
+        self.stopping = stopping
         self.interval = interval
         self.clock = clock
         self.schedule: Sequence = ()
@@ -37,10 +36,6 @@ class Progress:
         self._started = 0.0
         self._last_line = float("-inf")
         self.skipped = 0
-        self._planned: dict[str, int] | None = None  # adaptive: file still running -> runs expected
-        self._planned_rows: dict[tuple[str, str], int] = {}  # adaptive, one job per configuration: per comparison
-        self._max_runs = 0
-        self._files = 0
 
     def start(self, schedule: Sequence, completed: int = 0) -> None:
         self.schedule = schedule
@@ -66,17 +61,6 @@ class Progress:
         self.done = job.index + 1
         self.skipped += 1
 
-    def plan(
-        self, planned: dict[str, int], max_runs: int, files: int, rows: dict[tuple[str, str], int] | None = None
-    ) -> None:
-        """An adaptive run's plan after a look: per running file (``rows``: per comparison run alone), runs expected."""
-        self._planned = dict(planned)
-        self._planned_rows = dict(rows or {})
-        self._max_runs = max_runs
-        self._files = files
-        if self.schedule:  # a plan given before the run starts is shown with its first line
-            self._show(force=True)
-
     def eta(self, *, worst: bool = False) -> float | None:
         """Seconds left by each job's (file, side) mean so far, None before any ended (``worst``: all to max-runs)."""
         all_durations = [value for values in self._durations.values() for value in values]
@@ -85,15 +69,8 @@ class Progress:
         fallback = sum(all_durations) / len(all_durations)
         left = 0.0
         for job in self.schedule[self.done :]:
-            if self._planned is not None:
-                runs = self._max_runs if worst else self._planned.get(job.filename, 0)
-                row = self._planned_rows.get((job.filename, getattr(job, "row", None)))
-                if row == 0:
-                    continue  # a comparison that has stopped: its jobs are skipped
-                if row is not None and not worst:
-                    runs = row  # a comparison that stops on its own: its own projection
-                if job.filename not in self._planned or job.iteration >= runs:
-                    continue
+            if self.stopping is not None and job.iteration >= self.stopping.expected_runs(job, worst=worst):
+                continue  # an adaptive run's job not expected to run (or, ``worst``, not run at all)
             known = self._durations.get((job.filename, job.side))
             left += sum(known) / len(known) if known else fallback
         return left
@@ -105,10 +82,11 @@ class Progress:
         eta_text = format_seconds(eta) if eta is not None else "--:--"
         elapsed = format_seconds(self.clock() - self._started)
         files = ""
-        if self._planned is not None:
+        if self.stopping is not None:
             worst = self.eta(worst=True)
             eta_text += f" (at most {format_seconds(worst)})" if worst is not None else ""
-            files = f" | {len(self._planned)}/{self._files} files running"
+            running, scheduled = len(self.stopping.running_files()), len(self.stopping.scheduled_files)
+            files = f" | {running}/{scheduled} files running"
         return (
             f"{self.done}/{total} jobs {fraction:4.0%} | {self.samples} samples{files} | "
             f"elapsed {elapsed} | ETA {eta_text} | {self.current}"
@@ -116,20 +94,12 @@ class Progress:
 
     def _show(self, force: bool = False) -> None:
         now = self.clock()
-        if self.live:
-            total = len(self.schedule)
-            filled = int(_BAR_WIDTH * self.done / total) if total else _BAR_WIDTH
-            bar = "#" * filled + "-" * (_BAR_WIDTH - filled)
-            self.stream.write(f"\r\x1b[K[{bar}] {self.line()}"[:200])
-            self.stream.flush()
-        elif force or now - self._last_line >= self.interval:
+        if force or now - self._last_line >= self.interval:
             self._last_line = now
             self.stream.write(f"benchgate: {self.line()}\n")
             self.stream.flush()
 
     def finish(self, interrupted: bool = False) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[K")
         state = "interrupted" if interrupted else "done"
         skipped = f" ({self.skipped} skipped: their comparisons or files had stopped)" if self.skipped else ""
         self.stream.write(

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -92,15 +91,6 @@ class Recorder:
         write_run_record(self._record_path, self.record)
 
 
-@dataclass
-class _Recorded:
-    """One job of a batch: its IPC messages in order, and how its process ended."""
-
-    messages: list[dict] = field(default_factory=list)
-    result: ProcessResult | None = None
-    error: BaseException | None = None  # raised in the job's thread (a sandbox that cannot start): raised again
-
-
 class Session:
     """Carries out a schedule into the recorder in batches of units (duets or single jobs) on disjoint CPU sets, a
     thread each, what each job sent replayed in schedule order (a duet kept whole or not at all); a batch of one job
@@ -134,7 +124,7 @@ class Session:
         self.sets = duet.cpu_sets(plan.cpuset, plan.pairing, plan.slots)
         exclusive = frozenset(name for name in plan.files if duet.is_exclusive(plan.benchmark_dir, name))
         self.units = duet.units(self.schedule, plan.pairing, exclusive)
-        self._recorded: dict[int, _Recorded] = {}
+        self._recorded: dict[int, tuple[list[dict], ProcessResult]] = {}  # a batch's jobs: messages, how each ended
         self._cpus: dict[int, str] = {}  # each started job's CPU set, for pairs.csv
 
     def _handle_signal(self, _signum, _frame) -> None:
@@ -172,50 +162,37 @@ class Session:
         head_first = duet.head_on_first_set(self.plan.seed, duet.unit_key(job))
         return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
 
-    def _start(self, job, cpus: str | None) -> threading.Thread:
-        recorded = self._recorded[job.index] = _Recorded()
-        self._cpus[job.index] = cpus or ""
+    def _execute_recorded(self, job: Job, cpus: str | None) -> tuple[list[dict], ProcessResult]:
+        """Run a job of a batch (in a thread of its own): its IPC messages in order, and how its process ended."""
         process = BenchmarkProcess()
         self.running.append(process)  # a signal stops it with the others
-
-        def work() -> None:
-            try:
-                recorded.result = self.execute(job, process, recorded.messages.append, cpus)
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
-                recorded.error = error
-            finally:
-                self.running.remove(process)
-
-        thread = threading.Thread(target=work, name=f"benchgate-job-{job.index}", daemon=True)
-        thread.start()
-        return thread
+        messages: list[dict] = []
+        try:
+            return messages, self.execute(job, process, messages.append, cpus)
+        finally:
+            self.running.remove(process)
 
     def _run_batch(self, batch: list[duet.Unit]) -> None:
         if len(batch) == 1 and not batch[0].duet:
             self._finish_unit(batch[0], live=True)
             return
-        threads = []
-        for slot, unit in enumerate(batch):
-            for job in unit.jobs:
-                if job.index >= self.done["completed_jobs"] and self.runs(job):
-                    threads.append(self._start(job, self._cpus_of(unit, job, slot)))
-        for thread in threads:
-            thread.join()
-        for recorded in self._recorded.values():
-            if recorded.error is not None:
-                raise recorded.error
+        started = {}
+        with ThreadPoolExecutor(max_workers=2 * len(batch), thread_name_prefix="benchgate-job") as threads:
+            for slot, unit in enumerate(batch):
+                for job in unit.jobs:
+                    if job.index >= self.done["completed_jobs"] and self.runs(job):
+                        self._cpus[job.index] = cpus = self._cpus_of(unit, job, slot)
+                        started[job.index] = threads.submit(self._execute_recorded, job, cpus)
+        # raised here, in this thread: what a job's thread raised (a sandbox that cannot start)
+        self._recorded = {index: future.result() for index, future in started.items()}
         # Units replay in schedule order up to the first one a signal cut short: what ran to its end is kept.
         for unit in batch:
-            interrupted = any(self._interrupted(job) for job in unit.jobs)
+            interrupted = any(self._recorded[job.index][1].interrupted for job in unit.jobs if job.index in started)
             if not (interrupted and unit.duet):  # a duet is kept whole or not at all: --resume runs it again
                 self._finish_unit(unit)  # a single job cut short keeps its samples, as one run live does
             if interrupted:
                 self.interrupted = True
                 return
-
-    def _interrupted(self, job) -> bool:
-        recorded = self._recorded.get(job.index)
-        return recorded is not None and (recorded.result is None or recorded.result.interrupted)
 
     def _finish_unit(self, unit: duet.Unit, live: bool = False) -> None:
         """Run (``live``) or replay the unit's jobs, then mark them done and checkpoint (a duet: once, whole)."""
@@ -225,10 +202,10 @@ class Session:
                 continue
             ran = job.index in self._recorded or (live and self.runs(job))
             if ran:
-                cut_short = not live and self._interrupted(job)
-                rows[job.side] = self.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
-                if cut_short or (live and self.interrupted):
-                    return  # not counted as done: --resume runs it again
+                lines = self.run_job(job, self._recorded.pop(job.index, None), self._cpus_of(unit, job, 0))
+                if lines is None:
+                    return  # cut short: not counted as done, --resume runs it again
+                rows[job.side] = lines
             # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
             skipped = not ran and self.stopping is not None and self.stopping.skips(job)
             if skipped and self.progress:
@@ -304,8 +281,11 @@ class Session:
             self.record["protocol_warnings"], message, filename=job.filename, side=job.side, configuration=configuration
         )
 
-    def run_job(self, job: Job, recorded=None, cpuset: str | None = None) -> list[tuple[str, int]]:
-        """Run ``job`` on ``cpuset`` (or replay what was ``recorded``): each sample's (configuration, line)."""
+    def run_job(
+        self, job: Job, recorded: tuple[list[dict], ProcessResult] | None = None, cpuset: str | None = None
+    ) -> list[tuple[str, int]] | None:
+        """Run ``job`` on ``cpuset`` (or replay what was ``recorded``): each sample's (configuration, line); None
+        when a signal cut it short (the samples it sent are written all the same)."""
         label = CSV_LABELS[job.side]
         lines: list[tuple[str, int]] = []
         messages = protocol.JobMessages()
@@ -330,16 +310,16 @@ class Session:
         if recorded is None:
             result = self.execute(job, self._process, on_message, cpuset)
         else:
-            for message in recorded.messages:
+            for message in recorded[0]:
                 on_message(message)
-            result = recorded.result
+            result = recorded[1]
         durations = self.record["durations"]
         durations[job.filename] = round(durations.get(job.filename, 0.0) + result.duration, 3)
         for error in result.protocol_errors:
             self._warn(job, error)
         if result.interrupted:
             self.interrupted = True
-            return lines
+            return None
         if self.progress:
             self.progress.job_finished(job, result.duration)
         reported = messages.reported

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchgate.errors import InputError
+from benchgate.results.recordparts import Selection
 
 # Directories in benchmark/ that are not categories (compare.js skips fixtures too).
 _NOT_CATEGORIES = frozenset({"fixtures", "node_modules"})
@@ -22,46 +22,6 @@ _DECLARED_BENCHMARKER = re.compile(r"""\bbenchmarker\s*:\s*(\[[^\]]*\]|'[^']*'|"
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` (1-based) of ``count``: a deterministic 1/count of the selected files."""
-
-    index: int
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-    def take(self, files: Sequence[str]) -> list[str]:
-        """The files of this shard: every count-th file of the sorted list, starting at index-1."""
-        return sorted(files)[self.index - 1 :: self.count]
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What to run: the categories and filters asked for, and the files they select."""
-
-    benchmark_dir: Path
-    categories: tuple[str, ...]
-    filters: tuple[str, ...] = ()
-    excludes: tuple[str, ...] = ()
-    set_args: tuple[str, ...] = ()
-    shard: Shard | None = None
-    files: tuple[str, ...] = field(default=())
-
-    def record(self) -> dict:
-        """The selection as run.json stores it."""
-        return {
-            "benchmark_dir": str(self.benchmark_dir),
-            "categories": list(self.categories),
-            "filter": list(self.filters),
-            "exclude": list(self.excludes),
-            "set": list(self.set_args),
-            "files": list(self.files),
-            "shard": str(self.shard) if self.shard else None,
-        }
-
-
 def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     """Validate ``--set key=value`` arguments the way common.js parses them; InputError on the first bad one."""
     parsed = tuple(values)
@@ -71,8 +31,8 @@ def parse_set(values: Iterable[str]) -> tuple[str, ...]:
     return parsed
 
 
-def parse_shard(text: str | None) -> Shard | None:
-    """Parse ``I/N`` (1 <= I <= N); None for no sharding."""
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """Parse ``I/N`` (1 <= I <= N) into (I, N); None for no sharding."""
     if text is None:
         return None
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
@@ -81,7 +41,7 @@ def parse_shard(text: str | None) -> Shard | None:
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1 or not 1 <= index <= count:
         raise InputError(f"--shard {text!r}: I must be between 1 and N")
-    return Shard(index, count)
+    return index, count
 
 
 def list_categories(benchmark_dir: Path) -> dict[str, list[str]]:
@@ -107,9 +67,10 @@ def select(
     filters: Sequence[str] = (),
     excludes: Sequence[str] = (),
     set_args: Sequence[str] = (),
-    shard: Shard | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> Selection:
-    """Resolve categories and filters to benchmark files (``category/file.js``); InputError when nothing matches."""
+    """Resolve categories and filters to benchmark files (``category/file.js``), as run.json's ``selection`` records
+    them; InputError when nothing matches."""
     benchmark_dir = benchmark_dir.resolve()
     if not (benchmark_dir / "common.js").is_file():
         raise InputError("not a Node benchmark directory (no common.js)", where=str(benchmark_dir))
@@ -135,18 +96,19 @@ def select(
         raise InputError(
             f"no benchmark file in {', '.join(wanted)} matches --filter {list(filters)} / --exclude {list(excludes)}"
         )
-    if shard is not None:
+    if shard is not None:  # shard I of N: every N-th of the sorted files from the I-th, a deterministic 1/N of them
+        index, count = shard
         selected_count = len(files)
-        files = shard.take(files)
+        files = sorted(files)[index - 1 :: count]
         if not files:
-            raise InputError(f"shard {shard} of {selected_count} selected file(s) is empty; use fewer shards")
+            raise InputError(f"shard {index}/{count} of {selected_count} selected file(s) is empty; use fewer shards")
     return Selection(
-        benchmark_dir=benchmark_dir,
+        benchmark_dir=str(benchmark_dir),
         categories=tuple(wanted),
-        filters=tuple(filters),
-        excludes=tuple(excludes),
-        set_args=parse_set(set_args),
-        shard=shard,
+        filter=tuple(filters),
+        exclude=tuple(excludes),
+        set=parse_set(set_args),
+        shard="{}/{}".format(*shard) if shard else None,
         files=tuple(files),
     )
 
@@ -172,36 +134,21 @@ def declared_benchmarkers(path: Path) -> list[str]:
     return list(dict.fromkeys(name for name in names if name))
 
 
-def _benchmarker_present(name: str, which: Callable[[str], str | None], benchmark_dir: Path | None) -> bool:
-    if name.startswith("test-double"):
-        # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
-        return benchmark_dir is not None and (benchmark_dir / "_test-double-benchmarker.js").is_file()
-    return which(name) is not None
-
-
-def find_http_benchmarker(
-    set_args: Sequence[str] = (), which: Callable[[str], str | None] = shutil.which, benchmark_dir: Path | None = None
-) -> str | None:
-    """The HTTP load generator common.js would use (``--set benchmarker=NAME``: that one), or None."""
-    for argument in set_args:
-        key, _, value = argument.partition("=")
-        if key == "benchmarker":
-            return value if _benchmarker_present(value, which, benchmark_dir) else None
-    return next((name for name in HTTP_BENCHMARKERS if which(name)), None)
-
-
 def http_skips(selection: Selection, which: Callable[[str], str | None] = shutil.which) -> list[dict]:
     """run.json's skips of HTTP benchmarks whose load generator (autocannon, wrk, or their own) is missing."""
-    chosen = [arg.partition("=")[2] for arg in selection.set_args if arg.startswith("benchmarker=")]
+    chosen = [arg.partition("=")[2] for arg in selection.set if arg.startswith("benchmarker=")]
+    benchmark_dir = Path(selection.benchmark_dir)
+    # Node's test double ships with the suite (benchmark/_test-double-benchmarker.js), not on the PATH.
+    shipped = (benchmark_dir / "_test-double-benchmarker.js").is_file()
     skips = []
     for name in selection.files:
-        path = selection.benchmark_dir / name
+        path = benchmark_dir / name
         if not is_http_benchmark(path):
             continue
         needed = chosen[:1] or declared_benchmarkers(path)
-        missing = [tool for tool in needed if not _benchmarker_present(tool, which, selection.benchmark_dir)]
+        missing = [tool for tool in needed if not (shipped if tool.startswith("test-double") else which(tool))]
         reason = f"needs {' and '.join(missing)}, which is not installed" if missing else None
-        if not needed and find_http_benchmarker((), which, selection.benchmark_dir) is None:
+        if not needed and not any(which(tool) for tool in HTTP_BENCHMARKERS):
             reason = "needs autocannon or wrk, and neither is installed"
         if reason is not None:
             skips.append({"filename": name, "reason": f"HTTP benchmark {reason}: not run"})
