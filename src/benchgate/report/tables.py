@@ -15,7 +15,6 @@ import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
 from benchgate.report import gatelines, markup
-from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
 from benchgate.stats.gate import GatePolicy
@@ -353,6 +352,4 @@ def render(
         return render_text(table, policy, bars=bars, problems=problems)
     if output_format == "markdown" and markdown is not None:
         return markdown
-    if output_format not in FORMATS:
-        raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
     return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)
