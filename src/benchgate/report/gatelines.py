@@ -237,8 +237,7 @@ def gating_lines(gated: pd.DataFrame) -> list[str]:
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
-    prior = ctx.run.prior if ctx.run is not None else {}
-    listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
+    listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, ctx.run.prior)
     mark, words = verdict_words(outcome, ctx.run, code(prefix + ":accept-regression"))
     title = f"### {mark} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:
