@@ -288,15 +288,14 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
     """The JSON document: the policy, the verdict and one object per comparison (docs/formats.md), ``None`` where
     compare.R prints NA; ``p_adjusted`` is the p the gate compares with the threshold (raw under no correction)."""
     gate_p = gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
+    numbers = ("mean_base", "mean_head", "improvement", "p_value", "p_adjusted", "df")
     rows = [
         {
             "filename": str(row.filename),
             "configuration": str(row.configuration),
             "n_base": int(row.n_base),
             "n_head": int(row.n_head),
-            **{key: _number(getattr(row, key)) for key in ("mean_base", "mean_head", "improvement", "p_value")},
-            "p_adjusted": _number(p_adjusted),
-            "df": _number(row.df),
+            **{key: _number(getattr(row, key)) for key in numbers},
             "confidence": str(row.confidence),
             "accuracy": {key: _number(getattr(row, f"accuracy_{i}")) for i, key in enumerate(ACCURACY_KEYS, 1)},
             "gating": bool(row.gating),
@@ -306,7 +305,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "noisy": bool(row.noisy),
             "coarse": bool(row.coarse),
         }
-        for row, p_adjusted in zip(gated.itertuples(index=False), gate_p, strict=True)
+        for row in gated.assign(p_adjusted=gate_p).itertuples(index=False)
     ]
     return {
         "comparisons": len(gated),
