@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 
 from tabulate import tabulate
@@ -86,8 +87,7 @@ def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
     }
 
 
-def _culprit_line(culprit: dict, markdown: bool) -> str:
-    name = code if markdown else str
+def _culprit_line(culprit: dict, name: Callable[[str], str], markdown: bool) -> str:
     share = f"{100 * culprit['share']:.0f} % of the step"
     if culprit["key"] is None:
         first, last = (name(key[:12]) for key in culprit["range"])
@@ -104,8 +104,7 @@ def _culprit_line(culprit: dict, markdown: bool) -> str:
     return f"{what}: {share}{unresolved}"
 
 
-def _probe_rows(data: dict, markdown: bool) -> list[list[str]]:
-    name = (lambda text: code(text, in_table=True)) if markdown else str
+def _probe_rows(data: dict, name: Callable[[str], str]) -> list[list[str]]:
     table = []
     for probe in data["probes"]:
         # A commit: its short SHA and subject; a release: its version.
@@ -135,27 +134,28 @@ def _share_text(probe: dict) -> str:
 
 def render(data: dict, markdown: bool) -> str:
     """The report as markdown (``markdown``) or plain text."""
+    span, prose = (code, plain) if markdown else (str, str)
     setup = data["setup"]
-    span = f"{setup.get('from')} .. {setup.get('to')}"
-    title = f"benchgate bisect: {code(span) if markdown else span} ({data['candidates']} candidates)"
+    ends = f"{setup.get('from')} .. {setup.get('to')}"
+    title = f"benchgate bisect: {span(ends)} ({data['candidates']} candidates)"
     lines = [f"## {title}" if markdown else title, ""]
     if data["culprits"]:
         lines.append("**Culprit:**" if markdown else "culprit:")
-        lines += [f"- {_culprit_line(culprit, markdown)}" for culprit in data["culprits"]]
+        lines += [f"- {_culprit_line(culprit, span, markdown)}" for culprit in data["culprits"]]
     else:
-        lines.append(f"No culprit: {plain(REASONS[data['reason']]) if markdown else REASONS[data['reason']]}.")
+        lines.append(f"No culprit: {prose(REASONS[data['reason']])}.")
     if data["reason"] != "found" and data["culprits"]:
         lines.append(f"Stopped: {REASONS[data['reason']]}.")
     lines.append("")
     for row, change in data["step"].items():
-        shown = code(row) if markdown else row
         interval = f"[{_pct(change['low'])}, {_pct(change['high'])}]"
-        lines.append(f"- step of {shown}: {_pct(change['change'])} {interval}")
-    lines.append("")
-    lines.append(
+        lines.append(f"- step of {span(row)}: {_pct(change['change'])} {interval}")
+    table = _probe_rows(data, (lambda text: code(text, in_table=True)) if markdown else str)
+    lines += [
+        "",
         f"{data['probes_measured']} probes, {data['builds']} builds, {data['elapsed_seconds']:.0f} s; "
-        "each probe compared with both ends (share 0 %: like the earlier end, 100 %: like the later)."
-    )
-    lines.append("")
-    lines.append(tabulate(_probe_rows(data, markdown), HEADERS, tablefmt="pipe" if markdown else "simple"))
+        "each probe compared with both ends (share 0 %: like the earlier end, 100 %: like the later).",
+        "",
+        tabulate(table, HEADERS, tablefmt="pipe" if markdown else "simple"),
+    ]
     return "\n".join(lines) + "\n"

@@ -41,11 +41,6 @@ def _name(row: Any) -> str:
     return f"{row.filename} {row.configuration}"
 
 
-def _floor(row: Any, inconclusive_above: float) -> float:
-    """The regression an undecided row could not rule out: its own min-effect (a rule's), else the floor."""
-    return float(row.min_effect) if row.min_effect > 0 else inconclusive_above
-
-
 @dataclass(frozen=True)
 class Listed:
     """A row listed under the verdict (undecided, noisy or coarse), ready to print; a noisy row's settling rule."""
@@ -129,7 +124,9 @@ def listed_rows(gated: pd.DataFrame, floor: float, prior=()) -> dict[str, list[L
     listed = {}
     for name, kind in KINDS.items():
         rows = gated[kind.select(gated)].sort_values(kind.order, ascending=False, kind="mergesort")
-        targets = [(row, _floor(row, floor)) for row in rows.itertuples(index=False)]
+        targets = [
+            (row, float(row.min_effect) if row.min_effect > 0 else floor) for row in rows.itertuples(index=False)
+        ]
         listed[name] = [Listed(_name(row), *kind.sentence(row, target, prior), floor=target) for row, target in targets]
     return listed
 
@@ -240,8 +237,7 @@ def gating_lines(gated: pd.DataFrame) -> list[str]:
 def verdict_lines(ctx: CommentContext) -> list[str]:
     """The comment's heading and why: failing rows, problems, then the undecided rows and the runs they need."""
     outcome, prefix = ctx.outcome, ctx.settings.label_prefix
-    prior = ctx.run.prior if ctx.run is not None else {}
-    listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, prior)
+    listed = listed_rows(ctx.gated, ctx.settings.inconclusive_above, ctx.run.prior)
     mark, words = verdict_words(outcome, ctx.run, code(prefix + ":accept-regression"))
     title = f"### {mark} benchgate: {words}"
     if listed["coarse"] and outcome.verdict != FAIL:

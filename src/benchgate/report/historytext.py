@@ -37,17 +37,12 @@ def render_changes_text(changes: Sequence[ChangePoint], *, looked_at: int, too_s
 
 def changes_json(changes: Sequence[ChangePoint]) -> str:
     """The change points as a JSON list (``change`` in percent, negative = slower)."""
-    items = [
-        {
-            "id": change.id,
-            **asdict(change.key),
-            **{name: getattr(change, name) for name in ("commit", "before_commit", "date", "index")},
-            "change": round(change.change, 4) if math.isfinite(change.change) else None,
-            **{name: getattr(change, name) for name in ("mean_before", "mean_after")},
-            "confidence": round(change.confidence, 6),
-        }
-        for change in changes
-    ]
+    items = []
+    for change in changes:
+        fields = asdict(change)
+        key = fields.pop("key")
+        fields["change"] = round(change.change, 4) if math.isfinite(change.change) else None
+        items.append({"id": change.id, **key, **fields, "confidence": round(change.confidence, 6)})
     return json.dumps(items, indent=2)
 
 

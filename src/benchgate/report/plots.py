@@ -149,8 +149,7 @@ def forest_rows(gated: pd.DataFrame, kinds: list[str], all_up_to: int, cap: int)
     counts = Counter(names[kinds[i]] for i in left_out[matters[left_out]])
     if counts:
         parts.append("not drawn either: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
-    rest = "; ".join(parts) + " (every row is in the report's table)"
-    return positions, rest
+    return positions, "; ".join(parts) + " (every row is in the report's table)"
 
 
 def _layout(

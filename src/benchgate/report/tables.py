@@ -15,8 +15,8 @@ import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
 from benchgate.report import gatelines, markup
-from benchgate.report.markup import FORMATS
 from benchgate.stats.analysis import COMPARE_R_TEST, Analysis, verdict
+from benchgate.stats.decisions import DECISIONS
 from benchgate.stats.gate import DECISION_COLUMNS as DECISION_KEYS
 from benchgate.stats.gate import GatePolicy
 from benchgate.stats.yuenwelch import DEFAULT_POWER
@@ -97,11 +97,6 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
-def _named(gated: pd.DataFrame) -> zip:
-    """(compare.R's row name, row) per row."""
-    return zip(_names(gated), gated.itertuples(index=False), strict=True)
-
-
 def with_decisions(gated: pd.DataFrame) -> bool:
     """Whether the tables show the decisions' columns: not under compare.R's rule (its tables stay byte-exact)."""
     return gatelines.gate_test(gated) != COMPARE_R_TEST
@@ -122,7 +117,8 @@ def render_compare_table(gated: pd.DataFrame) -> str:
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
     align = ["left", *["right"] * 5, *(["right", "left"] if decided else []), *(["left"] if failing else [])]
     rows = [header]  # a first row, not tabulate's headers: those get two spaces of padding that R does not print
-    for name, row in _named(gated):
+    for row in gated.itertuples(index=False):
+        name = row_name(row.filename, row.configuration)
         rows.append([name, *_cells(row, decided), *(["FAIL" if row.gating else ""] if failing else [])])
     text = tabulate(rows, tablefmt=COMPARE_R_LAYOUT, colalign=align, disable_numparse=True, preserve_whitespace=True)
     return "\n".join(line.rstrip() for line in text.split("\n"))
@@ -172,11 +168,11 @@ def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
         lines.append(f"  statistics: {gatelines.gate_finding(gated, policy)[0]}")
-    order = ("regression", "improvement", "unchanged", "inconclusive", "constant", "incomplete")
     counts = gated["decision"].value_counts()
-    present = ", ".join(f"{int(counts[name])} {name}" for name in order if name in counts)  # "3 regression, 1 ..."
+    present = ", ".join(f"{int(counts[name])} {name}" for name in DECISIONS if name in counts)  # "3 regression, 1 ..."
     lines.append(f"  decisions ({gatelines.gate_test(gated)}): {present}")
-    lines += [f"  FAIL {name}: {row.gate_reason}" for name, row in _named(gated[gated["gating"]])]
+    failing = gated[gated["gating"]]
+    lines += [f"  FAIL {name}: {reason}" for name, reason in zip(_names(failing), failing["gate_reason"], strict=True)]
     for kind, items in gatelines.listed_rows(gated, policy.inconclusive_above).items():
         listed = [f"  {kind.upper()} {item.line()}".translate(markup.AS_R) for item in items]
         more = f"  ... and {{}} more {kind} (--format json lists them all)"
@@ -292,15 +288,14 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
     """The JSON document: the policy, the verdict and one object per comparison (docs/formats.md), ``None`` where
     compare.R prints NA; ``p_adjusted`` is the p the gate compares with the threshold (raw under no correction)."""
     gate_p = gated["p_adjusted"] if policy.correction == "holm" else gated["p_value"]
+    numbers = ("mean_base", "mean_head", "improvement", "p_value", "p_adjusted", "df")
     rows = [
         {
             "filename": str(row.filename),
             "configuration": str(row.configuration),
             "n_base": int(row.n_base),
             "n_head": int(row.n_head),
-            **{key: _number(getattr(row, key)) for key in ("mean_base", "mean_head", "improvement", "p_value")},
-            "p_adjusted": _number(p_adjusted),
-            "df": _number(row.df),
+            **{key: _number(getattr(row, key)) for key in numbers},
             "confidence": str(row.confidence),
             "accuracy": {key: _number(getattr(row, f"accuracy_{i}")) for i, key in enumerate(ACCURACY_KEYS, 1)},
             "gating": bool(row.gating),
@@ -310,7 +305,7 @@ def analysis_record(gated: pd.DataFrame, policy: GatePolicy) -> dict[str, Any]:
             "noisy": bool(row.noisy),
             "coarse": bool(row.coarse),
         }
-        for row, p_adjusted in zip(gated.itertuples(index=False), gate_p, strict=True)
+        for row in gated.assign(p_adjusted=gate_p).itertuples(index=False)
     ]
     return {
         "comparisons": len(gated),
@@ -353,6 +348,4 @@ def render(
         return render_text(table, policy, bars=bars, problems=problems)
     if output_format == "markdown" and markdown is not None:
         return markdown
-    if output_format not in FORMATS:
-        raise ValueError(f"unknown format {output_format!r}; expected one of {', '.join(FORMATS)}")
     return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)
