@@ -104,7 +104,7 @@ def _release_site(output: Path, steps: list) -> str | None:
     """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
     try:
         series, changes = release_series(
-            [ReleaseStep(step.base, step.head, output / step.directory, step.gated) for step in steps]
+            [ReleaseStep(step.head, output / step.directory, step.gated) for step in steps]
         )
     except InputError as error:  # a step with nothing to show (every benchmark failed): no site, still a report
         print(f"benchgate: versions: no trend site: {error.one_line()}", file=sys.stderr)

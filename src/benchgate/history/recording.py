@@ -19,9 +19,9 @@ from sqlalchemy import Connection, exc, select
 
 from benchgate.errors import InputError
 from benchgate.history import store as db
+from benchgate.history.model import RELEASES_BRANCH
 from benchgate.results import rundirs, runrecord
 
-RELEASES_BRANCH = "releases"
 _RELEASE_SOURCES = ("dist", "npm")
 _FINGERPRINT_FACTS = ("cpu_model", "cpu_count", "governor")
 _SETTINGS = ("runs", "seed", "schedule", "selection", "options", "design")

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history.model import Point, Series, SeriesKey
+from benchgate.history.model import RELEASES_BRANCH, Point, Series, SeriesKey
 
 SCHEMA_VERSION = 1
 # version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
@@ -213,9 +213,9 @@ def reading(store_url: str) -> Iterator[Connection | None]:
         store.engine.dispose()
 
 
-def _head_rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
-    """The rows ``query`` (of ``rows``, optionally with ``runs``' columns) finds among head sides, in date order."""
-    query = query.join(runs, runs.c.id == rows.c.run_id).where(rows.c.side == "head").order_by(runs.c.date, runs.c.id)
+def _rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
+    """The rows ``query`` (of ``rows``, optionally with ``runs``' columns) finds, in date order (a run's base first)."""
+    query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
     with reading(store_url) as connection:
         yield from connection.execute(query) if connection else ()
 
@@ -223,9 +223,14 @@ def _head_rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
 def series(
     store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``."""
-    query = sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
-    query = query.add_columns(runs.c.head_version.label("node_version"))
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``: a
+    point per head side, and on ``releases`` a run's base release too when it is no point yet (the oldest one)."""
+    columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
+    query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
+    release_base = (
+        (runs.c.branch == RELEASES_BRANCH) & runs.c.parent.is_not(None) & (runs.c.base_flags == runs.c.head_flags)
+    )
+    query = query.where((rows.c.side == "head") | release_base)
     if filter:
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
     if branch is not None:
@@ -233,11 +238,16 @@ def series(
     if since is not None:
         query = query.where(runs.c.date >= since)
     points: dict[SeriesKey, list[Point]] = {}
-    for row in _head_rows(store_url, query):
+    for row in _rows(store_url, query):
         key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
+        mine = points.setdefault(key, [])
         point = {name: row._mapping[name] for name in POINT_FIELDS}
         point.update(run_id=str(row.run_id), node_version=row.node_version or "")
-        points.setdefault(key, []).append(Point(**point))
+        if row.side == "base":  # a release measured only as a base (the oldest): its series' first point
+            if any(earlier.commit == row.parent for earlier in mine):
+                continue
+            point.update(commit=row.parent, parent=None, node_version=row.base_version or "")
+        mine.append(Point(**point))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())]
 
 
@@ -248,9 +258,9 @@ def main_spreads(
     query = (
         sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
         .where(runs.c.branch == branch, runs.c.runner == runner)
-        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))))
+        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))), rows.c.side == "head")
     )
     found: dict[tuple[str, str], list[float]] = {}
-    for row in _head_rows(store_url, query):
+    for row in _rows(store_url, query):
         found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
     return found
