@@ -28,6 +28,7 @@ _SETTINGS = ("runs", "seed", "schedule", "selection", "options", "design")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _COMMIT = re.compile(r"^([0-9a-f]{7,64}|v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,40})$")
 TRIM = 0.2
+KEYS = ["side", "filename", "configuration"]  # a summary per side and benchmark row
 _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million samples
 
 
@@ -60,27 +61,18 @@ def runner_fingerprint(environment: dict[str, Any]) -> str:
 
 def summarize(samples: pd.DataFrame) -> tuple[tuple[dict[str, Any], ...], pd.DataFrame]:
     """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates; and the
-    samples numbered by that row (``row``) and within it (``seq``)."""
-    groups = samples.groupby(["side", "filename", "configuration"], sort=False, observed=True)
-    summaries = []
-    for (side, filename, configuration), group in groups:
-        rates = group["rate"].to_numpy(dtype=float)
-        if not np.all(np.isfinite(rates)) or np.any(rates <= 0):
-            raise InputError(f"{filename} {configuration}: a rate that is not a positive number")
-        logs = np.log(rates)
-        summaries.append(
-            {
-                "side": str(side),
-                "filename": str(filename),
-                "configuration": str(configuration),
-                "samples": len(rates),
-                "mean_rate": float(rates.mean()),
-                "trimmed_mean": float(stats.trim_mean(rates, TRIM)),
-                "log_spread": float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
-            }
-        )
-    numbered = {"row": groups.ngroup(), "seq": groups.cumcount(), "rate": samples["rate"].astype(float)}
-    return tuple(summaries), pd.DataFrame({**numbered, "time_ns": samples["time_ns"]})
+    samples numbered by that row (``row``) and within it (``seq``). The reader has checked every rate is positive."""
+    rates = samples["rate"].astype(float)
+    groups = samples.assign(rate=rates, log=np.log(rates)).groupby(KEYS, sort=False, observed=True)
+    summaries = groups.agg(
+        samples=("rate", "size"),
+        mean_rate=("rate", "mean"),
+        trimmed_mean=("rate", lambda group: stats.trim_mean(group, TRIM)),
+        log_spread=("log", "std"),  # NaN for one sample: 0
+    )
+    rows = summaries.fillna({"log_spread": 0.0}).reset_index().astype({key: str for key in KEYS})
+    numbered = {"row": groups.ngroup(), "seq": groups.cumcount(), "rate": rates}
+    return tuple(rows.to_dict("records")), pd.DataFrame({**numbered, "time_ns": samples["time_ns"]})
 
 
 def read_entry(
