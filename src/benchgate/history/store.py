@@ -6,7 +6,7 @@ schema version's check (another is upgraded by a writer or refused, never misrea
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -213,18 +213,17 @@ def reading(store_url: str) -> Iterator[Connection | None]:
         store.engine.dispose()
 
 
-def _rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
-    """The rows ``query`` (of ``rows``, optionally with ``runs``' columns) finds, in date order (a run's base first)."""
-    query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
-    with reading(store_url) as connection:
-        yield from connection.execute(query) if connection else ()
-
-
 def series(
-    store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
+    store_url: str,
+    filter: str | None = None,
+    *,
+    branch: str | None = None,
+    since: str | None = None,
+    files: Iterable[str] | None = None,
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``: a
-    point per head side, and on ``releases`` a run's base release too when it is no point yet (the oldest one)."""
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since`` (of
+    ``files`` only): a point per head side, in date order, and on ``releases`` a run's base release too when it is
+    no point yet (the oldest one)."""
     columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
     query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
     release_base = (
@@ -237,8 +236,13 @@ def series(
         query = query.where(runs.c.branch == branch)
     if since is not None:
         query = query.where(runs.c.date >= since)
+    if files is not None:
+        query = query.where(rows.c.filename.in_(sorted(set(files))))
+    query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
     points: dict[SeriesKey, list[Point]] = {}
-    for row in _rows(store_url, query):
+    with reading(store_url) as connection:
+        stored = connection.execute(query).all() if connection else []
+    for row in stored:
         key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
         mine = points.setdefault(key, [])
         point = {name: row._mapping[name] for name in POINT_FIELDS}
@@ -252,15 +256,9 @@ def series(
 
 
 def main_spreads(
-    store_url: str, files, *, runner: str, node_flags: str, branch: str = "main"
+    store_url: str, files: Iterable[str], *, runner: str, node_flags: str, branch: str = "main"
 ) -> dict[tuple[str, str], list[float]]:
     """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
-    query = (
-        sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
-        .where(runs.c.branch == branch, runs.c.runner == runner)
-        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))), rows.c.side == "head")
-    )
-    found: dict[tuple[str, str], list[float]] = {}
-    for row in _rows(store_url, query):
-        found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
-    return found
+    found = [one for one in series(store_url, branch=branch, files=files) if one.key.runner == runner]
+    mine = [one for one in found if one.key.node_flags == node_flags]
+    return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
