@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sqlalchemy import Connection, exc, select
+from sqlalchemy import Connection, select
 
 from benchgate.errors import InputError
 from benchgate.history import store as db
@@ -161,10 +161,6 @@ class RecordResult:
         )
 
 
-def _existing(connection: Connection, digest: str) -> int | None:
-    return connection.execute(select(db.runs.c.id).where(db.runs.c.digest == digest)).scalar()
-
-
 def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) -> None:
     for start in range(0, len(samples), _BATCH):
         batch = samples[start : start + _BATCH].astype(object)
@@ -174,9 +170,10 @@ def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) 
 
 
 def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
-    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest."""
+    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest.
+    A writer holds the store's lock from ``prepare`` on, so no other one stores the same run after this check."""
     db.prepare(connection, store, write=True)
-    existing = _existing(connection, entry.values["digest"])
+    existing = connection.execute(select(db.runs.c.id).where(db.runs.c.digest == entry.values["digest"])).scalar()
     if existing is not None:
         return int(existing), False
     recorded_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -211,17 +208,12 @@ def record_run(
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
     store = db.open_store(store_url, lock_timeout=lock_timeout)
     try:
-        with db.errors_translated(store):
-            try:
-                with store.engine.connect() as connection, connection.execution_options(**{db.WRITE: True}).begin():
-                    run_id, created = _insert(connection, store, entry, keep)
-            except exc.IntegrityError:
-                # Another recorder committed the same run between our check and our insert.
-                with store.engine.connect() as connection:
-                    existing = _existing(connection, entry.values["digest"])
-                if existing is None:
-                    raise
-                run_id, created = int(existing), False
+        with (
+            db.errors_translated(store),
+            store.engine.connect() as connection,
+            connection.execution_options(**{db.WRITE: True}).begin(),
+        ):
+            run_id, created = _insert(connection, store, entry, keep)
     finally:
         store.engine.dispose()
     return RecordResult(
