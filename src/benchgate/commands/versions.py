@@ -14,7 +14,7 @@ from benchgate.commands.analyze import write_charts
 from benchgate.commands.run import add_release_options, parse_node_args, run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.history.releaseseries import ReleaseStep, release_series
+from benchgate.history.recording import ReleaseStep, release_series
 from benchgate.history.site import write_site
 from benchgate.report.markup import failure_lines
 from benchgate.report.versionsreport import VersionStep, render_versions_markdown, render_versions_text

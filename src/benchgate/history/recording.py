@@ -1,12 +1,17 @@
 """``record_run``: one run directory into the store in one transaction, a no-op for a run already there (its digest);
 it holds the write lock from its first statement, so concurrent recorders queue, and a killed one is rolled back.
-The run is read through ``benchgate.results`` (untrusted: every field checked), refused unless a trusted measurement."""
+The run is read through ``benchgate.results`` (untrusted: every field checked), refused unless a trusted measurement.
+``release_series``: ``benchgate versions``' steps recorded into a scratch store and read back as its release series,
+a change point where a step's compare.R test starred the row (its improvement, confidence 1 - p)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +24,7 @@ from sqlalchemy import Connection, select
 
 from benchgate.errors import InputError
 from benchgate.history import store as db
-from benchgate.history.model import RELEASES_BRANCH
+from benchgate.history.model import RELEASES_BRANCH, ChangePoint, Series
 from benchgate.results import rundirs, runrecord
 
 _RELEASE_SOURCES = ("dist", "npm")
@@ -103,9 +108,7 @@ def read_entry(
     head = summary.head
     # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
     release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
-    head_commit = commit if commit is not None else head.sha
-    if head_commit is None and release:
-        head_commit = str(head.version)  # a release series: the version is the point's name
+    head_commit = commit or head.sha or (str(head.version) if release else None)  # a release's point: its version
     if head_commit is None:
         raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
     if branch is None:
@@ -226,3 +229,41 @@ def record_run(
         samples=entry.values["sample_count"],
         store=store.shown,
     )
+
+
+STARRED = ("*", "**", "***")
+
+
+@dataclass(frozen=True)
+class ReleaseStep:
+    """A finished step: its newer release, its run directory and compare.R's table of it."""
+
+    head: str
+    directory: Path
+    compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
+
+
+def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
+    """Every row's series over the releases, and the steps compare.R starred as its change points."""
+    with tempfile.TemporaryDirectory(prefix="benchgate-releases-") as scratch:
+        store = f"sqlite:///{Path(scratch) / 'releases.db'}"
+        for step in steps:
+            record_run(step.directory, store, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        found = db.series(store, branch=RELEASES_BRANCH)
+    changes = []
+    for step in steps:
+        release, starred = f"v{step.head}", step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
+        rows = {(str(row.filename), str(row.configuration)): row for row in starred.itertuples(index=False)}
+        for one in found:
+            row = rows.get((one.key.filename, one.key.configuration))
+            index = next((i for i, point in enumerate(one.points) if point.commit == release), 0)
+            if row is None or index == 0 or not math.isfinite(row.improvement):
+                continue  # a row whose older release measured nothing (a failure) has no step to mark
+            before, after = one.points[index - 1], one.points[index]
+            change, sure = float(row.improvement), 1.0 - float(row.p_value)
+            changes.append(
+                ChangePoint(
+                    one.key, index, release, after.date, change, before.mean_rate, after.mean_rate, sure, before.commit
+                )
+            )
+    return found, changes
