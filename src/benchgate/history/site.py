@@ -175,29 +175,21 @@ def write_site(
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
     for change in sorted(changes, key=lambda c: c.index):
         by_key[change.key].append(change)
-    categories: dict[str, list[Series]] = defaultdict(list)
-    for one in sorted(series, key=lambda s: s.key):
-        categories[one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"].append(one)
-    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
+
+    def category(one: Series) -> str:  # the benchmark's directory
+        return one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"
+
     index = TEMPLATES.get_template("history-index.html.j2").render(
         title="benchgate history",
         canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
         series_count=len(series),
         run_count=len({point.run_id for one in series for point in one.points}),
-        change_count=len(changes),
-        newest=newest,
+        newest=sorted(changes, key=lambda c: (c.date, c.commit), reverse=True),
         commit_url=commit_url,
-        reports=reports,
+        reports=frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md")),
         categories=[
-            (
-                category,
-                [
-                    (one, sparkline_svg(one, by_key.get(one.key, [])), by_key.get(one.key))
-                    for one in categories[category]
-                ],
-            )
-            for category in sorted(categories)
+            (name, [(one, sparkline_svg(one, by_key[one.key]), by_key[one.key]) for one in group])
+            for name, group in groupby(sorted(series, key=lambda one: (category(one), one.key)), key=category)
         ],
     )
     written = [out_dir / "index.html"]
@@ -207,8 +199,8 @@ def write_site(
             {
                 "key": one.key,
                 "anchor": anchor(one.key),
-                "chart": trend_svg(one, by_key.get(one.key, []), commit_url=commit_url),
-                "changes": by_key.get(one.key, []),
+                "chart": trend_svg(one, by_key[one.key], commit_url=commit_url),
+                "changes": by_key[one.key],
             }
             for one in mine
         ]
