@@ -172,10 +172,9 @@ def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) 
         )
 
 
-def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
+def _insert(connection: Connection, entry: RunEntry, keep: int) -> tuple[int, bool]:
     """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest.
-    A writer holds the store's lock from ``prepare`` on, so no other one stores the same run after this check."""
-    db.prepare(connection, store, write=True)
+    The writer holds the store's lock, so no other one stores the same run after this check."""
     existing = connection.execute(select(db.runs.c.id).where(db.runs.c.digest == entry.values["digest"])).scalar()
     if existing is not None:
         return int(existing), False
@@ -209,16 +208,8 @@ def record_run(
 ) -> RecordResult:
     """Store the run in ``run_dir`` in one transaction (a no-op when its digest is stored); nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
-    store = db.open_store(store_url, lock_timeout=lock_timeout)
-    try:
-        with (
-            db.errors_translated(store),
-            store.engine.connect() as connection,
-            connection.execution_options(**{db.WRITE: True}).begin(),
-        ):
-            run_id, created = _insert(connection, store, entry, keep)
-    finally:
-        store.engine.dispose()
+    with db.transaction(store_url, write=True, lock_timeout=lock_timeout) as (connection, store):
+        run_id, created = _insert(connection, entry, keep)
     return RecordResult(
         run_id=run_id,
         created=created,

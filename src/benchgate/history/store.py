@@ -203,12 +203,19 @@ def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
 
 
 @contextlib.contextmanager
-def reading(store_url: str) -> Iterator[Connection | None]:
-    """A connection that reads the store at ``store_url`` (None: nothing recorded yet), errors as one line."""
-    store = open_store(store_url, must_exist=True)
+def transaction(
+    store_url: str, *, write: bool = False, lock_timeout: float = LOCK_TIMEOUT
+) -> Iterator[tuple[Connection | None, Store]]:
+    """One transaction on the store at ``store_url`` (a writer's holds the lock from its start), its schema checked
+    (a writer creates or upgrades it), errors as one line; the connection (None: nothing recorded yet) and store."""
+    store = open_store(store_url, lock_timeout=lock_timeout, must_exist=not write)
     try:
-        with errors_translated(store), store.engine.connect() as connection:
-            yield connection if prepare(connection, store, write=False) else None
+        with (
+            errors_translated(store),
+            store.engine.connect() as connection,
+            connection.execution_options(**{WRITE: write}).begin(),
+        ):
+            yield (connection if prepare(connection, store, write=write) else None), store
     finally:
         store.engine.dispose()
 
@@ -240,7 +247,7 @@ def series(
         query = query.where(rows.c.filename.in_(sorted(set(files))))
     query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
     points: dict[SeriesKey, list[Point]] = {}
-    with reading(store_url) as connection:
+    with transaction(store_url) as (connection, _):
         stored = connection.execute(query).all() if connection else []
     for row in stored:
         key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
