@@ -144,26 +144,20 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
     raise InputError(f"{shown}: the history store must be sqlite:///FILE or postgresql+psycopg://...")
 
 
-@contextlib.contextmanager
-def errors_translated(store: Store) -> Iterator[None]:
-    """Engine errors out of the block as one-line benchgate errors; the transaction, if any, rolled back."""
-    try:
-        yield
-    except exc.SQLAlchemyError as error:
-        original = getattr(error, "orig", None) or error
-        lines = [line.strip() for line in str(original).splitlines() if line.strip()]
-        reason = lines[0] if lines else type(original).__name__
-        lowered = reason.lower()
-        if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
-            message = f"the store is locked by another writer and stayed locked: {reason}"
-            raise StoreUnavailable(message, where=store.shown) from None
-        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-            raise StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown) from None
-        if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
-            raise StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown) from None
-        if isinstance(error, exc.DatabaseError):
-            raise StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown) from None
-        raise StoreUnavailable(reason, where=store.shown) from None
+def _translated(error: exc.SQLAlchemyError, shown: str) -> StoreUnavailable | StoreCorrupt:
+    """An engine error as a one-line benchgate error, by its first line."""
+    original = getattr(error, "orig", None) or error
+    reason = next((line.strip() for line in str(original).splitlines() if line.strip()), type(original).__name__)
+    lowered = reason.lower()
+    if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
+        return StoreUnavailable(f"the store is locked by another writer and stayed locked: {reason}", where=shown)
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreCorrupt(f"the store is damaged or not a database: {reason}", where=shown)
+    if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
+        return StoreUnavailable(f"cannot reach the store: {reason}", where=shown)
+    if isinstance(error, exc.DatabaseError):
+        return StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=shown)
+    return StoreUnavailable(reason, where=shown)
 
 
 def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
@@ -210,12 +204,10 @@ def transaction(
     (a writer creates or upgrades it), errors as one line; the connection (None: nothing recorded yet) and store."""
     store = open_store(store_url, lock_timeout=lock_timeout, must_exist=not write)
     try:
-        with (
-            errors_translated(store),
-            store.engine.connect() as connection,
-            connection.execution_options(**{WRITE: write}).begin(),
-        ):
+        with store.engine.connect() as connection, connection.execution_options(**{WRITE: write}).begin():
             yield (connection if prepare(connection, store, write=write) else None), store
+    except exc.SQLAlchemyError as error:  # the transaction is rolled back
+        raise _translated(error, store.shown) from None
     finally:
         store.engine.dispose()
 
