@@ -229,6 +229,6 @@ def test_chromium_runs_nothing_from_a_hostile_store(tmp_path):
 def test_a_sparkline_puts_its_change_between_the_runs_around_it_even_past_a_missing_run():
     one = series("a/b.js", "n=1", [1.0, float("nan"), 1.0, 2.0, 2.0])
     change = ChangePoint(one.key, 3, one.points[3].commit, one.points[3].date, 100.0, 1.0, 2.0, 0.99)
-    drawn = site.sparkline_svg(one, [change], width=164)
-    assert 'x1="102.0" x2="102.0"' in drawn  # 2 + 160 * 2.5 / 4: halfway between runs 2 and 3 of 0..4
+    drawn = site.sparkline_svg(one, [change])
+    assert 'x1="95.6" x2="95.6"' in drawn  # 2 + 156 * (2.5 + 0.5) / 5: halfway between runs 2 and 3 of 0..4
     assert drawn.count(",") == 4  # four points on the line: the missing run is left out, not drawn at 0

@@ -114,8 +114,15 @@ def test_a_release_run_is_a_release_series(store_url, tmp_path, source):
     }
     result = record_run(_run(tmp_path, "rel", record={"binaries": binaries}), store_url)
     assert (result.commit, result.branch) == ("v20.0.0", "releases")
-    point = series(store_url, "tojson")[0].points[0]
-    assert (point.commit, point.parent, point.node_version) == ("v20.0.0", "v18.16.0", "v20.0.0")
+    # The head's release is a point after the base's: the oldest release is only ever measured as a base.
+    base, head = series(store_url, "tojson")[0].points
+    assert (base.commit, base.parent, base.node_version) == ("v18.16.0", None, "v18.16.0")
+    assert (head.commit, head.parent, head.node_version) == ("v20.0.0", "v18.16.0", "v20.0.0")
+    assert base.run_id == head.run_id and base.mean_rate != head.mean_rate  # one run, its two sides
+    # The next step's base is already a point: each release once.
+    binaries = {"base": {**binaries["head"]}, "head": {**binaries["head"], "version": "v22.0.0"}}
+    record_run(_run(tmp_path, "next", seed=2, record={"binaries": binaries}), store_url)
+    assert [point.commit for point in series(store_url, "tojson")[0].points] == ["v18.16.0", "v20.0.0", "v22.0.0"]
 
 
 def test_bad_dates_and_commits_are_one_line_errors(tmp_path):

@@ -10,6 +10,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 
+RELEASES_BRANCH = "releases"  # official releases' runs: a series of releases never mixes with main's
+
 
 @dataclass(frozen=True, order=True)
 class SeriesKey:

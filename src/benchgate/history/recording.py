@@ -1,12 +1,17 @@
 """``record_run``: one run directory into the store in one transaction, a no-op for a run already there (its digest);
 it holds the write lock from its first statement, so concurrent recorders queue, and a killed one is rolled back.
-The run is read through ``benchgate.results`` (untrusted: every field checked), refused unless a trusted measurement."""
+The run is read through ``benchgate.results`` (untrusted: every field checked), refused unless a trusted measurement.
+``release_series``: ``benchgate versions``' steps recorded into a scratch store and read back as its release series,
+a change point where a step's compare.R test starred the row (its improvement, confidence 1 - p)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,19 +20,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sqlalchemy import Connection, exc, select
+from sqlalchemy import Connection, select
 
 from benchgate.errors import InputError
 from benchgate.history import store as db
+from benchgate.history.model import RELEASES_BRANCH, ChangePoint, Series
 from benchgate.results import rundirs, runrecord
 
-RELEASES_BRANCH = "releases"
 _RELEASE_SOURCES = ("dist", "npm")
 _FINGERPRINT_FACTS = ("cpu_model", "cpu_count", "governor")
 _SETTINGS = ("runs", "seed", "schedule", "selection", "options", "design")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _COMMIT = re.compile(r"^([0-9a-f]{7,64}|v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,40})$")
 TRIM = 0.2
+KEYS = ["side", "filename", "configuration"]  # a summary per side and benchmark row
 _BATCH = 5000  # samples per INSERT: bounded memory for a run of a million samples
 
 
@@ -60,27 +66,18 @@ def runner_fingerprint(environment: dict[str, Any]) -> str:
 
 def summarize(samples: pd.DataFrame) -> tuple[tuple[dict[str, Any], ...], pd.DataFrame]:
     """Per side and row (in results.csv's order): count, mean rate, 20 %-trimmed mean, spread of log rates; and the
-    samples numbered by that row (``row``) and within it (``seq``)."""
-    groups = samples.groupby(["side", "filename", "configuration"], sort=False, observed=True)
-    summaries = []
-    for (side, filename, configuration), group in groups:
-        rates = group["rate"].to_numpy(dtype=float)
-        if not np.all(np.isfinite(rates)) or np.any(rates <= 0):
-            raise InputError(f"{filename} {configuration}: a rate that is not a positive number")
-        logs = np.log(rates)
-        summaries.append(
-            {
-                "side": str(side),
-                "filename": str(filename),
-                "configuration": str(configuration),
-                "samples": len(rates),
-                "mean_rate": float(rates.mean()),
-                "trimmed_mean": float(stats.trim_mean(rates, TRIM)),
-                "log_spread": float(logs.std(ddof=1)) if len(logs) > 1 else 0.0,
-            }
-        )
-    numbered = {"row": groups.ngroup(), "seq": groups.cumcount(), "rate": samples["rate"].astype(float)}
-    return tuple(summaries), pd.DataFrame({**numbered, "time_ns": samples["time_ns"]})
+    samples numbered by that row (``row``) and within it (``seq``). The reader has checked every rate is positive."""
+    rates = samples["rate"].astype(float)
+    groups = samples.assign(rate=rates, log=np.log(rates)).groupby(KEYS, sort=False, observed=True)
+    summaries = groups.agg(
+        samples=("rate", "size"),
+        mean_rate=("rate", "mean"),
+        trimmed_mean=("rate", lambda group: stats.trim_mean(group, TRIM)),
+        log_spread=("log", "std"),  # NaN for one sample: 0
+    )
+    rows = summaries.fillna({"log_spread": 0.0}).reset_index().astype({key: str for key in KEYS})
+    numbered = {"row": groups.ngroup(), "seq": groups.cumcount(), "rate": rates}
+    return tuple(rows.to_dict("records")), pd.DataFrame({**numbered, "time_ns": samples["time_ns"]})
 
 
 def read_entry(
@@ -111,9 +108,7 @@ def read_entry(
     head = summary.head
     # run.json names an official binary's source "release:npm" or "release:dist" (build.releases)
     release = (head.source or "").removeprefix("release:") in _RELEASE_SOURCES and head.version is not None
-    head_commit = commit if commit is not None else head.sha
-    if head_commit is None and release:
-        head_commit = str(head.version)  # a release series: the version is the point's name
+    head_commit = commit or head.sha or (str(head.version) if release else None)  # a release's point: its version
     if head_commit is None:
         raise InputError("the run names no head commit (run.json binaries.head.sha); give --commit", where=where)
     if branch is None:
@@ -169,10 +164,6 @@ class RecordResult:
         )
 
 
-def _existing(connection: Connection, digest: str) -> int | None:
-    return connection.execute(select(db.runs.c.id).where(db.runs.c.digest == digest)).scalar()
-
-
 def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) -> None:
     for start in range(0, len(samples), _BATCH):
         batch = samples[start : start + _BATCH].astype(object)
@@ -181,10 +172,10 @@ def _insert_samples(connection: Connection, run_id: int, samples: pd.DataFrame) 
         )
 
 
-def _insert(connection: Connection, store: db.Store, entry: RunEntry, keep: int) -> tuple[int, bool]:
-    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest."""
-    db.prepare(connection, store, write=True)
-    existing = _existing(connection, entry.values["digest"])
+def _insert(connection: Connection, entry: RunEntry, keep: int) -> tuple[int, bool]:
+    """In the write transaction: the run (its id, whether new), rows, samples; then the branch's ``keep`` newest.
+    The writer holds the store's lock, so no other one stores the same run after this check."""
+    existing = connection.execute(select(db.runs.c.id).where(db.runs.c.digest == entry.values["digest"])).scalar()
     if existing is not None:
         return int(existing), False
     recorded_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -217,21 +208,8 @@ def record_run(
 ) -> RecordResult:
     """Store the run in ``run_dir`` in one transaction (a no-op when its digest is stored); nothing half-written."""
     entry = read_entry(Path(run_dir), commit=commit, date=date, branch=branch)
-    store = db.open_store(store_url, lock_timeout=lock_timeout)
-    try:
-        with db.errors_translated(store):
-            try:
-                with store.engine.connect() as connection, connection.execution_options(**{db.WRITE: True}).begin():
-                    run_id, created = _insert(connection, store, entry, keep)
-            except exc.IntegrityError:
-                # Another recorder committed the same run between our check and our insert.
-                with store.engine.connect() as connection:
-                    existing = _existing(connection, entry.values["digest"])
-                if existing is None:
-                    raise
-                run_id, created = int(existing), False
-    finally:
-        store.engine.dispose()
+    with db.transaction(store_url, write=True, lock_timeout=lock_timeout) as (connection, store):
+        run_id, created = _insert(connection, entry, keep)
     return RecordResult(
         run_id=run_id,
         created=created,
@@ -242,3 +220,41 @@ def record_run(
         samples=entry.values["sample_count"],
         store=store.shown,
     )
+
+
+STARRED = ("*", "**", "***")
+
+
+@dataclass(frozen=True)
+class ReleaseStep:
+    """A finished step: its newer release, its run directory and compare.R's table of it."""
+
+    head: str
+    directory: Path
+    compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
+
+
+def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
+    """Every row's series over the releases, and the steps compare.R starred as its change points."""
+    with tempfile.TemporaryDirectory(prefix="benchgate-releases-") as scratch:
+        store = f"sqlite:///{Path(scratch) / 'releases.db'}"
+        for step in steps:
+            record_run(step.directory, store, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        found = db.series(store, branch=RELEASES_BRANCH)
+    changes = []
+    for step in steps:
+        release, starred = f"v{step.head}", step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
+        rows = {(str(row.filename), str(row.configuration)): row for row in starred.itertuples(index=False)}
+        for one in found:
+            row = rows.get((one.key.filename, one.key.configuration))
+            index = next((i for i, point in enumerate(one.points) if point.commit == release), 0)
+            if row is None or index == 0 or not math.isfinite(row.improvement):
+                continue  # a row whose older release measured nothing (a failure) has no step to mark
+            before, after = one.points[index - 1], one.points[index]
+            change, sure = float(row.improvement), 1.0 - float(row.p_value)
+            changes.append(
+                ChangePoint(
+                    one.key, index, release, after.date, change, before.mean_rate, after.mean_rate, sure, before.commit
+                )
+            )
+    return found, changes

@@ -8,10 +8,11 @@ import hashlib
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import astuple
 from itertools import groupby
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import jinja2
@@ -34,7 +35,9 @@ FASTER = "#009E73"  # Okabe-Ito bluish green: a change point where it rose
 TEMPLATES.globals["colours"] = {"line": LINE, "slower": SLOWER, "faster": FASTER, "mean": "#555555"}
 
 
-CHART = {"width": 860, "height": 260, "left": 78, "right": 16, "top": 26, "bottom": 46}  # pixels
+# Pixels: each chart's size and its plot area, where the runs go (oldest left).
+TREND = {"width": 860, "height": 260, "left": 78, "top": 26, "plot_width": 766, "plot_height": 188}
+SPARKLINE = {"width": 160, "height": 28, "left": 2, "top": 3, "plot_width": 156, "plot_height": 22}
 
 
 def commit_link(commit_url: str | None, sha: str) -> str | None:
@@ -60,78 +63,66 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str | None) -> Markup:
-    """The series' chart: mean rate per run (oldest left), the segments' means, a dashed line per change."""
+def _chart(
+    series: Series, changes: Sequence[ChangePoint], box: dict[str, int]
+) -> tuple[dict[str, Any], Callable[[float], float], Callable[[float], float]]:
+    """``series`` in ``box``: the rate axis' round ticks, the line and a dot per run (mean rate), a mark per change
+    between the runs around it; and the chart's scales (a run's index, a rate to pixels)."""
     points = series.points
-    values = [point.mean_rate for point in points]
-    finite = [v for v in values if math.isfinite(v)] or [0.0]
+    finite = [point.mean_rate for point in points if math.isfinite(point.mean_rate)] or [0.0]
     ticks = nice_ticks(min(finite), max(finite))
     low, high = min(ticks[0], min(finite)), max(ticks[-1], max(finite))
     if high == low:
         high = low + 1.0
-    plot_w = CHART["width"] - CHART["left"] - CHART["right"]
-    plot_h = CHART["height"] - CHART["top"] - CHART["bottom"]
 
-    def x(index: float) -> float:
-        return CHART["left"] + (plot_w * (index + 0.5) / max(len(points), 1))
+    def x(index: float) -> float:  # by position in the series, so a change point sits where its run is
+        return box["left"] + box["plot_width"] * (index + 0.5) / max(len(points), 1)
 
     def y(value: float) -> float:
-        return CHART["top"] + plot_h * (1 - (value - low) / (high - low))
+        return box["top"] + box["plot_height"] * (1 - (value - low) / (high - low))
 
+    dots = [
+        (x(index), y(point.mean_rate), point) for index, point in enumerate(points) if math.isfinite(point.mean_rate)
+    ]
+    chart = {
+        **box,
+        "ticks": [(y(tick), rate(tick)) for tick in ticks],
+        "line": " ".join(f"{dot_x:.1f},{dot_y:.1f}" for dot_x, dot_y, _ in dots),
+        "dots": dots,
+        "changes": [(x(change.index - 0.5), change) for change in changes if 0 < change.index < len(points)],
+    }
+    return chart, x, y
+
+
+def trend_svg(series: Series, changes: Sequence[ChangePoint], *, commit_url: str | None) -> Markup:
+    """The series' chart: mean rate per run (oldest left), the segments' means, a dashed line per change."""
+    chart, x, y = _chart(series, changes, TREND)
+    points = series.points
     every = max(1, math.ceil(len(points) / 12))  # at most about 12 labels under the axis
     # Under each point: the node version when every run is another release, else the short commit.
     versions = [point.node_version for point in points]
     unique = len(set(versions)) == len(versions) and all(versions)
-    labels = [
+    chart["labels"] = [
         (x(index), label[:12])
         for index, label in enumerate(versions if unique else [point.commit[:7] for point in points])
         if index % every == 0 or (index == len(points) - 1 and index % every > every // 2)
     ]
     # The mean of each stretch between change points, as Otava and Bencher draw it.
-    bounds = [0, *sorted(change.index for change in changes if 0 < change.index < len(points)), len(points)]
-    segments = []
+    bounds = [0, *sorted(change.index for _, change in chart["changes"]), len(points)]
+    chart["segments"] = []
     for start, end in zip(bounds, bounds[1:], strict=False):
-        stretch = [v for v in values[start:end] if math.isfinite(v)]
+        stretch = [point.mean_rate for point in points[start:end] if math.isfinite(point.mean_rate)]
         if stretch:
-            segments.append((x(start - 0.5), x(end - 0.5), y(sum(stretch) / len(stretch))))
-    marks = [(x(change.index - 0.5), change) for change in changes if 0 < change.index < len(points)]
-    dots = [
-        (x(index), y(point.mean_rate), point) for index, point in enumerate(points) if math.isfinite(point.mean_rate)
-    ]
-    chart = {
-        **CHART,
-        "plot_width": plot_w,
-        "plot_height": plot_h,
-        "ticks": [(y(tick), rate(tick)) for tick in ticks],
-        "labels": labels,
-        "segments": segments,
-        "changes": marks,
-        "line": " ".join(f"{dot_x:.1f},{dot_y:.1f}" for dot_x, dot_y, _ in dots),
-        "dots": dots,
-        "commit_url": commit_url,
-    }
-    return TEMPLATES.get_template("history-parts.html.j2").module.trend(chart)
+            chart["segments"].append((x(start - 0.5), x(end - 0.5), y(sum(stretch) / len(stretch))))
+    return TEMPLATES.get_template("history-parts.html.j2").module.trend({**chart, "commit_url": commit_url})
 
 
-def sparkline_svg(series: Series, changes: Sequence[ChangePoint], width: int = 160, height: int = 28) -> Markup:
+def sparkline_svg(series: Series, changes: Sequence[ChangePoint]) -> Markup:
     """A small line of the series for the index, with its change points as ticks."""
-    drawn = [(i, p.mean_rate) for i, p in enumerate(series.points) if math.isfinite(p.mean_rate)]
-    if len(drawn) < 2:
+    chart, _, _ = _chart(series, changes, SPARKLINE)
+    if len(chart["dots"]) < 2:
         return Markup("")
-    low, high = min(v for _, v in drawn), max(v for _, v in drawn)
-    span = (high - low) or 1.0
-    last = len(series.points) - 1
-
-    def x(index: float) -> float:  # by position in the series, so a change point sits where its run is
-        return 2 + (width - 4) * index / last
-
-    spark = {
-        "width": width,
-        "height": height,
-        "line": " ".join(f"{x(i):.1f},{height - 3 - (height - 6) * (v - low) / span:.1f}" for i, v in drawn),
-        "marks": [(x(c.index - 0.5), _kind(c)) for c in changes if 0 < c.index <= last],
-    }
-    return TEMPLATES.get_template("history-parts.html.j2").module.sparkline(spark)
+    return TEMPLATES.get_template("history-parts.html.j2").module.sparkline(chart)
 
 
 PAGES = "b"  # the per-benchmark pages' directory
@@ -184,29 +175,21 @@ def write_site(
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
     for change in sorted(changes, key=lambda c: c.index):
         by_key[change.key].append(change)
-    categories: dict[str, list[Series]] = defaultdict(list)
-    for one in sorted(series, key=lambda s: s.key):
-        categories[one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"].append(one)
-    reports = frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md"))
-    newest = sorted(changes, key=lambda c: (c.date, c.commit), reverse=True)
+
+    def category(one: Series) -> str:  # the benchmark's directory
+        return one.key.filename.split("/", 1)[0] if "/" in one.key.filename else "(top level)"
+
     index = TEMPLATES.get_template("history-index.html.j2").render(
         title="benchgate history",
         canonical=f"{site_url.rstrip('/')}/index.html" if site_url else None,
         series_count=len(series),
         run_count=len({point.run_id for one in series for point in one.points}),
-        change_count=len(changes),
-        newest=newest,
+        newest=sorted(changes, key=lambda c: (c.date, c.commit), reverse=True),
         commit_url=commit_url,
-        reports=reports,
+        reports=frozenset(path.stem for path in (out_dir / "bisect").glob("cp-*.md")),
         categories=[
-            (
-                category,
-                [
-                    (one, sparkline_svg(one, by_key.get(one.key, [])), by_key.get(one.key))
-                    for one in categories[category]
-                ],
-            )
-            for category in sorted(categories)
+            (name, [(one, sparkline_svg(one, by_key[one.key]), by_key[one.key]) for one in group])
+            for name, group in groupby(sorted(series, key=lambda one: (category(one), one.key)), key=category)
         ],
     )
     written = [out_dir / "index.html"]
@@ -216,8 +199,8 @@ def write_site(
             {
                 "key": one.key,
                 "anchor": anchor(one.key),
-                "chart": trend_svg(one, by_key.get(one.key, []), commit_url=commit_url),
-                "changes": by_key.get(one.key, []),
+                "chart": trend_svg(one, by_key[one.key], commit_url=commit_url),
+                "changes": by_key[one.key],
             }
             for one in mine
         ]

@@ -6,7 +6,7 @@ schema version's check (another is upgraded by a writer or refused, never misrea
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine, exc
 from sqlalchemy.engine import make_url
 
 from benchgate.errors import InputError, StoreCorrupt, StoreUnavailable
-from benchgate.history.model import Point, Series, SeriesKey
+from benchgate.history.model import RELEASES_BRANCH, Point, Series, SeriesKey
 
 SCHEMA_VERSION = 1
 # version -> the step that upgrades a store of that version to version + 1 (none yet: 1 is the first).
@@ -144,26 +144,20 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
     raise InputError(f"{shown}: the history store must be sqlite:///FILE or postgresql+psycopg://...")
 
 
-@contextlib.contextmanager
-def errors_translated(store: Store) -> Iterator[None]:
-    """Engine errors out of the block as one-line benchgate errors; the transaction, if any, rolled back."""
-    try:
-        yield
-    except exc.SQLAlchemyError as error:
-        original = getattr(error, "orig", None) or error
-        lines = [line.strip() for line in str(original).splitlines() if line.strip()]
-        reason = lines[0] if lines else type(original).__name__
-        lowered = reason.lower()
-        if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
-            message = f"the store is locked by another writer and stayed locked: {reason}"
-            raise StoreUnavailable(message, where=store.shown) from None
-        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-            raise StoreCorrupt(f"the store is damaged or not a database: {reason}", where=store.shown) from None
-        if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
-            raise StoreUnavailable(f"cannot reach the store: {reason}", where=store.shown) from None
-        if isinstance(error, exc.DatabaseError):
-            raise StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=store.shown) from None
-        raise StoreUnavailable(reason, where=store.shown) from None
+def _translated(error: exc.SQLAlchemyError, shown: str) -> StoreUnavailable | StoreCorrupt:
+    """An engine error as a one-line benchgate error, by its first line."""
+    original = getattr(error, "orig", None) or error
+    reason = next((line.strip() for line in str(original).splitlines() if line.strip()), type(original).__name__)
+    lowered = reason.lower()
+    if "locked" in lowered or "lock timeout" in lowered or "could not obtain lock" in lowered:
+        return StoreUnavailable(f"the store is locked by another writer and stayed locked: {reason}", where=shown)
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreCorrupt(f"the store is damaged or not a database: {reason}", where=shown)
+    if isinstance(error, exc.OperationalError | exc.InterfaceError) or "connect" in lowered:
+        return StoreUnavailable(f"cannot reach the store: {reason}", where=shown)
+    if isinstance(error, exc.DatabaseError):
+        return StoreCorrupt(f"the store does not hold what benchgate wrote: {reason}", where=shown)
+    return StoreUnavailable(reason, where=shown)
 
 
 def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
@@ -203,54 +197,67 @@ def prepare(connection: Connection, store: Store, *, write: bool) -> bool:
 
 
 @contextlib.contextmanager
-def reading(store_url: str) -> Iterator[Connection | None]:
-    """A connection that reads the store at ``store_url`` (None: nothing recorded yet), errors as one line."""
-    store = open_store(store_url, must_exist=True)
+def transaction(
+    store_url: str, *, write: bool = False, lock_timeout: float = LOCK_TIMEOUT
+) -> Iterator[tuple[Connection | None, Store]]:
+    """One transaction on the store at ``store_url`` (a writer's holds the lock from its start), its schema checked
+    (a writer creates or upgrades it), errors as one line; the connection (None: nothing recorded yet) and store."""
+    store = open_store(store_url, lock_timeout=lock_timeout, must_exist=not write)
     try:
-        with errors_translated(store), store.engine.connect() as connection:
-            yield connection if prepare(connection, store, write=False) else None
+        with store.engine.connect() as connection, connection.execution_options(**{WRITE: write}).begin():
+            yield (connection if prepare(connection, store, write=write) else None), store
+    except exc.SQLAlchemyError as error:  # the transaction is rolled back
+        raise _translated(error, store.shown) from None
     finally:
         store.engine.dispose()
 
 
-def _head_rows(store_url: str, query: sa.Select) -> Iterator[sa.Row]:
-    """The rows ``query`` (of ``rows``, optionally with ``runs``' columns) finds among head sides, in date order."""
-    query = query.join(runs, runs.c.id == rows.c.run_id).where(rows.c.side == "head").order_by(runs.c.date, runs.c.id)
-    with reading(store_url) as connection:
-        yield from connection.execute(query) if connection else ()
-
-
 def series(
-    store_url: str, filter: str | None = None, *, branch: str | None = None, since: str | None = None
+    store_url: str,
+    filter: str | None = None,
+    *,
+    branch: str | None = None,
+    since: str | None = None,
+    files: Iterable[str] | None = None,
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since``."""
-    query = sa.select(rows, *(runs.c[name] for name in ("head_flags", "runner", "branch", "commit", "parent", "date")))
-    query = query.add_columns(runs.c.head_version.label("node_version"))
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since`` (of
+    ``files`` only): a point per head side, in date order, and on ``releases`` a run's base release too when it is
+    no point yet (the oldest one)."""
+    columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
+    query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
+    release_base = (
+        (runs.c.branch == RELEASES_BRANCH) & runs.c.parent.is_not(None) & (runs.c.base_flags == runs.c.head_flags)
+    )
+    query = query.where((rows.c.side == "head") | release_base)
     if filter:
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
     if branch is not None:
         query = query.where(runs.c.branch == branch)
     if since is not None:
         query = query.where(runs.c.date >= since)
+    if files is not None:
+        query = query.where(rows.c.filename.in_(sorted(set(files))))
+    query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
     points: dict[SeriesKey, list[Point]] = {}
-    for row in _head_rows(store_url, query):
+    with transaction(store_url) as (connection, _):
+        stored = connection.execute(query).all() if connection else []
+    for row in stored:
         key = SeriesKey(row.filename, row.configuration, row.head_flags, row.runner, row.branch)
+        mine = points.setdefault(key, [])
         point = {name: row._mapping[name] for name in POINT_FIELDS}
         point.update(run_id=str(row.run_id), node_version=row.node_version or "")
-        points.setdefault(key, []).append(Point(**point))
+        if row.side == "base":  # a release measured only as a base (the oldest): its series' first point
+            if any(earlier.commit == row.parent for earlier in mine):
+                continue
+            point.update(commit=row.parent, parent=None, node_version=row.base_version or "")
+        mine.append(Point(**point))
     return [Series(key, tuple(found)) for key, found in sorted(points.items())]
 
 
 def main_spreads(
-    store_url: str, files, *, runner: str, node_flags: str, branch: str = "main"
+    store_url: str, files: Iterable[str], *, runner: str, node_flags: str, branch: str = "main"
 ) -> dict[tuple[str, str], list[float]]:
     """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
-    query = (
-        sa.select(rows.c.filename, rows.c.configuration, rows.c.log_spread)
-        .where(runs.c.branch == branch, runs.c.runner == runner)
-        .where(runs.c.head_flags == node_flags, rows.c.filename.in_(sorted(set(files))))
-    )
-    found: dict[tuple[str, str], list[float]] = {}
-    for row in _head_rows(store_url, query):
-        found.setdefault((row.filename, row.configuration), []).append(float(row.log_spread))
-    return found
+    found = [one for one in series(store_url, branch=branch, files=files) if one.key.runner == runner]
+    mine = [one for one in found if one.key.node_flags == node_flags]
+    return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
