@@ -20,10 +20,15 @@ TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", paired.PAIRED_TEST)
 
 
+@dataclass(frozen=True)
 class RawStats(Stats):
     """Statistics on the rates themselves: ``delta`` the difference of the means, the change relative to the base's."""
 
-    log = False
+    scale_base: np.ndarray  # the base's mean rate
+
+    def percent(self, delta: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return 100 * delta / self.scale_base
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class EitherStats(Stats):
     @property
     def raw(self) -> RawStats:
         changed = {"test": "welch_raw", "delta": self.raw_delta, "se": self.raw_se, "df": self.raw_df}
-        return RawStats(**vars(self.log_test) | changed | {"scale_base": self.raw_scale})
+        return RawStats(**vars(self.log_test) | changed, scale_base=self.raw_scale)
 
     @property
     def p_value(self) -> np.ndarray:

@@ -15,7 +15,14 @@ from benchgate.stats.paired import duet_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
 from benchgate.stats.stopping import Replay, replay
-from benchgate.stats.yuenwelch import combine, gate_statistics, regression_floor, runs_needed, unchanged_level
+from benchgate.stats.yuenwelch import (
+    RUN_COUNTS,
+    combine,
+    first_runs,
+    gate_statistics,
+    regression_floor,
+    unchanged_level,
+)
 
 if TYPE_CHECKING:
     from benchgate.results.rundirs import AdaptiveShard
@@ -82,9 +89,8 @@ def undecided_decisions(rows: int) -> Decisions:
 
 def noise_sigma(st: Stats) -> np.ndarray:
     """Each row's per-sample noise (percent) from the base side's robust variance only, which the head cannot move."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sigma = np.sqrt(np.asarray(st.var_base, dtype=float))
-        return 100 * (sigma if st.log else sigma / st.scale_base)
+    with np.errstate(invalid="ignore"):
+        return 100 * np.sqrt(np.asarray(st.var_base, dtype=float))
 
 
 def undecided_runs(
@@ -94,26 +100,27 @@ def undecided_runs(
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
     """Per inconclusive row, the runs a side after which it would be decided: its bound reaching its target
-    (``resolution.runs_to_reach``), else rejected (``runs_needed``); NaN: none up to 10,000, or decided."""
-    current = result.current
-    rows = result.decision == INCONCLUSIVE
+    (``resolution.runs_to_reach``), else rejected or unchanged with its estimate and spread kept; NaN: none up
+    to 10,000, or decided."""
+    current, level = result.current, result.level
     runs = np.fmin(current.n_base, current.n_head)
-    target = np.broadcast_to(regression_floor(min_effect, inconclusive_above), rows.shape)
-    reach = np.full(rows.shape, np.nan)
+    target = np.broadcast_to(regression_floor(min_effect, inconclusive_above), runs.shape)
+    settle = unchanged_level(unchanged_confidence, level)
+    out = np.full(runs.shape, np.nan)
+    rows = result.decision == INCONCLUSIVE
     if rows.any():
-        picked = subset(current, rows)
-        level = unchanged_level(unchanged_confidence, result.level, 1.0)[rows]
-        reach[rows] = runs_to_reach(picked, target[rows], level, runs[rows])
-    rejection = runs_needed(
-        current,
-        result.level,
-        min_effect,
-        inconclusive_above,
-        rows=rows & np.isnan(reach),
-        above=runs,
-        unchanged_confidence=unchanged_confidence,
-    )
-    return np.where(np.isnan(reach), rejection, reach)
+        out[rows] = runs_to_reach(subset(current, rows), target[rows], settle[rows], runs[rows])
+    pending = rows & np.isnan(out) & ~np.isnan(current.delta)
+    if pending.any():
+        picked, effect = subset(current, pending), np.broadcast_to(min_effect, runs.shape)[pending]
+
+        def decided(_, count) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
+            low, high = picked.projected(float(count), level[pending])
+            bound = picked.projected(float(count), settle[pending])[0]
+            return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= effect) | (bound > -target[pending])
+
+        out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, runs[pending])
+    return out
 
 
 def decision_table(
@@ -133,7 +140,7 @@ def decision_table(
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
     sigma = noise_sigma(current)
-    if prior_var is not None and current.log:  # the noise that gated the row is the one the reports show
+    if prior_var is not None:  # the noise that gated the row is the one the reports show
         sigma = np.where(np.isfinite(prior_var), 100 * np.sqrt(prior_var), sigma)
     return pd.DataFrame(
         {
@@ -148,7 +155,7 @@ def decision_table(
             "mde": result.mde,
             "sigma": sigma,
             "noisy_mde": reachable(current, trusted_variance(current, prior_var), float(max_runs), level, 0.5),
-            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+            "runs_needed": needed,
             "resolution": result.resolution,
             "gated_at": result.gated_at,
             "coarse": result.coarse,

@@ -1,4 +1,4 @@
-"""The one analysis: ``analyze(run_data, policy) -> Analysis``: compare.R's table, each row decided by ``Method``."""
+"""The one analysis: ``analyze(run_data, policy) -> Analysis``: compare.R's table, each row decided by the gate."""
 
 from __future__ import annotations
 
@@ -33,15 +33,6 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
-class Method(StrEnum):
-    """How the rows are decided."""
-
-    UNPAIRED = "unpaired"  # fixed runs: the gate's test on the samples
-    ADAPTIVE = "adaptive"  # --runs auto: the replay of the recorded looks (paired on a duet run's pairs)
-    PAIRED = "paired"  # --pairing duet with fixed runs: the paired test on the pairs
-    COMPARE_R = "compare-r"  # compare.R's p-value rule (GatePolicy.rule "compare-r")
-
-
 ANALYSIS_COLUMNS = (
     *COMPARISON_COLUMNS,
     *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "coarse", "undecided", "min_effect", "gate_test"),
@@ -50,20 +41,19 @@ ANALYSIS_COLUMNS = (
 
 @dataclass(frozen=True)
 class RunData:
-    """What a run measured: its samples, an adaptive run's ``shards``, a duet run's ``pairs``, and run.json's
-    ``prior`` (per key, main's history variance), so that every analysis gates each row as the run did."""
+    """What a run measured: its samples, an adaptive run's ``shards`` (its looks, replayed), a duet run's ``pairs``
+    (decided on them), and run.json's ``prior`` (per key, main's history variance), so that every analysis gates
+    each row as the run did."""
 
     samples: pd.DataFrame
-    method: Method = Method.UNPAIRED
     shards: tuple = ()
     pairs: tuple | None = None
     prior: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None, prior=None) -> RunData:
-        """The run data of a run: adaptive when it has looks, else paired when it has pairs, else unpaired."""
-        method = Method.ADAPTIVE if shards else Method.PAIRED if pairs is not None else Method.UNPAIRED
-        return cls(samples, method, tuple(shards or ()), pairs, dict(prior or {}))
+        """The run data of a run (``shards``, ``pairs`` and ``prior`` as its records give them, or none)."""
+        return cls(samples, tuple(shards or ()), pairs, dict(prior or {}))
 
     @classmethod
     def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
@@ -80,7 +70,6 @@ class Analysis:
 
     table: pd.DataFrame
     policy: GatePolicy
-    method: Method
     samples: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
@@ -96,14 +85,15 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say."""
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
-        return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
+        return Analysis(compare_r_table(comparisons, policy), policy, run_data.samples)
     test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
     table = decisions_table(comparisons, policy, decide_rows(comparisons, run_data, policy), test)
-    return Analysis(table, policy, run_data.method, run_data.samples)
+    return Analysis(table, policy, run_data.samples)
 
 
 def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons``, in its order, as ``run_data.method`` says."""
+    """The gate's decision per row of ``comparisons``, in its order: an adaptive run's replayed looks, else its
+    samples (a duet run's: its pairs)."""
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     options = dict(
@@ -112,17 +102,20 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
     )
-    if run_data.method == Method.ADAPTIVE:
-        shards = list(run_data.shards)
+    if run_data.shards:
         return adaptivetable.decide_shards(
-            shards, keys, rules.alpha, max_resolution=policy.max_resolution, prior=run_data.prior, **options
+            list(run_data.shards),
+            keys,
+            rules.alpha,
+            max_resolution=policy.max_resolution,
+            prior=run_data.prior,
+            **options,
         )
-    pairs = run_data.pairs if run_data.method == Method.PAIRED else None
     # main's history gates a fixed run's rows as the run recorded it; a duet run's rows: at their target
-    prior = prior_for(keys, run_data.prior) if pairs is None else None
+    prior = prior_for(keys, run_data.prior) if run_data.pairs is None else None
     coarsening = Coarsening(policy.max_resolution, trusted_var=prior)
     return adaptivetable.decide_samples(
-        run_data.samples, keys, rules.alpha, pairs=pairs, coarsening=coarsening, **options
+        run_data.samples, keys, rules.alpha, pairs=run_data.pairs, coarsening=coarsening, **options
     )
 
 

@@ -92,8 +92,6 @@ def paired_statistics(
     incomplete = n < 2
     constant = side_constant[0] & side_constant[1] & ~incomplete
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, np.sqrt(se2)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.exp(_nan_reduce(np.nanmean, np.log(base), valid)) if base.shape[-1] else n * np.nan
     half = np.where(incomplete, np.nan, robust_se2 * n / 2)
     return Stats(
         test=PAIRED_TEST,
@@ -102,7 +100,6 @@ def paired_statistics(
         df=np.where(incomplete | constant, np.nan, df),
         n_base=n,
         n_head=n.copy(),
-        scale_base=np.where(n > 0, scale, np.nan),
         var_base=half,
         var_head=half.copy(),
         constant=constant,
