@@ -3,6 +3,7 @@ and decided as one Holm family (``decide_shards``; a test of the merged samples 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,11 +12,12 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
 from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
-from benchgate.stats.paired import duet_statistics
+from benchgate.stats.paired import PAIRED_TEST, test_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
-from benchgate.stats.stopping import Replay, replay
+from benchgate.stats.stopping import Replay, decide_at_look, replay
 from benchgate.stats.yuenwelch import (
+    GATE_TEST,
     RUN_COUNTS,
     combine,
     first_runs,
@@ -158,7 +160,6 @@ def decision_table(
             "runs_needed": needed,
             "resolution": result.resolution,
             "gated_at": result.gated_at,
-            "coarse": result.coarse,
         }
     )
 
@@ -172,26 +173,29 @@ def decide_samples(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
-    coarsening: Coarsening | None = None,
-    **options,
+    max_resolution: float | None = None,
+    prior=None,
+    correction: str = "holm",
 ):
-    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one).
-    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs."""
+    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one): one look spending
+    the whole level. ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the
+    pairs at their target; the others are gated by ``prior`` (``resolution.prior_for``'s mapping) where known."""
     keys, base, head = sample_arrays(samples, keys)
-    if not keys:
-        return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
-    if pairs is None:
-        st = gate_statistics(base, head)
-    else:
-        base_pairs, head_pairs, strata = _pair_rates(samples, keys, pairs)
-        st = duet_statistics(base_pairs, head_pairs, base, head, strata=strata)
     shared = dict(
         min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
         unchanged_confidence=unchanged_confidence,
     )
-    result = decide_looks([st], [1.0], np.asarray(alpha, dtype=float), coarsening=coarsening, **shared, **options)
-    return decision_table(keys, result, prior_var=None if coarsening is None else coarsening.trusted_var, **shared)
+    if not keys:
+        return decision_table([], undecided_decisions(0), **shared)
+    pair_rates = None if pairs is None else _pair_rates(samples, keys, pairs)
+    st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
+    prior_var = prior_for(keys, prior) if pairs is None else None
+    coarsening = Coarsening(max_resolution, trusted_var=prior_var)
+    result = decide_looks(
+        [st], [1.0], np.asarray(alpha, dtype=float), correction=correction, coarsening=coarsening, **shared
+    )
+    return decision_table(keys, result, prior_var=prior_var, **shared)
 
 
 def stop_units(
@@ -314,14 +318,12 @@ def decide_shards(
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         result = undecided_decisions(len(keys))
         return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
-    shares, prior_var = design.unchanged_weights(unchanged_confidence), prior_for(keys, prior)
-    coarse = (
-        None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_var)
-    )
-    shared = dict(
-        min_effect=min_effect, inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence
-    )
-    options = dict(unchanged_weights=shares[:count], power=design.power, correction=correction, coarsening=coarse)
-    result = decide_looks(history, design.weights[:count], alpha, **options, **shared)
-    table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
+    # The report's policy decides, on the looks the run's design took.
+    policy = dict(inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence)
+    final = replace(design, correction=correction, max_resolution=max_resolution, **policy)
+    prior_var = prior_for(keys, prior)
+    result = decide_at_look(final, history, alpha=alpha, min_effect=min_effect, prior_var=prior_var).decisions
+    last_share = final.unchanged_weights()[-1]
+    options = dict(max_runs=design.max_runs, last_share=last_share, prior_var=prior_var, **policy)
+    table = decision_table(keys, result, min_effect, **options)
     return table.iloc[back].reset_index(drop=True)

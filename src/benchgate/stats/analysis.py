@@ -13,7 +13,6 @@ from benchgate.stats import adaptivetable
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
 from benchgate.stats.paired import PAIRED_TEST
-from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
 from benchgate.stats.yuenwelch import GATE_TEST, regression_floor
 
@@ -101,22 +100,12 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        max_resolution=policy.max_resolution,
+        prior=run_data.prior,  # main's history gates each row as the run recorded it
     )
     if run_data.shards:
-        return adaptivetable.decide_shards(
-            list(run_data.shards),
-            keys,
-            rules.alpha,
-            max_resolution=policy.max_resolution,
-            prior=run_data.prior,
-            **options,
-        )
-    # main's history gates a fixed run's rows as the run recorded it; a duet run's rows: at their target
-    prior = prior_for(keys, run_data.prior) if run_data.pairs is None else None
-    coarsening = Coarsening(policy.max_resolution, trusted_var=prior)
-    return adaptivetable.decide_samples(
-        run_data.samples, keys, rules.alpha, pairs=run_data.pairs, coarsening=coarsening, **options
-    )
+        return adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
+    return adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
 
 
 def decisions_table(

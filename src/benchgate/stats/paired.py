@@ -118,3 +118,14 @@ def duet_statistics(
     in_pairs = paired_statistics(base_pairs, head_pairs, strata, trim)
     use_paired = in_pairs.n_base >= 2
     return combine(lambda a, b: np.where(use_paired, a, b), in_pairs, gate_statistics(base, head))
+
+
+def test_statistics(test: str, base: np.ndarray, head: np.ndarray, pairs: tuple | None = None) -> Stats:
+    """``test``'s statistics of NaN-padded rates: ``PAIRED_TEST`` takes ``pairs``, the paired rates and CPU-set
+    assignments (``adaptivetable.pair_arrays``), and is the unpaired gate test where a row has under 2 pairs."""
+    if test != PAIRED_TEST:
+        return gate_statistics(base, head, test)
+    if pairs is None:
+        raise ValueError(f"the test {test} needs the pairs")
+    base_pairs, head_pairs, strata = pairs
+    return duet_statistics(base_pairs, head_pairs, base, head, strata)

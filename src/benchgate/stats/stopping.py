@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, combine, first_runs, gate_statistics, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -23,10 +23,10 @@ def look_statistics(
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
     base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     if active is None:
-        return _statistics(design, base, head, pairs)
+        return paired.test_statistics(design.test, base, head, pairs)
     active = np.asarray(active, dtype=bool)
     picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
-    picked = _statistics(design, base[active], head[active], picked_pairs)
+    picked = paired.test_statistics(design.test, base[active], head[active], picked_pairs)
 
     def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``: rows not picked get no samples
         full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
@@ -34,15 +34,6 @@ def look_statistics(
         return full
 
     return combine(spread, picked)
-
-
-def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
-    if design.test != paired.PAIRED_TEST:
-        return gate_statistics(base, head, design.test)
-    if pairs is None:
-        raise ValueError(f"the design's test {design.test} needs the look's pairs")
-    base_pairs, head_pairs, strata = pairs
-    return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
 
 
 @dataclass(frozen=True)
