@@ -63,18 +63,17 @@ def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray
     return keys, base, head
 
 
-def pair_arrays(
-    samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each key's paired rates (pairs: rows of ``samples``) NaN-padded ``(rows, pairs)``, and ``strata`` (-1 pads)."""
-    base_index, head_index = np.asarray(base_index, dtype=np.int64), np.asarray(head_index, dtype=np.int64)
-    strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
-    rows = key_rows(samples, keys)[base_index]
-    kept = rows >= 0
-    rows, rates = rows[kept], samples["rate"].to_numpy(dtype=float)
+def pair_arrays(samples, keys, pairs: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each key's paired rates, of the ``pairs`` (base rows, head rows, head CPU sets) that ``samples`` holds,
+    NaN-padded ``(rows, pairs)``, and each pair's stratum: the rank of its head CPU set (-1 pads)."""
+    base_rows, head_rows = (np.asarray(part, dtype=np.int64) for part in pairs[:2])
+    strata = np.unique(np.asarray(list(pairs[2]), dtype=str), return_inverse=True)[1].astype(np.int64)
+    seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
+    rows = key_rows(samples, keys)[base_rows[seen]]
+    kept, rates = rows >= 0, samples["rate"].to_numpy(dtype=float)
     # One column of padding when nothing is paired.
-    base, head = (_padded(rows, rates[index[kept]], len(keys), width=1) for index in (base_index, head_index))
-    return base, head, _padded(rows, strata[kept], len(keys), -1, width=1)
+    base, head = (_padded(rows[kept], rates[index[seen][kept]], len(keys), width=1) for index in (base_rows, head_rows))
+    return base, head, _padded(rows[kept], strata[seen][kept], len(keys), -1, width=1)
 
 
 def sitting_out(rows: int) -> Stats:
@@ -188,7 +187,7 @@ def decide_samples(
     )
     if not keys:
         return decision_table([], undecided_decisions(0), **shared)
-    pair_rates = None if pairs is None else _pair_rates(samples, keys, pairs)
+    pair_rates = None if pairs is None else pair_arrays(samples, keys, pairs)
     st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
     prior_var = prior_for(keys, prior) if pairs is None else None
     coarsening = Coarsening(max_resolution, trusted_var=prior_var)
@@ -236,15 +235,7 @@ def replay_samples(
 def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
     _, base, head = sample_arrays(samples, keys)
-    return (base, head) if pairs is None else (base, head, _pair_rates(samples, keys, pairs))
-
-
-def _pair_rates(samples: pd.DataFrame, keys, pairs: tuple) -> tuple:
-    """``pair_arrays`` of the pairs ``samples`` holds, each pair's stratum the rank of its head CPU set."""
-    base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
-    seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
-    strata = np.unique(np.asarray(head_cpus, dtype=str), return_inverse=True)[1].astype(np.int64)
-    return pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
+    return (base, head) if pairs is None else (base, head, pair_arrays(samples, keys, pairs))
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:

@@ -136,15 +136,9 @@ def decide_at_look(
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
     """Per unit (last axis): True when every row of that unit (``unit_of_row``) is settled and it has one."""
-    unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
-    settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
-    unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
-    lead = int(np.prod(settled.shape[:-1], dtype=np.int64))
-    offsets = (np.arange(lead, dtype=np.int64) * units)[:, None]
-    codes = (unit_of_row.reshape(lead, -1) + offsets).ravel()
-    open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * units)
-    rows = np.bincount(codes, minlength=lead * units)
-    return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], units)
+    member = np.asarray(unit_of_row, dtype=np.int64)[:, None] == np.arange(units)  # (rows, units)
+    open_rows = (~np.asarray(settled, dtype=bool)).astype(np.int64) @ member
+    return (open_rows == 0) & member.any(axis=0)
 
 
 @dataclass(frozen=True)
