@@ -82,7 +82,7 @@ def _figures(output: Path) -> tuple[float, float, int]:
     if run.pairs is not None:
         base, head, _ = adaptivetable.pair_arrays(samples, keys, run.pairs)
     else:
-        _, base, head = adaptivetable.sample_arrays(samples, keys)
+        base, head = adaptivetable.sample_arrays(samples, keys)
         runs = min(base.shape[-1], head.shape[-1])
         base, head = base[..., :runs], head[..., :runs]
     spread = np.nanstd(np.log(head) - np.log(base), axis=-1, ddof=1)

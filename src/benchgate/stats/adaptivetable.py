@@ -48,19 +48,15 @@ def _padded(rows: np.ndarray, values: np.ndarray, count: int, fill=np.nan, width
     return out
 
 
-def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """``(keys, base, head)``: each key's rates per side, NaN-padded ``(rows, n)`` (keys default: as they appear)."""
-    if keys is None:
-        keys = list(dict.fromkeys(zip(samples["filename"].tolist(), samples["configuration"].tolist(), strict=True)))
-    keys = [(str(f), str(c)) for f, c in keys]
+def sample_arrays(samples, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's rates per side, ``(base, head)``, NaN-padded ``(rows, n)``."""
     if not keys:
-        return keys, np.zeros((0, 0)), np.zeros((0, 0))
+        return np.zeros((0, 0)), np.zeros((0, 0))
     rows = key_rows(samples, keys)
     sides = samples["side"].astype(str).to_numpy(dtype=object)
     rates = samples["rate"].to_numpy(dtype=float)
     chosen = [(sides == side) & (rows >= 0) for side in ("base", "head")]
-    base, head = (_padded(rows[mask], rates[mask], len(keys)) for mask in chosen)
-    return keys, base, head
+    return tuple(_padded(rows[mask], rates[mask], len(keys)) for mask in chosen)
 
 
 def pair_arrays(samples, keys, pairs: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -165,7 +161,7 @@ def decision_table(
 
 def decide_samples(
     samples,
-    keys=None,
+    keys: list[tuple[str, str]],
     alpha: np.ndarray | float = DEFAULT_ALPHA,
     *,
     pairs: tuple | None = None,
@@ -179,7 +175,6 @@ def decide_samples(
     """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one): one look spending
     the whole level. ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the
     pairs at their target; the others are gated by ``prior`` (``resolution.prior_for``'s mapping) where known."""
-    keys, base, head = sample_arrays(samples, keys)
     shared = dict(
         min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
@@ -187,6 +182,7 @@ def decide_samples(
     )
     if not keys:
         return decision_table([], undecided_decisions(0), **shared)
+    base, head = sample_arrays(samples, keys)
     pair_rates = None if pairs is None else pair_arrays(samples, keys, pairs)
     st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
     prior_var = prior_for(keys, prior) if pairs is None else None
@@ -234,8 +230,8 @@ def replay_samples(
 
 def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
     """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
-    _, base, head = sample_arrays(samples, keys)
-    return (base, head) if pairs is None else (base, head, pair_arrays(samples, keys, pairs))
+    rates = sample_arrays(samples, keys)
+    return rates if pairs is None else (*rates, pair_arrays(samples, keys, pairs))
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:

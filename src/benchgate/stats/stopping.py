@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, first_runs, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -21,19 +21,11 @@ def look_statistics(
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
-    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
-    if active is None:
-        return paired.test_statistics(design.test, base, head, pairs)
-    active = np.asarray(active, dtype=bool)
-    picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
-    picked = paired.test_statistics(design.test, base[active], head[active], picked_pairs)
-
-    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``: rows not picked get no samples
-        full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
-        full[active] = values
-        return full
-
-    return combine(spread, picked)
+    if active is not None:  # every statistic is the row's own: a row without samples is one that sat out
+        seen = np.asarray(active, dtype=bool)[..., None]
+        base, head = (np.where(seen, side, np.nan) for side in (base, head))
+        pairs = None if pairs is None else (*(np.where(seen, side, np.nan) for side in pairs[:2]), pairs[2])
+    return paired.test_statistics(design.test, np.asarray(base, dtype=float), np.asarray(head, dtype=float), pairs)
 
 
 @dataclass(frozen=True)
@@ -157,8 +149,6 @@ def replay(
     unit_of_row: np.ndarray,
     units: int,
     *,
-    alpha: np.ndarray | float | None = None,
-    min_effect: np.ndarray | float | None = None,
     prior_var: np.ndarray | None = None,
 ) -> Replay:
     """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: ``look_statistics``'
@@ -172,7 +162,7 @@ def replay(
     for k, (base, head, *pairs) in enumerate(looks):
         active = stopped_after[unit_of_row] < 0
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
-        result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache, prior_var=prior_var)
+        result = decide_at_look(design, history, cache=cache, prior_var=prior_var)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
         for unit in np.flatnonzero(stopping):
             hopeless = bool(result.hopeless[unit_of_row == unit].any())
