@@ -81,18 +81,11 @@ class Analysis:
 
 
 def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
-    """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say."""
+    """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say: by an
+    adaptive run's replayed looks, else by its samples (a duet run's: its pairs)."""
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, run_data.samples)
-    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
-    table = decisions_table(comparisons, policy, decide_rows(comparisons, run_data, policy), test)
-    return Analysis(table, policy, run_data.samples)
-
-
-def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons``, in its order: an adaptive run's replayed looks, else its
-    samples (a duet run's: its pairs)."""
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     options = dict(
@@ -104,8 +97,11 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
         prior=run_data.prior,  # main's history gates each row as the run recorded it
     )
     if run_data.shards:
-        return adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
-    return adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
+        decided = adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
+    else:
+        decided = adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
+    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
+    return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.samples)
 
 
 def decisions_table(

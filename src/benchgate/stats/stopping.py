@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, first_runs, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -21,11 +21,20 @@ def look_statistics(
 ) -> Stats:
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
-    if active is not None:  # every statistic is the row's own: a row without samples is one that sat out
-        seen = np.asarray(active, dtype=bool)[..., None]
-        base, head = (np.where(seen, side, np.nan) for side in (base, head))
-        pairs = None if pairs is None else (*(np.where(seen, side, np.nan) for side in pairs[:2]), pairs[2])
-    return paired.test_statistics(design.test, np.asarray(base, dtype=float), np.asarray(head, dtype=float), pairs)
+    base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
+    if active is None:
+        return paired.test_statistics(design.test, base, head, pairs)
+    # Only the active rows are tested (most rows of a simulated report stop early); the others get no samples.
+    active = np.asarray(active, dtype=bool)
+    picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
+    picked = paired.test_statistics(design.test, base[active], head[active], picked_pairs)
+
+    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``
+        full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
+        full[active] = values
+        return full
+
+    return combine(spread, picked)
 
 
 @dataclass(frozen=True)
