@@ -133,12 +133,11 @@ def run_auto(base, head, test: str, **design_options):
     reports = base.shape[0]
     stopped_after = np.full((reports, FILES), -1)
     history: list[decisions.Stats] = []
-    cache: dict = {}
     result = None
     for k, runs in enumerate(design.looks):
         active = stopped_after[:, FILE_OF_ROW] < 0
         history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
+        result = stopping.decide_at_look(design, history, with_mde=False)
         stop = stopping.files_to_stop(FILE_OF_ROW, result.settled | ~active, FILES) & (stopped_after < 0)
         stopped_after[stop] = k
         if (stopped_after >= 0).all():

@@ -33,13 +33,12 @@ def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, strata: np.n
     unit_of_row = np.arange(rows)
     stopped_after = np.full((reports, rows), -1)
     history = []
-    cache: dict = {}
     result = None
     for k, runs in enumerate(design.looks):
         active = stopped_after < 0
         pairs = None if strata is None else (base[..., :runs], head[..., :runs], strata[..., :runs])
         history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active, pairs))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
+        result = stopping.decide_at_look(design, history, with_mde=False)
         stop = stopping.files_to_stop(unit_of_row, result.settled | ~active, rows) & (stopped_after < 0)
         stopped_after[stop] = k
         if (stopped_after >= 0).all():

@@ -75,44 +75,17 @@ class Decisions:
         return np.asarray(DECISIONS, dtype=object)[self.decision]
 
 
-def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
-    """Sequential p-values, each row's last statistics and last look, carried over from ``cache`` (by identity)."""
-    seen = cache.get("seen", [])
-    if len(seen) > len(looks) or any(a is not b for a, b in zip(seen, looks, strict=False)):
-        seen = []
-    p_seq, current, last = cache.get("p_seq"), cache.get("current"), cache.get("last")
-    if not seen:
-        p_seq, current, last = None, None, None
-    for k in range(len(seen), len(looks)):
-        st = looks[k]
+def _accumulate(looks: list[Stats], weights: np.ndarray) -> tuple[np.ndarray, Stats, np.ndarray]:
+    """Sequential p-values, each row's last statistics and the index of its last look (-1: none)."""
+    p_seq, current, last = np.nan, looks[0], np.full(np.shape(looks[0].delta), -1)
+    for k, st in enumerate(looks):
         present = (np.asarray(st.n_base) + np.asarray(st.n_head)) > 0  # a row that sat out has no samples
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = st.p_value / weights[k]
-        p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
+            p_seq = np.fmin(p_seq, st.p_value / weights[k])
         # A row's statistics are those of the last look it took part in.
-        current = st if current is None else combine(lambda new, old, at=present: np.where(at, new, old), st, current)
-        last = np.where(present, k, -1 if last is None else last)
-    assert p_seq is not None and current is not None and last is not None
-    cache.update(seen=list(looks), p_seq=p_seq, current=current, last=last)
+        current = combine(lambda new, old, at=present: np.where(at, new, old), st, current)
+        last = np.where(present, k, last)
     return np.minimum(p_seq, 1.0), current, last
-
-
-def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: dict):
-    """Each row's interval at its whole level from its last look; recomputed only where level or look changed."""
-    usable = ~current.incomplete
-    shape = level.shape
-    if "fixed" in cache and cache["fixed"][0].shape == shape:
-        used_level, used_last, low, high = cache["fixed"]
-        stale = usable & ((used_level != level) | (used_last != last))
-        low, high = low.copy(), high.copy()
-    else:
-        low, high = np.full(shape, np.nan), np.full(shape, np.nan)
-        stale = usable
-    if stale.any():
-        low[stale], high[stale] = subset(current, stale).interval(level[stale])
-    low[~usable], high[~usable] = np.nan, np.nan
-    cache["fixed"] = (level.copy(), last.copy(), low, high)
-    return low, high
 
 
 def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarray, rows: np.ndarray):
@@ -147,7 +120,6 @@ def decide_looks(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
-    cache: dict | None = None,
     with_mde: bool = True,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
     unchanged_weights: np.ndarray | list[float] | None = None,
@@ -155,21 +127,22 @@ def decide_looks(
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look; docs/statistics.md's rules).
     ``weights[k]``: the level's share spent at look k (fixed runs: ``[1.0]``); ``unchanged_weights``: the unchanged
-    risk's (default ``weights``); ``cache`` (one run's) only saves work; ``with_mde=False`` leaves ``mde`` NaN."""
+    risk's (default ``weights``); ``with_mde=False`` leaves ``mde`` NaN."""
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")
-    cache = {} if cache is None else cache
-    p_seq, current, last = _accumulate(looks, weights, cache)
+    p_seq, current, last = _accumulate(looks, weights)
     rejected, level = holm_levels(p_seq, alpha, correction)
     shape = p_seq.shape
-    fixed_low, fixed_high = _fixed_interval(current, level, last, cache)
+    fixed_low, fixed_high = np.full(shape, np.nan), np.full(shape, np.nan)  # each row's at its whole level
+    rows = ~current.incomplete
+    if rows.any():
+        fixed_low[rows], fixed_high[rows] = subset(current, rows).interval(level[rows])
     rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & ~current.incomplete)
     low, high = np.where(rejected, rci_low, fixed_low), np.where(rejected, rci_high, fixed_high)
     change = current.change
     last_weight = weights[np.maximum(last, 0)]
     mdes = np.full(shape, np.nan)
-    rows = ~current.incomplete
     if with_mde and rows.any():
         mdes[rows] = subset(current, rows).mde((level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row

@@ -94,12 +94,11 @@ def decide_at_look(
     *,
     alpha: np.ndarray | float | None = None,
     min_effect: np.ndarray | float | None = None,
-    cache: dict | None = None,
     with_mde: bool = True,
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
     """Decisions and settled rows after look ``len(history) - 1``; ``alpha``/``min_effect`` override the design's,
-    ``cache`` (one per run) saves work, ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
+    ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
@@ -118,7 +117,6 @@ def decide_at_look(
         min_effect=min_effect,
         inconclusive_above=design.inconclusive_above,
         power=design.power,
-        cache=cache,
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
         unchanged_weights=design.unchanged_weights()[: k + 1],
@@ -166,12 +164,11 @@ def replay(
     stopped_after = np.full(units, -1, dtype=np.int64)
     reasons = [""] * units
     history: list[Stats] = []
-    cache: dict = {}
     result = None
     for k, (base, head, *pairs) in enumerate(looks):
         active = stopped_after[unit_of_row] < 0
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
-        result = decide_at_look(design, history, cache=cache, prior_var=prior_var)
+        result = decide_at_look(design, history, prior_var=prior_var)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
         for unit in np.flatnonzero(stopping):
             hopeless = bool(result.hopeless[unit_of_row == unit].any())

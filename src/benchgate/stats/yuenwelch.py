@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 
 import numpy as np
 from scipy import special
@@ -39,7 +40,7 @@ class Stats:
     def incomplete(self) -> np.ndarray:
         return (self.n_base < 2) | (self.n_head < 2)
 
-    @property
+    @cached_property  # a replay's every look asks again for each earlier look's
     def p_value(self) -> np.ndarray:
         """Two-sided p-value."""
         with np.errstate(divide="ignore", invalid="ignore"):
