@@ -105,18 +105,16 @@ def undecided_runs(
     settle = unchanged_level(unchanged_confidence, level)
     out = np.full(runs.shape, np.nan)
     rows = result.decision == INCONCLUSIVE
-    if rows.any():
-        out[rows] = runs_to_reach(subset(current, rows), target[rows], settle[rows], runs[rows])
+    out[rows] = runs_to_reach(subset(current, rows), target[rows], settle[rows], runs[rows])
     pending = rows & np.isnan(out) & ~np.isnan(current.delta)
-    if pending.any():
-        picked, effect = subset(current, pending), np.broadcast_to(min_effect, runs.shape)[pending]
+    picked, effect = subset(current, pending), np.broadcast_to(min_effect, runs.shape)[pending]
 
-        def decided(_, count) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
-            low, high = picked.projected(float(count), level[pending])
-            bound = picked.projected(float(count), settle[pending])[0]
-            return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= effect) | (bound > -target[pending])
+    def decided(_, count) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
+        low, high = picked.projected(float(count), level[pending])
+        bound = picked.projected(float(count), settle[pending])[0]
+        return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= effect) | (bound > -target[pending])
 
-        out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, runs[pending])
+    out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, runs[pending])
     return out
 
 

@@ -94,12 +94,8 @@ def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarra
     shape = level.shape
     low, high = np.full(shape, -np.inf), np.full(shape, np.inf)
     last_low, last_high = np.full(shape, np.nan), np.full(shape, np.nan)
-    if not rows.any():
-        return np.full(shape, np.nan), np.full(shape, np.nan)
     for k, st in enumerate(looks):
         usable = rows & ((st.n_base + st.n_head) > 0) & ~st.incomplete
-        if not usable.any():
-            continue
         look_low, look_high = subset(st, usable).interval(level[usable] * weights[k])
         low[usable] = np.fmax(low[usable], look_low)
         high[usable] = np.fmin(high[usable], look_high)
@@ -134,27 +130,21 @@ def decide_looks(
     p_seq, current, last = _accumulate(looks, weights)
     rejected, level = holm_levels(p_seq, alpha, correction)
     shape = p_seq.shape
-    fixed_low, fixed_high = np.full(shape, np.nan), np.full(shape, np.nan)  # each row's at its whole level
-    rows = ~current.incomplete
-    if rows.any():
-        fixed_low[rows], fixed_high[rows] = subset(current, rows).interval(level[rows])
-    rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & ~current.incomplete)
+    rows, last_look = ~current.incomplete, np.maximum(last, 0)
+    picked = subset(current, rows)
+    fixed_low, fixed_high, bound, mdes = (np.full(shape, np.nan) for _ in range(4))
+    fixed_low[rows], fixed_high[rows] = picked.interval(level[rows])  # each row's at its whole level
+    # The one-sided lower bound (percent) ``unchanged`` is judged by (the old rule's: ``fixed_low``).
+    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
+    bound[rows] = picked.interval(unchanged_level(unchanged_confidence, level, shares[last_look])[rows])[0]
+    if with_mde:
+        mdes[rows] = picked.mde((level * weights[last_look])[rows], power)
+    rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & rows)
     low, high = np.where(rejected, rci_low, fixed_low), np.where(rejected, rci_high, fixed_high)
     change = current.change
-    last_weight = weights[np.maximum(last, 0)]
-    mdes = np.full(shape, np.nan)
-    if with_mde and rows.any():
-        mdes[rows] = subset(current, rows).mde((level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
-    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
-    bound = fixed_low  # the one-sided lower bound (percent) ``unchanged`` is judged by; None: the old rule
-    if unchanged_confidence is not None:
-        bound = np.full(shape, np.nan)
-        if rows.any():
-            at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
-            bound[rows] = subset(current, rows).interval(at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)

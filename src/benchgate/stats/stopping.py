@@ -52,12 +52,11 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     guarded = guarded & ~result.coarse
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
-    if candidates.any():
-        # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
-        # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
-        low, high = subset(result.current, candidates).interval(2 * design.settle_level)
-        legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
-        calm[candidates] = (low > -effect) & (legacy | (high < effect))
+    # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
+    # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
+    low, high = subset(result.current, candidates).interval(2 * design.settle_level)
+    legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
+    calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
 
 
@@ -66,8 +65,6 @@ def _reachable(
 ) -> np.ndarray:
     """Of ``rows``, those that more runs could still reject, or turn from inconclusive into unchanged."""
     out = np.zeros(rows.shape, dtype=bool)
-    if not rows.any():
-        return out
     st, factor = subset(result.current, rows), design.futility_variance
     st = replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
     level = result.level[rows]
@@ -104,11 +101,9 @@ def decide_at_look(
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
     alpha = design.alpha if alpha is None else alpha
     min_effect = design.min_effect if min_effect is None else min_effect
-    coarsening = None  # strict; else rows that cannot reach their target are gated by what they reach at max-runs
-    if design.max_resolution is not None:
-        coarsening = Coarsening(
-            design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var
-        )
+    # Rows that cannot reach their target are gated by what they reach at max-runs (None: strict).
+    shares = design.unchanged_weights()
+    coarsening = Coarsening(design.max_resolution, float(design.max_runs), shares[-1], prior_var)
     result = decisions.decide_looks(
         history,
         design.weights[: k + 1],
@@ -119,7 +114,7 @@ def decide_at_look(
         power=design.power,
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
-        unchanged_weights=design.unchanged_weights()[: k + 1],
+        unchanged_weights=shares[: k + 1],
         coarsening=coarsening,
     )
     dec = result.decision

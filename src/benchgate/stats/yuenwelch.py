@@ -193,11 +193,9 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
     # Constant rates have constant logs; the few rows whose logs look constant are checked on the rates,
     # since two different rates can round to one logarithm.
     constant = _constant(side_x) & _constant(side_y)
-    if constant.any():
-        for rates in (base, head):
-            picked = rates[constant]
-            with np.errstate(invalid="ignore"):
-                constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
+    for rates in (base, head):
+        picked = rates[constant]
+        constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
     # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
     # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
     robust_x, robust_y = d_x, d_y
