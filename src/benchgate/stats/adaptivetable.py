@@ -221,15 +221,13 @@ def replay_samples(
 ) -> tuple[Replay, list[Unit]]:
     """Replay one run's looks for the rows ``keys``: the replay and its units (``pairs``: a duet run's, as
     ``results.pairs.run_pairs`` gives them; ``prior``: ``resolution.prior_for``'s mapping)."""
-    looks = [_look(samples, keys, pairs) for samples in look_samples]
+    looks = [sample_arrays(samples, keys) for samples in look_samples]
+    if pairs is not None:  # a duet run's looks: also its pairs' rates and CPU-set assignments
+        looks = [
+            (*rates, pair_arrays(samples, keys, pairs)) for rates, samples in zip(looks, look_samples, strict=True)
+        ]
     units, unit_of_row = stop_units(keys, files, row_files)
     return replay(design, looks, unit_of_row, len(units), prior_var=prior_for(keys, prior)), units
-
-
-def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
-    """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
-    rates = sample_arrays(samples, keys)
-    return rates if pairs is None else (*rates, pair_arrays(samples, keys, pairs))
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
@@ -292,14 +290,11 @@ def decide_shards(
         rows += shard_rows
     if design is None or sorted(rows) != list(range(len(keys))):
         raise InputError("every comparison must come from exactly one adaptive run directory")
-    count = max(len(history) for _, history in histories)
-    order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
+    order = np.argsort(rows)  # ``keys``' order of the shards' rows, concatenated
     history = []
-    for k in range(count):
+    for k in range(max(len(h) for _, h in histories)):
         parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
-        look = combine(lambda *arrays: np.concatenate(arrays), *parts)
-        # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
-        history.append(subset(look, order))
+        history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         result = undecided_decisions(len(keys))
         return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
