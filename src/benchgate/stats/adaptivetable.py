@@ -12,6 +12,7 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
 from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.gate import DECISION_COLUMNS
 from benchgate.stats.paired import PAIRED_TEST, test_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
@@ -78,10 +79,10 @@ def sitting_out(rows: int) -> Stats:
     return gate_statistics(nothing, nothing)
 
 
-def undecided_decisions(rows: int) -> Decisions:
-    """Decisions of rows no look has seen: inconclusive, nothing known."""
-    nan, no, codes = np.full(rows, np.nan), np.zeros(rows, dtype=bool), np.full(rows, INCONCLUSIVE, dtype=np.int8)
-    return Decisions(codes, nan, nan, nan, nan, no, nan, nan, nan, nan, sitting_out(rows), nan, nan, no)
+def undecided_table(keys) -> pd.DataFrame:
+    """The decision table of rows nothing has decided (no look taken yet): inconclusive, nothing known."""
+    table = pd.DataFrame({"filename": [key[0] for key in keys], "configuration": [key[1] for key in keys]})
+    return table.assign(**{**dict.fromkeys(DECISION_COLUMNS, np.nan), "decision": "inconclusive"})
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
@@ -179,7 +180,7 @@ def decide_samples(
         unchanged_confidence=unchanged_confidence,
     )
     if not keys:
-        return decision_table([], undecided_decisions(0), **shared)
+        return undecided_table(keys)
     base, head = sample_arrays(samples, keys)
     pair_rates = None if pairs is None else pair_arrays(samples, keys, pairs)
     st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
@@ -296,8 +297,7 @@ def decide_shards(
         parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
         history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
-        result = undecided_decisions(len(keys))
-        return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
+        return undecided_table(wanted)
     # The report's policy decides, on the looks the run's design took.
     policy = dict(inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence)
     final = replace(design, correction=correction, max_resolution=max_resolution, **policy)
