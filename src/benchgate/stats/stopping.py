@@ -135,43 +135,50 @@ def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> n
     return (open_rows == 0) & member.any(axis=0)
 
 
+REASONS = ("", "decided", "hopeless", "max-runs")  # why a unit stopped ("": it runs)
+
+
 @dataclass(frozen=True)
 class Replay:
     """Every look of a run recomputed: the final decisions and, per unit, the look it stopped after."""
 
     result: LookResult  # the last look taken
     stopped_after: np.ndarray  # per unit: index of the look after which it stopped (-1: still running)
-    reasons: list[str]  # per unit: "decided", "hopeless" or "max-runs", or "" while it runs
+    reasons: np.ndarray  # per unit, one of REASONS
     history: list[Stats]  # each look's statistics (rows whose unit had stopped sat it out)
 
 
 def replay(
     design: Design,
-    looks: list[tuple[np.ndarray, np.ndarray]],
+    looks,
     unit_of_row: np.ndarray,
     units: int,
     *,
     prior_var: np.ndarray | None = None,
+    with_mde: bool = True,
 ) -> Replay:
-    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: ``look_statistics``'
-    base, head and pairs); a unit's rows take part in the looks until it stops."""
+    """Recompute a (possibly unfinished) run from the samples each look saw (``looks``: per look, the base, head
+    and pairs ``look_statistics`` takes; leading axes: one run each, as the simulator has them); a unit's rows
+    take part in the looks until it stops, and the run ends when every unit has."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
-    stopped_after = np.full(units, -1, dtype=np.int64)
-    reasons = [""] * units
     history: list[Stats] = []
     result = None
     for k, (base, head, *pairs) in enumerate(looks):
-        active = stopped_after[unit_of_row] < 0
+        if result is None:  # per run and unit: the look it stopped after (-1: it runs) and why (into REASONS)
+            stopped_after = np.full((*np.shape(base)[:-2], units), -1)
+            reasons = np.zeros(stopped_after.shape, dtype=np.int8)
+        active = stopped_after[..., unit_of_row] < 0
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
-        result = decide_at_look(design, history, prior_var=prior_var)
+        result = decide_at_look(design, history, prior_var=prior_var, with_mde=with_mde)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
-        for unit in np.flatnonzero(stopping):
-            hopeless = bool(result.hopeless[unit_of_row == unit].any())
-            reasons[unit] = "max-runs" if k == len(design.looks) - 1 else "hopeless" if hopeless else "decided"
+        hopeless = ~files_to_stop(unit_of_row, ~result.hopeless, units)  # units with a hopeless row
+        reasons[stopping] = 3 if k == len(design.looks) - 1 else np.where(hopeless, 2, 1)[stopping]
         stopped_after[stopping] = k
+        if (stopped_after >= 0).all():  # every unit has stopped: no look is taken after that
+            break
     if result is None:
         raise ValueError("no look taken yet")
-    return Replay(result, stopped_after, reasons, history)
+    return Replay(result, stopped_after, np.asarray(REASONS, dtype=object)[reasons], history)
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
