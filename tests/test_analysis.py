@@ -21,7 +21,7 @@ from benchgate.stats.gate import GatePolicy
 SRC = Path(__file__).resolve().parents[1] / "src" / "benchgate"
 MANY = Path(__file__).parent / "fixtures" / "analyze" / "many.csv"
 # What assembles an analysis: only stats/analysis.py may call these (their own modules define them).
-ASSEMBLY = {"decide_rows", "decide_samples", "decide_shards", "decisions_table", "compare_r_table"}
+ASSEMBLY = {"decide_samples", "decide_shards", "decisions_table", "compare_r_table"}
 ANALYSING_COMMANDS = ("analyze", "run", "report", "versions")
 
 

@@ -195,8 +195,7 @@ def test_runs_needed_decides_an_undecided_row_when_rerun():
     base, head = lognormal(rng, 0.08, (1, 10)), lognormal(rng, 0.08, (1, 10), -0.06)
     result = candidates.decide(base, head)
     assert result.names.tolist() == ["inconclusive"]
-    st = yuenwelch.gate_statistics(base, head)
-    needed = yuenwelch.runs_needed(st, result.level)[0]
+    needed = adaptivetable.undecided_runs(result, 0.0, 10.0)[0]
     assert 10 < needed < 10_000
     more = lognormal(rng, 0.08, (1, int(needed) * 3)), lognormal(rng, 0.08, (1, int(needed) * 3), -0.06)
     assert candidates.decide(*more).names[0] != "inconclusive"

@@ -342,7 +342,7 @@ def test_paired_test_cancels_shared_interference_and_a_cpu_set_bias():
     unpaired = paired.gate_statistics(base, head)
     assert np.median(st.se) < np.median(unpaired.se) / 5
     assert np.median(st.se) < 0.002  # the bias is aligned away, not left in the spread
-    duet = paired.duet_statistics(base, head, base, head, strata=head_first.astype(int))
+    duet = paired.test_statistics(paired.PAIRED_TEST, base, head, (base, head, head_first.astype(int)))
     result = decisions.decide_looks([duet], [1.0])
     assert not (result.decision == 0).any()  # A/A: no regression
 

@@ -34,7 +34,7 @@ def test_default_looks_span_min_to_max_densely_then_geometrically(low, high):
 
 
 def test_design_json_round_trip_is_exact_and_checked():
-    design = sequential.make_design(0.01, min_runs=4, max_runs=40, spending="pocock-looks", min_effect=2.0)
+    design = sequential.make_design(0.01, min_runs=4, max_runs=40, spending="obrien-fleming", min_effect=2.0)
     text = json.dumps(design.to_json())
     again = sequential.Design.from_json(json.loads(text))
     assert again == design and again.to_json() == design.to_json()

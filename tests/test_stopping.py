@@ -14,19 +14,9 @@ from benchgate.stats import decisions, sequential, stopping
 
 def run(design, base, head, file_of_row, files):
     """The live loop, as the session runs it: a look, then stop the files whose rows are all settled."""
-    stopped = np.full(files, -1)
-    history, cache, looks_seen = [], {}, []
-    result = None
-    for k, runs in enumerate(design.looks):
-        active = stopped[file_of_row] < 0
-        looks_seen.append((base[:, :runs].copy(), head[:, :runs].copy()))
-        history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs], active))
-        result = stopping.decide_at_look(design, history, cache=cache)
-        stop = stopping.files_to_stop(file_of_row, result.settled | ~active, files) & (stopped < 0)
-        stopped[stop] = k
-        if (stopped >= 0).all():
-            break
-    return result, stopped, looks_seen
+    looks_seen = [(base[:, :runs].copy(), head[:, :runs].copy()) for runs in design.looks]
+    replayed = stopping.replay(design, looks_seen, file_of_row, files)
+    return replayed.result, replayed.stopped_after, looks_seen[: len(replayed.history)]
 
 
 def test_quiet_unchanged_files_stop_early_and_a_regression_is_found():
@@ -48,12 +38,12 @@ def test_unchanged_uses_the_whole_level_at_every_look():
     rng = np.random.default_rng(5)
     design = sequential.make_design()
     base, head = lognormal(rng, 0.02, (40, 60)), lognormal(rng, 0.02, (40, 60))
-    history, cache = [], {}
+    history = []
     shares = design.unchanged_weights()
     assert sum(shares) == pytest.approx(1.0) and shares[-1] > 0.3  # mostly spent at the last looks
     for k, runs in enumerate(design.looks[:8]):
         history.append(stopping.look_statistics(design, base[:, :runs], head[:, :runs]))
-        result = stopping.decide_at_look(design, history, cache=cache).decisions
+        result = stopping.decide_at_look(design, history).decisions
         fixed = candidates.decide(base[:, :runs], head[:, :runs], unchanged_confidence=100 - 5 * shares[k])
         assert not result.rejected.any()
         np.testing.assert_allclose(result.ci_low, fixed.ci_low, rtol=1e-12)
@@ -122,7 +112,7 @@ def test_a_hopelessly_noisy_file_stops_at_once_and_ends_inconclusive():
     result, stopped, looks_seen = run(design, base, head, file_of_row, 2)
     assert stopped[1] <= 2 and result.decisions.names[2] == "inconclusive"  # 150 % noise: gives up at once
     replayed = stopping.replay(design, looks_seen, file_of_row, 2)
-    assert replayed.reasons == ["decided", "hopeless"]
+    assert replayed.reasons.tolist() == ["decided", "hopeless"]
 
 
 def test_replay_reaches_the_live_runs_decisions_and_stops():
@@ -161,15 +151,8 @@ def test_false_fail_rate_of_the_design_monte_carlo():
     head = lognormal(rng, 0.05, (reports, rows, 60))
     base = np.where(rng.random(base.shape) < 0.02, base / 1.3, base)  # slow outliers on both sides
     head = np.where(rng.random(head.shape) < 0.02, head / 1.3, head)
-    stopped = np.full((reports, 5), -1)
-    history, cache = [], {}
-    result = None
-    for k, runs in enumerate(design.looks):
-        active = stopped[:, file_of_row] < 0
-        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
-        stop = stopping.files_to_stop(file_of_row, result.settled | ~active, 5) & (stopped < 0)
-        stopped[stop] = k
+    looks = ((base[..., :runs], head[..., :runs]) for runs in design.looks)
+    result = stopping.replay(design, looks, file_of_row, 5, with_mde=False).result
     fails = int((candidates.verdicts(result.decisions.decision) == 1).sum())
     assert 0 < fails <= 3 * 0.05 / 2 * reports  # 0 would mean the test could not fail
 
@@ -193,15 +176,9 @@ def test_projected_runs_for_the_eta():
 
 
 def _live_loop(design, base, head):
-    stopped = np.full((base.shape[0], 1), -1)
-    history, cache = [], {}
-    for k, runs in enumerate(design.looks):
-        active = stopped[:, [0]] < 0
-        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
-        stop = stopping.files_to_stop(np.zeros(1, dtype=np.int64), result.settled | ~active, 1) & (stopped < 0)
-        stopped[stop] = k
-    return result.decisions, np.asarray(design.looks)[stopped[:, 0]]
+    looks = ((base[..., :runs], head[..., :runs]) for runs in design.looks)
+    replayed = stopping.replay(design, looks, np.zeros(1, dtype=np.int64), 1, with_mde=False)
+    return replayed.result.decisions, np.asarray(design.looks)[replayed.stopped_after[:, 0]]
 
 
 @pytest.mark.parametrize("sigma", [0.04, 0.08, 0.15])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from benchgate.stats import decisions, paired, yuenwelch
-from benchgate.stats.yuenwelch import GATE_TEST, Stats
+from benchgate.stats.yuenwelch import GATE_TEST, Stats, combine
 
 yuenwelch.TRIM.setdefault("yuen10_log", 0.1)  # a trimmed candidate: gate_statistics and projections know its trim
 TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
@@ -20,10 +20,15 @@ TESTS = ("welch_raw", "welch_log", "yuen_log", "yuen10_log", "either")
 PAIRED_TESTS = ("paired_t_log", "paired_trimmed_log", paired.PAIRED_TEST)
 
 
+@dataclass(frozen=True)
 class RawStats(Stats):
     """Statistics on the rates themselves: ``delta`` the difference of the means, the change relative to the base's."""
 
-    log = False
+    scale_base: np.ndarray  # the base's mean rate
+
+    def percent(self, delta: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return 100 * delta / self.scale_base
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class EitherStats(Stats):
     @property
     def raw(self) -> RawStats:
         changed = {"test": "welch_raw", "delta": self.raw_delta, "se": self.raw_se, "df": self.raw_df}
-        return RawStats(**vars(self.log_test) | changed | {"scale_base": self.raw_scale})
+        return RawStats(**vars(self.log_test) | changed, scale_base=self.raw_scale)
 
     @property
     def p_value(self) -> np.ndarray:
@@ -103,13 +108,15 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
 
 
 def duet_statistics(base_pairs, head_pairs, base, head, test: str, strata: np.ndarray | None = None) -> Stats:
-    """``paired.duet_statistics`` for any of ``PAIRED_TESTS``."""
+    """``paired.test_statistics`` for any of ``PAIRED_TESTS`` (the candidates on unaligned pairs)."""
     if test == paired.PAIRED_TEST:
-        return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
+        return paired.test_statistics(test, base, head, (base_pairs, head_pairs, strata))
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired test must be one of {', '.join(PAIRED_TESTS)}, not {test!r}")
     trim = 0.0 if test == "paired_t_log" else paired.PAIRED_TRIM
-    return replace(paired.duet_statistics(base_pairs, head_pairs, base, head, None, trim), test=test)
+    in_pairs = replace(paired.paired_statistics(base_pairs, head_pairs, None, trim), test=test)
+    paired_rows = in_pairs.n_base >= 2
+    return combine(lambda a, b: np.where(paired_rows, a, b), in_pairs, yuenwelch.gate_statistics(base, head))
 
 
 def decide(base: np.ndarray, head: np.ndarray, alpha=decisions.DEFAULT_ALPHA, *, test: str = GATE_TEST, **options):

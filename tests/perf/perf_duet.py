@@ -80,9 +80,9 @@ def _figures(output: Path) -> tuple[float, float, int]:
     width = np.log1p(gated["ci_high"].to_numpy() / 100) - np.log1p(gated["ci_low"].to_numpy() / 100)
     keys = list(zip(gated["filename"], gated["configuration"], strict=True))
     if run.pairs is not None:
-        base, head, _ = adaptivetable.pair_arrays(samples, run.pairs[0], run.pairs[1], keys)
+        base, head, _ = adaptivetable.pair_arrays(samples, keys, run.pairs)
     else:
-        _, base, head = adaptivetable.sample_arrays(samples, keys)
+        base, head = adaptivetable.sample_arrays(samples, keys)
         runs = min(base.shape[-1], head.shape[-1])
         base, head = base[..., :runs], head[..., :runs]
     spread = np.nanstd(np.log(head) - np.log(base), axis=-1, ddof=1)

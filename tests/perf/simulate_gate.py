@@ -130,22 +130,9 @@ def run_fixed(
 def run_auto(base, head, test: str, **design_options):
     """The live loop of ``--runs auto``: a look, then the files whose rows are all settled stop."""
     design = sequential.make_design(test=test, **design_options)
-    reports = base.shape[0]
-    stopped_after = np.full((reports, FILES), -1)
-    history: list[decisions.Stats] = []
-    cache: dict = {}
-    result = None
-    for k, runs in enumerate(design.looks):
-        active = stopped_after[:, FILE_OF_ROW] < 0
-        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
-        stop = stopping.files_to_stop(FILE_OF_ROW, result.settled | ~active, FILES) & (stopped_after < 0)
-        stopped_after[stop] = k
-        if (stopped_after >= 0).all():
-            break
-    assert result is not None
-    looks = np.asarray(design.looks, dtype=float)
-    return result.decisions, looks[stopped_after[:, FILE_OF_ROW]]
+    looks = ((base[..., :runs], head[..., :runs]) for runs in design.looks)
+    replayed = stopping.replay(design, looks, FILE_OF_ROW, FILES, with_mde=False)
+    return replayed.result.decisions, np.asarray(design.looks, dtype=float)[replayed.stopped_after[:, FILE_OF_ROW]]
 
 
 def _tally(name, decision, samples, kind, effect, out: Counter) -> None:

@@ -29,21 +29,9 @@ def run_auto_per_row(base: np.ndarray, head: np.ndarray, test: str, strata: np.n
     assignment) gives every look its pairs, for the paired test (``stopping.look_statistics``).
     """
     design = sequential.make_design(test=test, **design_options)
-    reports, rows = base.shape[0], base.shape[1]
-    unit_of_row = np.arange(rows)
-    stopped_after = np.full((reports, rows), -1)
-    history = []
-    cache: dict = {}
-    result = None
-    for k, runs in enumerate(design.looks):
-        active = stopped_after < 0
-        pairs = None if strata is None else (base[..., :runs], head[..., :runs], strata[..., :runs])
-        history.append(stopping.look_statistics(design, base[..., :runs], head[..., :runs], active, pairs))
-        result = stopping.decide_at_look(design, history, cache=cache, with_mde=False)
-        stop = stopping.files_to_stop(unit_of_row, result.settled | ~active, rows) & (stopped_after < 0)
-        stopped_after[stop] = k
-        if (stopped_after >= 0).all():
-            break
-    assert result is not None
-    looks = np.asarray(design.looks, dtype=float)
-    return result.decisions, looks[stopped_after]
+    looks = [(base[..., :runs], head[..., :runs]) for runs in design.looks]
+    if strata is not None:  # a duet: each look's pairs are its samples
+        looks = [(*look, (*look, strata[..., :runs])) for look, runs in zip(looks, design.looks, strict=True)]
+    rows = base.shape[1]
+    replayed = stopping.replay(design, looks, np.arange(rows), rows, with_mde=False)
+    return replayed.result.decisions, np.asarray(design.looks, dtype=float)[replayed.stopped_after]

@@ -5,7 +5,7 @@ from benchgate._lazy import exports
 
 _MODULES = {
     "gate": ("GateRule", "GatePolicy"),
-    "analysis": ("Verdict", "Method", "ANALYSIS_COLUMNS", "RunData", "Analysis", "analyze"),
+    "analysis": ("Verdict", "ANALYSIS_COLUMNS", "RunData", "Analysis", "analyze"),
     "outcome": ("Outcome",),
     "welch": ("COMPARISON_COLUMNS", "stars", "holm_adjust", "compare_samples"),
 }

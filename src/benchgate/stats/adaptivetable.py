@@ -3,6 +3,7 @@ and decided as one Holm family (``decide_shards``; a test of the merged samples 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,11 +12,20 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
 from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
-from benchgate.stats.paired import duet_statistics
+from benchgate.stats.gate import DECISION_COLUMNS
+from benchgate.stats.paired import PAIRED_TEST, test_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
-from benchgate.stats.stopping import Replay, replay
-from benchgate.stats.yuenwelch import combine, gate_statistics, regression_floor, runs_needed, unchanged_level
+from benchgate.stats.stopping import Replay, decide_at_look, replay
+from benchgate.stats.yuenwelch import (
+    GATE_TEST,
+    RUN_COUNTS,
+    combine,
+    first_runs,
+    gate_statistics,
+    regression_floor,
+    unchanged_level,
+)
 
 if TYPE_CHECKING:
     from benchgate.results.rundirs import AdaptiveShard
@@ -39,33 +49,28 @@ def _padded(rows: np.ndarray, values: np.ndarray, count: int, fill=np.nan, width
     return out
 
 
-def sample_arrays(samples, keys=None) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """``(keys, base, head)``: each key's rates per side, NaN-padded ``(rows, n)`` (keys default: as they appear)."""
-    if keys is None:
-        keys = list(dict.fromkeys(zip(samples["filename"].tolist(), samples["configuration"].tolist(), strict=True)))
-    keys = [(str(f), str(c)) for f, c in keys]
+def sample_arrays(samples, keys: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's rates per side, ``(base, head)``, NaN-padded ``(rows, n)``."""
     if not keys:
-        return keys, np.zeros((0, 0)), np.zeros((0, 0))
+        return np.zeros((0, 0)), np.zeros((0, 0))
     rows = key_rows(samples, keys)
     sides = samples["side"].astype(str).to_numpy(dtype=object)
     rates = samples["rate"].to_numpy(dtype=float)
     chosen = [(sides == side) & (rows >= 0) for side in ("base", "head")]
-    base, head = (_padded(rows[mask], rates[mask], len(keys)) for mask in chosen)
-    return keys, base, head
+    return tuple(_padded(rows[mask], rates[mask], len(keys)) for mask in chosen)
 
 
-def pair_arrays(
-    samples, base_index: np.ndarray, head_index: np.ndarray, keys, strata: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each key's paired rates (pairs: rows of ``samples``) NaN-padded ``(rows, pairs)``, and ``strata`` (-1 pads)."""
-    base_index, head_index = np.asarray(base_index, dtype=np.int64), np.asarray(head_index, dtype=np.int64)
-    strata = np.zeros(len(base_index), dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
-    rows = key_rows(samples, keys)[base_index]
-    kept = rows >= 0
-    rows, rates = rows[kept], samples["rate"].to_numpy(dtype=float)
+def pair_arrays(samples, keys, pairs: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each key's paired rates, of the ``pairs`` (base rows, head rows, head CPU sets) that ``samples`` holds,
+    NaN-padded ``(rows, pairs)``, and each pair's stratum: the rank of its head CPU set (-1 pads)."""
+    base_rows, head_rows = (np.asarray(part, dtype=np.int64) for part in pairs[:2])
+    strata = np.unique(np.asarray(list(pairs[2]), dtype=str), return_inverse=True)[1].astype(np.int64)
+    seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
+    rows = key_rows(samples, keys)[base_rows[seen]]
+    kept, rates = rows >= 0, samples["rate"].to_numpy(dtype=float)
     # One column of padding when nothing is paired.
-    base, head = (_padded(rows, rates[index[kept]], len(keys), width=1) for index in (base_index, head_index))
-    return base, head, _padded(rows, strata[kept], len(keys), -1, width=1)
+    base, head = (_padded(rows[kept], rates[index[seen][kept]], len(keys), width=1) for index in (base_rows, head_rows))
+    return base, head, _padded(rows[kept], strata[seen][kept], len(keys), -1, width=1)
 
 
 def sitting_out(rows: int) -> Stats:
@@ -74,17 +79,16 @@ def sitting_out(rows: int) -> Stats:
     return gate_statistics(nothing, nothing)
 
 
-def undecided_decisions(rows: int) -> Decisions:
-    """Decisions of rows no look has seen: inconclusive, nothing known."""
-    nan, no, codes = np.full(rows, np.nan), np.zeros(rows, dtype=bool), np.full(rows, INCONCLUSIVE, dtype=np.int8)
-    return Decisions(codes, nan, nan, nan, nan, no, nan, nan, nan, nan, sitting_out(rows), nan, nan, no)
+def undecided_table(keys) -> pd.DataFrame:
+    """The decision table of rows nothing has decided (no look taken yet): inconclusive, nothing known."""
+    table = pd.DataFrame({"filename": [key[0] for key in keys], "configuration": [key[1] for key in keys]})
+    return table.assign(**{**dict.fromkeys(DECISION_COLUMNS, np.nan), "decision": "inconclusive"})
 
 
 def noise_sigma(st: Stats) -> np.ndarray:
     """Each row's per-sample noise (percent) from the base side's robust variance only, which the head cannot move."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sigma = np.sqrt(np.asarray(st.var_base, dtype=float))
-        return 100 * (sigma if st.log else sigma / st.scale_base)
+    with np.errstate(invalid="ignore"):
+        return 100 * np.sqrt(np.asarray(st.var_base, dtype=float))
 
 
 def undecided_runs(
@@ -94,26 +98,25 @@ def undecided_runs(
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
 ) -> np.ndarray:
     """Per inconclusive row, the runs a side after which it would be decided: its bound reaching its target
-    (``resolution.runs_to_reach``), else rejected (``runs_needed``); NaN: none up to 10,000, or decided."""
-    current = result.current
-    rows = result.decision == INCONCLUSIVE
+    (``resolution.runs_to_reach``), else rejected or unchanged with its estimate and spread kept; NaN: none up
+    to 10,000, or decided."""
+    current, level = result.current, result.level
     runs = np.fmin(current.n_base, current.n_head)
-    target = np.broadcast_to(regression_floor(min_effect, inconclusive_above), rows.shape)
-    reach = np.full(rows.shape, np.nan)
-    if rows.any():
-        picked = subset(current, rows)
-        level = unchanged_level(unchanged_confidence, result.level, 1.0)[rows]
-        reach[rows] = runs_to_reach(picked, target[rows], level, runs[rows])
-    rejection = runs_needed(
-        current,
-        result.level,
-        min_effect,
-        inconclusive_above,
-        rows=rows & np.isnan(reach),
-        above=runs,
-        unchanged_confidence=unchanged_confidence,
-    )
-    return np.where(np.isnan(reach), rejection, reach)
+    target = np.broadcast_to(regression_floor(min_effect, inconclusive_above), runs.shape)
+    settle = unchanged_level(unchanged_confidence, level)
+    out = np.full(runs.shape, np.nan)
+    rows = result.decision == INCONCLUSIVE
+    out[rows] = runs_to_reach(subset(current, rows), target[rows], settle[rows], runs[rows])
+    pending = rows & np.isnan(out) & ~np.isnan(current.delta)
+    picked, effect = subset(current, pending), np.broadcast_to(min_effect, runs.shape)[pending]
+
+    def decided(_, count) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
+        low, high = picked.projected(float(count), level[pending])
+        bound = picked.projected(float(count), settle[pending])[0]
+        return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= effect) | (bound > -target[pending])
+
+    out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, runs[pending])
+    return out
 
 
 def decision_table(
@@ -133,7 +136,7 @@ def decision_table(
     current = result.current
     level = unchanged_level(unchanged_confidence, result.level, last_share)
     sigma = noise_sigma(current)
-    if prior_var is not None and current.log:  # the noise that gated the row is the one the reports show
+    if prior_var is not None:  # the noise that gated the row is the one the reports show
         sigma = np.where(np.isfinite(prior_var), 100 * np.sqrt(prior_var), sigma)
     return pd.DataFrame(
         {
@@ -148,43 +151,45 @@ def decision_table(
             "mde": result.mde,
             "sigma": sigma,
             "noisy_mde": reachable(current, trusted_variance(current, prior_var), float(max_runs), level, 0.5),
-            "runs_needed": np.where(result.decision == INCONCLUSIVE, needed, np.nan),
+            "runs_needed": needed,
             "resolution": result.resolution,
             "gated_at": result.gated_at,
-            "coarse": result.coarse,
         }
     )
 
 
 def decide_samples(
     samples,
-    keys=None,
+    keys: list[tuple[str, str]],
     alpha: np.ndarray | float = DEFAULT_ALPHA,
     *,
     pairs: tuple | None = None,
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
-    coarsening: Coarsening | None = None,
-    **options,
+    max_resolution: float | None = None,
+    prior=None,
+    correction: str = "holm",
 ):
-    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one).
-    ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs."""
-    keys, base, head = sample_arrays(samples, keys)
-    if not keys:
-        return decision_table([], undecided_decisions(0), min_effect, inconclusive_above, unchanged_confidence)
-    if pairs is None:
-        st = gate_statistics(base, head)
-    else:
-        base_pairs, head_pairs, strata = _pair_rates(samples, keys, pairs)
-        st = duet_statistics(base_pairs, head_pairs, base, head, strata=strata)
+    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one): one look spending
+    the whole level. ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the
+    pairs at their target; the others are gated by ``prior`` (``resolution.prior_for``'s mapping) where known."""
     shared = dict(
         min_effect=np.asarray(min_effect, dtype=float),
         inconclusive_above=inconclusive_above,
         unchanged_confidence=unchanged_confidence,
     )
-    result = decide_looks([st], [1.0], np.asarray(alpha, dtype=float), coarsening=coarsening, **shared, **options)
-    return decision_table(keys, result, prior_var=None if coarsening is None else coarsening.trusted_var, **shared)
+    if not keys:
+        return undecided_table(keys)
+    base, head = sample_arrays(samples, keys)
+    pair_rates = None if pairs is None else pair_arrays(samples, keys, pairs)
+    st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
+    prior_var = prior_for(keys, prior) if pairs is None else None
+    coarsening = Coarsening(max_resolution, trusted_var=prior_var)
+    result = decide_looks(
+        [st], [1.0], np.asarray(alpha, dtype=float), correction=correction, coarsening=coarsening, **shared
+    )
+    return decision_table(keys, result, prior_var=prior_var, **shared)
 
 
 def stop_units(
@@ -217,23 +222,13 @@ def replay_samples(
 ) -> tuple[Replay, list[Unit]]:
     """Replay one run's looks for the rows ``keys``: the replay and its units (``pairs``: a duet run's, as
     ``results.pairs.run_pairs`` gives them; ``prior``: ``resolution.prior_for``'s mapping)."""
-    looks = [_look(samples, keys, pairs) for samples in look_samples]
+    looks = [sample_arrays(samples, keys) for samples in look_samples]
+    if pairs is not None:  # a duet run's looks: also its pairs' rates and CPU-set assignments
+        looks = [
+            (*rates, pair_arrays(samples, keys, pairs)) for rates, samples in zip(looks, look_samples, strict=True)
+        ]
     units, unit_of_row = stop_units(keys, files, row_files)
     return replay(design, looks, unit_of_row, len(units), prior_var=prior_for(keys, prior)), units
-
-
-def _look(samples: pd.DataFrame, keys, pairs: tuple | None) -> tuple:
-    """One look's rates per row (and, for a duet run, its pairs' rates and CPU-set assignments)."""
-    _, base, head = sample_arrays(samples, keys)
-    return (base, head) if pairs is None else (base, head, _pair_rates(samples, keys, pairs))
-
-
-def _pair_rates(samples: pd.DataFrame, keys, pairs: tuple) -> tuple:
-    """``pair_arrays`` of the pairs ``samples`` holds, each pair's stratum the rank of its head CPU set."""
-    base_rows, head_rows, head_cpus = np.asarray(pairs[0]), np.asarray(pairs[1]), list(pairs[2])
-    seen = np.maximum(base_rows, head_rows) < len(samples)  # pairs are written after both their samples
-    strata = np.unique(np.asarray(head_cpus, dtype=str), return_inverse=True)[1].astype(np.int64)
-    return pair_arrays(samples, base_rows[seen], head_rows[seen], keys, strata[seen])
 
 
 def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]], prior=None) -> Replay | None:
@@ -296,25 +291,19 @@ def decide_shards(
         rows += shard_rows
     if design is None or sorted(rows) != list(range(len(keys))):
         raise InputError("every comparison must come from exactly one adaptive run directory")
-    count = max(len(history) for _, history in histories)
-    order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
+    order = np.argsort(rows)  # ``keys``' order of the shards' rows, concatenated
     history = []
-    for k in range(count):
+    for k in range(max(len(h) for _, h in histories)):
         parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
-        look = combine(lambda *arrays: np.concatenate(arrays), *parts)
-        # Rows in ``keys``' order from the shards' concatenation (``order`` sorts its row indices).
-        history.append(subset(look, order))
+        history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
-        result = undecided_decisions(len(keys))
-        return decision_table(keys, result, min_effect, inconclusive_above).iloc[back].reset_index(drop=True)
-    shares, prior_var = design.unchanged_weights(unchanged_confidence), prior_for(keys, prior)
-    coarse = (
-        None if max_resolution is None else Coarsening(max_resolution, float(design.max_runs), shares[-1], prior_var)
-    )
-    shared = dict(
-        min_effect=min_effect, inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence
-    )
-    options = dict(unchanged_weights=shares[:count], power=design.power, correction=correction, coarsening=coarse)
-    result = decide_looks(history, design.weights[:count], alpha, **options, **shared)
-    table = decision_table(keys, result, max_runs=design.max_runs, last_share=shares[-1], prior_var=prior_var, **shared)
+        return undecided_table(wanted)
+    # The report's policy decides, on the looks the run's design took.
+    policy = dict(inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence)
+    final = replace(design, correction=correction, max_resolution=max_resolution, **policy)
+    prior_var = prior_for(keys, prior)
+    result = decide_at_look(final, history, alpha=alpha, min_effect=min_effect, prior_var=prior_var).decisions
+    last_share = final.unchanged_weights()[-1]
+    options = dict(max_runs=design.max_runs, last_share=last_share, prior_var=prior_var, **policy)
+    table = decision_table(keys, result, min_effect, **options)
     return table.iloc[back].reset_index(drop=True)

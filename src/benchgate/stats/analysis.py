@@ -1,4 +1,4 @@
-"""The one analysis: ``analyze(run_data, policy) -> Analysis``: compare.R's table, each row decided by ``Method``."""
+"""The one analysis: ``analyze(run_data, policy) -> Analysis``: compare.R's table, each row decided by the gate."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from benchgate.stats import adaptivetable
 from benchgate.stats.decisions import format_change
 from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
 from benchgate.stats.paired import PAIRED_TEST
-from benchgate.stats.resolution import Coarsening, prior_for
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
 from benchgate.stats.yuenwelch import GATE_TEST, regression_floor
 
@@ -33,15 +32,6 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
-class Method(StrEnum):
-    """How the rows are decided."""
-
-    UNPAIRED = "unpaired"  # fixed runs: the gate's test on the samples
-    ADAPTIVE = "adaptive"  # --runs auto: the replay of the recorded looks (paired on a duet run's pairs)
-    PAIRED = "paired"  # --pairing duet with fixed runs: the paired test on the pairs
-    COMPARE_R = "compare-r"  # compare.R's p-value rule (GatePolicy.rule "compare-r")
-
-
 ANALYSIS_COLUMNS = (
     *COMPARISON_COLUMNS,
     *("gating", "gate_reason", "ignored", *DECISION_COLUMNS, "noisy", "coarse", "undecided", "min_effect", "gate_test"),
@@ -50,20 +40,19 @@ ANALYSIS_COLUMNS = (
 
 @dataclass(frozen=True)
 class RunData:
-    """What a run measured: its samples, an adaptive run's ``shards``, a duet run's ``pairs``, and run.json's
-    ``prior`` (per key, main's history variance), so that every analysis gates each row as the run did."""
+    """What a run measured: its samples, an adaptive run's ``shards`` (its looks, replayed), a duet run's ``pairs``
+    (decided on them), and run.json's ``prior`` (per key, main's history variance), so that every analysis gates
+    each row as the run did."""
 
     samples: pd.DataFrame
-    method: Method = Method.UNPAIRED
     shards: tuple = ()
     pairs: tuple | None = None
     prior: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None, prior=None) -> RunData:
-        """The run data of a run: adaptive when it has looks, else paired when it has pairs, else unpaired."""
-        method = Method.ADAPTIVE if shards else Method.PAIRED if pairs is not None else Method.UNPAIRED
-        return cls(samples, method, tuple(shards or ()), pairs, dict(prior or {}))
+        """The run data of a run (``shards``, ``pairs`` and ``prior`` as its records give them, or none)."""
+        return cls(samples, tuple(shards or ()), pairs, dict(prior or {}))
 
     @classmethod
     def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
@@ -80,7 +69,6 @@ class Analysis:
 
     table: pd.DataFrame
     policy: GatePolicy
-    method: Method
     samples: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
@@ -93,17 +81,11 @@ class Analysis:
 
 
 def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
-    """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say."""
+    """compare.R's table of ``run_data``'s samples, each row decided as ``run_data`` and ``policy`` say: by an
+    adaptive run's replayed looks, else by its samples (a duet run's: its pairs)."""
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
-        return Analysis(compare_r_table(comparisons, policy), policy, Method.COMPARE_R, run_data.samples)
-    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
-    table = decisions_table(comparisons, policy, decide_rows(comparisons, run_data, policy), test)
-    return Analysis(table, policy, run_data.method, run_data.samples)
-
-
-def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy) -> pd.DataFrame:
-    """The gate's decision per row of ``comparisons``, in its order, as ``run_data.method`` says."""
+        return Analysis(compare_r_table(comparisons, policy), policy, run_data.samples)
     rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
     options = dict(
@@ -111,45 +93,41 @@ def decide_rows(comparisons: pd.DataFrame, run_data: RunData, policy: GatePolicy
         min_effect=rules.min_effect,
         inconclusive_above=policy.inconclusive_above,
         unchanged_confidence=policy.unchanged_confidence,
+        max_resolution=policy.max_resolution,
+        prior=run_data.prior,  # main's history gates each row as the run recorded it
     )
-    if run_data.method == Method.ADAPTIVE:
-        shards = list(run_data.shards)
-        return adaptivetable.decide_shards(
-            shards, keys, rules.alpha, max_resolution=policy.max_resolution, prior=run_data.prior, **options
-        )
-    pairs = run_data.pairs if run_data.method == Method.PAIRED else None
-    # main's history gates a fixed run's rows as the run recorded it; a duet run's rows: at their target
-    prior = prior_for(keys, run_data.prior) if pairs is None else None
-    coarsening = Coarsening(policy.max_resolution, trusted_var=prior)
-    return adaptivetable.decide_samples(
-        run_data.samples, keys, rules.alpha, pairs=pairs, coarsening=coarsening, **options
-    )
+    if run_data.shards:
+        decided = adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
+    else:
+        decided = adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
+    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
+    return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.samples)
 
 
 def decisions_table(
-    comparisons: pd.DataFrame, policy: GatePolicy, decided: pd.DataFrame, test: str | None = None
+    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, test: str | None = None
 ) -> pd.DataFrame:
-    """``comparisons`` with the gate's columns from ``decided`` (one row each, in order); ``test``: what decided."""
+    """``comparisons`` with the gate's columns from ``decided`` (a table or columns, one row each, in order; a column
+    it lacks is NaN); ``test``: what decided."""
     gate_test = test or GATE_TEST
-    if len(decided) != len(comparisons):
-        raise ValueError(f"{len(decided)} decisions for {len(comparisons)} comparisons")
+    if len(decided["decision"]) != len(comparisons):
+        raise ValueError(f"{len(decided['decision'])} decisions for {len(comparisons)} comparisons")
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
-        result[column] = decided[column].to_numpy() if column in decided else np.nan
+        result[column] = np.asarray(decided[column]) if column in decided else np.nan
     rules = row_rules(result["filename"], policy)
     judged = np.asarray(rules.judged, dtype=bool)
+    effect = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
     decision = result["decision"].to_numpy(dtype=object)
     gating = judged & (decision == "regression")
+    if gate_test == COMPARE_R_TEST:  # its regressions gate from the minimum effect on
+        gating &= np.abs(result["change"].to_numpy(dtype=float)) >= effect
     reasons = np.full(len(result), "", dtype=object)
-    where = "after Holm correction" if policy.correction == "holm" else "without correction"
     for index in np.flatnonzero(gating):
-        row = result.iloc[index]
-        reasons[index] = (
-            f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {gate_test} p = "
-            f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {rules.threshold[index]} level {where}"
-            + _effect_clause(rules.min_effect[index])
-        )
-    floor = regression_floor(rules.min_effect, policy.inconclusive_above)
+        threshold = rules.threshold[index]
+        reasons[index] = _reason(result.iloc[index], threshold, policy.correction, gate_test)
+        reasons[index] += f", |effect| >= {effect[index]:g} %" if effect[index] > 0 else ""
+    floor = regression_floor(effect, policy.inconclusive_above)
     sigma = result["sigma"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         # Gated at more than its target: its trusted noise could not reach it.
@@ -158,22 +136,27 @@ def decisions_table(
         beyond = sigma > np.asarray(rules.max_sigma, dtype=float)
         noisy = (result["noisy_mde"].to_numpy(dtype=float) >= floor) | beyond
     inconclusive = judged & (decision == "inconclusive")
-    return _finish(result, rules, gating, reasons, inconclusive & noisy, inconclusive & ~beyond, gate_test)
-
-
-def _effect_clause(effect: float) -> str:
-    return f", |effect| >= {effect:g} %" if effect > 0 else ""
-
-
-def _finish(result, rules, gating, reasons, noisy, undecided, gate_test: str) -> pd.DataFrame:
     result["gating"] = gating
     result["gate_reason"] = reasons
     result["ignored"] = np.asarray(rules.ignored, dtype=bool)
-    result["noisy"] = noisy
-    result["undecided"] = undecided
-    result["min_effect"] = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
+    result["noisy"] = inconclusive & noisy
+    result["undecided"] = inconclusive & ~beyond
+    result["min_effect"] = effect
     result["gate_test"] = gate_test
     return result[list(ANALYSIS_COLUMNS)]
+
+
+def _reason(row: pd.Series, threshold: str, correction: str, gate_test: str) -> str:
+    """Why a row gates: its change, and the p-value below its level."""
+    if gate_test == COMPARE_R_TEST:
+        p_name = "Holm-adjusted p" if correction == "holm" else "p"
+        level = f"{THRESHOLDS[threshold]:g} ({threshold})"
+        return f"{row['change']:.2f} % regression, {p_name} = {row['gate_p']:.3g} < {level}"
+    where = "after Holm correction" if correction == "holm" else "without correction"
+    return (
+        f"{format_change(row['change'], row['ci_low'], row['ci_high'])} regression: {gate_test} p = "
+        f"{row['gate_p']:.3g} < {row['ci_level']:.3g}, the {threshold} level {where}"
+    )
 
 
 _ACCURACY_AT = {"*": "accuracy_1", "**": "accuracy_2", "***": "accuracy_3", "off": "accuracy_3"}
@@ -182,34 +165,19 @@ _ACCURACY_AT = {"*": "accuracy_1", "**": "accuracy_2", "***": "accuracy_3", "off
 def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFrame:
     """compare.R's p-value rule: a judged row gates when improvement < 0, its (Holm-adjusted) p-value is below its
     level and |improvement| at least its minimum effect; no power estimate, so no row is undecided or noisy."""
-    result = comparisons.copy()
-    rules = row_rules(result["filename"], policy)
-    p_values = result["p_adjusted" if policy.correction == "holm" else "p_value"].to_numpy(dtype=float)
-    improvement = result["improvement"].to_numpy(dtype=float)
+    rules = row_rules(comparisons["filename"], policy)
+    p_values = comparisons["p_adjusted" if policy.correction == "holm" else "p_value"].to_numpy(dtype=float)
+    improvement = comparisons["improvement"].to_numpy(dtype=float)
     level = np.asarray(rules.alpha, dtype=float)
-    half = np.array([result[_ACCURACY_AT[t]].iloc[i] for i, t in enumerate(rules.threshold)], dtype=float)
+    half = np.array([comparisons[_ACCURACY_AT[t]].iloc[i] for i, t in enumerate(rules.threshold)], dtype=float)
     significant = p_values < level
     decision = np.where(significant & (improvement < 0), "regression", "unchanged").astype(object)
     decision[significant & (improvement > 0)] = "improvement"
     for flag in ("constant", "incomplete"):  # a constant row's p is 0 or 1 (welch): significant ones keep theirs
-        decision[result[flag].to_numpy(dtype=bool) & (decision == "unchanged")] = flag
-    effect = np.asarray(rules.min_effect, dtype=float)
-    gating = np.asarray(rules.judged, dtype=bool) & (decision == "regression") & (np.abs(improvement) >= effect)
-    nan = np.full(len(result), np.nan)
-    columns = dict(change=improvement, ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
-    columns.update(gate_p=p_values, mde=nan, sigma=nan, noisy_mde=nan, resolution=nan, gated_at=nan, runs_needed=nan)
-    result = result.assign(decision=decision, **columns)
-    p_name = "Holm-adjusted p" if policy.correction == "holm" else "p"
-    reasons = np.full(len(result), "", dtype=object)
-    for index in np.flatnonzero(gating):
-        threshold = rules.threshold[index]
-        reasons[index] = (
-            f"{improvement[index]:.2f} % regression, {p_name} = {p_values[index]:.3g} < "
-            f"{THRESHOLDS[threshold]:g} ({threshold})" + _effect_clause(effect[index])
-        )
-    none = np.zeros(len(result), dtype=bool)
-    result["coarse"] = none
-    return _finish(result, rules, gating, reasons, none, none, COMPARE_R_TEST)
+        decision[comparisons[flag].to_numpy(dtype=bool) & (decision == "unchanged")] = flag
+    interval = dict(ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
+    decided = dict(decision=decision, change=improvement, gate_p=p_values, **interval)
+    return decisions_table(comparisons, policy, decided, COMPARE_R_TEST)
 
 
 def untested_reason(table: pd.DataFrame) -> str | None:

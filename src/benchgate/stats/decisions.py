@@ -75,44 +75,17 @@ class Decisions:
         return np.asarray(DECISIONS, dtype=object)[self.decision]
 
 
-def _accumulate(looks: list[Stats], weights: np.ndarray, cache: dict) -> tuple[np.ndarray, Stats, np.ndarray]:
-    """Sequential p-values, each row's last statistics and last look, carried over from ``cache`` (by identity)."""
-    seen = cache.get("seen", [])
-    if len(seen) > len(looks) or any(a is not b for a, b in zip(seen, looks, strict=False)):
-        seen = []
-    p_seq, current, last = cache.get("p_seq"), cache.get("current"), cache.get("last")
-    if not seen:
-        p_seq, current, last = None, None, None
-    for k in range(len(seen), len(looks)):
-        st = looks[k]
+def _accumulate(looks: list[Stats], weights: np.ndarray) -> tuple[np.ndarray, Stats, np.ndarray]:
+    """Sequential p-values, each row's last statistics and the index of its last look (-1: none)."""
+    p_seq, current, last = np.nan, looks[0], np.full(np.shape(looks[0].delta), -1)
+    for k, st in enumerate(looks):
         present = (np.asarray(st.n_base) + np.asarray(st.n_head)) > 0  # a row that sat out has no samples
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = st.p_value / weights[k]
-        p_seq = ratio if p_seq is None else np.fmin(p_seq, ratio)
+            p_seq = np.fmin(p_seq, st.p_value / weights[k])
         # A row's statistics are those of the last look it took part in.
-        current = st if current is None else combine(lambda new, old, at=present: np.where(at, new, old), st, current)
-        last = np.where(present, k, -1 if last is None else last)
-    assert p_seq is not None and current is not None and last is not None
-    cache.update(seen=list(looks), p_seq=p_seq, current=current, last=last)
+        current = combine(lambda new, old, at=present: np.where(at, new, old), st, current)
+        last = np.where(present, k, last)
     return np.minimum(p_seq, 1.0), current, last
-
-
-def _fixed_interval(current: Stats, level: np.ndarray, last: np.ndarray, cache: dict):
-    """Each row's interval at its whole level from its last look; recomputed only where level or look changed."""
-    usable = ~current.incomplete
-    shape = level.shape
-    if "fixed" in cache and cache["fixed"][0].shape == shape:
-        used_level, used_last, low, high = cache["fixed"]
-        stale = usable & ((used_level != level) | (used_last != last))
-        low, high = low.copy(), high.copy()
-    else:
-        low, high = np.full(shape, np.nan), np.full(shape, np.nan)
-        stale = usable
-    if stale.any():
-        low[stale], high[stale] = subset(current, stale).interval(level[stale])
-    low[~usable], high[~usable] = np.nan, np.nan
-    cache["fixed"] = (level.copy(), last.copy(), low, high)
-    return low, high
 
 
 def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarray, rows: np.ndarray):
@@ -121,12 +94,8 @@ def _repeated_interval(looks: list[Stats], weights: np.ndarray, level: np.ndarra
     shape = level.shape
     low, high = np.full(shape, -np.inf), np.full(shape, np.inf)
     last_low, last_high = np.full(shape, np.nan), np.full(shape, np.nan)
-    if not rows.any():
-        return np.full(shape, np.nan), np.full(shape, np.nan)
     for k, st in enumerate(looks):
         usable = rows & ((st.n_base + st.n_head) > 0) & ~st.incomplete
-        if not usable.any():
-            continue
         look_low, look_high = subset(st, usable).interval(level[usable] * weights[k])
         low[usable] = np.fmax(low[usable], look_low)
         high[usable] = np.fmin(high[usable], look_high)
@@ -147,7 +116,6 @@ def decide_looks(
     min_effect: np.ndarray | float = 0.0,
     inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
     power: float = DEFAULT_POWER,
-    cache: dict | None = None,
     with_mde: bool = True,
     unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
     unchanged_weights: np.ndarray | list[float] | None = None,
@@ -155,33 +123,28 @@ def decide_looks(
 ) -> Decisions:
     """Decisions from the statistics of every look so far (one ``Stats`` per look; docs/statistics.md's rules).
     ``weights[k]``: the level's share spent at look k (fixed runs: ``[1.0]``); ``unchanged_weights``: the unchanged
-    risk's (default ``weights``); ``cache`` (one run's) only saves work; ``with_mde=False`` leaves ``mde`` NaN."""
+    risk's (default ``weights``); ``with_mde=False`` leaves ``mde`` NaN."""
     weights = np.asarray(weights, dtype=float)
     if len(looks) == 0 or len(looks) > len(weights):
         raise ValueError("need one weight per look, and at least one look")
-    cache = {} if cache is None else cache
-    p_seq, current, last = _accumulate(looks, weights, cache)
+    p_seq, current, last = _accumulate(looks, weights)
     rejected, level = holm_levels(p_seq, alpha, correction)
     shape = p_seq.shape
-    fixed_low, fixed_high = _fixed_interval(current, level, last, cache)
-    rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & ~current.incomplete)
+    rows, last_look = ~current.incomplete, np.maximum(last, 0)
+    picked = subset(current, rows)
+    fixed_low, fixed_high, bound, mdes = (np.full(shape, np.nan) for _ in range(4))
+    fixed_low[rows], fixed_high[rows] = picked.interval(level[rows])  # each row's at its whole level
+    # The one-sided lower bound (percent) ``unchanged`` is judged by (the old rule's: ``fixed_low``).
+    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
+    bound[rows] = picked.interval(unchanged_level(unchanged_confidence, level, shares[last_look])[rows])[0]
+    if with_mde:
+        mdes[rows] = picked.mde((level * weights[last_look])[rows], power)
+    rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & rows)
     low, high = np.where(rejected, rci_low, fixed_low), np.where(rejected, rci_high, fixed_high)
     change = current.change
-    last_weight = weights[np.maximum(last, 0)]
-    mdes = np.full(shape, np.nan)
-    rows = ~current.incomplete
-    if with_mde and rows.any():
-        mdes[rows] = subset(current, rows).mde((level * last_weight)[rows], power)
     tested = ~np.isnan(low) & ~np.isnan(high)  # an interval reaching ±inf still tested the row
     min_effect = np.broadcast_to(np.asarray(min_effect, dtype=float), shape)
     target = regression_floor(min_effect, inconclusive_above)
-    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
-    bound = fixed_low  # the one-sided lower bound (percent) ``unchanged`` is judged by; None: the old rule
-    if unchanged_confidence is not None:
-        bound = np.full(shape, np.nan)
-        if rows.any():
-            at = unchanged_level(unchanged_confidence, level, shares[np.maximum(last, 0)])
-            bound[rows] = subset(current, rows).interval(at[rows])[0]
     share_at_end = 1.0 if coarsening is None else coarsening.share
     floor, coarse, _ = gated_at(current, target, unchanged_level(unchanged_confidence, level, share_at_end), coarsening)
     decision = np.full(shape, INCONCLUSIVE, dtype=np.int8)

@@ -31,11 +31,6 @@ class Outcome:
     undecided_rows: int = 0
 
     @property
-    def failed(self) -> bool:
-        """True when something fails the gate (even if a label accepted it)."""
-        return bool(self.gating_rows or self.problems)
-
-    @property
     def check_conclusion(self) -> str:
         conclusions = {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral", INCONCLUSIVE: "neutral"}
         return conclusions[self.verdict]

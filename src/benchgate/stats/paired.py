@@ -1,5 +1,5 @@
 """The gate's test for a duet run (``--pairing duet``): a trimmed one-sample t-test on per-pair log ratios.
-``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); ``duet_statistics``."""
+``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); ``test_statistics``."""
 
 from __future__ import annotations
 
@@ -92,8 +92,6 @@ def paired_statistics(
     incomplete = n < 2
     constant = side_constant[0] & side_constant[1] & ~incomplete
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, np.sqrt(se2)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.exp(_nan_reduce(np.nanmean, np.log(base), valid)) if base.shape[-1] else n * np.nan
     half = np.where(incomplete, np.nan, robust_se2 * n / 2)
     return Stats(
         test=PAIRED_TEST,
@@ -102,22 +100,20 @@ def paired_statistics(
         df=np.where(incomplete | constant, np.nan, df),
         n_base=n,
         n_head=n.copy(),
-        scale_base=np.where(n > 0, scale, np.nan),
         var_base=half,
         var_head=half.copy(),
         constant=constant,
     )
 
 
-def duet_statistics(
-    base_pairs: np.ndarray,
-    head_pairs: np.ndarray,
-    base: np.ndarray,
-    head: np.ndarray,
-    strata: np.ndarray | None = None,
-    trim: float = PAIRED_TRIM,
-) -> Stats:
-    """Per row, the paired test on its pairs where it has 2, the unpaired gate test on all its samples elsewhere."""
-    in_pairs = paired_statistics(base_pairs, head_pairs, strata, trim)
-    use_paired = in_pairs.n_base >= 2
-    return combine(lambda a, b: np.where(use_paired, a, b), in_pairs, gate_statistics(base, head))
+def test_statistics(test: str, base: np.ndarray, head: np.ndarray, pairs: tuple | None = None) -> Stats:
+    """``test``'s statistics of NaN-padded rates: ``PAIRED_TEST`` takes ``pairs``, the paired rates and CPU-set
+    assignments (``adaptivetable.pair_arrays``): per row, the paired test where it has 2 pairs, else the unpaired
+    gate test on all its samples."""
+    if test != PAIRED_TEST:
+        return gate_statistics(base, head, test)
+    if pairs is None:
+        raise ValueError(f"the test {test} needs the pairs")
+    in_pairs = paired_statistics(*pairs)
+    paired_rows = in_pairs.n_base >= 2
+    return combine(lambda a, b: np.where(paired_rows, a, b), in_pairs, gate_statistics(base, head))

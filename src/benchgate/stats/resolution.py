@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from benchgate.stats.defaults import DEFAULT_MAX_RESOLUTION
-from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, _to_percent, first_runs
+from benchgate.stats.yuenwelch import RUN_COUNTS, TRIM, TRIM_FROM, YUEN_DF_FACTOR, Stats, first_runs
 
 # The chance that a row at zero change reaches the resolution it is gated at: a report of 400 rows passes
 # A/A at Node's noise only if few rows fail to (tests/perf/simulate_gate.py, docs/statistics.md).
@@ -63,7 +63,7 @@ def reachable(
     st: Stats, var: np.ndarray, runs: np.ndarray | float, level: np.ndarray | float, power: float = RESOLUTION_POWER
 ) -> np.ndarray:
     """The regression (percent) ruled out with probability ``power`` at ``runs`` a side of ``var``, nothing changed."""
-    return -_to_percent(st, -_half_width(st, var, runs, level, power))  # a fall of that width, in percent
+    return -st.percent(-_half_width(st, var, runs, level, power))  # a fall of that width, in percent
 
 
 def gated_at(
@@ -104,7 +104,7 @@ def runs_to_reach(st: Stats, floor: np.ndarray, level: np.ndarray, above: np.nda
 
     def reached(_, runs) -> np.ndarray:
         half = _half_width(st, var, float(runs), np.asarray(level), PROJECTION_POWER)
-        return -_to_percent(st, estimate - half) < floor
+        return -st.percent(estimate - half) < floor
 
     return first_runs(RUN_COUNTS, np.shape(st.delta), reached, above)
 

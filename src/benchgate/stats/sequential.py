@@ -16,7 +16,7 @@ from benchgate.stats.paired import PAIRED_TEST
 from benchgate.stats.yuenwelch import GATE_TEST, TESTS
 
 METHOD = "alpha-spending-bonferroni-looks"
-SPENDING = ("pocock", "pocock-looks", "obrien-fleming")
+SPENDING = ("pocock", "obrien-fleming")
 MIN_RUNS, MAX_RUNS = AUTO_MIN_RUNS, AUTO_MAX_RUNS
 DENSE_UNTIL, DENSE_MAX, LOOK_RATIO = 3, 10, 1.25  # a look after every run up to 3 x min-runs (10 runs at most), ...
 DEFAULT_FUTILITY_VARIANCE = 0.5  # give up on a row only if half its variance could not decide it either
@@ -55,12 +55,8 @@ def spending_fraction(t: np.ndarray, spending: str, alpha: float) -> np.ndarray:
 
 
 def spending_weights(looks: tuple[int, ...], spending: str, alpha: float) -> tuple[float, ...]:
-    """The level's share at each look (summing to 1); ``pocock-looks``: Pocock-type on the look index ``k / K``."""
-    if spending == "pocock-looks":
-        fractions = np.arange(1, len(looks) + 1, dtype=float) / len(looks)
-        spending = "pocock"
-    else:
-        fractions = np.asarray(looks, dtype=float) / looks[-1]
+    """The level's share at each look (summing to 1), by the runs' information fraction."""
+    fractions = np.asarray(looks, dtype=float) / looks[-1]
     spent = spending_fraction(np.concatenate(([0.0], fractions)), spending, alpha)
     return tuple(float(w) for w in np.diff(spent))
 

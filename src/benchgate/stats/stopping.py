@@ -11,7 +11,7 @@ import numpy as np
 from benchgate.stats import decisions, paired
 from benchgate.stats.resolution import Coarsening
 from benchgate.stats.sequential import Design
-from benchgate.stats.yuenwelch import Stats, combine, first_runs, gate_statistics, subset, unchanged_level
+from benchgate.stats.yuenwelch import Stats, combine, first_runs, subset, unchanged_level
 
 _FIRM = (decisions.REGRESSION, decisions.IMPROVEMENT, decisions.CONSTANT, decisions.INCOMPLETE)
 
@@ -23,26 +23,18 @@ def look_statistics(
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
     base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     if active is None:
-        return _statistics(design, base, head, pairs)
+        return paired.test_statistics(design.test, base, head, pairs)
+    # Only the active rows are tested (most rows of a simulated report stop early); the others get no samples.
     active = np.asarray(active, dtype=bool)
     picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
-    picked = _statistics(design, base[active], head[active], picked_pairs)
+    picked = paired.test_statistics(design.test, base[active], head[active], picked_pairs)
 
-    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``: rows not picked get no samples
+    def spread(values: np.ndarray) -> np.ndarray:  # the inverse of ``subset``
         full = np.full(active.shape, {"b": False, "i": 0}.get(values.dtype.kind, np.nan), dtype=values.dtype)
         full[active] = values
         return full
 
     return combine(spread, picked)
-
-
-def _statistics(design: Design, base: np.ndarray, head: np.ndarray, pairs: tuple | None) -> Stats:
-    if design.test != paired.PAIRED_TEST:
-        return gate_statistics(base, head, design.test)
-    if pairs is None:
-        raise ValueError(f"the design's test {design.test} needs the look's pairs")
-    base_pairs, head_pairs, strata = pairs
-    return paired.duet_statistics(base_pairs, head_pairs, base, head, strata)
 
 
 @dataclass(frozen=True)
@@ -60,12 +52,11 @@ def _calm(design: Design, result: decisions.Decisions, unchanged: np.ndarray, gu
     guarded = guarded & ~result.coarse
     calm = unchanged & ~guarded
     candidates = unchanged & guarded & (result.fixed_low <= 0) & (result.fixed_high >= 0)
-    if candidates.any():
-        # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
-        # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
-        low, high = subset(result.current, candidates).interval(2 * design.settle_level)
-        legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
-        calm[candidates] = (low > -effect) & (legacy | (high < effect))
+    # Both ways: a row that may still be a 5 % improvement keeps running until that is rejected too (an
+    # improvement found is what the table is for); a design recorded before keeps its one-sided guard.
+    low, high = subset(result.current, candidates).interval(2 * design.settle_level)
+    legacy, effect = design.unchanged_confidence is None, min(design.settle_above, design.inconclusive_above)
+    calm[candidates] = (low > -effect) & (legacy | (high < effect))
     return calm
 
 
@@ -74,8 +65,6 @@ def _reachable(
 ) -> np.ndarray:
     """Of ``rows``, those that more runs could still reject, or turn from inconclusive into unchanged."""
     out = np.zeros(rows.shape, dtype=bool)
-    if not rows.any():
-        return out
     st, factor = subset(result.current, rows), design.futility_variance
     st = replace(st, var_base=st.var_base * factor, var_head=st.var_head * factor)
     level = result.level[rows]
@@ -102,22 +91,19 @@ def decide_at_look(
     *,
     alpha: np.ndarray | float | None = None,
     min_effect: np.ndarray | float | None = None,
-    cache: dict | None = None,
     with_mde: bool = True,
     prior_var: np.ndarray | None = None,
 ) -> LookResult:
     """Decisions and settled rows after look ``len(history) - 1``; ``alpha``/``min_effect`` override the design's,
-    ``cache`` (one per run) saves work, ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
+    ``prior_var``: per row, main's history variance (NaN: the base's decides)."""
     k = len(history) - 1
     if not (0 <= k < len(design.looks)):
         raise ValueError(f"the design has {len(design.looks)} looks, not {len(history)}")
     alpha = design.alpha if alpha is None else alpha
     min_effect = design.min_effect if min_effect is None else min_effect
-    coarsening = None  # strict; else rows that cannot reach their target are gated by what they reach at max-runs
-    if design.max_resolution is not None:
-        coarsening = Coarsening(
-            design.max_resolution, float(design.max_runs), design.unchanged_weights()[-1], prior_var
-        )
+    # Rows that cannot reach their target are gated by what they reach at max-runs (None: strict).
+    shares = design.unchanged_weights()
+    coarsening = Coarsening(design.max_resolution, float(design.max_runs), shares[-1], prior_var)
     result = decisions.decide_looks(
         history,
         design.weights[: k + 1],
@@ -126,10 +112,9 @@ def decide_at_look(
         min_effect=min_effect,
         inconclusive_above=design.inconclusive_above,
         power=design.power,
-        cache=cache,
         with_mde=with_mde,
         unchanged_confidence=design.unchanged_confidence,
-        unchanged_weights=design.unchanged_weights()[: k + 1],
+        unchanged_weights=shares[: k + 1],
         coarsening=coarsening,
     )
     dec = result.decision
@@ -145,15 +130,12 @@ def decide_at_look(
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
     """Per unit (last axis): True when every row of that unit (``unit_of_row``) is settled and it has one."""
-    unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
-    settled = np.broadcast_to(np.asarray(settled, dtype=bool), np.broadcast_shapes(unit_of_row.shape, settled.shape))
-    unit_of_row = np.broadcast_to(unit_of_row, settled.shape)
-    lead = int(np.prod(settled.shape[:-1], dtype=np.int64))
-    offsets = (np.arange(lead, dtype=np.int64) * units)[:, None]
-    codes = (unit_of_row.reshape(lead, -1) + offsets).ravel()
-    open_rows = np.bincount(codes, weights=(~settled).reshape(-1).astype(float), minlength=lead * units)
-    rows = np.bincount(codes, minlength=lead * units)
-    return ((open_rows == 0) & (rows > 0)).reshape(*settled.shape[:-1], units)
+    member = np.asarray(unit_of_row, dtype=np.int64)[:, None] == np.arange(units)  # (rows, units)
+    open_rows = (~np.asarray(settled, dtype=bool)).astype(np.int64) @ member
+    return (open_rows == 0) & member.any(axis=0)
+
+
+REASONS = ("", "decided", "hopeless", "max-runs")  # why a unit stopped ("": it runs)
 
 
 @dataclass(frozen=True)
@@ -162,40 +144,41 @@ class Replay:
 
     result: LookResult  # the last look taken
     stopped_after: np.ndarray  # per unit: index of the look after which it stopped (-1: still running)
-    reasons: list[str]  # per unit: "decided", "hopeless" or "max-runs", or "" while it runs
+    reasons: np.ndarray  # per unit, one of REASONS
     history: list[Stats]  # each look's statistics (rows whose unit had stopped sat it out)
 
 
 def replay(
     design: Design,
-    looks: list[tuple[np.ndarray, np.ndarray]],
+    looks,
     unit_of_row: np.ndarray,
     units: int,
     *,
-    alpha: np.ndarray | float | None = None,
-    min_effect: np.ndarray | float | None = None,
     prior_var: np.ndarray | None = None,
+    with_mde: bool = True,
 ) -> Replay:
-    """Recompute a (possibly unfinished) run from the samples each look saw (``looks[k]``: ``look_statistics``'
-    base, head and pairs); a unit's rows take part in the looks until it stops."""
+    """Recompute a (possibly unfinished) run from the samples each look saw (``looks``: per look, the base, head
+    and pairs ``look_statistics`` takes; leading axes: one run each, as the simulator has them); a unit's rows
+    take part in the looks until it stops, and the run ends when every unit has."""
     unit_of_row = np.asarray(unit_of_row, dtype=np.int64)
-    stopped_after = np.full(units, -1, dtype=np.int64)
-    reasons = [""] * units
     history: list[Stats] = []
-    cache: dict = {}
     result = None
     for k, (base, head, *pairs) in enumerate(looks):
-        active = stopped_after[unit_of_row] < 0
+        if result is None:  # per run and unit: the look it stopped after (-1: it runs) and why (into REASONS)
+            stopped_after = np.full((*np.shape(base)[:-2], units), -1)
+            reasons = np.zeros(stopped_after.shape, dtype=np.int8)
+        active = stopped_after[..., unit_of_row] < 0
         history.append(look_statistics(design, base, head, active, pairs[0] if pairs else None))
-        result = decide_at_look(design, history, alpha=alpha, min_effect=min_effect, cache=cache, prior_var=prior_var)
+        result = decide_at_look(design, history, prior_var=prior_var, with_mde=with_mde)
         stopping = files_to_stop(unit_of_row, result.settled | ~active, units) & (stopped_after < 0)
-        for unit in np.flatnonzero(stopping):
-            hopeless = bool(result.hopeless[unit_of_row == unit].any())
-            reasons[unit] = "max-runs" if k == len(design.looks) - 1 else "hopeless" if hopeless else "decided"
+        hopeless = ~files_to_stop(unit_of_row, ~result.hopeless, units)  # units with a hopeless row
+        reasons[stopping] = 3 if k == len(design.looks) - 1 else np.where(hopeless, 2, 1)[stopping]
         stopped_after[stopping] = k
+        if (stopped_after >= 0).all():  # every unit has stopped: no look is taken after that
+            break
     if result is None:
         raise ValueError("no look taken yet")
-    return Replay(result, stopped_after, reasons, history)
+    return Replay(result, stopped_after, np.asarray(REASONS, dtype=object)[reasons], history)
 
 
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:

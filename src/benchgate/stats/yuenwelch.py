@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import ClassVar
+from functools import cached_property
 
 import numpy as np
 from scipy import special
 
-from benchgate.stats.defaults import DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_POWER, DEFAULT_UNCHANGED_CONFIDENCE, GATE_TEST
+from benchgate.stats.defaults import DEFAULT_POWER, GATE_TEST
 
 TRIM = {"welch_log": 0.0, "yuen_log": 0.2}  # each test's trimmed share (tests/perf/candidates.py adds its own)
 TESTS = tuple(TRIM)
@@ -32,17 +32,15 @@ class Stats:
     df: np.ndarray
     n_base: np.ndarray
     n_head: np.ndarray
-    scale_base: np.ndarray
     var_base: np.ndarray
     var_head: np.ndarray
     constant: np.ndarray
-    log: ClassVar[bool] = True  # the log-ratio scale (False: tests/perf/candidates.py's Welch test on rates)
 
     @property
     def incomplete(self) -> np.ndarray:
         return (self.n_base < 2) | (self.n_head < 2)
 
-    @property
+    @cached_property  # a replay's every look asks again for each earlier look's
     def p_value(self) -> np.ndarray:
         """Two-sided p-value."""
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -54,19 +52,24 @@ class Stats:
     @property
     def change(self) -> np.ndarray:
         """The estimated change in percent (positive: the head is faster)."""
-        return _to_percent(self, self.delta)
+        return self.percent(self.delta)
 
     def interval(self, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided interval of the change (percent) at ``level``."""
         with np.errstate(invalid="ignore"):
             half = np.where(self.se == 0, 0.0, _quantile(self.df, level) * self.se)
-        return _to_percent(self, self.delta - half), _to_percent(self, self.delta + half)
+        return self.percent(self.delta - half), self.percent(self.delta + half)
 
     def mde(self, level: np.ndarray | float, power: float = DEFAULT_POWER) -> np.ndarray:
         """The smallest regression (percent, positive) a two-sided test at ``level`` detects with ``power``."""
         with np.errstate(invalid="ignore"):
             x = np.where(self.se == 0, 0.0, (_quantile(self.df, level) + special.stdtrit(self.df, power)) * self.se)
-        return -_to_percent(self, -x)
+        return -self.percent(-x)
+
+    def percent(self, delta: np.ndarray) -> np.ndarray:
+        """``delta`` (the test's units) as a change in percent."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return 100 * np.expm1(delta)
 
     def projected(self, runs: np.ndarray | float, level: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
         """The interval (percent) at ``level`` with ``runs`` samples a side, estimate and per-sample variances kept."""
@@ -78,7 +81,7 @@ class Stats:
             df = (d_x + d_y) ** 2 / (d_x * d_x / (h - 1) + d_y * d_y / (h - 1))
             df = np.where(trimmed & (trim > 0), df * YUEN_DF_FACTOR, df)
             half = _quantile(df, level) * np.sqrt(d_x + d_y)
-        return _to_percent(self, self.delta - half), _to_percent(self, self.delta + half)
+        return self.percent(self.delta - half), self.percent(self.delta + half)
 
 
 def combine(function, *parts: Stats) -> Stats:
@@ -90,11 +93,6 @@ def combine(function, *parts: Stats) -> Stats:
 def subset(st: Stats, rows: np.ndarray) -> Stats:
     """The statistics of the rows ``rows`` picks (a boolean mask or row indices), flattened to one axis."""
     return combine(lambda values: np.asarray(values)[rows], st)
-
-
-def _to_percent(st: Stats, delta: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return 100 * np.expm1(delta) if st.log else 100 * delta / st.scale_base
 
 
 @dataclass(frozen=True)
@@ -195,11 +193,9 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
     # Constant rates have constant logs; the few rows whose logs look constant are checked on the rates,
     # since two different rates can round to one logarithm.
     constant = _constant(side_x) & _constant(side_y)
-    if constant.any():
-        for rates in (base, head):
-            picked = rates[constant]
-            with np.errstate(invalid="ignore"):
-                constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
+    for rates in (base, head):
+        picked = rates[constant]
+        constant[constant] = np.nanmin(picked, axis=-1) == np.nanmax(picked, axis=-1)
     # Per-sample variances for projections to more runs: what the trimmed test will see there, trimmed
     # from the first sample and no more than the MAD says, so early outliers do not make a row look hopeless.
     robust_x, robust_y = d_x, d_y
@@ -222,8 +218,6 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
     delta = np.where(n_x * n_y > 0, loc_y - loc_x, np.nan)
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, se))
     df = np.where(incomplete | constant, np.nan, df)
-    with np.errstate(invalid="ignore"):
-        scale = np.where(n_x > 0, np.exp(loc_x), np.nan)
     return Stats(
         test=test,
         delta=delta,
@@ -231,7 +225,6 @@ def gate_statistics(base: np.ndarray, head: np.ndarray, test: str = GATE_TEST) -
         df=df,
         n_base=n_x,
         n_head=n_y,
-        scale_base=scale,
         var_base=robust_x * n_x,
         var_head=robust_y * n_y,
         constant=constant & ~incomplete,
@@ -273,36 +266,4 @@ def first_runs(counts, shape: tuple, decided, above: np.ndarray | float = 0.0) -
             out[np.isnan(out) & (runs > above) & decided(index, runs)] = runs
         if not np.isnan(out).any():
             break
-    return out
-
-
-def runs_needed(
-    st: Stats,
-    level: np.ndarray | float,
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: np.ndarray | float = DEFAULT_INCONCLUSIVE_ABOVE,
-    *,
-    rows: np.ndarray | None = None,
-    above: np.ndarray | float = 0.0,
-    unchanged_confidence: float | None = DEFAULT_UNCHANGED_CONFIDENCE,
-) -> np.ndarray:
-    """Runs a side (above ``above``) after which ``rows`` would be decided, estimate and spread kept (NaN: none)."""
-    shape = np.shape(st.delta)
-    out = np.full(shape, np.nan)
-    pending = ~np.isnan(st.delta) & (True if rows is None else np.asarray(rows, dtype=bool))
-    if not pending.any():
-        return out
-    picked = subset(st, pending)
-    level, min_effect, floor, above = (
-        np.broadcast_to(np.asarray(value, dtype=float), shape)[pending]
-        for value in (level, min_effect, inconclusive_above, above)
-    )
-    settle, target = unchanged_level(unchanged_confidence, level), regression_floor(min_effect, floor)
-
-    def decided(_, runs) -> np.ndarray:  # rejected, or unchanged by its bound, with this many runs
-        low, high = picked.projected(np.asarray(float(runs)), level)
-        bound = picked.projected(np.asarray(float(runs)), settle)[0]
-        return ((low > 0) | (high < 0)) & (np.abs(picked.change) >= min_effect) | (bound > -target)
-
-    out[pending] = first_runs(RUN_COUNTS, picked.delta.shape, decided, above)
     return out
