@@ -125,9 +125,9 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
             return None
         resume = True
     print(f"benchgate: versions: {base} → {head}", file=sys.stderr)
-    node_args = run["node_args"]
+    others = dict(run)
+    node_args = others.pop("node_args")
     sides = dict(base_version=base, head_version=head, base_node_args=node_args, head_node_args=node_args)
-    others = {name: value for name, value in run.items() if name != "node_args"}
     status = run_benchmarks(RunOptions(output=directory, resume=resume, analyze=False, **sides, **others))
     return None if status == EXIT_OK and record_path.is_file() else status
 
