@@ -55,24 +55,17 @@ def split_targets(targets: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return versions, categories
 
 
-# compare_versions' keywords, named as the options' dests
-_OWN_OPTIONS = ("node_args", "release_source", "dist_mirror", "seed", "timeout", "store", "plot", "progress")
+# RunOptions' values given as options of the same names (node_args: each side's)
+_RUN_OPTIONS = ("benchmark_dir", "node_args", "release_source", "dist_mirror", "seed", "timeout", "progress")
 
 
 def _handler(args: argparse.Namespace) -> int:
+    """Run each consecutive pair into ``OUTPUT/steps``, write the report; 0, or the unfinished step's status."""
     versions, categories = split_targets(args.targets)
-    return compare_versions(
-        versions=versions,
-        categories=categories or ("all",),
-        output=args.output,
-        benchmark_dir=args.benchmark_dir,
-        **run_option_values(flags.settings_from_flags(args, "versions"), "versions"),
-        **{name: getattr(args, name) for name in _OWN_OPTIONS},
-    )
-
-
-def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
-    """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
+    output, store = args.output, args.store
+    run = {name: getattr(args, name) for name in _RUN_OPTIONS}
+    run.update(run_option_values(flags.settings_from_flags(args, "versions"), "versions"))
+    run["categories"] = categories or ("all",)
     if store:
         from benchgate.history.recording import RELEASES_BRANCH, record_run
         from benchgate.history.store import open_store
@@ -89,7 +82,7 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
             result = record_run(output / directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
             what = "recorded" if result.created else "already recorded"
             print(f"benchgate: versions: {what} {base}..{head} in {result.store} ({result.rows} rows)", file=sys.stderr)
-        steps.append(_analysed(output, directory, base, head, run, plot))
+        steps.append(_analysed(output, directory, base, head, run, args.plot))
     site = _release_site(output, steps)
     (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
     described = f"{run['runs']} runs a side" if run["runs"] != "auto" else "runs until decided (--runs auto)"
