@@ -128,12 +128,6 @@ def configured_history(config_path: str | Path | None) -> HistorySettings:
     return (read_config_file(config_path) if config_path else {}).get("history", HistorySettings())
 
 
-def resolve_store(
-    option: str | None,
-    configured: HistorySettings,
-    environment: Mapping[str, str] | None = None,
-    default: str | None = DEFAULT_STORE,
-) -> str | None:
+def resolve_store(option: str | None, configured: HistorySettings, default: str | None = DEFAULT_STORE) -> str | None:
     """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
-    environment = os.environ if environment is None else environment
-    return option or environment.get(ENVIRONMENT) or configured.store or default
+    return option or os.environ.get(ENVIRONMENT) or configured.store or default
