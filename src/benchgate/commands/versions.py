@@ -111,9 +111,9 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     record_path = directory / "run.json"
     resume = False
     if record_path.is_file():
-        record = results.load_run_record(record_path).to_json()
+        record = results.load_run_record(record_path)
         _check_same_request(record, run, directory)
-        if record.get("complete") is True:
+        if record.complete:  # as run --resume reads it
             print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)
             return None
         resume = True
@@ -125,17 +125,16 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     return None if status == EXIT_OK and record_path.is_file() else status
 
 
-def _check_same_request(record: dict, run: dict, directory: Path) -> None:
+def _check_same_request(record: results.RunRecord, run: dict, directory: Path) -> None:
     """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
-    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
     lists = {"categories": "categories", "filter": "filters", "exclude": "excludes", "set": "set_args"}
-    wanted = {"runs": run["runs"], **{key: list(run[name]) for key, name in lists.items()}}
-    if wanted["categories"] == ["all"]:
+    wanted = {"runs": run["runs"], **{key: tuple(run[name]) for key, name in lists.items()}}
+    if wanted["categories"] == ("all",):
         del wanted["categories"]  # the run records the categories 'all' stood for
     if run.get("benchmark_dir") is not None:
         wanted["benchmark_dir"] = str(Path(run["benchmark_dir"]).resolve())
     for name, value in wanted.items():
-        found = record.get(name) if name == "runs" else selection.get(name)
+        found = record.runs if name == "runs" else getattr(record.selection, name)
         if found != value:
             raise InputError(
                 f"{directory} holds a run with {name} {found!r}, not {value!r}: "
