@@ -15,7 +15,6 @@ from benchgate.commands.run import run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
-FORMATS = ("text", "markdown", "json")
 DEFAULT_LINK = "https://github.com/nodejs/node/commit"
 MARKER = "<!-- benchgate bisect -->"
 # The budget's flags by the search.Budget field each sets; their defaults are Budget's.
@@ -56,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         )
     parser.add_argument("--seed", type=int, default=0, help="seed of each batch's schedule")
     parser.add_argument("--resume", action="store_true", help="continue the bisection in --output")
-    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
+    parser.add_argument("--format", dest="output_format", default="text", choices=("text", "markdown", "json"))
     parser.add_argument("--link", default=DEFAULT_LINK, metavar="URL", help="commit links: URL/SHA")
     parser.add_argument("--post", metavar="WHERE", help="post the report: issue:N, pr:N or new (an issue)")
     parser.add_argument("--post-only", action="store_true", help="with --post: post the report in --output")
