@@ -41,6 +41,11 @@ class _SettingsMethods:
         high = min(AUTO_MAX_RUNS, self.max_runs)
         return min(self.min_runs or AUTO_MIN_RUNS, high), high
 
+    def most_runs(self) -> int:
+        """The runs a side these settings take at most: the fixed count, or auto's maximum."""
+        adaptive = self.adaptive_runs()
+        return adaptive[1] if adaptive else int(self.runs)
+
     def source_of(self, key: str) -> str:
         """Where the value of ``key`` (a settings attribute name) came from: default, file, option or label."""
         return self.sources.get(key, "default")
