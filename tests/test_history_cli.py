@@ -136,10 +136,13 @@ def test_a_real_run_is_recorded_and_shown(capsys, tmp_path):
 
 def test_the_store_comes_from_the_option_then_the_environment_then_the_file(tmp_path, monkeypatch, capsys):
     configured = HistorySettings(store="sqlite:///from-file.db")
-    assert resolve_store("sqlite:///option.db", configured, {"BENCHGATE_HISTORY": "x://env"}) == "sqlite:///option.db"
-    assert resolve_store(None, configured, {"BENCHGATE_HISTORY": "sqlite:///env.db"}) == "sqlite:///env.db"
-    assert resolve_store(None, configured, {}) == "sqlite:///from-file.db"
-    assert resolve_store(None, HistorySettings(), {}) == "sqlite:///benchgate-history.db"
+    monkeypatch.setenv("BENCHGATE_HISTORY", "x://env")
+    assert resolve_store("sqlite:///option.db", configured) == "sqlite:///option.db"
+    monkeypatch.setenv("BENCHGATE_HISTORY", "sqlite:///env.db")
+    assert resolve_store(None, configured) == "sqlite:///env.db"
+    monkeypatch.delenv("BENCHGATE_HISTORY")
+    assert resolve_store(None, configured) == "sqlite:///from-file.db"
+    assert resolve_store(None, HistorySettings()) == "sqlite:///benchgate-history.db"
     # Through the CLI: the file's store, and its keep.
     config = tmp_path / "benchgate.yml"
     config.write_text(f"history:\n  store: sqlite:///{tmp_path / 'kept.db'}\n  keep: 3\n")

@@ -15,9 +15,15 @@ from benchgate.commands.run import run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
-FORMATS = ("text", "markdown", "json")
 DEFAULT_LINK = "https://github.com/nodejs/node/commit"
 MARKER = "<!-- benchgate bisect -->"
+# The budget's flags by the search.Budget field each sets; their defaults are Budget's.
+_BUDGET_FLAGS = {
+    "runs": ("--batch-runs", "runs of a probe's first batch and of each more"),
+    "max_runs": ("--probe-runs", "runs of one undecided probe at most"),
+    "max_probes": ("--max-probes", "candidates measured at most, ends included"),
+    "max_hours": ("--max-hours", "wall time spent measuring at most"),
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,13 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trusted-branch", default="main", help="commits on it build trusted (default main)")
     add_sandbox_option(parser)
     budget = parser.add_argument_group("budget")
-    budget.add_argument("--batch-runs", type=int, default=10, help="runs of a probe's first batch and of each more")
-    budget.add_argument("--probe-runs", type=int, default=40, help="runs of one undecided probe at most (40)")
-    budget.add_argument("--max-probes", type=int, default=20, help="candidates measured at most, ends included (20)")
-    budget.add_argument("--max-hours", type=float, default=24.0, help="wall time spent measuring at most (24)")
+    for name, (flag, what) in _BUDGET_FLAGS.items():
+        default = getattr(search.Budget(), name)
+        metavar = "H" if isinstance(default, float) else "N"  # as docs/cli.md shows them
+        budget.add_argument(
+            flag, dest=name, type=type(default), default=default, metavar=metavar, help=f"{what} ({default:g})"
+        )
     parser.add_argument("--seed", type=int, default=0, help="seed of each batch's schedule")
     parser.add_argument("--resume", action="store_true", help="continue the bisection in --output")
-    parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS)
+    parser.add_argument("--format", dest="output_format", default="text", choices=("text", "markdown", "json"))
     parser.add_argument("--link", default=DEFAULT_LINK, metavar="URL", help="commit links: URL/SHA")
     parser.add_argument("--post", metavar="WHERE", help="post the report: issue:N, pr:N or new (an issue)")
     parser.add_argument("--post-only", action="store_true", help="with --post: post the report in --output")
@@ -91,9 +99,10 @@ def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.C
 
 
 def _handler(args: argparse.Namespace) -> int:
-    for name in ("batch_runs", "probe_runs", "max_probes", "max_hours"):
-        if getattr(args, name) <= 0:
-            raise InputError(f"--{name.replace('_', '-')} must be positive, not {getattr(args, name):g}")
+    budget = {name: getattr(args, name) for name in _BUDGET_FLAGS}
+    for name, value in budget.items():
+        if value <= 0:
+            raise InputError(f"{_BUDGET_FLAGS[name][0]} must be positive, not {value:g}")
     if args.post and not re.fullmatch(r"(issue|pr):[1-9][0-9]*|new", args.post):
         raise InputError(f"--post {args.post!r}: expected issue:N, pr:N or new")
     if args.post_only:
@@ -101,13 +110,8 @@ def _handler(args: argparse.Namespace) -> int:
     if args.max_probes < 2:
         raise InputError("--max-probes must be at least 2: the two ends are probes")
     setup, candidates, prober = _setup_and_candidates(args)
-    budget = search.Budget(
-        runs=args.batch_runs,
-        max_runs=max(args.probe_runs, args.batch_runs),
-        max_probes=args.max_probes,
-        max_hours=args.max_hours,
-        min_effect=flags.settings_from_flags(args, "bisect").min_effect,
-    )
+    min_effect = flags.settings_from_flags(args, "bisect").min_effect
+    budget = search.Budget(**{**budget, "max_runs": max(args.max_runs, args.runs)}, min_effect=min_effect)
     state_path = args.output / "bisect-state.json"
     if args.resume:
         bisection = state.load(state_path, setup)

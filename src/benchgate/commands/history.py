@@ -11,8 +11,6 @@ from benchgate import config
 from benchgate.config.settings import configured_history, resolve_store
 from benchgate.errors import EXIT_OK, BenchgateError, HistoryTooShort, InputError
 
-FORMATS = ("text", "json")
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("history", help="record trusted runs of main, find change points, show series")
@@ -30,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     record_parser.add_argument("--date", metavar="ISO-8601", help="default: run.json's start time")
     record_parser.add_argument("--branch", metavar="NAME", help="default: the head's ref, or main")
     changes_parser = commands.add_parser("changes", parents=[common, branch], help="change points of every series")
-    changes_parser.add_argument("--format", choices=FORMATS, default="text")
+    changes_parser.add_argument("--format", choices=("text", "json"), default="text")
     changes_parser.add_argument("--since", metavar="ISO-8601", help="change points from this date on")
     show_parser = commands.add_parser("show", parents=[common, branch], help="the series whose name contains FILTER")
     show_parser.add_argument("filter", metavar="FILTER", help="a substring of 'filename configuration'")

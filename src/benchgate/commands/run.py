@@ -129,15 +129,14 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     from benchgate.stats.analysis import RunData, analyze
 
     record = results.load_run_record(output / "run.json")
+    notes = [*failure_lines(record.failures), *(f"skipped: {item.filename}: {item.reason}" for item in record.skipped)]
     if record.samples == 0:
         summary = record.summary()
-        for line in failure_lines(record.failures):
+        for line in notes:
             print(line)
         if outcome.head_only_failures(summary):
             print("gate: FAIL: the head failed where the base succeeded, and no sample was measured")
             return EXIT_GATE_FAILED
-        for item in summary.skipped:
-            print(f"skipped: {item.filename}: {item.reason}")
         counts = f"{len(summary.failures)} failure(s), {len(summary.skipped)} skip(s)"
         raise RunError(f"no benchmark produced a sample ({counts}, listed above)", where=str(output))
     run_data, summary = RunData.load([str(output)])
@@ -152,8 +151,7 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
     lines = [
         tables.render(analysis, "text", problems=decision.problems),
         system.render(record.environment),
-        *failure_lines(record.failures),
-        *(f"skipped: {item.filename}: {item.reason}" for item in record.skipped),
+        *notes,
     ]
     problems = "; ".join(decision.problems)
     lines.append(f"verdict: {decision.verdict.upper()}" + (f" ({problems})" if problems else ""))

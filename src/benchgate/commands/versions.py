@@ -55,24 +55,17 @@ def split_targets(targets: list[str]) -> tuple[list[str], tuple[str, ...]]:
     return versions, categories
 
 
-# compare_versions' keywords, named as the options' dests
-_OWN_OPTIONS = ("node_args", "release_source", "dist_mirror", "seed", "timeout", "store", "plot", "progress")
+# RunOptions' values given as options of the same names (node_args: each side's)
+_RUN_OPTIONS = ("benchmark_dir", "node_args", "release_source", "dist_mirror", "seed", "timeout", "progress")
 
 
 def _handler(args: argparse.Namespace) -> int:
+    """Run each consecutive pair into ``OUTPUT/steps``, write the report; 0, or the unfinished step's status."""
     versions, categories = split_targets(args.targets)
-    return compare_versions(
-        versions=versions,
-        categories=categories or ("all",),
-        output=args.output,
-        benchmark_dir=args.benchmark_dir,
-        **run_option_values(flags.settings_from_flags(args, "versions"), "versions"),
-        **{name: getattr(args, name) for name in _OWN_OPTIONS},
-    )
-
-
-def compare_versions(*, versions: list[str], output: Path, store: str | None = None, plot: bool = True, **run) -> int:
-    """Run each consecutive pair into ``output/steps``, write the report; 0, or the unfinished step's status."""
+    output, store = args.output, args.store
+    run = {name: getattr(args, name) for name in _RUN_OPTIONS}
+    run.update(run_option_values(flags.settings_from_flags(args, "versions"), "versions"))
+    run["categories"] = categories or ("all",)
     if store:
         from benchgate.history.recording import RELEASES_BRANCH, record_run
         from benchgate.history.store import open_store
@@ -89,7 +82,7 @@ def compare_versions(*, versions: list[str], output: Path, store: str | None = N
             result = record_run(output / directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
             what = "recorded" if result.created else "already recorded"
             print(f"benchgate: versions: {what} {base}..{head} in {result.store} ({result.rows} rows)", file=sys.stderr)
-        steps.append(_analysed(output, directory, base, head, run, plot))
+        steps.append(_analysed(output, directory, base, head, run, args.plot))
     site = _release_site(output, steps)
     (output / "report.txt").write_text(render_versions_text(steps), encoding="utf-8")
     described = f"{run['runs']} runs a side" if run["runs"] != "auto" else "runs until decided (--runs auto)"
@@ -118,31 +111,30 @@ def _run_step(directory: Path, base: str, head: str, run: dict) -> int | None:
     record_path = directory / "run.json"
     resume = False
     if record_path.is_file():
-        record = results.load_run_record(record_path).to_json()
+        record = results.load_run_record(record_path)
         _check_same_request(record, run, directory)
-        if record.get("complete") is True:
+        if record.complete:  # as run --resume reads it
             print(f"benchgate: versions: {base} → {head}: reusing the complete run in {directory}", file=sys.stderr)
             return None
         resume = True
     print(f"benchgate: versions: {base} → {head}", file=sys.stderr)
-    node_args = run["node_args"]
+    others = dict(run)
+    node_args = others.pop("node_args")
     sides = dict(base_version=base, head_version=head, base_node_args=node_args, head_node_args=node_args)
-    others = {name: value for name, value in run.items() if name != "node_args"}
     status = run_benchmarks(RunOptions(output=directory, resume=resume, analyze=False, **sides, **others))
     return None if status == EXIT_OK and record_path.is_file() else status
 
 
-def _check_same_request(record: dict, run: dict, directory: Path) -> None:
+def _check_same_request(record: results.RunRecord, run: dict, directory: Path) -> None:
     """A step's directory is reused only for the same request: other runs, files or --set would mix two reports."""
-    selection = record.get("selection") if isinstance(record.get("selection"), dict) else {}
     lists = {"categories": "categories", "filter": "filters", "exclude": "excludes", "set": "set_args"}
-    wanted = {"runs": run["runs"], **{key: list(run[name]) for key, name in lists.items()}}
-    if wanted["categories"] == ["all"]:
+    wanted = {"runs": run["runs"], **{key: tuple(run[name]) for key, name in lists.items()}}
+    if wanted["categories"] == ("all",):
         del wanted["categories"]  # the run records the categories 'all' stood for
     if run.get("benchmark_dir") is not None:
         wanted["benchmark_dir"] = str(Path(run["benchmark_dir"]).resolve())
     for name, value in wanted.items():
-        found = record.get(name) if name == "runs" else selection.get(name)
+        found = record.runs if name == "runs" else getattr(record.selection, name)
         if found != value:
             raise InputError(
                 f"{directory} holds a run with {name} {found!r}, not {value!r}: "

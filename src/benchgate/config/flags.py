@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from benchgate.config.schema import SETTINGS, Setting
@@ -62,13 +61,13 @@ def run_settings(settings: Any) -> dict[str, Any]:
     return text
 
 
-def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
+def markdown_table() -> str:
     """docs/cli.md's settings table, generated (tests/test_settings_schema.py checks the docs hold it)."""
     lines = [
         "| setting | default | file | flag on | input | label | a label loosens the gate by |",
         "|---|---|---|---|---|---|---|",
     ]
-    for s in settings:
+    for s in SETTINGS:
         cells = (
             f"`{s.key}`",
             "" if s.default in _UNSET else f"`{_shown(s.default)}`",

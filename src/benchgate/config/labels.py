@@ -73,10 +73,8 @@ def needs_trust(key: str, value: Any, settings: config.Settings) -> str | None:
     rule = schema.BY_KEY[key].loosens  # could it let through a regression the settings without it catch?
     if rule and rule[0](value, settings):
         return "loosens the gate"
-    if key == "runs" and value != config.AUTO_RUNS and value > schema.most_runs(settings):
-        configured = (
-            settings.runs if not settings.adaptive_runs() else f"{schema.most_runs(settings)}, the most of auto"
-        )
+    if key == "runs" and value != config.AUTO_RUNS and value > (most := settings.most_runs()):
+        configured = f"{most}, the most of auto" if settings.adaptive_runs() else settings.runs
         return f"asks for more runs than the configured {configured} (runner time)"
     return None
 

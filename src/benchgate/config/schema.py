@@ -50,15 +50,9 @@ class Setting:
         return ("\n" if self.key == "set" else ",") if self.type == tuple[str, ...] else ""
 
 
-def most_runs(settings: Any) -> int:
-    """The runs a side the settings take at most: the fixed count, or auto's maximum."""
-    adaptive = settings.adaptive_runs()
-    return adaptive[1] if adaptive else int(settings.runs)
-
-
 def _fewer_runs(value: Any, settings: Any) -> bool:
     # auto may stop a file early: fewer runs than a fixed count would take where it settles.
-    return value < most_runs(settings) if value != AUTO_RUNS else settings.runs != AUTO_RUNS
+    return value < settings.most_runs() if value != AUTO_RUNS else settings.runs != AUTO_RUNS
 
 
 _NARROWER = (lambda value, s: True, "always (a narrower selection)")

@@ -41,6 +41,11 @@ class _SettingsMethods:
         high = min(AUTO_MAX_RUNS, self.max_runs)
         return min(self.min_runs or AUTO_MIN_RUNS, high), high
 
+    def most_runs(self) -> int:
+        """The runs a side these settings take at most: the fixed count, or auto's maximum."""
+        adaptive = self.adaptive_runs()
+        return adaptive[1] if adaptive else int(self.runs)
+
     def source_of(self, key: str) -> str:
         """Where the value of ``key`` (a settings attribute name) came from: default, file, option or label."""
         return self.sources.get(key, "default")
@@ -128,12 +133,6 @@ def configured_history(config_path: str | Path | None) -> HistorySettings:
     return (read_config_file(config_path) if config_path else {}).get("history", HistorySettings())
 
 
-def resolve_store(
-    option: str | None,
-    configured: HistorySettings,
-    environment: Mapping[str, str] | None = None,
-    default: str | None = DEFAULT_STORE,
-) -> str | None:
+def resolve_store(option: str | None, configured: HistorySettings, default: str | None = DEFAULT_STORE) -> str | None:
     """The store URL: the option, else $BENCHGATE_HISTORY, else the file's ``history.store``, else ``default``."""
-    environment = os.environ if environment is None else environment
-    return option or environment.get(ENVIRONMENT) or configured.store or default
+    return option or os.environ.get(ENVIRONMENT) or configured.store or default

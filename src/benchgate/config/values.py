@@ -116,13 +116,15 @@ def items_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], t
     return parse
 
 
-def text_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], str]:
-    """A parser of text that is empty or matches ``pattern`` (``what`` describes it in errors)."""
+def text_of(pattern: re.Pattern[str], what: str, *, required: bool = False) -> Callable[[Any, str, str], str]:
+    """A parser of text that matches ``pattern``, or is empty when not ``required`` (``what`` names it in errors)."""
 
     def parse(value: Any, where: str, key: str) -> str:
         if not isinstance(value, str | int) or isinstance(value, bool):
             raise fail(where, key, f"must be {what}, not {value!r}")
         text = str(value).strip()
+        if required and not text:
+            raise fail(where, key, "must not be empty")
         if text and not pattern.match(text):
             raise fail(where, key, f"must be {what}, not {text[:80]!r}")
         return text
@@ -132,8 +134,7 @@ def text_of(pattern: re.Pattern[str], what: str) -> Callable[[Any, str, str], st
 
 def parse_shard(value: Any, where: str, key: str) -> str:
     text = text_of(SHARD, "I/N with 1 <= I <= N, such as 1/4")(value, where, key)
-    match = SHARD.match(text)
-    if match and int(match.group(1)) > int(match.group(2)):
+    if (match := SHARD.match(text)) and int(match[1]) > int(match[2]):
         raise fail(where, key, f"must be I/N with 1 <= I <= N, not {text!r}")
     return text
 
@@ -147,14 +148,8 @@ def parse_slots(value: Any, where: str, key: str) -> int:
     return value
 
 
-def parse_prefix(value: Any, where: str, key: str) -> str:
-    text = text_of(PREFIX, "a label prefix of letters, digits, '-', '_', '.'")(value, where, key)
-    if not text:
-        raise fail(where, key, "must not be empty")
-    return text
-
-
-_parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name")
+parse_prefix = text_of(PREFIX, "a label prefix of letters, digits, '-', '_', '.'", required=True)
+_parse_glob = text_of(re.compile(r"^[^\x00-\x1f]{1,200}$"), "a glob on the benchmark file name", required=True)
 _RULE = {"threshold": parse_threshold, "min-effect": parse_percent, "ignore": parse_bool, "max-sigma": parse_above_zero}
 
 
@@ -172,8 +167,6 @@ def parse_rules(value: Any, where: str, key: str) -> tuple[GateRule, ...]:
         if "match" not in entry:
             raise fail(where, here, "missing 'match' (a glob on the benchmark file name, e.g. 'buffers/*.js')")
         pattern = _parse_glob(entry["match"], where, f"{here}.match")
-        if not pattern:
-            raise fail(where, f"{here}.match", "must not be empty")
         given = {name: parse(entry[name], where, f"{here}.{name}") for name, parse in _RULE.items() if name in entry}
         if not any(name != "ignore" or value for name, value in given.items()):  # ignore: false alone does nothing
             raise fail(where, here, "a rule needs threshold, min-effect, max-sigma or ignore: true")
