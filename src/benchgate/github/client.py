@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -23,8 +23,8 @@ from benchgate.errors import GitHubUnavailable, InputError
 T = TypeVar("T")
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 ROLES = ("admin", "maintain", "write", "triage", "read")
-CHECK_CONCLUSIONS = ("success", "failure", "neutral")
 MAX_LISTED_FILES = 3000  # GitHub lists no more files of a pull request
+CheckConclusion = Literal["success", "failure", "neutral"]
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
 CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and output.text
 # Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
@@ -186,14 +186,9 @@ class GitHubClient:
     @_unit("read the changed files of #{0}")
     def changed_files(self, number: int) -> ChangedFiles:
         """The files pull request ``number`` changes, a rename with both paths; incomplete at GitHub's 3000."""
-        paths: dict[str, None] = {}
-        count = 0
-        for entry in self._repo.get_pull(number).get_files():
-            count += 1
-            paths[entry.filename] = None
-            if entry.previous_filename:
-                paths[entry.previous_filename] = None
-        return ChangedFiles(tuple(paths), complete=count < MAX_LISTED_FILES)
+        files = list(self._repo.get_pull(number).get_files())
+        paths = dict.fromkeys(path for entry in files for path in (entry.filename, entry.previous_filename) if path)
+        return ChangedFiles(tuple(paths), complete=len(files) < MAX_LISTED_FILES)
 
     @_unit("read the label events of #{0}")
     def label_events(self, number: int) -> list[LabelEvent]:
@@ -272,14 +267,10 @@ class GitHubClient:
         return self._retrying("open an issue", lambda: self._repo.create_issue(title=title, body=body).html_url)
 
     def create_check_run(
-        self, head_sha: str, *, conclusion: str, title: str, summary: str, details_url: str | None = None
+        self, head_sha: str, *, conclusion: CheckConclusion, title: str, summary: str, details_url: str | None = None
     ) -> str:
         """Create the completed benchgate check run on ``head_sha`` (summary cut to GitHub's limit); its html_url."""
         # A retried creation may leave two runs of the same name: GitHub shows the latest.
-        if conclusion not in CHECK_CONCLUSIONS:
-            raise InputError(
-                f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
-            )
         output = {"title": title, "summary": _fit(summary)}
         extra = {"details_url": details_url} if details_url else {}
         return self._retrying(
