@@ -41,12 +41,14 @@ def pull_request_categories(client: Any, pr: int, settings: Settings, benchmark_
 
 @dataclass(frozen=True)
 class RunRequest:
-    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR)."""
+    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR), else
+    ``adders`` maps each of its labels to who added it last (one read of the issue events, for the labels' trust)."""
 
     pr: int | None
     requester: str
     how: str
     pull: Any = None
+    adders: Mapping[str, str] = field(default_factory=dict)
 
 
 def refusal(message: str) -> InputError:
@@ -97,7 +99,7 @@ def dispatch_request(client: Any, event: Mapping[str, Any], requester: str) -> R
     pull = client.pull_request(pr)
     if pull.head_sha != wanted:
         raise refusal(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
-    return RunRequest(pr, requester, how, pull)
+    return RunRequest(pr, requester, how, pull, labels.label_adders(client.label_events(pr)))
 
 
 def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunRequest | None:
@@ -108,7 +110,8 @@ def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunReque
     if pr is None:
         raise refusal("the event payload names no pull request")
     approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
-    requester = labels.label_adders(client.label_events(pr)).get(label, "")
+    adders = labels.label_adders(client.label_events(pr))
+    requester = adders.get(label, "")
     if not requester:
         raise refusal(f"the issue events of #{pr} do not show who added {label!r}")
     sender = str((event.get("sender") or {}).get("login") or "")
@@ -128,7 +131,7 @@ def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunReque
             f"PR #{pr} moved since @{requester} added {label!r}: approved {approved_sha[:12] or '?'}, "
             f"now {pull.head_sha[:12]}; remove and add the label again to approve the new commits"
         )
-    return RunRequest(pr, requester, f"@{requester}, who has write access, added {label!r}", pull)
+    return RunRequest(pr, requester, f"@{requester}, who has write access, added {label!r}", pull, adders)
 
 
 @dataclass
