@@ -209,13 +209,12 @@ def connect(options: Any, settings: Any, head_sha: str | None, client: Any) -> P
         posting.pr_info = client.pull_request(pr) if pr else None
     except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
         posting.errors.append(error)
-    info = posting.pr_info
-    if info is not None and head_sha and not info.head_sha.startswith(head_sha):
-        raise InputError(
-            f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
-            "the PR moved since the approved run (or the results belong to another PR); not posting"
-        )
-    if info is not None:
+    if (info := posting.pr_info) is not None:
+        if head_sha and not info.head_sha.startswith(head_sha):
+            raise InputError(
+                f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
+                "the PR moved since the approved run (or the results belong to another PR); not posting"
+            )
         try:
             posting.labels = labels.decide_with_client(client, pr, info.labels, settings)
         except BenchgateError as error:

@@ -30,6 +30,7 @@ CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and out
 # Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 COMMENT_AUTHOR_ENV = "BENCHGATE_COMMENT_AUTHOR"
+BACKOFF_SECONDS = 1.0  # doubled after each failure, up to:
 MAX_BACKOFF_SECONDS = 60.0
 MAX_WAIT_SECONDS = 300.0  # a longer wait (a rate limit's reset) gives up at once
 TIMEOUT_SECONDS = 30
@@ -102,7 +103,6 @@ class GitHubClient:
         repository: str,
         api_url: str = "https://api.github.com",
         max_retries: int = 5,
-        backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         comment_author: str | None = None,
@@ -115,7 +115,6 @@ class GitHubClient:
         self.api_url = check_api_url(api_url)
         self._own_login = comment_author
         self.max_retries = max_retries
-        self.backoff_seconds = backoff_seconds
         self._sleep = sleep
         self._clock = clock
         self._github = Github(
@@ -142,7 +141,7 @@ class GitHubClient:
             if attempt >= self.max_retries:
                 raise GitHubUnavailable(f"could not {what} after {attempt + 1} attempts: {reason}", where=self.api_url)
             if wait is None:
-                wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
+                wait = min(BACKOFF_SECONDS * 2**attempt, MAX_BACKOFF_SECONDS)
             elif wait > MAX_WAIT_SECONDS:
                 raise GitHubUnavailable(
                     f"could not {what}: {reason}; that is {wait:.0f} s away, "
@@ -166,8 +165,8 @@ class GitHubClient:
             wait = max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
         if status == 429 or (status == 403 and (exhausted or "retry-after" in headers or "rate limit" in message)):
             reason = f"rate limited ({status} {message})"
-            if exhausted and "x-ratelimit-reset" in headers:
-                reason += f", resets at {datetime.fromtimestamp(float(headers['x-ratelimit-reset']), UTC):%H:%M:%S} UTC"
+            if exhausted and reset.isdigit():
+                reason += f", resets at {datetime.fromtimestamp(float(reset), UTC):%H:%M:%S} UTC"
             return reason, wait
         if status >= 500:
             return f"{status} {message}", wait
