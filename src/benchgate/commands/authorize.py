@@ -79,7 +79,6 @@ def authorize(
     options: Mapping[str, Any] | None = None,
     repository: str | None = None,
     api_url: str | None = None,
-    token: str | None = None,
     event_name: str | None = None,
     event: Mapping[str, Any] | None = None,
     actor: str | None = None,
@@ -102,7 +101,7 @@ def authorize(
     if client is None:
         from benchgate.github.client import from_environment
 
-        client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
+        client = from_environment(repository=repository, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
     if event_name == "workflow_dispatch":
         request = approval.dispatch_request(client, event, actor or os.environ.get("GITHUB_ACTOR") or "")
