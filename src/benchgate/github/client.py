@@ -159,13 +159,13 @@ class GitHubClient:
         reset = headers.get("x-ratelimit-reset", "").strip()
         retry_after = headers.get("retry-after", "").strip()
         wait = None
-        if retry_after.isdigit():
+        if retry_after.isdecimal():
             wait = float(retry_after)
-        elif exhausted and reset.isdigit():
+        elif exhausted and reset.isdecimal():
             wait = max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
         if status == 429 or (status == 403 and (exhausted or "retry-after" in headers or "rate limit" in message)):
             reason = f"rate limited ({status} {message})"
-            if exhausted and reset.isdigit():
+            if exhausted and reset.isdecimal():
                 reason += f", resets at {datetime.fromtimestamp(float(reset), UTC):%H:%M:%S} UTC"
             return reason, wait
         if status >= 500:
