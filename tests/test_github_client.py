@@ -307,6 +307,15 @@ def test_a_rate_limited_identity_lookup_is_retried_not_taken_for_an_app(fake_git
     assert sleeps == [2.0]
 
 
+def test_the_runners_variables_stand_in_for_what_is_not_given(monkeypatch, fake_github: FakeGitHub) -> None:
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    monkeypatch.setenv("BENCHGATE_COMMENT_AUTHOR", "benchgate-app[bot]")
+    client = GitHubClient()
+    assert (client.repository, client.api_url, client.own_login()) == (REPO, fake_github.url, "benchgate-app[bot]")
+    assert fake_github.requests == []  # the comment author is not asked of GitHub
+
+
 @pytest.mark.parametrize("author", ["", "two words", "x" * 60, "evil[bot]]", "-leading"])
 def test_comment_author_must_be_a_login(author: str) -> None:
     with pytest.raises(InputError, match="comment author"):

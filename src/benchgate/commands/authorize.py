@@ -99,9 +99,9 @@ def authorize(
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
     if client is None:
-        from benchgate.github.client import from_environment
+        from benchgate.github.client import GitHubClient
 
-        client = from_environment(repository=repository, api_url=api_url, max_retries=retries)
+        client = GitHubClient(repository=repository, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
     if event_name == "workflow_dispatch":
         request = approval.dispatch_request(client, event, actor or os.environ.get("GITHUB_ACTOR") or "")

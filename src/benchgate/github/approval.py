@@ -199,11 +199,10 @@ def connect(options: Any, settings: Any, head_sha: str | None, client: Any) -> P
             "or --head-sha for a check run alone); use --dry-run to print the comment instead"
         )
     if client is None:
-        from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
+        from benchgate.github.client import GitHubClient  # PyGithub loads only to post
 
-        author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
         given = {"token": options.token, "api_url": options.api_url, "max_retries": options.retries}
-        client = from_environment(repository=repository, comment_author=author, **given)
+        client = GitHubClient(repository=repository, comment_author=options.comment_author or None, **given)
     posting = Posting(client, pr)
     try:
         posting.pr_info = client.pull_request(pr) if pr else None

@@ -94,29 +94,34 @@ def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class GitHubClient:
-    """A client for one repository (``owner/name``) at ``api_url``; ``sleep`` and ``clock`` are for tests."""
+    """A client for one repository (``owner/name``) at ``api_url``; ``sleep`` and ``clock`` are for tests. What is
+    not given comes from the runner's GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL and $BENCHGATE_COMMENT_AUTHOR."""
 
     def __init__(
         self,
         *,
-        token: str | None,
-        repository: str,
-        api_url: str = "https://api.github.com",
+        token: str | None = None,
+        repository: str | None = None,
+        api_url: str | None = None,
         max_retries: int = 5,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         comment_author: str | None = None,
     ) -> None:
+        repository = repository or os.environ.get("GITHUB_REPOSITORY", "")
+        if comment_author is None:
+            comment_author = os.environ.get(COMMENT_AUTHOR_ENV) or None
         if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
             raise InputError(f"repository must look like owner/name, got {repository!r}", where="GitHub")
         if comment_author is not None and not _LOGIN.fullmatch(comment_author):
             raise InputError(f"comment author must be a GitHub login, got {comment_author[:60]!r}", where="GitHub")
         self.repository = repository
-        self.api_url = check_api_url(api_url)
+        self.api_url = check_api_url(api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com")
         self._own_login = comment_author
         self.max_retries = max_retries
         self._sleep = sleep
         self._clock = clock
+        token = token or os.environ.get("GITHUB_TOKEN")
         self._github = Github(
             auth=Auth.Token(token) if token else None,
             base_url=self.api_url,
@@ -280,18 +285,6 @@ class GitHubClient:
                 ).html_url
             ),
         )
-
-
-def from_environment(
-    *, repository: str | None = None, token: str | None = None, api_url: str | None = None, **options: Any
-) -> GitHubClient:
-    """A client; repository, token and API URL default to the runner's GITHUB_REPOSITORY, _TOKEN, _API_URL."""
-    return GitHubClient(
-        token=token or os.environ.get("GITHUB_TOKEN") or None,
-        repository=repository or os.environ.get("GITHUB_REPOSITORY", ""),
-        api_url=api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-        **options,
-    )
 
 
 def check_api_url(api_url: str) -> str:
