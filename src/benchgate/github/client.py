@@ -246,8 +246,6 @@ class GitHubClient:
     def upsert_comment(self, number: int, body: str, marker: str) -> str:
         """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url."""
         # Ours starts with ``marker`` *and* is by own_login(): anyone can write the marker, never edit theirs.
-        if not marker.strip():
-            raise InputError("the comment marker must not be empty", where="GitHub")
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         if len(text) > COMMENT_LIMIT:
             raise InputError(f"comment is {len(text)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
