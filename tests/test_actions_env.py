@@ -52,6 +52,8 @@ def test_event_payload(tmp_path, monkeypatch):
     assert actions_env.pull_request_number(actions_env.read_event()) == 44
     event.write_text(json.dumps({"issue": {"number": 3}}))  # an issue, not a PR
     assert actions_env.pull_request_number(actions_env.read_event()) is None
+    for pr in ("²", "-4", "0", "4.0"):  # a digit int() refuses, or not a PR number: no PR
+        assert actions_env.pull_request_number({"inputs": {"pr": pr}}) is None
     event.write_text("[1, 2")
     with pytest.raises(InputError, match="event payload is not valid JSON"):
         actions_env.read_event()

@@ -49,6 +49,8 @@ def test_writer_label_approves_and_pins_sha_with_label_settings(fake_github, cli
     result = run(client, tmp_path)
     assert result.approved and result.head_sha == SHA and result.pr == 5 and result.actor == "maintainer"
     assert result.settings["runs"] == "12" and result.settings["categories"] == "url,buffers"
+    # One read of the issue events both finds the requester and says who added each label.
+    assert len(fake_github.requests_to("GET", "/issues/5/events")) == 1
     output = (tmp_path / "output.txt").read_text()
     assert "approved<<" in output and f"\n{SHA}\n" in output
 

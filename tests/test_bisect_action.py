@@ -124,7 +124,7 @@ def test_a_change_point_one_commit_apart_is_not_bisected(tmp_path, monkeypatch, 
     def no_bisection(argv):
         raise AssertionError(f"bisected a change point that names its commit: {argv}")
 
-    monkeypatch.setattr(action, "run_bisect", no_bisection)
+    monkeypatch.setattr(action, "_benchgate", no_bisection)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
     capsys.readouterr()
     assert action.bisect_step(environ) == EXIT_OK
@@ -138,6 +138,7 @@ def test_a_change_point_two_commits_apart_is_bisected_once(tmp_path, monkeypatch
     calls = []
 
     def bisection(argv):  # stands in for `benchgate bisect`: writes the report where it was told
+        assert argv[0] == "bisect"
         calls.append(argv)
         output = Path(next(arg for arg in argv if arg.startswith("--output=")).partition("=")[2])
         output.mkdir(parents=True)
@@ -145,7 +146,7 @@ def test_a_change_point_two_commits_apart_is_bisected_once(tmp_path, monkeypatch
         (output / "bisect.json").write_text('{"culprits": []}\n')
         return EXIT_OK
 
-    monkeypatch.setattr(action, "run_bisect", bisection)
+    monkeypatch.setattr(action, "_benchgate", bisection)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
     assert action.bisect_step(environ) == EXIT_OK
     (argv,) = calls

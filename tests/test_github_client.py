@@ -137,12 +137,6 @@ def test_check_run_summary_is_cut_to_githubs_limit(client: GitHubClient, fake_gi
     assert run.output["summary"].endswith("(truncated to GitHub's limit)")
 
 
-def test_check_run_refuses_an_unknown_conclusion(client: GitHubClient, fake_github: FakeGitHub) -> None:
-    with pytest.raises(InputError, match="bogus"):
-        client.create_check_run("c" * 40, conclusion="bogus", title="t", summary="s")
-    assert fake_github.requests == []
-
-
 def test_retries_after_502_with_exponential_backoff(client: GitHubClient, fake_github: FakeGitHub, sleeps) -> None:
     fake_github.queue(Fault(502), Fault(503, "Service Unavailable"), Fault(500))
     assert client.pull_request(42).number == 42
@@ -311,6 +305,15 @@ def test_a_rate_limited_identity_lookup_is_retried_not_taken_for_an_app(fake_git
     client = GitHubClient(token="pat", repository=REPO, api_url=fake_github.url, sleep=sleeps)
     assert client.own_login() == "benchbot"
     assert sleeps == [2.0]
+
+
+def test_the_runners_variables_stand_in_for_what_is_not_given(monkeypatch, fake_github: FakeGitHub) -> None:
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_API_URL", fake_github.url)
+    monkeypatch.setenv("BENCHGATE_COMMENT_AUTHOR", "benchgate-app[bot]")
+    client = GitHubClient()
+    assert (client.repository, client.api_url, client.own_login()) == (REPO, fake_github.url, "benchgate-app[bot]")
+    assert fake_github.requests == []  # the comment author is not asked of GitHub
 
 
 @pytest.mark.parametrize("author", ["", "two words", "x" * 60, "evil[bot]]", "-leading"])

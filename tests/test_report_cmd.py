@@ -45,9 +45,7 @@ def outputs(path) -> dict[str, str]:
 
 
 def client_for(fake, retries: int = 2) -> GitHubClient:
-    return GitHubClient(
-        token="t", repository=REPO, api_url=fake.url, max_retries=retries, backoff_seconds=0, sleep=lambda s: None
-    )
+    return GitHubClient(token="t", repository=REPO, api_url=fake.url, max_retries=retries, sleep=lambda s: None)
 
 
 def run_report(fake, run_dir, *, tmp_path, retries=2, **kwargs):

@@ -60,9 +60,7 @@ def run_repo(capsys, node_repo, cache_dir: Path, output: Path, *args: str) -> tu
 
 def post_report(fake_github, run_dir: Path, head_sha: str, tmp_path: Path):
     fake_github.add_pull(REPO, 7, head_sha=head_sha)
-    client = GitHubClient(
-        token="t", repository=REPO, api_url=fake_github.url, max_retries=1, backoff_seconds=0, sleep=lambda s: None
-    )
+    client = GitHubClient(token="t", repository=REPO, api_url=fake_github.url, max_retries=1, sleep=lambda s: None)
     return report_results(
         [str(run_dir)], config_path=tmp_path / "absent.yml", repository=REPO, pr=7, head_sha=head_sha, client=client
     )

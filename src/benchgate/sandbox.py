@@ -281,9 +281,9 @@ class Confinement:
         command = self.sandbox.command(argv, *mounts, "--chdir", os.path.realpath(cwd))
         return command, confined_env(env, keep=self.keep_env, home=home, extra=extra)
 
-    def record(self, reason: str = "--no-sandbox") -> dict:
+    def record(self) -> dict:
         """run.json's ``sandbox`` for processes started by this confinement."""
-        return self.sandbox.record() if self.sandbox else unsandboxed_record(reason, untrusted_head=True)
+        return self.sandbox.record() if self.sandbox else unsandboxed_record("--no-sandbox", untrusted_head=True)
 
 
 # Reading what a sandboxed process left. A hostile build controls every file in its worktree: its "binary"

@@ -190,11 +190,6 @@ def change_points_since(store: str, config_path: str, since: str) -> list:
     return [point for point in found.points if point.date >= since]
 
 
-def run_bisect(argv: list[str]) -> int:
-    """``benchgate bisect ARGV`` as its own process; a one-line error is its status."""
-    return _benchgate(["bisect", *argv])
-
-
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:
     """Bisect each new change point spanning more than one commit; ``reports=N`` to ``$GITHUB_OUTPUT``."""
     refusal = events.mode_refusal_of("bisect", environ)
@@ -227,11 +222,11 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
             continue
         if span <= 1:
             continue  # the change point names its commit already
-        argv = ["--change", point.id, f"--repo={repo}", "--no-progress", f"--output={report_dir}"]
+        argv = ["bisect", "--change", point.id, f"--repo={repo}", "--no-progress", f"--output={report_dir}"]
         argv += [f"--store={store}"] if store else []
         argv += ["--no-sandbox"] if given(environ, "no-sandbox") == "true" else []
         argv += ["--resume"] if (report_dir / "bisect-state.json").exists() else []
-        status = run_bisect(argv)
+        status = _benchgate(argv)
         if status != EXIT_OK:
             _fail(f"bisect of {point.id} ended with status {status}", "warning")
         if (report_dir / "bisect.md").exists():

@@ -79,7 +79,6 @@ def authorize(
     options: Mapping[str, Any] | None = None,
     repository: str | None = None,
     api_url: str | None = None,
-    token: str | None = None,
     event_name: str | None = None,
     event: Mapping[str, Any] | None = None,
     actor: str | None = None,
@@ -100,9 +99,9 @@ def authorize(
     if not repository:
         raise InputError("GITHUB_REPOSITORY is not set; give --repository", where="authorize")
     if client is None:
-        from benchgate.github.client import from_environment
+        from benchgate.github.client import GitHubClient
 
-        client = from_environment(repository=repository, token=token, api_url=api_url, max_retries=retries)
+        client = GitHubClient(repository=repository, api_url=api_url, max_retries=retries)
     prefix = settings.label_prefix
     if event_name == "workflow_dispatch":
         request = approval.dispatch_request(client, event, actor or os.environ.get("GITHUB_ACTOR") or "")
@@ -113,7 +112,7 @@ def authorize(
     if request.pull is None:
         return _own_commit(request.how, settings, request.requester)
     pr, pull = request.pr, request.pull
-    decision = labels.decide_with_client(client, pr, pull.labels, settings)
+    decision = labels.decide(pull.labels, settings, actor_of=request.adders.get, can_write=client.can_write)
     resolved = config.with_labels(settings, decision.values)
     notes: list[str] = []
     if not resolved.categories:

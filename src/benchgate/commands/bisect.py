@@ -154,9 +154,9 @@ def _post_finished(args: argparse.Namespace) -> int:
 
 
 def _post(where: str, markdown: str, data: dict) -> None:
-    from benchgate.github.client import from_environment
+    from benchgate.github.client import GitHubClient
 
-    client = from_environment()
+    client = GitHubClient()
     body = f"{MARKER}\n{markdown}"
     if where == "new":
         culprit = data["culprits"][0]["label"] if data["culprits"] else "no culprit"

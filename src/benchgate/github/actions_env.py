@@ -131,10 +131,9 @@ def pull_request_number(event: Mapping[str, Any]) -> int | None:
         (event.get("issue") or {}).get("number") if "pull_request" in (event.get("issue") or {}) else None,
         (event.get("inputs") or {}).get("pr"),
     ):
-        if isinstance(candidate, int) and not isinstance(candidate, bool) and candidate > 0:
-            return candidate
-        if isinstance(candidate, str) and candidate.strip().isdigit() and int(candidate) > 0:
-            return int(candidate)
+        text = str(candidate or "").strip()  # a number, or a string of one (a bool is neither: "True")
+        if text.isdecimal() and int(text) > 0:
+            return int(text)
     return None
 
 

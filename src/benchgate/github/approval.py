@@ -41,12 +41,14 @@ def pull_request_categories(client: Any, pr: int, settings: Settings, benchmark_
 
 @dataclass(frozen=True)
 class RunRequest:
-    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR)."""
+    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR), else
+    ``adders`` maps each of its labels to who added it last (one read of the issue events, for the labels' trust)."""
 
     pr: int | None
     requester: str
     how: str
     pull: Any = None
+    adders: Mapping[str, str] = field(default_factory=dict)
 
 
 def refusal(message: str) -> InputError:
@@ -97,7 +99,7 @@ def dispatch_request(client: Any, event: Mapping[str, Any], requester: str) -> R
     pull = client.pull_request(pr)
     if pull.head_sha != wanted:
         raise refusal(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
-    return RunRequest(pr, requester, how, pull)
+    return RunRequest(pr, requester, how, pull, labels.label_adders(client.label_events(pr)))
 
 
 def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunRequest | None:
@@ -108,7 +110,8 @@ def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunReque
     if pr is None:
         raise refusal("the event payload names no pull request")
     approved_sha = str(((event.get("pull_request") or {}).get("head") or {}).get("sha") or "")
-    requester = labels.label_adders(client.label_events(pr)).get(label, "")
+    adders = labels.label_adders(client.label_events(pr))
+    requester = adders.get(label, "")
     if not requester:
         raise refusal(f"the issue events of #{pr} do not show who added {label!r}")
     sender = str((event.get("sender") or {}).get("login") or "")
@@ -128,7 +131,7 @@ def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunReque
             f"PR #{pr} moved since @{requester} added {label!r}: approved {approved_sha[:12] or '?'}, "
             f"now {pull.head_sha[:12]}; remove and add the label again to approve the new commits"
         )
-    return RunRequest(pr, requester, f"@{requester}, who has write access, added {label!r}", pull)
+    return RunRequest(pr, requester, f"@{requester}, who has write access, added {label!r}", pull, adders)
 
 
 @dataclass
@@ -196,23 +199,21 @@ def connect(options: Any, settings: Any, head_sha: str | None, client: Any) -> P
             "or --head-sha for a check run alone); use --dry-run to print the comment instead"
         )
     if client is None:
-        from benchgate.github.client import COMMENT_AUTHOR_ENV, from_environment  # PyGithub loads only to post
+        from benchgate.github.client import GitHubClient  # PyGithub loads only to post
 
-        author = options.comment_author or os.environ.get(COMMENT_AUTHOR_ENV) or None
         given = {"token": options.token, "api_url": options.api_url, "max_retries": options.retries}
-        client = from_environment(repository=repository, comment_author=author, **given)
+        client = GitHubClient(repository=repository, comment_author=options.comment_author or None, **given)
     posting = Posting(client, pr)
     try:
         posting.pr_info = client.pull_request(pr) if pr else None
     except BenchgateError as error:  # unreachable, or refused (token, permission): report anyway
         posting.errors.append(error)
-    info = posting.pr_info
-    if info is not None and head_sha and not info.head_sha.startswith(head_sha):
-        raise InputError(
-            f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
-            "the PR moved since the approved run (or the results belong to another PR); not posting"
-        )
-    if info is not None:
+    if (info := posting.pr_info) is not None:
+        if head_sha and not info.head_sha.startswith(head_sha):
+            raise InputError(
+                f"PR #{pr}'s head is {info.head_sha[:12]} but the results are for {head_sha[:12]}: "
+                "the PR moved since the approved run (or the results belong to another PR); not posting"
+            )
         try:
             posting.labels = labels.decide_with_client(client, pr, info.labels, settings)
         except BenchgateError as error:

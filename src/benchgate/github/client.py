@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -23,13 +23,14 @@ from benchgate.errors import GitHubUnavailable, InputError
 T = TypeVar("T")
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 ROLES = ("admin", "maintain", "write", "triage", "read")
-CHECK_CONCLUSIONS = ("success", "failure", "neutral")
 MAX_LISTED_FILES = 3000  # GitHub lists no more files of a pull request
+CheckConclusion = Literal["success", "failure", "neutral"]
 COMMENT_LIMIT = 65536  # characters GitHub accepts in an issue comment body
 CHECK_OUTPUT_LIMIT = 65535  # characters in a check run's output.summary and output.text
 # Who an installation token (Actions' GITHUB_TOKEN) comments as; another GitHub App comments as "<slug>[bot]".
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 COMMENT_AUTHOR_ENV = "BENCHGATE_COMMENT_AUTHOR"
+BACKOFF_SECONDS = 1.0  # doubled after each failure, up to:
 MAX_BACKOFF_SECONDS = 60.0
 MAX_WAIT_SECONDS = 300.0  # a longer wait (a rate limit's reset) gives up at once
 TIMEOUT_SECONDS = 30
@@ -93,31 +94,34 @@ def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
 
 
 class GitHubClient:
-    """A client for one repository (``owner/name``) at ``api_url``; ``sleep`` and ``clock`` are for tests."""
+    """A client for one repository (``owner/name``) at ``api_url``; ``sleep`` and ``clock`` are for tests. What is
+    not given comes from the runner's GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL and $BENCHGATE_COMMENT_AUTHOR."""
 
     def __init__(
         self,
         *,
-        token: str | None,
-        repository: str,
-        api_url: str = "https://api.github.com",
+        token: str | None = None,
+        repository: str | None = None,
+        api_url: str | None = None,
         max_retries: int = 5,
-        backoff_seconds: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         comment_author: str | None = None,
     ) -> None:
+        repository = repository or os.environ.get("GITHUB_REPOSITORY", "")
+        if comment_author is None:
+            comment_author = os.environ.get(COMMENT_AUTHOR_ENV) or None
         if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
             raise InputError(f"repository must look like owner/name, got {repository!r}", where="GitHub")
         if comment_author is not None and not _LOGIN.fullmatch(comment_author):
             raise InputError(f"comment author must be a GitHub login, got {comment_author[:60]!r}", where="GitHub")
         self.repository = repository
-        self.api_url = check_api_url(api_url)
+        self.api_url = check_api_url(api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com")
         self._own_login = comment_author
         self.max_retries = max_retries
-        self.backoff_seconds = backoff_seconds
         self._sleep = sleep
         self._clock = clock
+        token = token or os.environ.get("GITHUB_TOKEN")
         self._github = Github(
             auth=Auth.Token(token) if token else None,
             base_url=self.api_url,
@@ -142,7 +146,7 @@ class GitHubClient:
             if attempt >= self.max_retries:
                 raise GitHubUnavailable(f"could not {what} after {attempt + 1} attempts: {reason}", where=self.api_url)
             if wait is None:
-                wait = min(self.backoff_seconds * 2**attempt, MAX_BACKOFF_SECONDS)
+                wait = min(BACKOFF_SECONDS * 2**attempt, MAX_BACKOFF_SECONDS)
             elif wait > MAX_WAIT_SECONDS:
                 raise GitHubUnavailable(
                     f"could not {what}: {reason}; that is {wait:.0f} s away, "
@@ -160,14 +164,14 @@ class GitHubClient:
         reset = headers.get("x-ratelimit-reset", "").strip()
         retry_after = headers.get("retry-after", "").strip()
         wait = None
-        if retry_after.isdigit():
+        if retry_after.isdecimal():
             wait = float(retry_after)
-        elif exhausted and reset.isdigit():
+        elif exhausted and reset.isdecimal():
             wait = max(float(reset) - self._clock(), 0.0) + 1.0  # +1: the reset second itself
         if status == 429 or (status == 403 and (exhausted or "retry-after" in headers or "rate limit" in message)):
             reason = f"rate limited ({status} {message})"
-            if exhausted and "x-ratelimit-reset" in headers:
-                reason += f", resets at {datetime.fromtimestamp(float(headers['x-ratelimit-reset']), UTC):%H:%M:%S} UTC"
+            if exhausted and reset.isdecimal():
+                reason += f", resets at {datetime.fromtimestamp(float(reset), UTC):%H:%M:%S} UTC"
             return reason, wait
         if status >= 500:
             return f"{status} {message}", wait
@@ -186,14 +190,9 @@ class GitHubClient:
     @_unit("read the changed files of #{0}")
     def changed_files(self, number: int) -> ChangedFiles:
         """The files pull request ``number`` changes, a rename with both paths; incomplete at GitHub's 3000."""
-        paths: dict[str, None] = {}
-        count = 0
-        for entry in self._repo.get_pull(number).get_files():
-            count += 1
-            paths[entry.filename] = None
-            if entry.previous_filename:
-                paths[entry.previous_filename] = None
-        return ChangedFiles(tuple(paths), complete=count < MAX_LISTED_FILES)
+        files = list(self._repo.get_pull(number).get_files())
+        paths = dict.fromkeys(path for entry in files for path in (entry.filename, entry.previous_filename) if path)
+        return ChangedFiles(tuple(paths), complete=len(files) < MAX_LISTED_FILES)
 
     @_unit("read the label events of #{0}")
     def label_events(self, number: int) -> list[LabelEvent]:
@@ -247,8 +246,6 @@ class GitHubClient:
     def upsert_comment(self, number: int, body: str, marker: str) -> str:
         """Create, or edit in place, our one comment on ``number`` (``marker`` put first); its html_url."""
         # Ours starts with ``marker`` *and* is by own_login(): anyone can write the marker, never edit theirs.
-        if not marker.strip():
-            raise InputError("the comment marker must not be empty", where="GitHub")
         text = body if body.startswith(marker) else f"{marker}\n{body}"
         if len(text) > COMMENT_LIMIT:
             raise InputError(f"comment is {len(text)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
@@ -272,14 +269,10 @@ class GitHubClient:
         return self._retrying("open an issue", lambda: self._repo.create_issue(title=title, body=body).html_url)
 
     def create_check_run(
-        self, head_sha: str, *, conclusion: str, title: str, summary: str, details_url: str | None = None
+        self, head_sha: str, *, conclusion: CheckConclusion, title: str, summary: str, details_url: str | None = None
     ) -> str:
         """Create the completed benchgate check run on ``head_sha`` (summary cut to GitHub's limit); its html_url."""
         # A retried creation may leave two runs of the same name: GitHub shows the latest.
-        if conclusion not in CHECK_CONCLUSIONS:
-            raise InputError(
-                f"check conclusion must be one of {', '.join(CHECK_CONCLUSIONS)}, got {conclusion!r}", where="GitHub"
-            )
         output = {"title": title, "summary": _fit(summary)}
         extra = {"details_url": details_url} if details_url else {}
         return self._retrying(
@@ -290,18 +283,6 @@ class GitHubClient:
                 ).html_url
             ),
         )
-
-
-def from_environment(
-    *, repository: str | None = None, token: str | None = None, api_url: str | None = None, **options: Any
-) -> GitHubClient:
-    """A client; repository, token and API URL default to the runner's GITHUB_REPOSITORY, _TOKEN, _API_URL."""
-    return GitHubClient(
-        token=token or os.environ.get("GITHUB_TOKEN") or None,
-        repository=repository or os.environ.get("GITHUB_REPOSITORY", ""),
-        api_url=api_url or os.environ.get("GITHUB_API_URL") or "https://api.github.com",
-        **options,
-    )
 
 
 def check_api_url(api_url: str) -> str:
