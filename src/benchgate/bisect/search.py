@@ -132,18 +132,6 @@ def place(
     )
 
 
-def nearest(placement: Placement, tolerance: float = DEFAULT_TOLERANCE) -> str:
-    """The class an undecided probe is taken as once its runs are spent: by its point estimate."""
-    share = placement.share  # NaN (no stepped row): like the earlier end
-    return EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
-
-
-def same_level(first: Samples, second: Samples, step: Step, *, level: float = DEFAULT_LEVEL) -> bool:
-    """Two probes both between the ends: True unless some stepped row differs between them (as ends would)."""
-    stepped = [{row: rates for row, rates in side.items() if row in step.stepped} for side in (first, second)]
-    return not find_step(*stepped, level=level).stepped
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One point of the ordered history: a commit (key = sha) or a release (key = version)."""
@@ -216,9 +204,6 @@ class Bisection:
     probes: dict[int, Probe] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
 
-    def probe(self, index: int) -> Probe:
-        return self.probes.setdefault(index, Probe(index))
-
     @property
     def ends(self) -> tuple[int, int]:
         return 0, len(self.candidates) - 1
@@ -239,9 +224,14 @@ class Bisection:
         if index == last:
             return LATER, 1.0, True
         placement = self.placement(index, step)
+        share, tolerance = placement.share, self.budget.tolerance
         if placement.cls != UNDECIDED:
-            return placement.cls, placement.share, True
-        return nearest(placement, self.budget.tolerance), placement.share, False
+            return placement.cls, share, True
+        # Its runs are spent: classed by its point estimate (NaN, no stepped row: like the earlier end).
+        nearest = (
+            EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
+        )
+        return nearest, share, False
 
     def measured(self) -> list[int]:
         return sorted(index for index, probe in self.probes.items() if probe.failed is None and probe.runs)
@@ -260,9 +250,12 @@ def open_intervals(bisection: Bisection, step: Step) -> list[tuple[int, int]]:
     cls = {index: bisection.level_of(index, step)[0] for index in points}
 
     def differ(a: int, b: int) -> bool:
-        if cls[a] == cls[b] == BETWEEN:
-            samples = bisection.probes[a].samples, bisection.probes[b].samples
-            return not same_level(*samples, step, level=bisection.budget.level)
+        if cls[a] == cls[b] == BETWEEN:  # two probes at one level unless some stepped row differs between them
+            stepped = [
+                {row: rates for row, rates in bisection.probes[index].samples.items() if row in step.stepped}
+                for index in (a, b)
+            ]
+            return bool(find_step(*stepped, level=bisection.budget.level).stepped)
         return cls[a] != cls[b]
 
     return [(a, b) for a, b in zip(points, points[1:], strict=False) if differ(a, b)]

@@ -142,7 +142,7 @@ def run(
         if isinstance(action, Done):
             return action
         started = clock()
-        probe = bisection.probe(action.index)
+        probe = bisection.probes.setdefault(action.index, Probe(action.index))
         outcome = measure(bisection.candidates[action.index], action.runs, probe.batches)
         seconds = clock() - started
         probe.batches += 1
