@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchgate.bisect.search import Candidate
 from benchgate.bisect.state import Measured
-from benchgate.build import releases
+from benchgate.build import build_ref, releases
 from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
 
@@ -138,10 +138,8 @@ class Prober:
             release = releases.release_binary(candidate.key, side="head", source=self.release_source)
             path, trusted, built = Path(release.path), True, False
         else:
-            from benchgate import build
-
             trusted = self._trusted(candidate.key)
-            result = build.build_ref(
+            result = build_ref(
                 self.repo,
                 candidate.key,
                 side="head",
