@@ -3,6 +3,7 @@ and where a probe's rows lie between the ends by the gate's test (``stats.yuenwe
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -17,14 +18,9 @@ Samples = dict[str, list[float]]
 
 
 def _arrays(rows: list[str], *sides: Samples) -> list[np.ndarray]:
-    """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order."""
-    arrays = []
-    for side in sides:
-        array = np.full((len(rows), max([len(side.get(row, ())) for row in rows] + [1])), np.nan)
-        for index, row in enumerate(rows):
-            array[index, : len(side.get(row, ()))] = side.get(row, ())
-        arrays.append(array)
-    return arrays
+    """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order (``rows`` is not empty)."""
+    padded = (itertools.zip_longest(*(side.get(row) or [np.nan] for row in rows), fillvalue=np.nan) for side in sides)
+    return [np.array(list(columns), dtype=float).T for columns in padded]
 
 
 def _log_interval(base: np.ndarray, head: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
