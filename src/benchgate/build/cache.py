@@ -95,10 +95,6 @@ class CacheEntry:
         path = self.directory / LOG_FILE
         return path if path.exists() else None
 
-    @property
-    def last_used(self) -> float:
-        return _mtime(self.directory / LAST_USED_FILE)
-
 
 def _mtime(path: Path) -> float:
     """``path``'s modification time; 0 when it is gone (another job removed it)."""
@@ -253,7 +249,7 @@ class BinaryCache:
             except (OSError, ValueError, KeyError):
                 continue
             entries.append(CacheEntry(directory.name, directory, binary, metadata.get("sha256", ""), size, metadata))
-        return sorted(entries, key=lambda entry: entry.last_used)
+        return sorted(entries, key=lambda entry: _mtime(entry.directory / LAST_USED_FILE))
 
     def evict(self, *, keep: frozenset[str] = frozenset()) -> list[str]:
         """Remove least recently used entries until within the limit, and leftovers (stale staging directories,
