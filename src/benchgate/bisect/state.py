@@ -150,8 +150,7 @@ def run(
         probe.built = probe.built or outcome.built
         probe.build_seconds += outcome.build_seconds
         probe.measure_seconds += max(seconds - outcome.build_seconds, 0.0)
-        if outcome.failed is not None:
-            probe.failed = outcome.failed
+        probe.failed = outcome.failed or probe.failed
         for row, rates in outcome.samples.items():
             probe.samples.setdefault(row, []).extend(float(rate) for rate in rates)
         bisection.elapsed_seconds += seconds
