@@ -284,13 +284,12 @@ class BinaryCache:
     def tidy(self, repo: Path, *, keep: str) -> None:
         """After a build: evict (never ``keep``), remove unused worktrees whose entry is gone, keep the newest logs."""
         self.evict(keep=frozenset({keep}))
-        complete = {entry.key for entry in self.complete_entries()}
         for worktree in (self.root / "worktrees").glob("*"):
             key = worktree.name.partition("-")[2]
-            if not key or key in complete:
+            if not key or (self.entries_dir / key / COMPLETE_MARKER).exists():
                 continue
             with self.unused(key) as unused:
-                if unused and key not in {entry.key for entry in self.complete_entries()}:
+                if unused and not (self.entries_dir / key / COMPLETE_MARKER).exists():
                     worktrees.remove_worktree(worktree)
         for old in sorted((self.root / "logs").glob("*.log"), key=_mtime)[:-KEPT_LOGS]:
             old.unlink(missing_ok=True)
