@@ -43,8 +43,7 @@ def _percent(rows: list[str], log_ratios: np.ndarray) -> dict[str, float]:
 class Step:
     """The step between the two ends: which rows moved, by how much (log ratio) and its interval."""
 
-    rows: tuple[str, ...]  # every row measured at both ends
-    stepped: tuple[str, ...]  # the rows whose interval excludes 0 by at least min_effect
+    stepped: tuple[str, ...]  # the rows measured at both ends whose interval excludes 0 by at least min_effect
     change: dict[str, float]  # percent, later vs earlier, per row
     low: dict[str, float]
     high: dict[str, float]
@@ -55,12 +54,11 @@ def find_step(earlier: Samples, later: Samples, *, level: float = DEFAULT_LEVEL,
     """The rows that changed between the ends (Bonferroni over the rows), with their changes in percent."""
     rows = sorted(set(earlier) & set(later))
     if not rows:
-        return Step((), (), {}, {}, {}, {})
+        return Step((), {}, {}, {}, {})
     base, head = _arrays(rows, earlier, later)
     delta, low, high = _log_interval(base, head, level / len(rows))
     moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= np.log1p(min_effect / 100))
     return Step(
-        rows=tuple(rows),
         stepped=tuple(row for row, keep in zip(rows, moved, strict=True) if keep),
         change=_percent(rows, delta),
         low=_percent(rows, low),
