@@ -73,8 +73,7 @@ def ensure_worktree(repo: Path, path: Path, sha: str) -> None:
     head = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False) if (path / ".git").exists() else None
     if head is not None and head.stdout.strip() == sha:
         return
-    if path.exists() or path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     git(repo, "worktree", "prune")
     # Twice: a job killed during `git worktree add` leaves the path registered and locked ("initializing"),
