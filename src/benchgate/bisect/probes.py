@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchgate.bisect.search import Candidate
 from benchgate.bisect.state import Measured
-from benchgate.build import releases
+from benchgate.build import build_ref, releases
 from benchgate.build.worktrees import git, resolve_commit
 from benchgate.errors import EXIT_INTERRUPTED, BenchgateError, InputError
 
@@ -130,29 +130,6 @@ class Prober:
         assert self.repo is not None
         return _is_ancestor(self.repo, sha, self.trusted_branch)
 
-    def binary(self, candidate: Candidate) -> tuple[Path, bool, bool, float]:
-        """The candidate's node (from the binary or release cache after its first batch), whether it is trusted,
-        built, and the seconds it took; BenchgateError if it fails."""
-        started = time.monotonic()
-        if self.repo is None:
-            release = releases.release_binary(candidate.key, side="head", source=self.release_source)
-            path, trusted, built = Path(release.path), True, False
-        else:
-            from benchgate import build
-
-            trusted = self._trusted(candidate.key)
-            result = build.build_ref(
-                self.repo,
-                candidate.key,
-                side="head",
-                cache_dir=self.build_cache,
-                trusted=trusted,
-                use_sandbox=self.use_sandbox,
-                hide=(self.workdir,),
-            )
-            path, built = result.binary, not result.cached
-        return path, trusted, built, time.monotonic() - started
-
     def use_benchmarks_of(self, sha: str) -> None:
         """Every probe runs the later end's benchmark/, exported from git (a cached build's worktree may be gone)."""
         assert self.repo is not None
@@ -166,13 +143,30 @@ class Prober:
         self.selection.benchmark_dir = target / "benchmark"
 
     def measure(self, candidate: Candidate, runs: int, batch: int) -> Measured:
-        """One batch of ``runs`` runs at ``candidate``; a failed build or a crash is ``failed``, not an error."""
+        """One batch of ``runs`` runs at ``candidate`` (its node from the binary or release cache after the first
+        batch); a failed build or a crash is ``failed``, not an error."""
+        started = time.monotonic()
         try:
-            path, trusted, built, build_seconds = self.binary(candidate)
+            if self.repo is None:
+                path = releases.release_binary(candidate.key, side="head", source=self.release_source).path
+                trusted, built = True, False
+            else:
+                trusted = self._trusted(candidate.key)
+                result = build_ref(
+                    self.repo,
+                    candidate.key,
+                    side="head",
+                    cache_dir=self.build_cache,
+                    trusted=trusted,
+                    use_sandbox=self.use_sandbox,
+                    hide=(self.workdir,),
+                )
+                path, built = result.binary, not result.cached
         except InputError:
             raise
         except BenchgateError as error:
             return Measured({}, failed=f"does not build: {error.one_line()[:300]}")
+        build_seconds = time.monotonic() - started
         output = self.workdir / "probes" / candidate.key[:40] / f"batch-{batch}"
         samples, failed = self._run(path, trusted, runs, output, batch)
         return Measured(samples, built=built, build_seconds=build_seconds, failed=failed)

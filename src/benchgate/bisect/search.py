@@ -3,6 +3,7 @@ and where a probe's rows lie between the ends by the gate's test (``stats.yuenwe
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -17,14 +18,9 @@ Samples = dict[str, list[float]]
 
 
 def _arrays(rows: list[str], *sides: Samples) -> list[np.ndarray]:
-    """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order."""
-    arrays = []
-    for side in sides:
-        array = np.full((len(rows), max([len(side.get(row, ())) for row in rows] + [1])), np.nan)
-        for index, row in enumerate(rows):
-            array[index, : len(side.get(row, ()))] = side.get(row, ())
-        arrays.append(array)
-    return arrays
+    """NaN-padded ``(rows, n)`` arrays of each side's rates, rows in ``rows``' order (``rows`` is not empty)."""
+    padded = (itertools.zip_longest(*(side.get(row) or [np.nan] for row in rows), fillvalue=np.nan) for side in sides)
+    return [np.array(list(columns), dtype=float).T for columns in padded]
 
 
 def _log_interval(base: np.ndarray, head: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -47,8 +43,7 @@ def _percent(rows: list[str], log_ratios: np.ndarray) -> dict[str, float]:
 class Step:
     """The step between the two ends: which rows moved, by how much (log ratio) and its interval."""
 
-    rows: tuple[str, ...]  # every row measured at both ends
-    stepped: tuple[str, ...]  # the rows whose interval excludes 0 by at least min_effect
+    stepped: tuple[str, ...]  # the rows measured at both ends whose interval excludes 0 by at least min_effect
     change: dict[str, float]  # percent, later vs earlier, per row
     low: dict[str, float]
     high: dict[str, float]
@@ -59,12 +54,11 @@ def find_step(earlier: Samples, later: Samples, *, level: float = DEFAULT_LEVEL,
     """The rows that changed between the ends (Bonferroni over the rows), with their changes in percent."""
     rows = sorted(set(earlier) & set(later))
     if not rows:
-        return Step((), (), {}, {}, {}, {})
+        return Step((), {}, {}, {}, {})
     base, head = _arrays(rows, earlier, later)
     delta, low, high = _log_interval(base, head, level / len(rows))
     moved = ((low > 0) | (high < 0)) & (np.abs(delta) >= np.log1p(min_effect / 100))
     return Step(
-        rows=tuple(rows),
         stepped=tuple(row for row, keep in zip(rows, moved, strict=True) if keep),
         change=_percent(rows, delta),
         low=_percent(rows, low),
@@ -130,18 +124,6 @@ def place(
         high=_by_row(rows, ends[1]),
         change=_percent(rows, from_first),
     )
-
-
-def nearest(placement: Placement, tolerance: float = DEFAULT_TOLERANCE) -> str:
-    """The class an undecided probe is taken as once its runs are spent: by its point estimate."""
-    share = placement.share  # NaN (no stepped row): like the earlier end
-    return EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
-
-
-def same_level(first: Samples, second: Samples, step: Step, *, level: float = DEFAULT_LEVEL) -> bool:
-    """Two probes both between the ends: True unless some stepped row differs between them (as ends would)."""
-    stepped = [{row: rates for row, rates in side.items() if row in step.stepped} for side in (first, second)]
-    return not find_step(*stepped, level=level).stepped
 
 
 @dataclass(frozen=True)
@@ -216,9 +198,6 @@ class Bisection:
     probes: dict[int, Probe] = field(default_factory=dict)
     elapsed_seconds: float = 0.0
 
-    def probe(self, index: int) -> Probe:
-        return self.probes.setdefault(index, Probe(index))
-
     @property
     def ends(self) -> tuple[int, int]:
         return 0, len(self.candidates) - 1
@@ -239,9 +218,14 @@ class Bisection:
         if index == last:
             return LATER, 1.0, True
         placement = self.placement(index, step)
+        share, tolerance = placement.share, self.budget.tolerance
         if placement.cls != UNDECIDED:
-            return placement.cls, placement.share, True
-        return nearest(placement, self.budget.tolerance), placement.share, False
+            return placement.cls, share, True
+        # Its runs are spent: classed by its point estimate (NaN, no stepped row: like the earlier end).
+        nearest = (
+            EARLIER if not np.isfinite(share) or share < tolerance else LATER if share > 1 - tolerance else BETWEEN
+        )
+        return nearest, share, False
 
     def measured(self) -> list[int]:
         return sorted(index for index, probe in self.probes.items() if probe.failed is None and probe.runs)
@@ -260,9 +244,12 @@ def open_intervals(bisection: Bisection, step: Step) -> list[tuple[int, int]]:
     cls = {index: bisection.level_of(index, step)[0] for index in points}
 
     def differ(a: int, b: int) -> bool:
-        if cls[a] == cls[b] == BETWEEN:
-            samples = bisection.probes[a].samples, bisection.probes[b].samples
-            return not same_level(*samples, step, level=bisection.budget.level)
+        if cls[a] == cls[b] == BETWEEN:  # two probes at one level unless some stepped row differs between them
+            stepped = [
+                {row: rates for row, rates in bisection.probes[index].samples.items() if row in step.stepped}
+                for index in (a, b)
+            ]
+            return bool(find_step(*stepped, level=bisection.budget.level).stepped)
         return cls[a] != cls[b]
 
     return [(a, b) for a, b in zip(points, points[1:], strict=False) if differ(a, b)]

@@ -142,7 +142,7 @@ def run(
         if isinstance(action, Done):
             return action
         started = clock()
-        probe = bisection.probe(action.index)
+        probe = bisection.probes.setdefault(action.index, Probe(action.index))
         outcome = measure(bisection.candidates[action.index], action.runs, probe.batches)
         seconds = clock() - started
         probe.batches += 1
@@ -150,8 +150,7 @@ def run(
         probe.built = probe.built or outcome.built
         probe.build_seconds += outcome.build_seconds
         probe.measure_seconds += max(seconds - outcome.build_seconds, 0.0)
-        if outcome.failed is not None:
-            probe.failed = outcome.failed
+        probe.failed = outcome.failed or probe.failed
         for row, rates in outcome.samples.items():
             probe.samples.setdefault(row, []).extend(float(rate) for rate in rates)
         bisection.elapsed_seconds += seconds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shlex
@@ -102,8 +103,6 @@ def build_ref(
     """Build (or reuse) the binary of ``ref``; HeadBuildError/BaseBuildError on failure. ``trusted=False`` (a PR)
     builds in ``benchgate.sandbox`` (``hide``: more paths it hides; ``use_sandbox=False``: --no-sandbox) with a
     read-only ccache. ``echo`` receives the build output as it happens."""
-    if side not in SIDES:
-        raise InputError(f"side must be one of {', '.join(SIDES)}, not {side!r}")
     started = time.monotonic()
     settings = settings or BuildSettings()
     repo = Path(repo).resolve()
@@ -172,7 +171,8 @@ class BuildJob:
 
     def checkout(self) -> None:
         """The worktree at the job's commit (git's worktree list is locked: jobs share the repository)."""
-        with self.cache.lock(f"git-{worktrees.repo_id(self.repo)}"):
+        common_dir = worktrees.git_common_dir(self.repo)
+        with self.cache.lock(f"git-{hashlib.sha256(str(common_dir).encode()).hexdigest()[:16]}"):
             worktrees.ensure_worktree(self.repo, self.worktree, self.sha)
 
     def result(self, entry: CacheEntry, **fields: Any) -> BuildResult:
@@ -205,7 +205,7 @@ class BuildJob:
             where = f"{self.side} checkout of {self.ref} ({self.sha[:12]}) in {self.worktree}"
             raise self.error(f"{where} failed: {error.message}", None) from None
         # Only trusted builds (the base branch) may write the compiler cache.
-        access = "read-write" if self.trusted else "read-only"
+        mode = ("read-write" if self.trusted else "read-only") if ccache else "disabled"
         sandbox_record = confined.record() if confined else None
         # In the worktree, for every build: the one place a sandboxed ccache can write its statistics.
         stats_log = self.worktree / untrusted.STATS_LOG
@@ -217,8 +217,8 @@ class BuildJob:
             with open(log_path, "wb") as log:
                 log.write(
                     f"# benchgate build: side={self.side} ref={self.ref} sha={self.sha} key={self.key}\n"
-                    f"# worktree={self.worktree} trusted={self.trusted} ccache={access}"
-                    f"{'' if ccache else ' (not used)'} {untrusted.log_note(sandbox_record)}\n".encode()
+                    f"# worktree={self.worktree} trusted={self.trusted} ccache={mode} "
+                    f"{untrusted.log_note(sandbox_record)}\n".encode()
                 )
                 with untrusted.git_link_kept(self.worktree) if confined else contextlib.nullcontext():
                     failure = self.run_steps(log, env, confined)
@@ -249,7 +249,6 @@ class BuildJob:
                 stats_log.unlink()
         # Build outputs are in the cache now; the worktree keeps only the sources (benchmark/ for the runner).
         worktrees.clean_worktree(self.worktree)
-        mode = access if ccache else "disabled"
         return self.result(entry, cached=False, log=log_path, ccache=stats, ccache_mode=mode, sandbox=sandbox_record)
 
     def run_steps(self, log: BinaryIO, env: dict[str, str], confined: sandbox.Confinement | None) -> str | None:

@@ -70,10 +70,9 @@ class BuildSettings:
         size = self.ccache_max_size
         if not isinstance(size, str) or not re.fullmatch(r"\d+(\.\d+)?\s*([kMGT]i?)?", size):
             raise InputError(f"ccache max size must look like 10G or 500M, not {size!r}")
-        if not isinstance(self.binary_path, str):
-            raise InputError(f"binary path must be a string, not {self.binary_path!r}")
-        if not self.binary_path or Path(self.binary_path).is_absolute() or ".." in Path(self.binary_path).parts:
-            raise InputError(f"binary path {self.binary_path!r} must be relative to the checkout, without '..'")
+        path = self.binary_path
+        if not isinstance(path, str) or not path or Path(path).is_absolute() or ".." in Path(path).parts:
+            raise InputError(f"binary path {path!r} must be relative to the checkout, without '..'")
         self.cache_limit  # noqa: B018 - its bounds are checked now, not at the first build
 
     @property

@@ -95,10 +95,6 @@ class CacheEntry:
         path = self.directory / LOG_FILE
         return path if path.exists() else None
 
-    @property
-    def last_used(self) -> float:
-        return _mtime(self.directory / LAST_USED_FILE)
-
 
 def _mtime(path: Path) -> float:
     """``path``'s modification time; 0 when it is gone (another job removed it)."""
@@ -253,7 +249,7 @@ class BinaryCache:
             except (OSError, ValueError, KeyError):
                 continue
             entries.append(CacheEntry(directory.name, directory, binary, metadata.get("sha256", ""), size, metadata))
-        return sorted(entries, key=lambda entry: entry.last_used)
+        return sorted(entries, key=lambda entry: _mtime(entry.directory / LAST_USED_FILE))
 
     def evict(self, *, keep: frozenset[str] = frozenset()) -> list[str]:
         """Remove least recently used entries until within the limit, and leftovers (stale staging directories,
@@ -288,13 +284,12 @@ class BinaryCache:
     def tidy(self, repo: Path, *, keep: str) -> None:
         """After a build: evict (never ``keep``), remove unused worktrees whose entry is gone, keep the newest logs."""
         self.evict(keep=frozenset({keep}))
-        complete = {entry.key for entry in self.complete_entries()}
         for worktree in (self.root / "worktrees").glob("*"):
             key = worktree.name.partition("-")[2]
-            if not key or key in complete:
+            if not key or (self.entries_dir / key / COMPLETE_MARKER).exists():
                 continue
             with self.unused(key) as unused:
-                if unused and key not in {entry.key for entry in self.complete_entries()}:
+                if unused and not (self.entries_dir / key / COMPLETE_MARKER).exists():
                     worktrees.remove_worktree(worktree)
         for old in sorted((self.root / "logs").glob("*.log"), key=_mtime)[:-KEPT_LOGS]:
             old.unlink(missing_ok=True)

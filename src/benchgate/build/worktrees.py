@@ -4,7 +4,6 @@ user's working tree: they share the repository's objects, not its files)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import shutil
 import subprocess
@@ -41,11 +40,6 @@ def git_common_dir(repo: Path) -> Path:
     return Path(completed.stdout.strip())
 
 
-def repo_id(repo: Path) -> str:
-    """A short stable name for the repository (used to name its lock)."""
-    return hashlib.sha256(str(git_common_dir(repo)).encode()).hexdigest()[:16]
-
-
 def resolve_commit(repo: Path, ref: str) -> str:
     """The full commit SHA ``ref`` names in ``repo``; InputError when it names no commit."""
     if not ref or ref.startswith("-"):
@@ -74,19 +68,17 @@ def merge_base(repo: Path, head_ref: str, base_branch: str) -> str:
     return completed.stdout.strip()
 
 
-def ensure_worktree(repo: Path, path: Path, sha: str) -> Path:
+def ensure_worktree(repo: Path, path: Path, sha: str) -> None:
     """A detached worktree of ``repo`` at ``sha`` in ``path``, reused when it already is one (caller locks)."""
     head = git(path, "rev-parse", "--verify", "--quiet", "HEAD", check=False) if (path / ".git").exists() else None
     if head is not None and head.stdout.strip() == sha:
-        return path
-    if path.exists() or path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+        return
+    shutil.rmtree(path, ignore_errors=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     git(repo, "worktree", "prune")
     # Twice: a job killed during `git worktree add` leaves the path registered and locked ("initializing"),
     # which prune keeps and a single --force refuses; the caller's lock says no other job is adding it.
     git(repo, "worktree", "add", "--detach", "--force", "--force", str(path), sha)
-    return path
 
 
 def clean_worktree(path: Path) -> None:
