@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,13 +114,10 @@ def pair_rows(
     base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
 ) -> tuple[list[tuple[str, int, int]], int]:
     """Each half's (configuration, line) paired k-th with k-th per configuration; the samples left unpaired."""
-    waiting: dict[str, list[int]] = {}
+    waiting: defaultdict[str, deque[int]] = defaultdict(deque)
     for configuration, line in head_rows:
-        waiting.setdefault(configuration, []).append(line)
-    paired = []
-    for configuration, line in base_rows:
-        if waiting.get(configuration):
-            paired.append((configuration, line, waiting[configuration].pop(0)))
+        waiting[configuration].append(line)
+    paired = [(name, line, waiting[name].popleft()) for name, line in base_rows if waiting[name]]
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
 
 
