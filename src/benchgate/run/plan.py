@@ -305,9 +305,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     else:
         benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
-    # git asked once for the checkout's worktrees (the builds are done: they cannot change now)
-    repo_paths = trust.repository_paths(options.repo) if found is not None else []
-    confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
+    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
@@ -356,7 +354,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             benchmark_dir=benchmark_dir,
             output=output,
             caches=(*caches, options.build_cache),
-            repo_paths=trust.repository_paths(options.repo) if found is not None else [],
+            repo=options.repo,
         )
         draft["sandbox"] = trust.record(True, found, previous)
     binaries = {}

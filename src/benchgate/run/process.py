@@ -151,8 +151,7 @@ class BenchmarkProcess:
                 if deadline is not None:
                     wait = min(wait, deadline - time.monotonic())
                     if wait <= 0:
-                        timed_out = True
-                        _kill_group(process)
+                        timed_out = True  # the process group is killed below
                         break
                 events = selector.select(wait)
                 if not events and process.poll() is not None:

@@ -241,9 +241,8 @@ class Session:
 
     def runs(self, job: Job) -> bool:
         """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
-        return not (self.stopping is not None and self.stopping.skips(job)) and not (
-            self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
-        )
+        stopped = self.stopping is not None and self.stopping.skips(job)
+        return not stopped and self._failures_of(job) < self.plan.max_failures
 
     def _failures_of(self, job: Job) -> int:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
@@ -352,7 +351,7 @@ class Session:
                 "configurations_done": len(reported),
             }
         )
-        if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
+        if self._failures_of(job) == self.plan.max_failures:
             on = f" on {job.row}" if job.row is not None else ""
             reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
             self.record["skipped"].append({"filename": job.filename, "reason": reason, "side": job.side})

@@ -45,7 +45,8 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
     models = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
     online = parse_cpu_list(read_text(root, "sys/devices/system/cpu/online"))
     facts: dict[str, object] = {"cpu_model": models[0] if models else "unknown"}
-    facts["cpu_count"] = len(online) or (os.cpu_count() or 0)
+    count = len(online) or os.cpu_count() or 1
+    facts["cpu_count"] = count
     if cpus is not None:
         facts["cpuset"] = ",".join(map(str, cpus))
         missing = [cpu for cpu in cpus if online and cpu not in online]
@@ -64,7 +65,6 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
         warnings.append("turbo boost is on: the CPU frequency varies with temperature and load")
     loads = [float(value) for value in (read_text(root, "proc/loadavg") or "").split()[:3]]
     facts["load_average"] = " ".join(f"{value:.2f}" for value in loads) or "unknown"
-    count = len(online) or (os.cpu_count() or 1)
     if loads and loads[0] > LOAD_WARNING_PER_CPU * count:
         warnings.append(f"load average {loads[0]:.2f} on {count} CPU(s): the machine is not idle")
     isolated = parse_cpu_list(read_text(root, "sys/devices/system/cpu/isolated"))
