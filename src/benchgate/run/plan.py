@@ -7,6 +7,7 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from benchgate import results
 from benchgate import sandbox as sandbox_module
@@ -57,7 +58,7 @@ class RunOptions:
     policy: gate.GatePolicy = field(default_factory=gate.GatePolicy)  # the gate's settings: an adaptive run's design
     progress: bool = True
     progress_interval: float = 30.0
-    jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
+    jobs: Literal["per-configuration", "per-file"] = "per-configuration"  # what one benchmark process runs
     repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
     base_ref: str | None = None
     head_ref: str | None = None
@@ -282,8 +283,6 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     design = _design(options)
-    if options.jobs not in ("per-configuration", "per-file"):
-        raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     cpuset = _cpuset_of(options)
     duet.check_cpuset(cpuset)
     cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,11 +77,8 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
         warnings.append("no isolated CPUs and no --cpuset: benchmarks share CPUs with everything else")
     aslr = read_text(root, "proc/sys/kernel/randomize_va_space")
     facts["aslr"] = {"0": "disabled", "1": "partial", "2": "full"}.get(aslr or "", "unknown")
-    memory = {}
-    for line in (read_text(root, "proc/meminfo") or "").splitlines():
-        name, _, rest = line.partition(":")
-        if rest.split() and rest.split()[0].isdigit():
-            memory[name] = int(rest.split()[0]) / 1048576  # kB -> GiB
+    meminfo = re.findall(r"^(\w+):\s*(\d+)", read_text(root, "proc/meminfo") or "", re.MULTILINE)
+    memory = {name: int(kb) / 1048576 for name, kb in meminfo}  # kB -> GiB
     total = memory.get("MemTotal")
     available = memory.get("MemAvailable", total)
     facts["memory"] = f"{total:.1f} GiB total, {available:.1f} GiB available" if total is not None else "unknown"
