@@ -33,7 +33,7 @@ _SPAWNS = re.compile(
 
 def unit_key(job) -> tuple:
     """What a duet pairs jobs by: (filename, configuration if the job has one, iteration)."""
-    return (job.filename, getattr(job, "configuration", None), job.iteration)
+    return (job.filename, job.configuration, job.iteration)
 
 
 def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
@@ -163,6 +163,5 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
     """A resumed duet run: results.csv and pairs.csv cut back to the checkpoint (no unpaired halves)."""
     csv_path = output / "results.csv"
     if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
-        with csv_path.open("r+b") as handle:
-            handle.truncate(csv_bytes)
+        os.truncate(csv_path, csv_bytes)
     truncate_pairs(output / PAIRS_FILE, int(record.get("pairing", {}).get("pairs", 0)))

@@ -10,7 +10,6 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from benchgate.results.jsformat import field_text, format_configuration
 
@@ -37,11 +36,6 @@ class Sample:
     rate: float | str
     time: float | str | None
     warning: str | None = None
-
-
-def _positive(rate: Any) -> bool:
-    text = field_text(rate)
-    return text is not None and float(text) > 0
 
 
 @dataclass
@@ -71,7 +65,8 @@ class JobMessages:
             return None
         configuration = format_configuration(message["conf"])
         rate, time = message.get("rate"), message.get("time")
-        if not _positive(rate):
+        rate_text = field_text(rate)
+        if rate_text is None or float(rate_text) <= 0:
             self.bad_reports.append(f"{configuration}: rate {rate!r} is not a finite positive number")
             return None
         self.reported.append(configuration)

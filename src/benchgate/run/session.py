@@ -158,9 +158,8 @@ class Session:
             return self.sets[slot]
         if not unit.duet:
             return ",".join(self.sets[2 * slot : 2 * slot + 2])
-        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
         head_first = duet.head_on_first_set(self.plan.seed, duet.unit_key(job))
-        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
+        return self.sets[2 * slot + (head_first != (job.side == HEAD))]  # the head's set first, or the base's
 
     def _execute_recorded(self, job: Job, cpus: str | None) -> tuple[list[dict], ProcessResult]:
         """Run a job of a batch (in a thread of its own): its IPC messages in order, and how its process ended."""
