@@ -126,8 +126,7 @@ def attach_prior(record: dict, store_url: str | None, files) -> None:
     prior, warning = read_prior(store_url, files, record["environment"], node_args)
     if prior is not None:
         record["prior"] = prior
-        known = len(prior["rows"])
-        say(f"main's history ({prior['store']}) gives the noise of {known} row(s)")
+        say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
     if warning is not None:
         record["environment"].setdefault("warnings", []).append(warning[:512])
 
