@@ -117,8 +117,8 @@ def parse_mapping(text: str, where: str) -> Mapping:
     )
 
 
-def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
-    """Files changed from the merge base of ``ref`` to ``head``, with uncommitted and untracked ones for HEAD."""
+def changed_files(repo: Path, ref: str) -> list[str]:
+    """Files changed from the merge base of ``ref`` to HEAD, uncommitted and untracked ones included."""
 
     def git(*args: str) -> str:
         try:
@@ -130,12 +130,11 @@ def changed_files(repo: Path, ref: str, head: str = "HEAD") -> list[str]:
             raise InputError(f"--changed-from {ref}: git {' '.join(args)}: {message}", where=str(repo))
         return completed.stdout
 
-    names = git("diff", "--name-only", "--no-renames", f"{ref}...{head}").splitlines()
-    if head == "HEAD":
-        # The working tree is what gets measured: uncommitted and new (untracked) files count too.
-        names += git("diff", "--name-only", "--no-renames", "HEAD").splitlines()
-        names += git("ls-files", "--others", "--exclude-standard").splitlines()
-    return sorted(set(name for name in names if name))
+    names = git("diff", "--name-only", "--no-renames", f"{ref}...HEAD").splitlines()
+    # The working tree is what gets measured: uncommitted and new (untracked) files count too.
+    names += git("diff", "--name-only", "--no-renames", "HEAD").splitlines()
+    names += git("ls-files", "--others", "--exclude-standard").splitlines()
+    return sorted(set(names) - {""})
 
 
 def _categories_of(path: str, rule: Rule) -> list[str] | None:

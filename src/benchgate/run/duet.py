@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ _SPAWNS = re.compile(
 
 def unit_key(job) -> tuple:
     """What a duet pairs jobs by: (filename, configuration if the job has one, iteration)."""
-    return (job.filename, getattr(job, "configuration", None), job.iteration)
+    return (job.filename, job.configuration, job.iteration)
 
 
 def is_exclusive(benchmark_dir: Path, filename: str) -> bool:
@@ -113,13 +114,10 @@ def pair_rows(
     base_rows: Sequence[tuple[str, int]], head_rows: Sequence[tuple[str, int]]
 ) -> tuple[list[tuple[str, int, int]], int]:
     """Each half's (configuration, line) paired k-th with k-th per configuration; the samples left unpaired."""
-    waiting: dict[str, list[int]] = {}
+    waiting: defaultdict[str, deque[int]] = defaultdict(deque)
     for configuration, line in head_rows:
-        waiting.setdefault(configuration, []).append(line)
-    paired = []
-    for configuration, line in base_rows:
-        if waiting.get(configuration):
-            paired.append((configuration, line, waiting[configuration].pop(0)))
+        waiting[configuration].append(line)
+    paired = [(name, line, waiting[name].popleft()) for name, line in base_rows if waiting[name]]
     return paired, len(base_rows) + len(head_rows) - 2 * len(paired)
 
 
@@ -165,6 +163,5 @@ def resume_from_checkpoint(output: Path, record: dict, csv_bytes: int) -> None:
     """A resumed duet run: results.csv and pairs.csv cut back to the checkpoint (no unpaired halves)."""
     csv_path = output / "results.csv"
     if csv_path.exists() and csv_path.stat().st_size > csv_bytes:
-        with csv_path.open("r+b") as handle:
-            handle.truncate(csv_bytes)
+        os.truncate(csv_path, csv_bytes)
     truncate_pairs(output / PAIRS_FILE, int(record.get("pairing", {}).get("pairs", 0)))

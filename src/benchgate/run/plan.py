@@ -7,6 +7,7 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from benchgate import results
 from benchgate import sandbox as sandbox_module
@@ -57,7 +58,7 @@ class RunOptions:
     policy: gate.GatePolicy = field(default_factory=gate.GatePolicy)  # the gate's settings: an adaptive run's design
     progress: bool = True
     progress_interval: float = 30.0
-    jobs: str = "per-configuration"  # or "per-file": what one benchmark process runs (benchgate.run.configurations)
+    jobs: Literal["per-configuration", "per-file"] = "per-configuration"  # what one benchmark process runs
     repo: Path | None = None  # a Node git checkout: build base and head from refs (benchgate.build)
     base_ref: str | None = None
     head_ref: str | None = None
@@ -125,8 +126,7 @@ def attach_prior(record: dict, store_url: str | None, files) -> None:
     prior, warning = read_prior(store_url, files, record["environment"], node_args)
     if prior is not None:
         record["prior"] = prior
-        known = len(prior["rows"])
-        say(f"main's history ({prior['store']}) gives the noise of {known} row(s)")
+        say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
     if warning is not None:
         record["environment"].setdefault("warnings", []).append(warning[:512])
 
@@ -282,8 +282,6 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     design = _design(options)
-    if options.jobs not in ("per-configuration", "per-file"):
-        raise InputError(f"--jobs {options.jobs!r}: expected per-configuration or per-file")
     cpuset = _cpuset_of(options)
     duet.check_cpuset(cpuset)
     cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)
@@ -305,9 +303,7 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     else:
         benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
-    # git asked once for the checkout's worktrees (the builds are done: they cannot change now)
-    repo_paths = trust.repository_paths(options.repo) if found is not None else []
-    confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
+    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
@@ -356,7 +352,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             benchmark_dir=benchmark_dir,
             output=output,
             caches=(*caches, options.build_cache),
-            repo_paths=trust.repository_paths(options.repo) if found is not None else [],
+            repo=options.repo,
         )
         draft["sandbox"] = trust.record(True, found, previous)
     binaries = {}

@@ -38,6 +38,12 @@ class Job:
     row: str | None = None
 
 
+def _rotated(items: Sequence, by: int) -> list:
+    """``items`` from the ``by``-th (modulo their count) on, then those before it."""
+    shift = by % len(items) if items else 0
+    return [*items[shift:], *items[:shift]]
+
+
 def build_schedule(
     files: Sequence[str],
     runs: int,
@@ -46,18 +52,11 @@ def build_schedule(
 ) -> list[Job]:
     """The interleaved, rotated, seeded schedule; ``configurations``: (arguments, row) pairs per file."""
     generator = random.Random(seed)
-    configurations = configurations or {}
     jobs: list[Job] = []
-    count = len(files)
     for iteration in range(runs):
-        offset = iteration % count if count else 0
-        for filename in list(files[offset:]) + list(files[:offset]):
-            units: list[tuple[tuple[str, ...] | None, str | None]] = [(None, None)]
-            if configurations.get(filename):
-                own = list(configurations[filename])
-                shift = iteration % len(own)
-                units = own[shift:] + own[:shift]
-            for arguments, row in units:
+        for filename in _rotated(files, iteration):
+            units = (configurations or {}).get(filename) or [(None, None)]
+            for arguments, row in _rotated(units, iteration):
                 sides = [BASE, HEAD] if generator.random() < 0.5 else [HEAD, BASE]
                 for side in sides:
                     jobs.append(Job(len(jobs), iteration, filename, side, arguments, row))
@@ -152,8 +151,7 @@ class BenchmarkProcess:
                 if deadline is not None:
                     wait = min(wait, deadline - time.monotonic())
                     if wait <= 0:
-                        timed_out = True
-                        _kill_group(process)
+                        timed_out = True  # the process group is killed below
                         break
                 events = selector.select(wait)
                 if not events and process.poll() is not None:

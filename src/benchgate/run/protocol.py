@@ -6,10 +6,10 @@ What a process said and what it means: docs/formats.md, "Node's benchmark protoc
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from benchgate.results.jsformat import field_text, format_configuration
 
@@ -36,11 +36,6 @@ class Sample:
     rate: float | str
     time: float | str | None
     warning: str | None = None
-
-
-def _positive(rate: Any) -> bool:
-    text = field_text(rate)
-    return text is not None and float(text) > 0
 
 
 @dataclass
@@ -70,7 +65,8 @@ class JobMessages:
             return None
         configuration = format_configuration(message["conf"])
         rate, time = message.get("rate"), message.get("time")
-        if not _positive(rate):
+        rate_text = field_text(rate)
+        if rate_text is None or float(rate_text) <= 0:
             self.bad_reports.append(f"{configuration}: rate {rate!r} is not a finite positive number")
             return None
         self.reported.append(configuration)
@@ -157,14 +153,6 @@ def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
     keys = list(dict.fromkeys(arg.partition("=")[0] for arg in set_args if not arg.startswith("CPUSET=")))
     if not keys or not csv_path.is_file():
         return []
-    unseen = set(keys)
     with csv_path.open(encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle)
-        next(rows, None)
-        for row in rows:
-            if len(row) > 2:
-                configuration = row[2]
-                unseen -= {key for key in unseen if configuration.startswith(f"{key}=") or f" {key}=" in configuration}
-            if not unseen:
-                break
-    return [key for key in keys if key in unseen]
+        seen = {row[2] for row in itertools.islice(csv.reader(handle), 1, None) if len(row) > 2}
+    return [key for key in keys if not any(text.startswith(f"{key}=") or f" {key}=" in text for text in seen)]

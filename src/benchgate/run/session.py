@@ -4,6 +4,7 @@ is the one writer of the run's files, so a checkpoint counts exactly what is on 
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from benchgate.results.pairs import Pair, PairsWriter, pairing_record
 from benchgate.results.runrecord import write_run_record
 from benchgate.run import duet, protocol, say
 from benchgate.run.process import BASE, CSV_LABELS, HEAD, BenchmarkProcess, Job, ProcessResult, RunPlan, job_argv
+from benchgate.run.progress import Progress
 
 
 def now() -> str:
@@ -101,7 +103,7 @@ class Session:
         plan: RunPlan,
         recorder: Recorder,
         *,
-        progress=None,
+        progress: Progress | None = None,
         already_written: Sequence[tuple[str, str, str]] = (),
         stopping=None,
     ) -> None:
@@ -111,7 +113,7 @@ class Session:
         self.done = self.record["progress"]  # completed_jobs: the schedule's prefix done; csv_bytes: its samples' end
         # When units stop (benchgate.run.adaptive.Adaptive for --runs auto): their jobs are skipped; None: none stop.
         self.stopping = stopping
-        self.progress = progress
+        self.progress = progress or Progress(io.StringIO())  # no progress wanted: its lines go nowhere
         self._process = BenchmarkProcess()
         self.running = [self._process]  # the benchmark processes running now: a signal stops them all
         self.interrupted = False
@@ -137,8 +139,7 @@ class Session:
         or a signal."""
         previous = {sig: signal.signal(sig, self._handle_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            if self.progress:
-                self.progress.start(self.schedule, self.done["completed_jobs"])
+            self.progress.start(self.schedule, self.done["completed_jobs"])
             pending = [unit for unit in self.units if unit.jobs[-1].index >= self.done["completed_jobs"]]
             for batch in duet.batches(pending, self.plan.slots):
                 if self.interrupted:
@@ -147,8 +148,7 @@ class Session:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            if self.progress:
-                self.progress.finish(interrupted=self.interrupted)
+            self.progress.finish(interrupted=self.interrupted)
 
     def _cpus_of(self, unit: duet.Unit, job, slot: int) -> str | None:
         """The job's CPU set: its half of the slot's two in a duet, the slot's set, or the run's for an exclusive."""
@@ -158,9 +158,8 @@ class Session:
             return self.sets[slot]
         if not unit.duet:
             return ",".join(self.sets[2 * slot : 2 * slot + 2])
-        first, second = self.sets[2 * slot], self.sets[2 * slot + 1]
         head_first = duet.head_on_first_set(self.plan.seed, duet.unit_key(job))
-        return (first if head_first else second) if job.side == HEAD else (second if head_first else first)
+        return self.sets[2 * slot + (head_first != (job.side == HEAD))]  # the head's set first, or the base's
 
     def _execute_recorded(self, job: Job, cpus: str | None) -> tuple[list[dict], ProcessResult]:
         """Run a job of a batch (in a thread of its own): its IPC messages in order, and how its process ended."""
@@ -208,7 +207,7 @@ class Session:
                 rows[job.side] = lines
             # not run: its unit stopped (skipped), or it failed too often (the note was added at the limit)
             skipped = not ran and self.stopping is not None and self.stopping.skips(job)
-            if skipped and self.progress:
+            if skipped:
                 self.progress.job_skipped(job)
             self.done.update(completed_jobs=job.index + 1, csv_bytes=self.recorder.csv_bytes)
             self.already_written = []
@@ -241,9 +240,8 @@ class Session:
 
     def runs(self, job: Job) -> bool:
         """False for a job of a unit that stopped, or of a file (configuration) and side that failed too often."""
-        return not (self.stopping is not None and self.stopping.skips(job)) and not (
-            self.plan.max_failures and self._failures_of(job) >= self.plan.max_failures
-        )
+        stopped = self.stopping is not None and self.stopping.skips(job)
+        return not stopped and self._failures_of(job) < self.plan.max_failures
 
     def _failures_of(self, job: Job) -> int:
         """The failures so far of the job's file and side (its configuration's, when it runs one)."""
@@ -302,11 +300,9 @@ class Session:
             else:
                 line = self.recorder.sample(label, job.filename, sample.configuration, sample.rate, sample.time)
                 lines.append((sample.configuration, line))
-            if self.progress:
-                self.progress.sample()
+            self.progress.sample()
 
-        if self.progress:
-            self.progress.job_started(job)
+        self.progress.job_started(job)
         if recorded is None:
             result = self.execute(job, self._process, on_message, cpuset)
         else:
@@ -320,8 +316,7 @@ class Session:
         if result.interrupted:
             self.interrupted = True
             return None
-        if self.progress:
-            self.progress.job_finished(job, result.duration)
+        self.progress.job_finished(job, result.duration)
         reported = messages.reported
         if job.row is not None and reported and reported != [job.row]:
             self._warn(job, f"reported {', '.join(reported)[:200]} for the configuration {job.row}", job.row)
@@ -352,7 +347,7 @@ class Session:
                 "configurations_done": len(reported),
             }
         )
-        if self.plan.max_failures and self._failures_of(job) == self.plan.max_failures:
+        if self._failures_of(job) == self.plan.max_failures:
             on = f" on {job.row}" if job.row is not None else ""
             reason = f"{job.side} failed {self.plan.max_failures} times{on}; its remaining runs were skipped"
             self.record["skipped"].append({"filename": job.filename, "reason": reason, "side": job.side})

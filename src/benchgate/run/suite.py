@@ -128,9 +128,8 @@ def is_http_benchmark(path: Path) -> bool:
 
 def declared_benchmarkers(path: Path) -> list[str]:
     """The benchmarkers a file names itself (its ``benchmarker`` config values or bench.http option)."""
-    names = []
-    for declaration in _DECLARED_BENCHMARKER.finditer(source(path)):
-        names += [single or double for single, double in _QUOTED.findall(declaration.group(1))]
+    declarations = _DECLARED_BENCHMARKER.findall(source(path))
+    names = [single or double for declaration in declarations for single, double in _QUOTED.findall(declaration)]
     return list(dict.fromkeys(name for name in names if name))
 
 

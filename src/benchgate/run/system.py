@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,8 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
     models = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
     online = parse_cpu_list(read_text(root, "sys/devices/system/cpu/online"))
     facts: dict[str, object] = {"cpu_model": models[0] if models else "unknown"}
-    facts["cpu_count"] = len(online) or (os.cpu_count() or 0)
+    count = len(online) or os.cpu_count() or 1
+    facts["cpu_count"] = count
     if cpus is not None:
         facts["cpuset"] = ",".join(map(str, cpus))
         missing = [cpu for cpu in cpus if online and cpu not in online]
@@ -64,7 +66,6 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
         warnings.append("turbo boost is on: the CPU frequency varies with temperature and load")
     loads = [float(value) for value in (read_text(root, "proc/loadavg") or "").split()[:3]]
     facts["load_average"] = " ".join(f"{value:.2f}" for value in loads) or "unknown"
-    count = len(online) or (os.cpu_count() or 1)
     if loads and loads[0] > LOAD_WARNING_PER_CPU * count:
         warnings.append(f"load average {loads[0]:.2f} on {count} CPU(s): the machine is not idle")
     isolated = parse_cpu_list(read_text(root, "sys/devices/system/cpu/isolated"))
@@ -76,11 +77,8 @@ def collect(root: Path = Path("/"), cpuset: str | None = None) -> dict:
         warnings.append("no isolated CPUs and no --cpuset: benchmarks share CPUs with everything else")
     aslr = read_text(root, "proc/sys/kernel/randomize_va_space")
     facts["aslr"] = {"0": "disabled", "1": "partial", "2": "full"}.get(aslr or "", "unknown")
-    memory = {}
-    for line in (read_text(root, "proc/meminfo") or "").splitlines():
-        name, _, rest = line.partition(":")
-        if rest.split() and rest.split()[0].isdigit():
-            memory[name] = int(rest.split()[0]) / 1048576  # kB -> GiB
+    meminfo = re.findall(r"^(\w+):\s*(\d+)", read_text(root, "proc/meminfo") or "", re.MULTILINE)
+    memory = {name: int(kb) / 1048576 for name, kb in meminfo}  # kB -> GiB
     total = memory.get("MemTotal")
     available = memory.get("MemAvailable", total)
     facts["memory"] = f"{total:.1f} GiB total, {available:.1f} GiB available" if total is not None else "unknown"

@@ -43,16 +43,6 @@ def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None
     return found.record()
 
 
-def repository_paths(repo: Path | None) -> list[Path]:
-    """The Node checkout, its git directory and all its worktrees: nothing of them is the benchmark's business."""
-    if repo is None:
-        return []
-    try:
-        return [repo, worktrees.git_common_dir(repo), *worktrees.list_worktrees(repo)]
-    except BenchgateError:
-        return [repo]
-
-
 def confinement(
     found: sandbox.Sandbox | None,
     *,
@@ -60,11 +50,16 @@ def confinement(
     benchmark_dir: Path | None,
     output: Path,
     caches: Iterable[Path | None] = (),
-    repo_paths: Iterable[Path] = (),
+    repo: Path | None = None,
 ) -> sandbox.Confinement:
-    """How the untrusted run's processes start: confined by ``found`` (None: --no-sandbox, credentials dropped)."""
+    """How the untrusted run's processes start: confined by ``found`` (None: --no-sandbox, credentials dropped);
+    the Node checkout ``repo``, its git directory and all its worktrees are hidden (not the benchmark's business)."""
     if found is None:
         return sandbox.Confinement(None)
+    try:
+        repo_paths = [repo, worktrees.git_common_dir(repo), *worktrees.list_worktrees(repo)] if repo else []
+    except BenchgateError:
+        repo_paths = [repo]
     read_only = [Path(path) for path in binaries]
     if benchmark_dir is not None:
         # The checkout is the working directory (Node's benchmarks read ../test/fixtures); the benchmark
