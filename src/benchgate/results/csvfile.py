@@ -278,10 +278,9 @@ def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
 
 
 class AppendedCsv:
-    """A CSV appended in a ``with`` block, header first, each line flushed (``fsync``: on the disk) as it is written."""
+    """A CSV appended in a ``with`` block, header first, each line on the disk (fsynced) as it is written."""
 
     header = ""
-    fsync = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -301,15 +300,13 @@ class AppendedCsv:
         """Append one line and flush it."""
         self._handle.write(line)
         self._handle.flush()
-        if self.fsync:
-            os.fsync(self._handle.fileno())
+        os.fsync(self._handle.fileno())
 
 
 class ResultsWriter(AppendedCsv):
     """Appends samples to a results.csv, each one on the disk before the next, so a crash loses nothing measured."""
 
     header = CSV_HEADER + "\n"
-    fsync = True
 
     def append(
         self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None

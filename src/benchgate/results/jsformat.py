@@ -34,11 +34,6 @@ def quote(field: str) -> str:
     return '"' + field.replace('"', '""') + '"'
 
 
-def is_decimal_text(text: str) -> bool:
-    """True when ``text`` is a finite number in JavaScript's notation (safe to write into a CSV field as is)."""
-    return bool(DECIMAL.fullmatch(text)) and math.isfinite(float(text))
-
-
 def field_text(value: Any) -> str | None:
     """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
     if isinstance(value, bool):
@@ -49,7 +44,8 @@ def field_text(value: Any) -> str | None:
         except OverflowError:  # a JSON integer beyond any double
             return None
         return js_number(number) if math.isfinite(number) else None
-    if isinstance(value, str) and is_decimal_text(value):
+    # Text in JavaScript's notation is written as it is, when finite (safe in a CSV field).
+    if isinstance(value, str) and DECIMAL.fullmatch(value) and math.isfinite(float(value)):
         return value
     return None
 

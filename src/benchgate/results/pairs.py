@@ -74,7 +74,7 @@ def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped
 
 
 class PairsWriter(AppendedCsv):
-    """Appends pairs to pairs.csv, flushed with each (like results.csv: a crash loses no pair written)."""
+    """Appends pairs to pairs.csv, each on the disk before the next (like results.csv: a crash loses no pair)."""
 
     header = _csv_line(PAIRS_HEADER)
 
