@@ -105,8 +105,7 @@ def _header(name: str, data: bytes) -> list[str]:
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     if not _NOT_BLANK.search(data, start):
         raise InputError(f"empty file, expected a compare.js CSV starting with the header {CSV_HEADER}", where=name)
-    end = min((i for i in (data.find(b"\n", start), data.find(b"\r", start)) if i >= 0), default=len(data))
-    first_line = _decode(name, data[start:end])
+    first_line = _decode(name, re.match(rb"[^\r\n]*", data)[0])  # utf-8-sig: without the BOM
     try:
         columns = [field.strip() for field in next(csv.reader([first_line], skipinitialspace=True))]
     except (csv.Error, StopIteration):
