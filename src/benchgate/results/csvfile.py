@@ -64,9 +64,8 @@ def _times(texts: np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, np.nd
     import pandas as pd
 
     seconds = _decimals(texts)
-    unread = np.flatnonzero(~np.isfinite(seconds))
-    bad = np.zeros(len(texts), dtype=bool)
-    bad[unread] = [bool(texts[index].strip()) for index in unread]
+    bad = ~np.isfinite(seconds)  # unread, and then: not empty
+    bad[bad] = [bool(text.strip()) for text in texts[bad]]
     nanos = np.zeros(len(texts), dtype=np.int64)
     known = np.fromiter(map(bool, map(_NODE_FORM.fullmatch, texts)), dtype=bool, count=len(texts))
     nanos[known] = np.rint(seconds[known] * 1e9)
