@@ -131,14 +131,12 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
 
 
 def _duet_pairs(frames: list, pairs: list) -> tuple:
-    """The rows of each pair of a duet run's shards among the merged samples, and each pair's CPU stratum."""
+    """A duet run's shards' pairs as ``run_pairs`` gives one shard's: their rows among the merged samples."""
     import numpy as np
 
     offsets = np.cumsum([0, *(len(frame) for frame in frames[:-1])])
     base, head = (np.concatenate([one[side] + at for one, at in zip(pairs, offsets, strict=True)]) for side in (0, 1))
-    assignments = np.asarray([cpus for _, _, head_cpus in pairs for cpus in head_cpus], dtype=str)
-    strata = np.unique(assignments, return_inverse=True)[1].astype(np.int64)  # each CPU set's rank among them
-    return base, head, strata
+    return base, head, [cpus for _, _, head_cpus in pairs for cpus in head_cpus]
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:

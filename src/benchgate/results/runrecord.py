@@ -219,7 +219,7 @@ class RunSummary:
     build_failure: BuildFailure | None = None
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
-    pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
+    pairs: tuple | None = None  # a duet run's (base rows, head rows, head CPU sets) in the samples, by rundirs.load
     prior: dict[tuple[str, str], float] = field(default_factory=dict)  # run.json's prior: variance per row key
 
 
