@@ -8,6 +8,7 @@ import codecs
 import csv
 import hashlib
 import io
+import itertools
 import os
 import re
 import sys
@@ -249,30 +250,26 @@ def read_samples_prefixes(
 ) -> tuple[pd.DataFrame, ...]:
     """The samples in the first ``size`` bytes of results.csv per look, whose recorded ``digests`` must still match."""
     name, data = _read_bytes(path)
-    for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
-        if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
+    frames = []
+    for look, (size, digest) in enumerate(itertools.zip_longest(sizes, digests)):
+        if not 0 <= size <= len(data):
+            raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
+        if digest is not None and hashlib.sha256(data[:size]).hexdigest() != digest:
             raise InputError(
                 f"the recorded looks do not follow from results.csv: its first {size} bytes changed after "
                 f"look {look} (their sha256 is not the one run.json holds)",
                 where=name,
             )
-    return tuple(_prefix_samples(name, data, size) for size in sizes)
+        seen = data[:size]
+        past_header = seen.partition(b"\n")[2]
+        frames.append(_parse(name, seen, "old", "new") if _NOT_BLANK.search(past_header) else empty_samples())
+    return tuple(frames)
 
 
 def file_prefix_sha256(path: Path, size: int) -> str:
     """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read(size)).hexdigest()
-
-
-def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
-    if not 0 <= size <= len(data):
-        raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
-    data = data[:size]
-    body = data.split(b"\n", 1)[1] if b"\n" in data else b""
-    if not _NOT_BLANK.search(body):
-        return empty_samples()
-    return _parse(name, data, "old", "new")
 
 
 class AppendedCsv:
