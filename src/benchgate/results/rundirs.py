@@ -20,14 +20,9 @@ if TYPE_CHECKING:
 
 def _missing_shards(records: list[RunSummary]) -> list[str]:
     """Shards of a sharded run with no results: a lost runner must not pass as a smaller selection."""
-    given = [summary.shard for summary in records if summary.shard]
-    if not given:
-        return []
-    counts = {int(shard.split("/")[1]) for shard in given}
-    if len(counts) > 1:
-        raise InputError(f"the shards disagree on the shard count: {', '.join(sorted(set(given)))}")
-    count = counts.pop()
-    present = {int(shard.split("/")[0]) for shard in given}
+    given = [summary.shard.split("/") for summary in records if summary.shard]  # "I/N"
+    count = _same([int(total) for _, total in given], "the shard count") or 0
+    present = {int(index) for index, _ in given}
     return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
 
 
