@@ -143,7 +143,7 @@ def test_no_look_yet_decides_nothing():
         ({"stopped": {"a.js": {"after_runs": 5, "look": 0, "reason": 7}}}, "reason: must be a short string"),
         ({"stops": 3}, "stops: must be 1 or 2"),
         ({"stops": 2, "stopped": {}}, "stopped: must be a list"),
-        ({"stops": 2, "configurations": {"b.js": {}}}, "must name a selected file"),
+        ({"stops": 2, "stopped": [], "configurations": {"b.js": {}}}, "must name a selected file"),
         (  # a comparison's stop in a file that ran whole
             {
                 "stops": 2,

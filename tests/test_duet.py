@@ -347,14 +347,14 @@ def test_paired_test_cancels_shared_interference_and_a_cpu_set_bias():
     assert not (result.decision == 0).any()  # A/A: no regression
 
 
-def test_read_pairs_refuses_a_pairing_that_counts_more_pairs_than_written(tmp_path):
+def test_run_pairs_refuses_a_pairing_that_counts_more_pairs_than_written(tmp_path):
     path = tmp_path / pairsfile.PAIRS_FILE
     with pairsfile.PairsWriter(path):
         pass
     with pytest.raises(InputError, match="0 pairs, but run.json's pairing.pairs says 1"):
-        pairsfile.read_pairs(
-            path,
+        pairsfile.run_pairs(
             pairsfile.Pairing(mode="duet", file="pairs.csv", pairs=1, unpaired_samples=0, dropped=0),
+            tmp_path / "run.json",
             results.empty_samples(),
         )
     with pytest.raises(InputError, match="pairing.mode: must be one of sequential, duet"):
@@ -411,7 +411,8 @@ def test_an_interrupted_duet_resumes_to_whole_pairs_and_shards_merge(tmp_path):
     # calc/add.js 2 rows, calc/flags.js 1, text/quote.js 4: 7 rows x 3 runs, every one in a pair
     assert record["complete"] and record["pairing"]["pairs"] == 21 and len(samples) == 42
     assert (
-        len(pairsfile.read_pairs(out / "pairs.csv", pairsfile.Pairing.model_validate(record["pairing"]), samples)) == 21
+        len(pairsfile.run_pairs(pairsfile.Pairing.model_validate(record["pairing"]), out / "run.json", samples)[0])
+        == 21
     )
     shards = [tmp_path / "shard1", tmp_path / "shard2"]
     for index, shard in enumerate(shards, start=1):

@@ -269,7 +269,7 @@ def test_a_record_of_each_kind_from_the_previous_version_reads(kind, tmp_path):
         text = (directory / "run.json").read_text()
         record = results.load_run_record(directory / "run.json")
         assert record.to_json() == json.loads(text)  # read and written back, field for field
-        written = results.write_run_record(tmp_path / "run.json", record)
+        written = results.write_run_record(tmp_path / "run.json", record.to_json())
         assert json.loads((tmp_path / "run.json").read_text()) == json.loads(text) and written == record
     samples, summary, shards = results.load([str(directory) for directory in _run_dirs(kind)])
     assert summary.has_record and summary.head.sha == record.binaries.head.sha

@@ -8,6 +8,7 @@ import codecs
 import csv
 import hashlib
 import io
+import itertools
 import os
 import re
 import sys
@@ -64,9 +65,8 @@ def _times(texts: np.ndarray) -> tuple[np.ndarray, pd.arrays.IntegerArray, np.nd
     import pandas as pd
 
     seconds = _decimals(texts)
-    unread = np.flatnonzero(~np.isfinite(seconds))
-    bad = np.zeros(len(texts), dtype=bool)
-    bad[unread] = [bool(texts[index].strip()) for index in unread]
+    bad = ~np.isfinite(seconds)  # unread, and then: not empty
+    bad[bad] = [bool(text.strip()) for text in texts[bad]]
     nanos = np.zeros(len(texts), dtype=np.int64)
     known = np.fromiter(map(bool, map(_NODE_FORM.fullmatch, texts)), dtype=bool, count=len(texts))
     nanos[known] = np.rint(seconds[known] * 1e9)
@@ -105,8 +105,7 @@ def _header(name: str, data: bytes) -> list[str]:
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     if not _NOT_BLANK.search(data, start):
         raise InputError(f"empty file, expected a compare.js CSV starting with the header {CSV_HEADER}", where=name)
-    end = min((i for i in (data.find(b"\n", start), data.find(b"\r", start)) if i >= 0), default=len(data))
-    first_line = _decode(name, data[start:end])
+    first_line = _decode(name, re.match(rb"[^\r\n]*", data)[0])  # utf-8-sig: without the BOM
     try:
         columns = [field.strip() for field in next(csv.reader([first_line], skipinitialspace=True))]
     except (csv.Error, StopIteration):
@@ -251,14 +250,20 @@ def read_samples_prefixes(
 ) -> tuple[pd.DataFrame, ...]:
     """The samples in the first ``size`` bytes of results.csv per look, whose recorded ``digests`` must still match."""
     name, data = _read_bytes(path)
-    for look, (size, digest) in enumerate(zip(sizes, digests, strict=False)):
-        if digest is not None and 0 <= size <= len(data) and hashlib.sha256(data[:size]).hexdigest() != digest:
+    frames = []
+    for look, (size, digest) in enumerate(itertools.zip_longest(sizes, digests)):
+        if not 0 <= size <= len(data):
+            raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
+        if digest is not None and hashlib.sha256(data[:size]).hexdigest() != digest:
             raise InputError(
                 f"the recorded looks do not follow from results.csv: its first {size} bytes changed after "
                 f"look {look} (their sha256 is not the one run.json holds)",
                 where=name,
             )
-    return tuple(_prefix_samples(name, data, size) for size in sizes)
+        seen = data[:size]
+        past_header = seen.partition(b"\n")[2]
+        frames.append(_parse(name, seen, "old", "new") if _NOT_BLANK.search(past_header) else empty_samples())
+    return tuple(frames)
 
 
 def file_prefix_sha256(path: Path, size: int) -> str:
@@ -267,21 +272,10 @@ def file_prefix_sha256(path: Path, size: int) -> str:
         return hashlib.sha256(handle.read(size)).hexdigest()
 
 
-def _prefix_samples(name: str, data: bytes, size: int) -> pd.DataFrame:
-    if not 0 <= size <= len(data):
-        raise InputError(f"a look at byte {size} is past the end of the file ({len(data)} bytes)", where=name)
-    data = data[:size]
-    body = data.split(b"\n", 1)[1] if b"\n" in data else b""
-    if not _NOT_BLANK.search(body):
-        return empty_samples()
-    return _parse(name, data, "old", "new")
-
-
 class AppendedCsv:
-    """A CSV appended in a ``with`` block, header first, each line flushed (``fsync``: on the disk) as it is written."""
+    """A CSV appended in a ``with`` block, header first, each line on the disk (fsynced) as it is written."""
 
     header = ""
-    fsync = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -301,15 +295,13 @@ class AppendedCsv:
         """Append one line and flush it."""
         self._handle.write(line)
         self._handle.flush()
-        if self.fsync:
-            os.fsync(self._handle.fileno())
+        os.fsync(self._handle.fileno())
 
 
 class ResultsWriter(AppendedCsv):
     """Appends samples to a results.csv, each one on the disk before the next, so a crash loses nothing measured."""
 
     header = CSV_HEADER + "\n"
-    fsync = True
 
     def append(
         self, binary: str, filename: str, configuration: str, rate: float | str, time: float | str | None

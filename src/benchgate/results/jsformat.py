@@ -34,11 +34,6 @@ def quote(field: str) -> str:
     return '"' + field.replace('"', '""') + '"'
 
 
-def is_decimal_text(text: str) -> bool:
-    """True when ``text`` is a finite number in JavaScript's notation (safe to write into a CSV field as is)."""
-    return bool(DECIMAL.fullmatch(text)) and math.isfinite(float(text))
-
-
 def field_text(value: Any) -> str | None:
     """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
     if isinstance(value, bool):
@@ -49,7 +44,8 @@ def field_text(value: Any) -> str | None:
         except OverflowError:  # a JSON integer beyond any double
             return None
         return js_number(number) if math.isfinite(number) else None
-    if isinstance(value, str) and is_decimal_text(value):
+    # Text in JavaScript's notation is written as it is, when finite (safe in a CSV field).
+    if isinstance(value, str) and DECIMAL.fullmatch(value) and math.isfinite(float(value)):
         return value
     return None
 
@@ -70,7 +66,6 @@ def format_sample_line(
 
 # util.inspect escapes C0 controls, the quote in use, backslash, DEL and C1 controls.
 _INSPECT_NAMED = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r", 92: "\\\\"}
-_INSPECT_LINE_WIDTH = 16  # util.inspect's kMinLineWidth
 _INSPECT_BREAK_LENGTH = 128  # util.inspect's default breakLength
 
 
@@ -106,7 +101,7 @@ def js_inspect(value: Any) -> str:
         if value == 0 and math.copysign(1.0, value) < 0:
             return "-0"
         return js_number(value)
-    if isinstance(value, str) and len(value) > _INSPECT_LINE_WIDTH and len(value) > _INSPECT_BREAK_LENGTH - 4:
+    if isinstance(value, str) and len(value) > _INSPECT_BREAK_LENGTH - 4:
         # util.inspect splits long strings after each newline (only "\n"), each piece quoted on its own.
         lines = value.split("\n")
         pieces = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])

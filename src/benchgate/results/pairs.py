@@ -74,7 +74,7 @@ def pairing_record(mode: str, pairs: int = 0, unpaired_samples: int = 0, dropped
 
 
 class PairsWriter(AppendedCsv):
-    """Appends pairs to pairs.csv, flushed with each (like results.csv: a crash loses no pair written)."""
+    """Appends pairs to pairs.csv, each on the disk before the next (like results.csv: a crash loses no pair)."""
 
     header = _csv_line(PAIRS_HEADER)
 
@@ -99,8 +99,14 @@ def _number(text: str, where: str, line: int, what: str, low: int, high: int) ->
     return int(text)
 
 
-def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair]:
-    """A duet run's pairs, checked against its results.csv (``samples``) and run.json; InputError naming a bad line."""
+def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
+    """A duet run's pairs (else None): each pair's base and head row in ``samples`` and its head CPU set, pairs.csv
+    checked against results.csv (``samples``) and run.json (``pairing``); InputError naming a bad line."""
+    import numpy as np
+
+    if not pairing.duet:
+        return None
+    path = record_path.parent / PAIRS_FILE
     where = str(path)
     try:
         check_size(path, MAX_PAIRS_BYTES)
@@ -119,7 +125,7 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
     filenames = samples["filename"].to_numpy(dtype=object)
     configurations = samples["configuration"].to_numpy(dtype=object)
     used: dict[int, int] = {}
-    pairs = []
+    pairs = []  # (base row, head row, head CPU set)
     for number, fields in enumerate(rows[1:], start=2):
         if len(fields) != len(PAIRS_HEADER):
             raise _fail(where, number, f"{len(fields)} fields, expected {len(PAIRS_HEADER)}")
@@ -143,8 +149,8 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
         for what, cpus in (("base_cpus", base_cpus), ("head_cpus", head_cpus)):
             if len(cpus) > 256 or not _CPUS.match(cpus):
                 raise _fail(where, number, f"{what} must be a CPU list such as 0 or 2-3, not {cpus[:20]!r}")
-        iteration = _number(iteration, where, number, "iteration", 0, MAX_COUNT)
-        pairs.append(Pair(filename, configuration, iteration, lines["base"], lines["head"], base_cpus, head_cpus))
+        _number(iteration, where, number, "iteration", 0, MAX_COUNT)
+        pairs.append((lines["base"] - 2, lines["head"] - 2, head_cpus))
     if len(pairs) != pairing.pairs:
         raise InputError(f"{len(pairs)} pairs, but run.json's pairing.pairs says {pairing.pairs}", where=where)
     if count != 2 * pairing.pairs + pairing.unpaired_samples:
@@ -153,16 +159,5 @@ def read_pairs(path: Path, pairing: Pairing, samples: pd.DataFrame) -> list[Pair
             f"{pairing.unpaired_samples} unpaired samples ({2 * pairing.pairs + pairing.unpaired_samples})",
             where=where,
         )
-    return pairs
-
-
-def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tuple | None:
-    """A duet run's pairs (else None): each pair's base and head row in ``samples``, and its head CPU set."""
-    import numpy as np
-
-    if not pairing.duet:
-        return None
-    pairs = read_pairs(record_path.parent / PAIRS_FILE, pairing, samples)
-    base = np.fromiter((pair.base_line - 2 for pair in pairs), dtype=np.int64, count=len(pairs))
-    head = np.fromiter((pair.head_line - 2 for pair in pairs), dtype=np.int64, count=len(pairs))
-    return base, head, [pair.head_cpus for pair in pairs]
+    base, head = (np.array([pair[side] for pair in pairs], dtype=np.int64) for side in (0, 1))
+    return base, head, [pair[2] for pair in pairs]

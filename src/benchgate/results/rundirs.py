@@ -20,14 +20,9 @@ if TYPE_CHECKING:
 
 def _missing_shards(records: list[RunSummary]) -> list[str]:
     """Shards of a sharded run with no results: a lost runner must not pass as a smaller selection."""
-    given = [summary.shard for summary in records if summary.shard]
-    if not given:
-        return []
-    counts = {int(shard.split("/")[1]) for shard in given}
-    if len(counts) > 1:
-        raise InputError(f"the shards disagree on the shard count: {', '.join(sorted(set(given)))}")
-    count = counts.pop()
-    present = {int(shard.split("/")[0]) for shard in given}
+    given = [summary.shard.split("/") for summary in records if summary.shard]  # "I/N"
+    count = _same([int(total) for _, total in given], "the shard count") or 0
+    present = {int(index) for index, _ in given}
     return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
 
 
@@ -115,25 +110,28 @@ def load(arguments: list[str]) -> tuple[pd.DataFrame, RunSummary, list[AdaptiveS
     if too_long.any():
         row = samples[too_long].iloc[0]
         raise InputError(f"benchmark name longer than {MAX_NAME} characters: {str(row['filename'])[:60]!r}...")
-    pairs = []  # each shard's duet pairs (pairs.csv size-capped there), read once
+    pairs, shards = [], []  # each shard's duet pairs (pairs.csv size-capped there), read once; the adaptive runs
     for (csv_path, record_path), record, frame in zip(located, records, frames, strict=True):
         if record is None and run.pairing == DUET:
             raise InputError("a duet run's results need their run.json and pairs.csv", where=str(csv_path))
         pairs.append(None if record is None else run_pairs(record.pairing, record_path, frame))
+        if record is not None and record.adaptive_run:
+            # Each look's samples: results.csv's first bytes, as long as they were at that look.
+            sizes, digests = [look.csv_bytes for look in record.looks], [look.csv_sha256 for look in record.looks]
+            look_samples = read_samples_prefixes(csv_path, sizes, digests)
+            shards.append(AdaptiveShard(str(record_path), record, look_samples, pairs[-1]))
     if run.pairing == DUET:
         run = replace(run, pairs=_duet_pairs(frames, pairs))
-    return samples, run, _shards(located, records, pairs)
+    return samples, run, shards
 
 
 def _duet_pairs(frames: list, pairs: list) -> tuple:
-    """The rows of each pair of a duet run's shards among the merged samples, and each pair's CPU stratum."""
+    """A duet run's shards' pairs as ``run_pairs`` gives one shard's: their rows among the merged samples."""
     import numpy as np
 
     offsets = np.cumsum([0, *(len(frame) for frame in frames[:-1])])
     base, head = (np.concatenate([one[side] + at for one, at in zip(pairs, offsets, strict=True)]) for side in (0, 1))
-    assignments = np.asarray([cpus for _, _, head_cpus in pairs for cpus in head_cpus], dtype=str)
-    strata = np.unique(assignments, return_inverse=True)[1].astype(np.int64)  # each CPU set's rank among them
-    return base, head, strata
+    return base, head, [cpus for _, _, head_cpus in pairs for cpus in head_cpus]
 
 
 def nothing_selected(arguments: list[str]) -> RunSummary | None:
@@ -161,15 +159,3 @@ class AdaptiveShard:
     record: RunRecord  # an adaptive run's: its design, files, looks and stops
     look_samples: tuple[pd.DataFrame, ...]
     pairs: tuple | None = None  # a duet run's pairs (results.pairs.run_pairs): its looks are decided on them
-
-
-def _shards(located: list[tuple[Path, Path | None]], records: list, pairs: list) -> list[AdaptiveShard]:
-    """The adaptive runs among ``load``'s run directories, with each look's samples (results.csv's first bytes)."""
-    shards = []
-    for (csv_path, record_path), record, found in zip(located, records, pairs, strict=True):
-        if record is None or not record.adaptive_run:
-            continue
-        sizes, digests = [look.csv_bytes for look in record.looks], [look.csv_sha256 for look in record.looks]
-        samples = read_samples_prefixes(csv_path, sizes, digests)
-        shards.append(AdaptiveShard(str(record_path), record, samples, found))
-    return shards

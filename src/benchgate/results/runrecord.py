@@ -61,15 +61,6 @@ class RunRecord(parts.Model):
         value = data.get("schema") if isinstance(data, dict) else None
         if value != SCHEMA or isinstance(value, bool):
             raise parts.invalid(f"must be {SCHEMA}, not {str(value)[:20]!r}", "schema")
-        # Checked first: a file's configurations say how its stops are read.
-        configurations = data.get("configurations")
-        if isinstance(configurations, dict) and configurations:
-            selection = data.get("selection")
-            files = selection.get("files") if isinstance(selection, dict) else None
-            files = files if isinstance(files, list) else []
-            unknown = [name for name in configurations if name not in files]
-            if unknown:
-                raise parts.invalid("must name a selected file", f"configurations[{str(unknown[0])[:80]!r}]")
         stopped = data.get("stopped")
         if data.get("stops", 1) == 1 and isinstance(stopped, dict):  # an older record's whole-file stops, as a list
             items = [{**item, "filename": name} if isinstance(item, dict) else item for name, item in stopped.items()]
@@ -79,6 +70,10 @@ class RunRecord(parts.Model):
     @model_validator(mode="after")
     def _fits_the_selection(self) -> "RunRecord":
         files = self.selection.files
+        # Before the stops: a file's configurations say how its stops are read.
+        unknown = [name for name in self.configurations if name not in (files or ())]
+        if unknown:
+            raise parts.invalid("must name a selected file", f"configurations[{unknown[0][:80]!r}]")
         if self.adaptive_run:
             if self.design is None:
                 raise parts.invalid("must be an object (the adaptive run's design)", "design")
@@ -224,7 +219,7 @@ class RunSummary:
     build_failure: BuildFailure | None = None
     sandbox: SandboxUse | None = None  # None: a record from before the sandbox
     pairing: str = "sequential"  # "duet": base and head ran side by side (benchgate.results.pairs)
-    pairs: tuple | None = None  # a duet run's (base rows, head rows) in the samples, set by rundirs.load
+    pairs: tuple | None = None  # a duet run's (base rows, head rows, head CPU sets) in the samples, by rundirs.load
     prior: dict[tuple[str, str], float] = field(default_factory=dict)  # run.json's prior: variance per row key
 
 
@@ -258,10 +253,9 @@ def load_run_record(path: Path, *, resume: bool = False) -> RunRecord:
     return record
 
 
-def write_run_record(path: Path, record: RunRecord | dict[str, Any]) -> RunRecord:
+def write_run_record(path: Path, fields: dict[str, Any]) -> RunRecord:
     """The one writer of run.json: checked against the model, then written atomically (a temporary file, renamed)."""
-    if not isinstance(record, RunRecord):
-        record = RunRecord.model_validate(record)
+    record = RunRecord.model_validate(fields)
     write_atomically(path, json.dumps(record.to_json(), indent=2) + "\n")
     return record
 
