@@ -57,7 +57,7 @@ def _handler(args: argparse.Namespace) -> int:
         found = series(url, args.filter, branch=args.branch)
         if not found:
             raise InputError(f"no stored series matches {args.filter!r}")
-        tables = [render_series(one, change_points(one) if len(one.points) >= MIN_POINTS else []) for one in found]
+        tables = [render_series(one, change_points(one)) for one in found]
         print("\n\n".join(tables))
         return EXIT_OK
     since = iso_date(args.since, "--since") if args.since else None
@@ -73,7 +73,7 @@ def _handler(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(changes_json(points))
     else:
-        print(render_changes_text(points, looked_at=found.looked_at, too_short=len(found.too_short)))
+        print(render_changes_text(points, looked_at=found.looked_at, too_short=len(all_series) - found.looked_at))
     return EXIT_OK
 
 
@@ -84,8 +84,6 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
     from benchgate.history.store import series
 
     all_series = series(url)
-    if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"must contain {{sha}} where the commit goes, not {commit_url[:80]!r}", where="--commit-url")
     points = find_changes(all_series).points
     written = write_site(Path(out_dir), all_series, points, site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
@@ -101,7 +99,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
     if not rows:
         return ""
-    from benchgate.history.changepoints import MIN_POINTS, change_points
+    from benchgate.history.changepoints import change_points
     from benchgate.history.model import row_history
     from benchgate.history.store import series
     from benchgate.report.historytext import render_history_context
@@ -113,6 +111,6 @@ def comment_context(settings: Any, gated: Any) -> str:
         return ""
     names = {f"{filename} {configuration}" for filename, configuration in rows}
     relevant = [one for one in stored if one.key.label() in names]
-    changes = [change for one in relevant if len(one.points) >= MIN_POINTS for change in change_points(one)]
+    changes = [change for one in relevant for change in change_points(one)]
     histories = [row_history(relevant, changes, filename, configuration) for filename, configuration in rows]
     return render_history_context(histories, site_url=settings.history.site_url or None)

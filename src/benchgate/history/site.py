@@ -167,9 +167,9 @@ def write_site(
     """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
     ``commit_url`` (``.../commit/{sha}``) links commits; ``site_url`` is where the site is published."""
     if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
+        raise InputError(f"{commit_url[:80]!r} has no {{sha}} to put the commit in", where="--commit-url")
     if commit_url is not None and not commit_url.startswith(("https://", "http://")):
-        raise InputError(f"the commit URL {commit_url!r} must start with https:// or http://")
+        raise InputError(f"{commit_url[:80]!r} must start with https:// or http://", where="--commit-url")
     out_dir = Path(out_dir)
     (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
