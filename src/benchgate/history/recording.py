@@ -225,25 +225,18 @@ def record_run(
 STARRED = ("*", "**", "***")
 
 
-@dataclass(frozen=True)
-class ReleaseStep:
-    """A finished step: its newer release, its run directory and compare.R's table of it."""
-
-    head: str
-    directory: Path
-    compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
-
-
-def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
-    """Every row's series over the releases, and the steps compare.R starred as its change points."""
+def release_series(steps: Sequence[tuple[str, Path, pd.DataFrame]]) -> tuple[list[Series], list[ChangePoint]]:
+    """Every row's series over the releases, and the steps compare.R starred as its change points; a finished
+    step is its newer release, its run directory and compare.R's table of it (filename, configuration,
+    confidence, improvement, p_value per row)."""
     with tempfile.TemporaryDirectory(prefix="benchgate-releases-") as scratch:
         store = f"sqlite:///{Path(scratch) / 'releases.db'}"
-        for step in steps:
-            record_run(step.directory, store, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        for head, directory, _ in steps:
+            record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
         found = db.series(store, branch=RELEASES_BRANCH)
     changes = []
-    for step in steps:
-        release, starred = f"v{step.head}", step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
+    for head, _, compared in steps:
+        release, starred = f"v{head}", compared[compared["confidence"].astype(str).isin(STARRED)]
         rows = {(str(row.filename), str(row.configuration)): row for row in starred.itertuples(index=False)}
         for one in found:
             row = rows.get((one.key.filename, one.key.configuration))

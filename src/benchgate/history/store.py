@@ -133,7 +133,7 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
 
         return Store(engine, shown, path)
     if backend == "postgresql":
-        if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
+        if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # the driver benchgate installs
         arguments = {"connect_timeout": CONNECT_TIMEOUT, "options": f"-c lock_timeout={int(lock_timeout * 1000)}"}
         try:
@@ -258,6 +258,6 @@ def main_spreads(
     store_url: str, files: Iterable[str], *, runner: str, node_flags: str, branch: str = "main"
 ) -> dict[tuple[str, str], list[float]]:
     """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
-    found = [one for one in series(store_url, branch=branch, files=files) if one.key.runner == runner]
-    mine = [one for one in found if one.key.node_flags == node_flags]
+    found = series(store_url, branch=branch, files=files)
+    mine = [one for one in found if (one.key.runner, one.key.node_flags) == (runner, node_flags)]
     return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
