@@ -91,7 +91,7 @@ def read_entry(
     if not record_path.is_file():
         raise InputError("no run.json here: only a run directory of `benchgate run` can be recorded", where=where)
     samples, summary, _ = rundirs.load([where])
-    record = runrecord.load_run_record(record_path).to_json()
+    record = runrecord.load_run_record(record_path)
     if summary.build_failure is not None:
         raise InputError(f"nothing was measured: the {summary.build_failure.side} did not build", where=where)
     if not summary.complete:
@@ -114,12 +114,11 @@ def read_entry(
     if branch is None:
         ref = head.ref if head.source == "build" else None  # a local binary's ref is its path
         branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
-    when = date or record.get("started_at") or record.get("ended_at")
-    if not isinstance(when, str):
+    when = date or record.started_at or record.ended_at
+    if when is None:
         raise InputError("the run has no date (run.json started_at); give --date", where=where)
-    environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-    facts = {key: value for key, value in environment.items() if key != "warnings"}
-    settings = {key: record[key] for key in _SETTINGS if key in record}
+    facts = {key: value for key, value in (record.environment or {}).items() if key != "warnings"}
+    settings = {key: value for key, value in record.to_json().items() if key in _SETTINGS}
     rows, numbered = summarize(samples)
     values = {
         "digest": hashlib.sha256(
