@@ -62,18 +62,18 @@ def _handler(args: argparse.Namespace) -> int:
         return EXIT_OK
     since = iso_date(args.since, "--since") if args.since else None
     all_series = series(url, branch=args.branch)
-    found = find_changes(all_series)
-    if found.looked_at == 0:
+    looked_at = sum(len(one.points) >= MIN_POINTS for one in all_series)
+    if looked_at == 0:
         longest = max((len(one.points) for one in all_series), default=0)
         raise HistoryTooShort(
             f"no series has the {MIN_POINTS} stored runs change points need "
             f"({len(all_series)} series, the longest has {longest} runs)"
         )
-    points = [point for point in found.points if since is None or point.date >= since]
+    points = [point for point in find_changes(all_series) if since is None or point.date >= since]
     if args.format == "json":
         print(changes_json(points))
     else:
-        print(render_changes_text(points, looked_at=found.looked_at, too_short=len(all_series) - found.looked_at))
+        print(render_changes_text(points, looked_at=looked_at, too_short=len(all_series) - looked_at))
     return EXIT_OK
 
 
@@ -84,7 +84,7 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
     from benchgate.history.store import series
 
     all_series = series(url)
-    points = find_changes(all_series).points
+    points = find_changes(all_series)
     written = write_site(Path(out_dir), all_series, points, site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK

@@ -8,7 +8,6 @@ its t-test has p >= MAX_PVALUE. Why this and not Otava: docs/history.md (tests/p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import ruptures
@@ -23,14 +22,6 @@ MIN_POINTS = 2 * MIN_SEGMENT  # fewer stored runs and a series has no change poi
 # 10 % steps are found as often (1e-3 finds more, but flags 0.5 % of A/A series at 1.2 % noise, 3 times Otava).
 PENALTY = 4.0
 MAX_PVALUE = 3e-4
-
-
-@dataclass(frozen=True)
-class Changes:
-    """Every change point found, and how many series were long enough to look at."""
-
-    points: tuple[ChangePoint, ...]
-    looked_at: int
 
 
 def _noise(logs: np.ndarray) -> float:
@@ -88,7 +79,6 @@ def change_points(series: Series) -> list[ChangePoint]:
     return points
 
 
-def find_changes(all_series: Sequence[Series]) -> Changes:
-    """Change points of every series, and how many were long enough to have any."""
-    points = tuple(point for series in all_series for point in change_points(series))
-    return Changes(points, sum(len(series.points) >= MIN_POINTS for series in all_series))
+def find_changes(all_series: Sequence[Series]) -> list[ChangePoint]:
+    """Change points of every series, oldest first within each."""
+    return [point for series in all_series for point in change_points(series)]

@@ -217,12 +217,11 @@ def series(
     filter: str | None = None,
     *,
     branch: str | None = None,
-    since: str | None = None,
     files: Iterable[str] | None = None,
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since`` (of
-    ``files`` only): a point per head side, in date order, and on ``releases`` a run's base release too when it is
-    no point yet (the oldest one)."""
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs (of ``files`` only):
+    a point per head side, in date order, and on ``releases`` a run's base release too when it is no point yet
+    (the oldest one)."""
     columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
     query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
     release_base = (
@@ -233,8 +232,6 @@ def series(
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
     if branch is not None:
         query = query.where(runs.c.branch == branch)
-    if since is not None:
-        query = query.where(runs.c.date >= since)
     if files is not None:
         query = query.where(rows.c.filename.in_(sorted(set(files))))
     query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
