@@ -57,8 +57,7 @@ def _handler(args: argparse.Namespace) -> int:
         found = series(url, args.filter, branch=args.branch)
         if not found:
             raise InputError(f"no stored series matches {args.filter!r}")
-        tables = [render_series(one, change_points(one)) for one in found]
-        print("\n\n".join(tables))
+        print("\n\n".join(render_series(one, change_points(one)) for one in found))
         return EXIT_OK
     since = iso_date(args.since, "--since") if args.since else None
     all_series = series(url, branch=args.branch)
@@ -84,8 +83,7 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
     from benchgate.history.store import series
 
     all_series = series(url)
-    points = find_changes(all_series)
-    written = write_site(Path(out_dir), all_series, points, site_url=site_url, commit_url=commit_url)
+    written = write_site(Path(out_dir), all_series, find_changes(all_series), site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK
 
@@ -109,8 +107,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""
-    names = {f"{filename} {configuration}" for filename, configuration in rows}
-    relevant = [one for one in stored if one.key.label() in names]
+    relevant = [one for one in stored if (one.key.filename, one.key.configuration) in rows]
     changes = [change for one in relevant for change in change_points(one)]
     histories = [row_history(relevant, changes, filename, configuration) for filename, configuration in rows]
     return render_history_context(histories, site_url=settings.history.site_url or None)
