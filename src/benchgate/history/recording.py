@@ -189,9 +189,8 @@ def _insert(connection: Connection, entry: RunEntry, keep: int) -> tuple[int, bo
         branch = select(runs.c.id).where(runs.c.branch == entry.values["branch"])
         kept = branch.order_by(runs.c.date.desc(), runs.c.id.desc()).limit(keep).scalar_subquery()
         old = [row.id for row in connection.execute(branch.where(runs.c.id.not_in(kept)))]
-        for table in (db.samples, db.rows):
-            connection.execute(table.delete().where(table.c.run_id.in_(old)))
-        connection.execute(runs.delete().where(runs.c.id.in_(old)))
+        for column in (db.samples.c.run_id, db.rows.c.run_id, runs.c.id):  # no cascade: SQLite's foreign keys are off
+            connection.execute(column.table.delete().where(column.in_(old)))
     return run_id, True
 
 
