@@ -22,7 +22,7 @@ import yaml
 from actionsim import evaluate, run_action, substitute
 from nodelike import make_node_like_repo
 
-from benchgate import history
+from benchgate.history.store import series
 from benchgate.report.comment import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -378,7 +378,7 @@ def test_action_steps_fail_then_pass_against_fake_github(tmp_path, fake_server, 
     recorded_line = pushed.step("history").stdout
     assert pushed.step("history").returncode == 0 and f"recorded: run 1, commit {head[:12]} on main" in recorded_line
     assert not broken.step("history").ran
-    stored = history.series(f"sqlite:///{tmp_path / 'history.db'}")
+    stored = series(f"sqlite:///{tmp_path / 'history.db'}")
     assert stored and {point.commit for one in stored for point in one.points} == {head}
     assert {one.key.branch for one in stored} == {"main"}
     comments, checks = comments_and_checks(dump)

@@ -103,7 +103,7 @@ def change_ends(change_id: str, store: str | None, selection: Selection) -> tupl
     from benchgate.history.store import series
 
     url = resolve_store(store, HistorySettings())
-    points = [point for point in find_changes(series(url)).points if point.id == change_id]
+    points = [point for point in find_changes(series(url)) if point.id == change_id]
     if not points:
         raise InputError(f"--change {change_id}: no such change point (see `benchgate history changes --format json`)")
     if not (point := points[0]).before_commit:

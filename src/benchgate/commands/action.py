@@ -181,13 +181,13 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
 
 def change_points_since(store: str, config_path: str, since: str) -> list:
     """The change points of every stored series dated ``since`` or later (none while every series is short)."""
-    from benchgate.history.changepoints import find_changes
+    from benchgate.history.changepoints import MIN_POINTS, find_changes
     from benchgate.history.store import series
 
-    found = find_changes(series(resolve_store(store or None, configured_history(config_path))))
-    if found.looked_at == 0:
+    all_series = series(resolve_store(store or None, configured_history(config_path)))
+    if all(len(one.points) < MIN_POINTS for one in all_series):
         print("::notice title=benchgate::no stored series is long enough for change points yet: nothing to bisect")
-    return [point for point in found.points if point.date >= since]
+    return [point for point in find_changes(all_series) if point.date >= since]
 
 
 def bisect_step(environ: Mapping[str, str], *, now: datetime | None = None) -> int:

@@ -57,23 +57,22 @@ def _handler(args: argparse.Namespace) -> int:
         found = series(url, args.filter, branch=args.branch)
         if not found:
             raise InputError(f"no stored series matches {args.filter!r}")
-        tables = [render_series(one, change_points(one) if len(one.points) >= MIN_POINTS else []) for one in found]
-        print("\n\n".join(tables))
+        print("\n\n".join(render_series(one, change_points(one)) for one in found))
         return EXIT_OK
     since = iso_date(args.since, "--since") if args.since else None
     all_series = series(url, branch=args.branch)
-    found = find_changes(all_series)
-    if found.looked_at == 0:
+    looked_at = sum(len(one.points) >= MIN_POINTS for one in all_series)
+    if looked_at == 0:
         longest = max((len(one.points) for one in all_series), default=0)
         raise HistoryTooShort(
             f"no series has the {MIN_POINTS} stored runs change points need "
             f"({len(all_series)} series, the longest has {longest} runs)"
         )
-    points = [point for point in found.points if since is None or point.date >= since]
+    points = [point for point in find_changes(all_series) if since is None or point.date >= since]
     if args.format == "json":
         print(changes_json(points))
     else:
-        print(render_changes_text(points, looked_at=found.looked_at, too_short=len(found.too_short)))
+        print(render_changes_text(points, looked_at=looked_at, too_short=len(all_series) - looked_at))
     return EXIT_OK
 
 
@@ -84,10 +83,7 @@ def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str |
     from benchgate.history.store import series
 
     all_series = series(url)
-    if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"must contain {{sha}} where the commit goes, not {commit_url[:80]!r}", where="--commit-url")
-    points = find_changes(all_series).points
-    written = write_site(Path(out_dir), all_series, points, site_url=site_url, commit_url=commit_url)
+    written = write_site(Path(out_dir), all_series, find_changes(all_series), site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
     return EXIT_OK
 
@@ -101,7 +97,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     rows = list(dict.fromkeys(zip(gated["filename"][wanted], gated["configuration"][wanted], strict=True)))
     if not rows:
         return ""
-    from benchgate.history.changepoints import MIN_POINTS, change_points
+    from benchgate.history.changepoints import change_points
     from benchgate.history.model import row_history
     from benchgate.history.store import series
     from benchgate.report.historytext import render_history_context
@@ -111,8 +107,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""
-    names = {f"{filename} {configuration}" for filename, configuration in rows}
-    relevant = [one for one in stored if one.key.label() in names]
-    changes = [change for one in relevant if len(one.points) >= MIN_POINTS for change in change_points(one)]
+    relevant = [one for one in stored if (one.key.filename, one.key.configuration) in rows]
+    changes = [change for one in relevant for change in change_points(one)]
     histories = [row_history(relevant, changes, filename, configuration) for filename, configuration in rows]
     return render_history_context(histories, site_url=settings.history.site_url or None)

@@ -14,7 +14,7 @@ from benchgate.commands.analyze import write_charts
 from benchgate.commands.run import add_release_options, parse_node_args, run_option_values
 from benchgate.config import flags
 from benchgate.errors import EXIT_OK, InputError
-from benchgate.history.recording import ReleaseStep, release_series
+from benchgate.history.recording import release_series
 from benchgate.history.site import write_site
 from benchgate.report.markup import failure_lines
 from benchgate.report.versionsreport import VersionStep, render_versions_markdown, render_versions_text
@@ -96,9 +96,7 @@ def _handler(args: argparse.Namespace) -> int:
 def _release_site(output: Path, steps: list) -> str | None:
     """The releases as series on the history's static site (``OUTPUT/site``); its index, or None."""
     try:
-        series, changes = release_series(
-            [ReleaseStep(step.head, output / step.directory, step.gated) for step in steps]
-        )
+        series, changes = release_series([(step.head, output / step.directory, step.gated) for step in steps])
     except InputError as error:  # a step with nothing to show (every benchmark failed): no site, still a report
         print(f"benchgate: versions: no trend site: {error.one_line()}", file=sys.stderr)
         return None

@@ -8,30 +8,20 @@ its t-test has p >= MAX_PVALUE. Why this and not Otava: docs/history.md (tests/p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import ruptures
 from scipy import special
 
-from benchgate.history.model import ChangePoint, Series, SeriesKey
+from benchgate.history.model import ChangePoint, Series
 
-MIN_POINTS = 8  # fewer stored runs than this and a step cannot be told from noise at MAX_PVALUE
 MIN_SEGMENT = 4  # runs on each side of a change: three slow runs in a row are not a new level
+MIN_POINTS = 2 * MIN_SEGMENT  # fewer stored runs and a series has no change point
 # Chosen with tests/perf/compare_change_points.py (docs/history.md): PELT only proposes (a low penalty), the
 # t-test decides; at 3e-4, 20-run A/A series get a change point no more often than with Otava at 1e-4, and
 # 10 % steps are found as often (1e-3 finds more, but flags 0.5 % of A/A series at 1.2 % noise, 3 times Otava).
 PENALTY = 4.0
 MAX_PVALUE = 3e-4
-
-
-@dataclass(frozen=True)
-class Changes:
-    """Every change point found, and the series too short to look at."""
-
-    points: tuple[ChangePoint, ...]
-    too_short: tuple[SeriesKey, ...]
-    looked_at: int
 
 
 def _noise(logs: np.ndarray) -> float:
@@ -57,7 +47,7 @@ def _pvalue(logs: np.ndarray, start: int, split: int, end: int) -> float:
 def split_indices(values: Sequence[float], *, max_pvalue: float = MAX_PVALUE) -> list[tuple[int, float]]:
     """Where ``values`` (positive, oldest first) change level: (index of the first value after, p), in order."""
     logs = np.log(np.asarray(values, dtype=float))
-    if len(logs) < 2 * MIN_SEGMENT:
+    if len(logs) < MIN_POINTS:
         return []
     scaled = (logs - np.median(logs)) / _noise(logs)
     bounds = [0, *ruptures.Pelt(model="l1", min_size=MIN_SEGMENT, jump=1).fit(scaled).predict(pen=PENALTY)]
@@ -70,10 +60,10 @@ def split_indices(values: Sequence[float], *, max_pvalue: float = MAX_PVALUE) ->
     return []
 
 
-def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[ChangePoint]:
-    """The change points of one series (at least MIN_POINTS points), oldest first."""
+def change_points(series: Series) -> list[ChangePoint]:
+    """The change points of one series, oldest first (none with fewer than MIN_POINTS points)."""
     values = [point.trimmed_mean for point in series.points]
-    splits = split_indices(values, max_pvalue=max_pvalue)
+    splits = split_indices(values)
     bounds = [0, *(index for index, _ in splits), len(values)]
     points = []
     for number, (index, pvalue) in enumerate(splits):
@@ -89,8 +79,6 @@ def change_points(series: Series, *, max_pvalue: float = MAX_PVALUE) -> list[Cha
     return points
 
 
-def find_changes(all_series: Sequence[Series], *, max_pvalue: float = MAX_PVALUE) -> Changes:
-    """Change points of every series long enough; the others are listed as too short."""
-    long = [series for series in all_series if len(series.points) >= MIN_POINTS]
-    points = tuple(point for series in long for point in change_points(series, max_pvalue=max_pvalue))
-    return Changes(points, tuple(s.key for s in all_series if len(s.points) < MIN_POINTS), len(long))
+def find_changes(all_series: Sequence[Series]) -> list[ChangePoint]:
+    """Change points of every series, oldest first within each."""
+    return [point for series in all_series for point in change_points(series)]

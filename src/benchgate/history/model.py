@@ -69,8 +69,12 @@ class ChangePoint:
     @property
     def id(self) -> str:
         """A stable id: the same series and the same two runs around the change give the same id."""
-        text = "\0".join((*astuple(self.key), self.before_commit, self.commit))
-        return "cp-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+        return "cp-" + digest(*astuple(self.key), self.before_commit, self.commit)
+
+
+def digest(*parts: str) -> str:
+    """A short stable hash of ``parts``: change points' ids, the site's page names and anchors."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
 
 LAST_RUNS = 20  # K: main's spread is over its last K runs
@@ -95,12 +99,11 @@ def row_history(
     filename: str,
     configuration: str,
     *,
-    branch: str = "main",
     last: int = LAST_RUNS,
     recent: int = RECENT_COMMITS,
 ) -> RowHistory:
-    """The history of the row ``filename configuration`` on ``branch``."""
-    row = (filename, configuration, branch)
+    """The history of the row ``filename configuration`` on main."""
+    row = (filename, configuration, "main")
     candidates = [one for one in all_series if (one.key.filename, one.key.configuration, one.key.branch) == row]
     if not candidates:
         return RowHistory(filename, configuration, None, 0, math.nan, None)

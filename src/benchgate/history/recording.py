@@ -91,7 +91,7 @@ def read_entry(
     if not record_path.is_file():
         raise InputError("no run.json here: only a run directory of `benchgate run` can be recorded", where=where)
     samples, summary, _ = rundirs.load([where])
-    record = runrecord.load_run_record(record_path).to_json()
+    record = runrecord.load_run_record(record_path)
     if summary.build_failure is not None:
         raise InputError(f"nothing was measured: the {summary.build_failure.side} did not build", where=where)
     if not summary.complete:
@@ -114,12 +114,11 @@ def read_entry(
     if branch is None:
         ref = head.ref if head.source == "build" else None  # a local binary's ref is its path
         branch = RELEASES_BRANCH if release else (ref if ref and ref != "HEAD" and not _FULL_SHA.match(ref) else "main")
-    when = date or record.get("started_at") or record.get("ended_at")
-    if not isinstance(when, str):
+    when = date or record.started_at or record.ended_at
+    if when is None:
         raise InputError("the run has no date (run.json started_at); give --date", where=where)
-    environment = record.get("environment") if isinstance(record.get("environment"), dict) else {}
-    facts = {key: value for key, value in environment.items() if key != "warnings"}
-    settings = {key: record[key] for key in _SETTINGS if key in record}
+    facts = {key: value for key, value in (record.environment or {}).items() if key != "warnings"}
+    settings = {key: value for key, value in record.to_json().items() if key in _SETTINGS}
     rows, numbered = summarize(samples)
     values = {
         "digest": hashlib.sha256(
@@ -190,9 +189,8 @@ def _insert(connection: Connection, entry: RunEntry, keep: int) -> tuple[int, bo
         branch = select(runs.c.id).where(runs.c.branch == entry.values["branch"])
         kept = branch.order_by(runs.c.date.desc(), runs.c.id.desc()).limit(keep).scalar_subquery()
         old = [row.id for row in connection.execute(branch.where(runs.c.id.not_in(kept)))]
-        for table in (db.samples, db.rows):
-            connection.execute(table.delete().where(table.c.run_id.in_(old)))
-        connection.execute(runs.delete().where(runs.c.id.in_(old)))
+        for column in (db.samples.c.run_id, db.rows.c.run_id, runs.c.id):  # no cascade: SQLite's foreign keys are off
+            connection.execute(column.table.delete().where(column.in_(old)))
     return run_id, True
 
 
@@ -225,25 +223,18 @@ def record_run(
 STARRED = ("*", "**", "***")
 
 
-@dataclass(frozen=True)
-class ReleaseStep:
-    """A finished step: its newer release, its run directory and compare.R's table of it."""
-
-    head: str
-    directory: Path
-    compared: pd.DataFrame  # filename, configuration, confidence, improvement, p_value per row
-
-
-def release_series(steps: Sequence[ReleaseStep]) -> tuple[list[Series], list[ChangePoint]]:
-    """Every row's series over the releases, and the steps compare.R starred as its change points."""
+def release_series(steps: Sequence[tuple[str, Path, pd.DataFrame]]) -> tuple[list[Series], list[ChangePoint]]:
+    """Every row's series over the releases, and the steps compare.R starred as its change points; a finished
+    step is its newer release, its run directory and compare.R's table of it (filename, configuration,
+    confidence, improvement, p_value per row)."""
     with tempfile.TemporaryDirectory(prefix="benchgate-releases-") as scratch:
         store = f"sqlite:///{Path(scratch) / 'releases.db'}"
-        for step in steps:
-            record_run(step.directory, store, commit=f"v{step.head}", branch=RELEASES_BRANCH)
+        for head, directory, _ in steps:
+            record_run(directory, store, commit=f"v{head}", branch=RELEASES_BRANCH)
         found = db.series(store, branch=RELEASES_BRANCH)
     changes = []
-    for step in steps:
-        release, starred = f"v{step.head}", step.compared[step.compared["confidence"].astype(str).isin(STARRED)]
+    for head, _, compared in steps:
+        release, starred = f"v{head}", compared[compared["confidence"].astype(str).isin(STARRED)]
         rows = {(str(row.filename), str(row.configuration)): row for row in starred.itertuples(index=False)}
         for one in found:
             row = rows.get((one.key.filename, one.key.configuration))

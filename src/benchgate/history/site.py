@@ -4,7 +4,6 @@ JavaScript, inline SVG charts. The store's text (untrusted run.json) is autoesca
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections import defaultdict
@@ -19,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from benchgate.errors import InputError
-from benchgate.history.model import ChangePoint, Series, SeriesKey
+from benchgate.history.model import ChangePoint, Series, SeriesKey, digest
 
 # The site's and the --plot charts' templates (benchgate/data/*.j2): autoescaped; a name not given them fails.
 TEMPLATES = jinja2.Environment(
@@ -129,19 +128,15 @@ PAGES = "b"  # the per-benchmark pages' directory
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
-
-
 def page_name(filename: str) -> str:
     """The per-benchmark page of ``filename``: a safe file name (the store's text never picks a path)."""
     readable = _UNSAFE.sub("_", filename)[:80].strip("._") or "benchmark"
-    return f"{readable}-{_digest(filename)[:8]}.html"
+    return f"{readable}-{digest(filename)[:8]}.html"
 
 
 def anchor(key: SeriesKey) -> str:
     """The id of a series' section on its page."""
-    return "s-" + _digest(*astuple(key))
+    return "s-" + digest(*astuple(key))
 
 
 def series_href(key: SeriesKey) -> str:
@@ -167,9 +162,9 @@ def write_site(
     """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
     ``commit_url`` (``.../commit/{sha}``) links commits; ``site_url`` is where the site is published."""
     if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"the commit URL {commit_url!r} has no {{sha}} to put the commit in")
+        raise InputError(f"{commit_url[:80]!r} has no {{sha}} to put the commit in", where="--commit-url")
     if commit_url is not None and not commit_url.startswith(("https://", "http://")):
-        raise InputError(f"the commit URL {commit_url!r} must start with https:// or http://")
+        raise InputError(f"{commit_url[:80]!r} must start with https:// or http://", where="--commit-url")
     out_dir = Path(out_dir)
     (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)

@@ -133,7 +133,7 @@ def open_store(url: str, *, lock_timeout: float = LOCK_TIMEOUT, must_exist: bool
 
         return Store(engine, shown, path)
     if backend == "postgresql":
-        if parsed.get_driver_name() in ("psycopg2", "default") and parsed.drivername == "postgresql":
+        if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")  # the driver benchgate installs
         arguments = {"connect_timeout": CONNECT_TIMEOUT, "options": f"-c lock_timeout={int(lock_timeout * 1000)}"}
         try:
@@ -217,12 +217,11 @@ def series(
     filter: str | None = None,
     *,
     branch: str | None = None,
-    since: str | None = None,
     files: Iterable[str] | None = None,
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs from ``since`` (of
-    ``files`` only): a point per head side, in date order, and on ``releases`` a run's base release too when it is
-    no point yet (the oldest one)."""
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs (of ``files`` only):
+    a point per head side, in date order, and on ``releases`` a run's base release too when it is no point yet
+    (the oldest one)."""
     columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
     query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
     release_base = (
@@ -233,8 +232,6 @@ def series(
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
     if branch is not None:
         query = query.where(runs.c.branch == branch)
-    if since is not None:
-        query = query.where(runs.c.date >= since)
     if files is not None:
         query = query.where(rows.c.filename.in_(sorted(set(files))))
     query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
@@ -258,6 +255,6 @@ def main_spreads(
     store_url: str, files: Iterable[str], *, runner: str, node_flags: str, branch: str = "main"
 ) -> dict[tuple[str, str], list[float]]:
     """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
-    found = [one for one in series(store_url, branch=branch, files=files) if one.key.runner == runner]
-    mine = [one for one in found if one.key.node_flags == node_flags]
+    found = series(store_url, branch=branch, files=files)
+    mine = [one for one in found if (one.key.runner, one.key.node_flags) == (runner, node_flags)]
     return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
