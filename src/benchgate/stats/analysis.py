@@ -86,20 +86,12 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, run_data.samples)
-    rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
-    options = dict(
-        correction=policy.correction,
-        min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        unchanged_confidence=policy.unchanged_confidence,
-        max_resolution=policy.max_resolution,
-        prior=run_data.prior,  # main's history gates each row as the run recorded it
-    )
+    # main's history (``prior``) gates each row as the run recorded it
     if run_data.shards:
-        decided = adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
+        decided = adaptivetable.decide_shards(list(run_data.shards), keys, policy, run_data.prior)
     else:
-        decided = adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
+        decided = adaptivetable.decide_samples(run_data.samples, keys, policy, run_data.pairs, run_data.prior)
     test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
     return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.samples)
 
