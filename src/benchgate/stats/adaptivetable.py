@@ -73,12 +73,6 @@ def pair_arrays(samples, keys, pairs: tuple) -> tuple[np.ndarray, np.ndarray, np
     return base, head, _padded(rows[kept], strata[seen][kept], len(keys), -1, width=1)
 
 
-def sitting_out(rows: int) -> Stats:
-    """The statistics of ``rows`` rows without samples."""
-    nothing = np.full((rows, 1), np.nan)
-    return gate_statistics(nothing, nothing)
-
-
 def undecided_table(keys) -> pd.DataFrame:
     """The decision table of rows nothing has decided (no look taken yet): inconclusive, nothing known."""
     table = pd.DataFrame({"filename": [key[0] for key in keys], "configuration": [key[1] for key in keys]})
@@ -274,7 +268,8 @@ def decide_shards(
     order = np.argsort(rows)  # ``keys``' order of the shards' rows, concatenated
     history = []
     for k in range(max(len(h) for _, h in histories)):
-        parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
+        # A shard that stopped before look k: its n rows sit it out, without samples.
+        parts = [h[k] if k < len(h) else gate_statistics(*np.full((2, n, 1), np.nan)) for n, h in histories]
         history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         return undecided_table(wanted)
