@@ -106,8 +106,6 @@ def test_statistics(test: str, base: np.ndarray, head: np.ndarray, pairs: tuple 
     gate test on all its samples."""
     if test != PAIRED_TEST:
         return gate_statistics(base, head, test)
-    if pairs is None:
-        raise ValueError(f"the test {test} needs the pairs")
     in_pairs = paired_statistics(*pairs)
     paired_rows = in_pairs.n_base >= 2
     return combine(lambda a, b: np.where(paired_rows, a, b), in_pairs, gate_statistics(base, head))
