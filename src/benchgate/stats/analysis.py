@@ -92,18 +92,15 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
         decided = adaptivetable.decide_shards(list(run_data.shards), keys, policy, run_data.prior)
     else:
         decided = adaptivetable.decide_samples(run_data.samples, keys, policy, run_data.pairs, run_data.prior)
-    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
+    test = PAIRED_TEST if run_data.pairs is not None else GATE_TEST  # a duet run: decided on its pairs
     return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.samples)
 
 
 def decisions_table(
-    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, test: str | None = None
+    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, gate_test: str = GATE_TEST
 ) -> pd.DataFrame:
     """``comparisons`` with the gate's columns from ``decided`` (a table or columns, one row each, in order; a column
-    it lacks is NaN); ``test``: what decided."""
-    gate_test = test or GATE_TEST
-    if len(decided["decision"]) != len(comparisons):
-        raise ValueError(f"{len(decided['decision'])} decisions for {len(comparisons)} comparisons")
+    it lacks is NaN); ``gate_test``: what decided."""
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
         result[column] = np.asarray(decided[column]) if column in decided else np.nan
