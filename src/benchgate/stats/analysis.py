@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -45,14 +45,9 @@ class RunData:
     each row as the run did."""
 
     samples: pd.DataFrame
-    shards: tuple = ()
+    shards: Sequence = ()
     pairs: tuple | None = None
-    prior: Mapping[tuple[str, str], float] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None, prior=None) -> RunData:
-        """The run data of a run (``shards``, ``pairs`` and ``prior`` as its records give them, or none)."""
-        return cls(samples, tuple(shards or ()), pairs, dict(prior or {}))
+    prior: Mapping[tuple[str, str], float] | None = None
 
     @classmethod
     def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
@@ -60,7 +55,7 @@ class RunData:
         from benchgate.results import rundirs
 
         samples, run, shards = rundirs.load(list(arguments))
-        return cls.of(samples, shards, run.pairs, run.prior), run
+        return cls(samples, shards, run.pairs, run.prior), run
 
 
 @dataclass(frozen=True)
