@@ -13,8 +13,10 @@ from benchgate.results.recordparts import Look, Stop
 from benchgate.results.rundirs import AdaptiveShard
 from benchgate.results.runrecord import RunRecord, parse_run_record
 from benchgate.stats import adaptivetable, sequential
+from benchgate.stats.gate import GatePolicy
 
 DESIGN = sequential.make_design(min_runs=5, max_runs=12)
+STRICT = GatePolicy(max_resolution=None)  # every row gated at its target
 
 
 def frame(rows: list[tuple[str, str, str, float]]) -> pd.DataFrame:
@@ -84,10 +86,10 @@ def test_the_table_is_the_sequential_decision_of_the_replayed_looks_not_a_fixed_
     rng = np.random.default_rng(1)
     shard = live_shard(rng, {"fast.js": (0.01, -0.3), "same.js": (0.01, 0.0), "noisy.js": (0.4, 0.0)})
     keys = [("fast.js", "n=1"), ("noisy.js", "n=1"), ("same.js", "n=1")]
-    table = adaptivetable.decide_shards([shard], keys).set_index("filename")
+    table = adaptivetable.decide_shards([shard], keys, STRICT).set_index("filename")
     assert table.loc["fast.js", "decision"] == "regression" and table.loc["same.js", "decision"] == "unchanged"
     assert table.loc["noisy.js", "decision"] == "inconclusive" and table.loc["noisy.js", "runs_needed"] > 5
-    fixed = adaptivetable.decide_samples(shard.look_samples[-1], keys).set_index("filename")
+    fixed = adaptivetable.decide_samples(shard.look_samples[-1], keys, STRICT).set_index("filename")
     # the same samples tested once would spend the whole level at the last look: a smaller p-value
     assert table.loc["fast.js", "gate_p"] > fixed.loc["fast.js", "gate_p"]
     stop = {stop.filename: stop for stop in shard.record.stopped}
@@ -100,16 +102,16 @@ def test_shards_are_one_holm_family_and_the_order_of_keys_is_the_callers():
     first = live_shard(rng, {"a.js": (0.01, -0.3), "b.js": (0.01, 0.0)}, "shard1/run.json")
     second = live_shard(rng, {"c.js": (0.01, 0.0), "d.js": (0.02, 0.4)}, "shard2/run.json")
     keys = [("d.js", "n=1"), ("a.js", "n=1"), ("c.js", "n=1"), ("b.js", "n=1")]
-    table = adaptivetable.decide_shards([first, second], keys)
+    table = adaptivetable.decide_shards([first, second], keys, STRICT)
     assert table["filename"].tolist() == ["d.js", "a.js", "c.js", "b.js"]
     assert table["decision"].tolist() == ["improvement", "regression", "unchanged", "unchanged"]
     assert (table["ci_level"] <= 0.001 / 4 * 2).all()  # Holm over all four rows, not two per shard
     with pytest.raises(InputError, match="exactly one adaptive run"):
-        adaptivetable.decide_shards([first], keys)
+        adaptivetable.decide_shards([first], keys, STRICT)
     other = sequential.make_design(min_runs=5, max_runs=20).to_json()
     changed = forged(second, (), design=other)
     with pytest.raises(InputError, match="designs differ"):
-        adaptivetable.decide_shards([first, changed], keys)
+        adaptivetable.decide_shards([first, changed], keys, STRICT)
 
 
 def test_a_record_the_samples_do_not_replay_to_is_refused():
@@ -118,16 +120,16 @@ def test_a_record_the_samples_do_not_replay_to_is_refused():
     keys = [("fast.js", "n=1"), ("same.js", "n=1")]
     moved = tuple(s.model_copy(update={"configuration": None, "look": s.look + 1}) for s in shard.record.stopped)
     with pytest.raises(InputError, match="the recorded stops do not follow from results.csv"):
-        adaptivetable.decide_shards([forged(shard, stopped=moved)], keys)
+        adaptivetable.decide_shards([forged(shard, stopped=moved)], keys, STRICT)
     off_design = (Look(runs=4, csv_bytes=shard.record.looks[0].csv_bytes), *shard.record.looks[1:])
     odd = forged(shard, looks=off_design)
     with pytest.raises(InputError, match="not one of the design's looks"):
-        adaptivetable.decide_shards([odd], keys)
+        adaptivetable.decide_shards([odd], keys, STRICT)
 
 
 def test_no_look_yet_decides_nothing():
     record = adaptive_record(["a.js"])
-    table = adaptivetable.decide_shards([AdaptiveShard("run.json", record, ())], [("a.js", "n=1")])
+    table = adaptivetable.decide_shards([AdaptiveShard("run.json", record, ())], [("a.js", "n=1")], STRICT)
     assert table["decision"].tolist() == ["inconclusive"] and table["ci_low"].isna().all()
 
 
@@ -203,15 +205,15 @@ def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one(monkeypatch)
         None,
     ) and whole_stop.after_runs > DESIGN.min_runs
     keys = [("mixed.js", "len=0"), ("mixed.js", "len=256")]
-    table = adaptivetable.decide_shards([per_row], keys).set_index("configuration")
+    table = adaptivetable.decide_shards([per_row], keys, STRICT).set_index("configuration")
     assert table.loc["len=256", "decision"] == "regression"
     # the replay must reach each recorded per-row stop: a row's stop moved to a later look is refused
     moved = tuple(
         s.model_copy(update={"look": s.look + (s.configuration == "len=256")}) for s in per_row.record.stopped
     )
     with pytest.raises(InputError, match="recorded stops do not follow.*mixed.js len=256"):
-        adaptivetable.decide_shards([forged(per_row, stopped=moved)], keys)
+        adaptivetable.decide_shards([forged(per_row, stopped=moved)], keys, STRICT)
     # the same stops read as a whole file's (the record's files-run-whole list forged) are refused too
     as_whole = forged(per_row, configurations={})
     with pytest.raises(InputError, match="recorded stops do not follow"):
-        adaptivetable.decide_shards([as_whole], keys)
+        adaptivetable.decide_shards([as_whole], keys, STRICT)

@@ -61,7 +61,7 @@ def spy(monkeypatch):
 def test_analyze_and_report_print_what_analyze_returned(spy, capsys, tmp_path):
     assert main(["analyze", str(MANY), "--format", "json", "--threshold", "**"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    expected = analysis.analyze(analysis.RunData.of(results.read_samples([MANY])), GatePolicy("**"))
+    expected = analysis.analyze(analysis.RunData(results.read_samples([MANY])), GatePolicy("**"))
     assert spy == [GatePolicy("**")] and printed["verdict"] == expected.verdict == "fail"
     report_command.report_results([str(MANY)], config_path=tmp_path / "absent.yml", dry_run=True)
     assert len(spy) == 2 and spy[1].threshold == "***"
@@ -70,7 +70,7 @@ def test_analyze_and_report_print_what_analyze_returned(spy, capsys, tmp_path):
 def test_every_rule_fills_every_column():
     samples = results.read_samples([MANY])
     for policy in (GatePolicy(), GatePolicy(rule="compare-r")):
-        table = analysis.analyze(analysis.RunData.of(samples), policy).table
+        table = analysis.analyze(analysis.RunData(samples), policy).table
         assert tuple(table.columns) == analysis.ANALYSIS_COLUMNS and len(table) == 120
         decided = table[~table["incomplete"]]
         assert decided[["decision", "change", "ci_low", "ci_high", "ci_level", "gate_p"]].notna().all().all()

@@ -104,7 +104,7 @@ def test_labels_options(tmp_path, capsys):
 
 def test_analyze_is_callable_on_the_samples():
     samples = results.read_samples([str(FIXTURES / "many.csv")])
-    gated = analyze(RunData.of(samples), GatePolicy(threshold="**", min_effect=5.0)).table
+    gated = analyze(RunData(samples), GatePolicy(threshold="**", min_effect=5.0)).table
     assert int(gated["gating"].sum()) == 3 and len(gated) == 120
 
 

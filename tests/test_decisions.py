@@ -11,6 +11,7 @@ from scipy import stats as scipy_stats
 from synthetic import lognormal
 
 from benchgate.stats import adaptivetable, decisions, yuenwelch
+from benchgate.stats.gate import GatePolicy
 
 RNG_SEED = 20240610
 
@@ -219,7 +220,7 @@ def test_decide_samples_frame():
                 rows.append(("a.js", config, side, rate))
     samples = pd.DataFrame(rows, columns=["filename", "configuration", "side", "rate"])
     samples["side"] = pd.Categorical(samples["side"], categories=["base", "head"])
-    table = adaptivetable.decide_samples(samples, keys=[("a.js", "n=2"), ("a.js", "n=1")])
+    table = adaptivetable.decide_samples(samples, [("a.js", "n=2"), ("a.js", "n=1")], GatePolicy(max_resolution=None))
     assert table["configuration"].tolist() == ["n=2", "n=1"]
     assert table["decision"].tolist() == ["regression", "unchanged"]
     assert table["runs_needed"].isna().all()

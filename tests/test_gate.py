@@ -184,7 +184,7 @@ def lognormal_rows(rng, rows: list[tuple[str, float, float, int]]) -> pd.DataFra
 
 
 def decided(samples: pd.DataFrame, **policy) -> pd.DataFrame:
-    return analysis.analyze(analysis.RunData.of(samples), gate.GatePolicy(**policy)).table.set_index("filename")
+    return analysis.analyze(analysis.RunData(samples), gate.GatePolicy(**policy)).table.set_index("filename")
 
 
 def test_with_samples_the_gate_follows_the_decisions():
@@ -304,7 +304,7 @@ def test_the_issues_row_among_400_is_inconclusive_not_a_pass(tmp_path, capsys):
     # ones that do not hold the verdict (so does the tojson row). Strict, most 4-run rows are undecided.
     assert out.count("  UNDECIDED ") == 20 and 30 < undecided < 200 and "gated coarser than their target" in out
     assert "COARSE noise/file" in out and "unchanged (≤ 25 %)" in out
-    run_data = analysis.RunData.of(results.read_samples([path]))
+    run_data = analysis.RunData(results.read_samples([path]))
     strict = analysis.analyze(run_data, gate.GatePolicy(max_resolution=None)).table
     assert 300 < int(strict["undecided"].sum()) < 400
     status = main(["analyze", str(path), "--gate", "--format", "json"])
@@ -320,7 +320,7 @@ def test_an_undecided_row_names_its_own_rules_min_effect():
     policy = gate.GatePolicy(
         rules=(gate.GateRule("b.js", min_effect=3),), unchanged_confidence=99.95, max_resolution=None
     )
-    gated = analysis.analyze(analysis.RunData.of(samples), policy).table
+    gated = analysis.analyze(analysis.RunData(samples), policy).table
     assert gated["undecided"].tolist() == [True, True]
     floors = {row.name.split()[0]: row.floor for row in gatelines.listed_rows(gated, 10.0)["undecided"]}
     assert floors == {"a.js": 10.0, "b.js": 3.0}  # the policy's floor for a.js, b.js's rule for b.js

@@ -316,7 +316,7 @@ def test_chart_paths_put_the_distributions_beside_the_forest():
 def thousand(tmp_path_factory) -> pd.DataFrame:
     """A 1,000-row report decided by the gate: mostly undecided rows, a few regressions and gains."""
     samples = results.read_samples([write_compare_csv(tmp_path_factory.mktemp("thousand") / "1000.csv", rows=1000)])
-    return analysis.analyze(analysis.RunData.of(samples), STRICT).table
+    return analysis.analyze(analysis.RunData(samples), STRICT).table
 
 
 def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_the_rest(thousand):

@@ -52,7 +52,7 @@ def gated_fixture(name: str, **policy) -> tuple[pd.DataFrame, gate.GatePolicy]:
     """The table ``benchgate analyze`` renders: compare.R's columns and the gate's decisions from the samples."""
     chosen = gate.GatePolicy(**policy)
     samples = results.read_samples([FIXTURES / f"{name}.csv"])
-    return analysis.analyze(analysis.RunData.of(samples), chosen).table, chosen
+    return analysis.analyze(analysis.RunData(samples), chosen).table, chosen
 
 
 def test_number_formats_are_compare_rs():

@@ -224,7 +224,7 @@ def test_a_row_never_seen_falls_back_to_the_base_and_fixed_runs_use_the_prior(tm
     run_data, _ = analysis.RunData.load([str(out)])
     assert set(run_data.prior) == {(FILE, _configuration(row)) for row in HISTORY_SIGMA}
     with_prior = _rows(analysis.analyze(run_data, GatePolicy()).table)
-    without = _rows(analysis.analyze(analysis.RunData.of(run_data.samples), GatePolicy()).table)
+    without = _rows(analysis.analyze(analysis.RunData(run_data.samples), GatePolicy()).table)
     # fresh has no history: gated exactly as without a store, by its base's samples
     for column in ("gated_at", "coarse", "decision", "resolution"):
         assert with_prior["fresh"][column] == without["fresh"][column], column

@@ -162,7 +162,7 @@ def test_the_gates_columns_only_append_to_compare_r_lines(name):
     """What `benchgate analyze` prints (the gate's decisions from the samples) keeps every compare.R line as is."""
     printed = (FIXTURES / f"{name}.compare-R.txt").read_text(encoding="utf-8").splitlines()
     samples = results.read_samples([FIXTURES / f"{name}.csv"])
-    gated = analysis.analyze(analysis.RunData.of(samples), gate.GatePolicy()).table
+    gated = analysis.analyze(analysis.RunData(samples), gate.GatePolicy()).table
     table = report.render_compare_table(gated).splitlines()
     assert len(table) == len(gated) + 1
     for ours_line, r_line in zip(table, printed, strict=False):

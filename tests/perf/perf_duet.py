@@ -76,7 +76,7 @@ def _run(mode: str, args, output: Path) -> float:
 def _figures(output: Path) -> tuple[float, float, int]:
     """(median interval width in log units, median sd of the per-pair log ratio, rows) of one run directory."""
     samples, run, _ = results.load([str(output)])
-    gated = analysis.analyze(analysis.RunData.of(samples, pairs=run.pairs), gate.GatePolicy()).table
+    gated = analysis.analyze(analysis.RunData(samples, pairs=run.pairs), gate.GatePolicy()).table
     width = np.log1p(gated["ci_high"].to_numpy() / 100) - np.log1p(gated["ci_low"].to_numpy() / 100)
     keys = list(zip(gated["filename"], gated["configuration"], strict=True))
     if run.pairs is not None:

@@ -80,7 +80,7 @@ def _measure(args, mode: str, scenario: str, output: Path) -> dict:
     samples = Counter(line.split(",")[0] for line in lines)
     # The gate's decision per row, from the files as `benchgate report` reads them (looks, pairs).
     found, run, shards = results.load([str(output)])
-    gated = analysis.analyze(analysis.RunData.of(found, shards, run.pairs), gate.GatePolicy()).table
+    gated = analysis.analyze(analysis.RunData(found, shards, run.pairs), gate.GatePolicy()).table
     decisions = dict(zip(gated["configuration"], gated["decision"], strict=True))
     per_row = Counter(zip(found["configuration"], found["side"].astype(str), strict=True))
     rows = {configuration: per_row[(configuration, "base")] for configuration in decisions}

@@ -52,7 +52,7 @@ def _handler(args: argparse.Namespace) -> int:
     if args.plot is not None:  # before reading stdin: a bad name is said at once
         plots.chart_paths(args.plot)
     samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
-    analysis = analyze(RunData.of(samples), policy)
+    analysis = analyze(RunData(samples), policy)
     sys.stdout.write(render(analysis, args.format, bars=not args.no_bars))
     sys.stdout.flush()
     if args.plot is not None:

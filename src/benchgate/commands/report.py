@@ -80,7 +80,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     # A change touching no benchmarked area ran nothing (run.json, no results.csv): a pass, said briefly,
     # once the API's list of changed files confirms it (below): the run directory alone is not believed.
     nothing_run = rundirs.nothing_selected(list(results)) if results else RunSummary()
-    empty = (RunData.of(empty_samples()), nothing_run)
+    empty = (RunData(empty_samples()), nothing_run)
     run_data, run = empty if nothing_run is not None else RunData.load(list(results))
     if results:
         approval.check_results_commit(run, head_sha)

@@ -4,9 +4,6 @@ docs/statistics.md describes them; ``analysis.analyze`` is the one analysis ever
 from benchgate._lazy import exports
 
 _MODULES = {
-    "gate": ("GateRule", "GatePolicy"),
-    "analysis": ("Verdict", "ANALYSIS_COLUMNS", "RunData", "Analysis", "analyze"),
-    "outcome": ("Outcome",),
     "welch": ("COMPARISON_COLUMNS", "stars", "holm_adjust", "compare_samples"),
 }
 __all__ = [name for names in _MODULES.values() for name in names]

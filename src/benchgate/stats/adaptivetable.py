@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from benchgate.errors import InputError
-from benchgate.stats.decisions import DEFAULT_ALPHA, INCONCLUSIVE, Decisions, Stats, decide_looks, subset
-from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_INCONCLUSIVE_ABOVE, DEFAULT_UNCHANGED_CONFIDENCE
-from benchgate.stats.gate import DECISION_COLUMNS
+from benchgate.stats.decisions import INCONCLUSIVE, Decisions, Stats, decide_looks, subset
+from benchgate.stats.defaults import AUTO_MAX_RUNS, DEFAULT_UNCHANGED_CONFIDENCE
+from benchgate.stats.gate import DECISION_COLUMNS, GatePolicy, row_rules
 from benchgate.stats.paired import PAIRED_TEST, test_statistics
 from benchgate.stats.resolution import Coarsening, prior_for, reachable, runs_to_reach, trusted_variance
 from benchgate.stats.sequential import Design
@@ -71,12 +71,6 @@ def pair_arrays(samples, keys, pairs: tuple) -> tuple[np.ndarray, np.ndarray, np
     # One column of padding when nothing is paired.
     base, head = (_padded(rows[kept], rates[index[seen][kept]], len(keys), width=1) for index in (base_rows, head_rows))
     return base, head, _padded(rows[kept], strata[seen][kept], len(keys), -1, width=1)
-
-
-def sitting_out(rows: int) -> Stats:
-    """The statistics of ``rows`` rows without samples."""
-    nothing = np.full((rows, 1), np.nan)
-    return gate_statistics(nothing, nothing)
 
 
 def undecided_table(keys) -> pd.DataFrame:
@@ -158,37 +152,25 @@ def decision_table(
     )
 
 
-def decide_samples(
-    samples,
-    keys: list[tuple[str, str]],
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    pairs: tuple | None = None,
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
-    max_resolution: float | None = None,
-    prior=None,
-    correction: str = "holm",
-):
-    """The fixed-runs decision table, one row per key (``alpha``, ``min_effect`` per key or one): one look spending
-    the whole level. ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the
-    pairs at their target; the others are gated by ``prior`` (``resolution.prior_for``'s mapping) where known."""
-    shared = dict(
-        min_effect=np.asarray(min_effect, dtype=float),
-        inconclusive_above=inconclusive_above,
-        unchanged_confidence=unchanged_confidence,
-    )
+def decide_samples(samples, keys: list[tuple[str, str]], policy: GatePolicy, pairs=None, prior=None):
+    """The fixed-runs decision table, one row per key, as ``policy`` and its rules say: one look spending the whole
+    level. ``pairs``: a duet run's (base rows, head rows, CPU-set assignment per pair), decided on the pairs at their
+    target; the others are gated by ``prior`` (``resolution.prior_for``'s mapping) where known."""
     if not keys:
         return undecided_table(keys)
+    rules = row_rules([key[0] for key in keys], policy)
+    shared = dict(
+        min_effect=np.asarray(rules.min_effect, dtype=float),
+        inconclusive_above=policy.inconclusive_above,
+        unchanged_confidence=policy.unchanged_confidence,
+    )
     base, head = sample_arrays(samples, keys)
     pair_rates = None if pairs is None else pair_arrays(samples, keys, pairs)
     st = test_statistics(GATE_TEST if pairs is None else PAIRED_TEST, base, head, pair_rates)
     prior_var = prior_for(keys, prior) if pairs is None else None
-    coarsening = Coarsening(max_resolution, trusted_var=prior_var)
-    result = decide_looks(
-        [st], [1.0], np.asarray(alpha, dtype=float), correction=correction, coarsening=coarsening, **shared
-    )
+    coarsening = Coarsening(policy.max_resolution, trusted_var=prior_var)
+    alpha = np.asarray(rules.alpha, dtype=float)
+    result = decide_looks([st], [1.0], alpha, correction=policy.correction, coarsening=coarsening, **shared)
     return decision_table(keys, result, prior_var=prior_var, **shared)
 
 
@@ -258,24 +240,16 @@ def check_shard(shard: AdaptiveShard, design: Design, keys: list[tuple[str, str]
 
 
 def decide_shards(
-    shards: list[AdaptiveShard],
-    keys: list[tuple[str, str]],
-    alpha: np.ndarray | float = DEFAULT_ALPHA,
-    *,
-    correction: str = "holm",
-    min_effect: np.ndarray | float = 0.0,
-    inconclusive_above: float = DEFAULT_INCONCLUSIVE_ABOVE,
-    unchanged_confidence: float = DEFAULT_UNCHANGED_CONFIDENCE,
-    max_resolution: float | None = None,
-    prior=None,
+    shards: list[AdaptiveShard], keys: list[tuple[str, str]], policy: GatePolicy, prior=None
 ) -> pd.DataFrame:
-    """The decision table of ``keys`` from adaptive runs ``shards`` by the report's policy (``alpha``, ``min_effect``
-    per key); InputError when a design is malformed, the shards' designs differ or a replay contradicts the record."""
+    """The decision table of ``keys`` from adaptive runs ``shards`` by the report's ``policy`` and its rules;
+    InputError when a design is malformed, the shards' designs differ or a replay contradicts the record."""
     wanted = [(str(f), str(c)) for f, c in keys]
     # One canonical row order (the live run's): Holm breaks ties between equal p-values by position.
     canonical = sorted(range(len(wanted)), key=wanted.__getitem__)  # the keys are distinct: a permutation
     keys, back = [wanted[index] for index in canonical], np.argsort(canonical)
-    alpha, min_effect = (np.asarray(v, dtype=float)[canonical] if np.ndim(v) else v for v in (alpha, min_effect))
+    rules = row_rules([key[0] for key in keys], policy)
+    alpha, min_effect = np.asarray(rules.alpha, dtype=float), np.asarray(rules.min_effect, dtype=float)
     design = None
     histories, rows = [], []
     for shard in shards:
@@ -294,16 +268,17 @@ def decide_shards(
     order = np.argsort(rows)  # ``keys``' order of the shards' rows, concatenated
     history = []
     for k in range(max(len(h) for _, h in histories)):
-        parts = [h[k] if k < len(h) else sitting_out(n) for n, h in histories]
+        # A shard that stopped before look k: its n rows sit it out, without samples.
+        parts = [h[k] if k < len(h) else gate_statistics(*np.full((2, n, 1), np.nan)) for n, h in histories]
         history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         return undecided_table(wanted)
     # The report's policy decides, on the looks the run's design took.
-    policy = dict(inconclusive_above=inconclusive_above, unchanged_confidence=unchanged_confidence)
-    final = replace(design, correction=correction, max_resolution=max_resolution, **policy)
+    gate = dict(inconclusive_above=policy.inconclusive_above, unchanged_confidence=policy.unchanged_confidence)
+    final = replace(design, correction=policy.correction, max_resolution=policy.max_resolution, **gate)
     prior_var = prior_for(keys, prior)
     result = decide_at_look(final, history, alpha=alpha, min_effect=min_effect, prior_var=prior_var).decisions
     last_share = final.unchanged_weights()[-1]
-    options = dict(max_runs=design.max_runs, last_share=last_share, prior_var=prior_var, **policy)
+    options = dict(max_runs=design.max_runs, last_share=last_share, prior_var=prior_var, **gate)
     table = decision_table(keys, result, min_effect, **options)
     return table.iloc[back].reset_index(drop=True)

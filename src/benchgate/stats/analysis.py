@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -45,14 +45,9 @@ class RunData:
     each row as the run did."""
 
     samples: pd.DataFrame
-    shards: tuple = ()
+    shards: Sequence = ()
     pairs: tuple | None = None
-    prior: Mapping[tuple[str, str], float] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, samples: pd.DataFrame, shards=(), pairs: tuple | None = None, prior=None) -> RunData:
-        """The run data of a run (``shards``, ``pairs`` and ``prior`` as its records give them, or none)."""
-        return cls(samples, tuple(shards or ()), pairs, dict(prior or {}))
+    prior: Mapping[tuple[str, str], float] | None = None
 
     @classmethod
     def load(cls, arguments: list[str]) -> tuple[RunData, RunSummary]:
@@ -60,7 +55,7 @@ class RunData:
         from benchgate.results import rundirs
 
         samples, run, shards = rundirs.load(list(arguments))
-        return cls.of(samples, shards, run.pairs, run.prior), run
+        return cls(samples, shards, run.pairs, run.prior), run
 
 
 @dataclass(frozen=True)
@@ -86,32 +81,21 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
     comparisons = compare_samples(run_data.samples)
     if policy.rule == "compare-r":
         return Analysis(compare_r_table(comparisons, policy), policy, run_data.samples)
-    rules = row_rules(comparisons["filename"], policy)
     keys = list(zip(comparisons["filename"], comparisons["configuration"], strict=True))
-    options = dict(
-        correction=policy.correction,
-        min_effect=rules.min_effect,
-        inconclusive_above=policy.inconclusive_above,
-        unchanged_confidence=policy.unchanged_confidence,
-        max_resolution=policy.max_resolution,
-        prior=run_data.prior,  # main's history gates each row as the run recorded it
-    )
+    # main's history (``prior``) gates each row as the run recorded it
     if run_data.shards:
-        decided = adaptivetable.decide_shards(list(run_data.shards), keys, rules.alpha, **options)
+        decided = adaptivetable.decide_shards(list(run_data.shards), keys, policy, run_data.prior)
     else:
-        decided = adaptivetable.decide_samples(run_data.samples, keys, rules.alpha, pairs=run_data.pairs, **options)
-    test = PAIRED_TEST if run_data.pairs is not None else None  # a duet run: decided on its pairs
+        decided = adaptivetable.decide_samples(run_data.samples, keys, policy, run_data.pairs, run_data.prior)
+    test = PAIRED_TEST if run_data.pairs is not None else GATE_TEST  # a duet run: decided on its pairs
     return Analysis(decisions_table(comparisons, policy, decided, test), policy, run_data.samples)
 
 
 def decisions_table(
-    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, test: str | None = None
+    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, gate_test: str = GATE_TEST
 ) -> pd.DataFrame:
     """``comparisons`` with the gate's columns from ``decided`` (a table or columns, one row each, in order; a column
-    it lacks is NaN); ``test``: what decided."""
-    gate_test = test or GATE_TEST
-    if len(decided["decision"]) != len(comparisons):
-        raise ValueError(f"{len(decided['decision'])} decisions for {len(comparisons)} comparisons")
+    it lacks is NaN); ``gate_test``: what decided."""
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
         result[column] = np.asarray(decided[column]) if column in decided else np.nan

@@ -23,8 +23,6 @@ def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "hol
     alpha = np.broadcast_to(np.asarray(alpha, dtype=float), p.shape)
     if correction == "none":
         return p < alpha, alpha.copy()
-    if correction != "holm":
-        raise ValueError(f"correction must be holm or none, not {correction!r}")
     valid = ~np.isnan(p)
     m = valid.sum(axis=-1, keepdims=True)
     order = np.argsort(np.where(valid, p, np.inf), axis=-1, kind="stable")
@@ -125,8 +123,6 @@ def decide_looks(
     ``weights[k]``: the level's share spent at look k (fixed runs: ``[1.0]``); ``unchanged_weights``: the unchanged
     risk's (default ``weights``); ``with_mde=False`` leaves ``mde`` NaN."""
     weights = np.asarray(weights, dtype=float)
-    if len(looks) == 0 or len(looks) > len(weights):
-        raise ValueError("need one weight per look, and at least one look")
     p_seq, current, last = _accumulate(looks, weights)
     rejected, level = holm_levels(p_seq, alpha, correction)
     shape = p_seq.shape

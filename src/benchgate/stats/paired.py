@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from benchgate.stats.yuenwelch import Stats, _mad_variance, _prepare, combine, gate_statistics, yuen
+from benchgate.stats.yuenwelch import Stats, _constant, _mad_variance, _prepare, combine, gate_statistics, yuen
 
 PAIRED_TEST = "paired_cpu_trimmed_log"
 PAIRED_TRIM = 0.2
@@ -76,12 +76,6 @@ def paired_statistics(
     # Winsorizing can leave no spread on data that has some (most ratios equal): the plain paired t then.
     degenerate = (se2 == 0) & (plain[1] > 0)
     location, se2, df = (np.where(degenerate, a, b) for a, b in zip(plain, (location, se2, df), strict=True))
-    side_constant = [
-        (n > 0) & (_nan_reduce(np.nanmin, x, valid) == _nan_reduce(np.nanmax, x, valid))
-        if x.shape[-1]
-        else np.zeros(n.shape, bool)
-        for x in (base, head)
-    ]
     # The per-pair variance for projections (as yuenwelch.gate_statistics'): trimmed from the first pair, at most the
     # MAD's, so one early outlier does not make a row look hopeless; before aligning, whose few-pair medians are noise.
     robust_se2 = se2
@@ -90,7 +84,7 @@ def paired_statistics(
         robust_se2 = np.fmin(np.fmin(se2, _trimmed(raw, valid, n, trim, 1)[1]), mad_se2)
         robust_se2 = np.where(robust_se2 > 0, robust_se2, se2)
     incomplete = n < 2
-    constant = side_constant[0] & side_constant[1] & ~incomplete
+    constant = _constant(_prepare(base)) & _constant(_prepare(head)) & ~incomplete
     se = np.where(incomplete, np.nan, np.where(constant, 0.0, np.sqrt(se2)))
     half = np.where(incomplete, np.nan, robust_se2 * n / 2)
     return Stats(
@@ -112,8 +106,6 @@ def test_statistics(test: str, base: np.ndarray, head: np.ndarray, pairs: tuple 
     gate test on all its samples."""
     if test != PAIRED_TEST:
         return gate_statistics(base, head, test)
-    if pairs is None:
-        raise ValueError(f"the test {test} needs the pairs")
     in_pairs = paired_statistics(*pairs)
     paired_rows = in_pairs.n_base >= 2
     return combine(lambda a, b: np.where(paired_rows, a, b), in_pairs, gate_statistics(base, head))

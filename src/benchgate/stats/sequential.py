@@ -85,12 +85,11 @@ class Design:
     # designs recorded before it; benchgate.stats.resolution)
     max_resolution: float | None = DEFAULT_MAX_RESOLUTION
 
-    def unchanged_weights(self, confidence: float | None = None) -> tuple[float, ...]:
-        """The share of the unchanged risk spent at each look, for ``confidence`` (default the design's)."""
-        confidence = self.unchanged_confidence if confidence is None else confidence
-        if confidence is None:  # the old rule spends no risk share: the row's whole level at each look
+    def unchanged_weights(self) -> tuple[float, ...]:
+        """The share of the unchanged risk spent at each look."""
+        if self.unchanged_confidence is None:  # the old rule spends no risk share: the row's whole level at each look
             return tuple(1.0 for _ in self.looks)
-        return spending_weights(self.looks, self.unchanged_spending, 2 * (1 - confidence / 100))
+        return spending_weights(self.looks, self.unchanged_spending, 2 * (1 - self.unchanged_confidence / 100))
 
     @property
     def min_runs(self) -> int:

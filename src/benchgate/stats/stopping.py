@@ -22,10 +22,8 @@ def look_statistics(
     """The design's test on the samples one look saw (rows not ``active`` sit it out: no samples); a duet design
     takes ``pairs``: the paired rates and CPU-set assignments (``adaptivetable.pair_arrays``)."""
     base, head = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
-    if active is None:
-        return paired.test_statistics(design.test, base, head, pairs)
     # Only the active rows are tested (most rows of a simulated report stop early); the others get no samples.
-    active = np.asarray(active, dtype=bool)
+    active = np.ones(base.shape[:-1], dtype=bool) if active is None else np.asarray(active, dtype=bool)
     picked_pairs = None if pairs is None else tuple(np.asarray(part)[active] for part in pairs)
     picked = paired.test_statistics(design.test, base[active], head[active], picked_pairs)
 

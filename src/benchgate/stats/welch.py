@@ -85,7 +85,7 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
             interval = special.stdtrit(df, 1 - risk / 2) * stderr
             value = interval / mean_base * 100
             value[constant] = 0.0
-            accuracy[index] = value
+            accuracy[f"accuracy_{index}"] = value
     for array in (t_statistic, df, p_value, *accuracy.values()):
         array[~complete] = np.nan
 
@@ -103,9 +103,7 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
             "p_value": p_value,
             "p_adjusted": holm_adjust(p_value),
             "confidence": stars(p_value),
-            "accuracy_1": accuracy[1],
-            "accuracy_2": accuracy[2],
-            "accuracy_3": accuracy[3],
+            **accuracy,
             "incomplete": ~complete,
             "constant": constant,
         },
