@@ -109,7 +109,7 @@ def context(
 ) -> CommentContext:
     settings = settings or config.Settings()
     decision = decision or labels.LabelDecision()
-    settings = config.with_labels(settings, decision.values)
+    settings = config.resolve(base=settings, label_values=decision.values)
     run = run or run_summary()
     gated = analysis.decisions_table(comparisons(rows), settings.policy(), decided(rows))
     return CommentContext(

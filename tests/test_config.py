@@ -42,7 +42,7 @@ def test_precedence_file_then_options_then_labels(tmp_path):
         GateRule("misc/*.js", None, None, True),
         GateRule("buffers/buffer-compare.js", "*", 5.0, False),
     )
-    labelled = config.with_labels(settings, {"runs": 60, "threshold": "off"})
+    labelled = config.resolve(base=settings, label_values={"runs": 60, "threshold": "off"})
     assert labelled.runs == 60 and labelled.source_of("runs") == "label"
     assert labelled.threshold == "off" and labelled.policy().threshold == "off"
     assert labelled.min_effect == 2.0 and labelled.source_of("min_effect") == "file"

@@ -232,7 +232,7 @@ def test_unchanged_confidence_label_raises_from_anyone_and_lowers_only_from_writ
     assert ignored.values == {} and outcome.status == labels.IGNORED and "loosens the gate" in outcome.reason
     applied = labels.decide(lowered, DEFAULTS, actor_of=lambda label: "maintainer", can_write=lambda user: True)
     assert applied.values == {"unchanged-confidence": 80.0}
-    settings = config.with_labels(DEFAULTS, applied.values)
+    settings = config.resolve(base=DEFAULTS, label_values=applied.values)
     assert settings.policy().unchanged_confidence == 80.0 and settings.source_of("unchanged_confidence") == "label"
     # Against a configured 99, a label of 97.5 lowers it: writers only.
     strict = config.resolve(file_values={"unchanged-confidence": 99.0})

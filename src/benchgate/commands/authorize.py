@@ -113,7 +113,7 @@ def authorize(
         return _own_commit(request.how, settings, request.requester)
     pr, pull = request.pr, request.pull
     decision = labels.decide(pull.labels, settings, actor_of=request.adders.get, can_write=client.can_write)
-    resolved = config.with_labels(settings, decision.values)
+    resolved = config.resolve(base=settings, label_values=decision.values)
     notes: list[str] = []
     if not resolved.categories:
         # No categories configured or labelled: the ones the PR's changed files map to, from the API.

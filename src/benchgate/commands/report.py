@@ -87,7 +87,7 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     posting = approval.Posting() if options.dry_run else approval.connect(options, settings, head_sha, client)
     if options.dry_run:  # whoever runs the command locally is the authority for the labels they pass
         posting.labels = labels.decide(options.dry_run_labels, settings, actor_of=lambda _: "you", can_write=bool)
-    settings = config.with_labels(settings, posting.labels.values)
+    settings = config.resolve(base=settings, label_values=posting.labels.values)
     problems = posting.unbenchmarked(settings, options.benchmark_dir) if nothing_run is not None else []
     nothing = nothing_run is not None and not problems
     analysis = analyze(run_data, settings.policy())

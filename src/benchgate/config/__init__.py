@@ -11,7 +11,6 @@ _MODULES = {
         "read_config_file",
         "parse_options",
         "resolve",
-        "with_labels",
         "load_settings",
     ),
 }

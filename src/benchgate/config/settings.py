@@ -117,13 +117,8 @@ def resolve(
     return replace(settings, sources=sources)
 
 
-def with_labels(settings: Any, label_values: Mapping[str, Any]) -> Any:
-    """Settings with trusted label values applied on top (labels have the highest precedence)."""
-    return resolve(base=settings, label_values=label_values) if label_values else settings
-
-
 def load_settings(config_path: str | Path | None, options: Mapping[str, Any], *, config_required: bool = False):
-    """Defaults < config file < options, validated; labels are applied later with ``with_labels``."""
+    """Defaults < config file < options, validated; labels are applied later with ``resolve(base=...)``."""
     file_values = read_config_file(config_path, required=config_required) if config_path else {}
     return resolve(file_values=file_values, option_values=parse_options(options))
 
