@@ -273,7 +273,9 @@ class GitHubClient:
     ) -> str:
         """Create the completed benchgate check run on ``head_sha`` (summary cut to GitHub's limit); its html_url."""
         # A retried creation may leave two runs of the same name: GitHub shows the latest.
-        output = {"title": title, "summary": _fit(summary)}
+        if len(summary) > CHECK_OUTPUT_LIMIT:
+            summary = summary[: CHECK_OUTPUT_LIMIT - len(_TRUNCATED)] + _TRUNCATED
+        output = {"title": title, "summary": summary}
         extra = {"details_url": details_url} if details_url else {}
         return self._retrying(
             f"create the benchgate check on {head_sha[:12]}",
@@ -318,7 +320,3 @@ def message_of(error: GithubException) -> str:
     """The first line of GitHub's error message."""
     data = error.data if isinstance(error.data, dict) else {}
     return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
-
-
-def _fit(text: str, limit: int = CHECK_OUTPUT_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - len(_TRUNCATED)] + _TRUNCATED
