@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import secrets
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,11 +29,11 @@ def set_outputs(values: Mapping[str, Any]) -> None:
             handle.write(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
 
 
-def write_step_summary(markdown: str) -> Path | None:
-    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` (under the 1 MiB limit); returns the file written."""
+def write_step_summary(markdown: str) -> None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` (under the 1 MiB limit)."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
-        return None
+        return
     limit = max(STEP_SUMMARY_LIMIT - (Path(path).stat().st_size if Path(path).exists() else 0) - 1, 1024)
     data = markdown.encode("utf-8")
     if len(data) > limit:
@@ -42,7 +41,6 @@ def write_step_summary(markdown: str) -> Path | None:
         markdown = data[: limit - len(note.encode("utf-8"))].decode("utf-8", errors="ignore") + note
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(markdown)
-    return Path(path)
 
 
 def escape_data(text: str) -> str:
@@ -51,13 +49,12 @@ def escape_data(text: str) -> str:
 
 
 @contextlib.contextmanager
-def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
+def commands_stopped(out: TextIO) -> Iterator[None]:
     """Inside Actions, turn workflow commands off while untrusted text (a PR's benchmark names) is printed: the
     runner ignores them until ``::TOKEN::``, a random token the text cannot guess. Annotations go outside."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         yield
         return
-    out = stream or sys.stdout
     token = f"benchgate-{secrets.token_hex(16)}"
     out.write(f"::stop-commands::{token}\n")
     out.flush()
@@ -68,12 +65,12 @@ def commands_stopped(stream: TextIO | None = None) -> Iterator[None]:
         out.flush()
 
 
-def error_annotation(message: str, *, title: str | None = None, stream: TextIO | None = None) -> None:
+def error_annotation(message: str, *, title: str | None = None) -> None:
     """Inside Actions, print an escaped ``::error::`` workflow command (a terminal has the error on stderr)."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
     properties = f" title={escape_data(title).replace(':', '%3A').replace(',', '%2C')}" if title else ""
-    print(f"::error{properties}::{escape_data(message)}", file=stream or sys.stdout)
+    print(f"::error{properties}::{escape_data(message)}")
 
 
 def read_event() -> dict[str, Any]:

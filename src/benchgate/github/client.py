@@ -81,12 +81,12 @@ class LabelEvent:
 
 
 def _unit(what: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
-    """Make a method one retried unit; ``what`` (formatted with its arguments) names it in the error."""
+    """Make a method one retried unit; ``what`` (formatted with its positional arguments) names it in the error."""
 
     def decorate(method: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(method)
-        def unit(self: GitHubClient, *args: Any) -> T:
-            return self._retrying(what.format(*args), lambda: method(self, *args))
+        def unit(self: GitHubClient, *args: Any, **kwargs: Any) -> T:
+            return self._retrying(what.format(*args), lambda: method(self, *args, **kwargs))
 
         return unit
 
@@ -262,27 +262,26 @@ class GitHubClient:
                 return comment.html_url
         return issue.create_comment(text).html_url
 
+    @_unit("open an issue")
     def open_issue(self, title: str, body: str) -> str:
         """Open an issue (e.g. a bisect's culprit); return its html_url."""
         if len(body) > COMMENT_LIMIT:
             raise InputError(f"issue body is {len(body)} characters, GitHub's limit is {COMMENT_LIMIT}", where="GitHub")
-        return self._retrying("open an issue", lambda: self._repo.create_issue(title=title, body=body).html_url)
+        return self._repo.create_issue(title=title, body=body).html_url
 
+    @_unit("create the benchgate check on {0:.12}")
     def create_check_run(
         self, head_sha: str, *, conclusion: CheckConclusion, title: str, summary: str, details_url: str | None = None
     ) -> str:
         """Create the completed benchgate check run on ``head_sha`` (summary cut to GitHub's limit); its html_url."""
         # A retried creation may leave two runs of the same name: GitHub shows the latest.
-        output = {"title": title, "summary": _fit(summary)}
+        if len(summary) > CHECK_OUTPUT_LIMIT:
+            summary = summary[: CHECK_OUTPUT_LIMIT - len(_TRUNCATED)] + _TRUNCATED
+        output = {"title": title, "summary": summary}
         extra = {"details_url": details_url} if details_url else {}
-        return self._retrying(
-            f"create the benchgate check on {head_sha[:12]}",
-            lambda: (
-                self._repo.create_check_run(
-                    "benchgate", head_sha, status="completed", conclusion=conclusion, output=output, **extra
-                ).html_url
-            ),
-        )
+        return self._repo.create_check_run(
+            "benchgate", head_sha, status="completed", conclusion=conclusion, output=output, **extra
+        ).html_url
 
 
 def check_api_url(api_url: str) -> str:
@@ -318,7 +317,3 @@ def message_of(error: GithubException) -> str:
     """The first line of GitHub's error message."""
     data = error.data if isinstance(error.data, dict) else {}
     return str(data.get("message") or error.message or "no message").strip().splitlines()[0]
-
-
-def _fit(text: str, limit: int = CHECK_OUTPUT_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - len(_TRUNCATED)] + _TRUNCATED

@@ -25,18 +25,6 @@ DEFAULT_BRANCH_MODES = ("bisect",)
 DEFAULT_BRANCH_EVENTS = ("push", "schedule", "workflow_dispatch")
 
 
-def event_default_branch(event_path: str) -> str:
-    """The repository's default branch from the event payload (``$GITHUB_EVENT_PATH``); '' when it says none."""
-    try:
-        with open(event_path, encoding="utf-8") as handle:
-            payload = json.load(handle)
-    except (OSError, ValueError):
-        return ""
-    repository = payload.get("repository") if isinstance(payload, dict) else None
-    branch = repository.get("default_branch") if isinstance(repository, dict) else None
-    return branch if isinstance(branch, str) else ""
-
-
 def mode_refusal(mode: str, event_name: str, ref: str = "", default_branch: str = "") -> str | None:
     """Why ``mode`` may not run for ``event_name`` (on ``ref``, the default branch being ``default_branch``)."""
     if not mode:
@@ -64,8 +52,15 @@ def mode_refusal(mode: str, event_name: str, ref: str = "", default_branch: str 
 
 
 def mode_refusal_of(mode: str, environ: Mapping[str, str]) -> str | None:
-    """:func:`mode_refusal` of ``mode`` for the event, ref and default branch the runner's ``environ`` gives."""
-    default_branch = event_default_branch(environ.get("GITHUB_EVENT_PATH", ""))
+    """:func:`mode_refusal` of ``mode`` for the event, ref and default branch (the payload's) ``environ`` gives."""
+    try:
+        with open(environ.get("GITHUB_EVENT_PATH", ""), encoding="utf-8") as handle:
+            payload = json.load(handle)
+    except (OSError, ValueError):
+        payload = None
+    repository = payload.get("repository") if isinstance(payload, dict) else None
+    branch = repository.get("default_branch") if isinstance(repository, dict) else None
+    default_branch = branch if isinstance(branch, str) else ""
     return mode_refusal(mode, environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF", ""), default_branch)
 
 

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, select
 
 from benchgate.errors import InputError
 from benchgate.history import store as db
-from benchgate.history.model import RELEASES_BRANCH, ChangePoint, Series
+from benchgate.history.model import RELEASES_BRANCH, ChangePoint, Series, digest
 from benchgate.results import rundirs, runrecord
 
 _RELEASE_SOURCES = ("dist", "npm")
@@ -60,8 +60,7 @@ def iso_date(value: str, where: str) -> str:
 
 def runner_fingerprint(environment: dict[str, Any]) -> str:
     """A short id of the runner: same CPU model, CPU count and governor, same id."""
-    facts = "|".join(str(environment.get(name, "unknown")) for name in _FINGERPRINT_FACTS)
-    return hashlib.sha256(facts.encode()).hexdigest()[:12]
+    return digest("|".join(str(environment.get(name, "unknown")) for name in _FINGERPRINT_FACTS))
 
 
 def summarize(samples: pd.DataFrame) -> tuple[tuple[dict[str, Any], ...], pd.DataFrame]:

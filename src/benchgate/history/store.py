@@ -252,9 +252,9 @@ def series(
 
 
 def main_spreads(
-    store_url: str, files: Iterable[str], *, runner: str, node_flags: str, branch: str = "main"
+    store_url: str, files: Iterable[str], *, runner: str, node_flags: str
 ) -> dict[tuple[str, str], list[float]]:
-    """Per row of ``files``, the ``log_spread`` of each matching run of ``branch``, oldest first (a prior's input)."""
-    found = series(store_url, branch=branch, files=files)
+    """Per row of ``files``, the ``log_spread`` of each matching run of main, oldest first (a prior's input)."""
+    found = series(store_url, branch="main", files=files)
     mine = [one for one in found if (one.key.runner, one.key.node_flags) == (runner, node_flags)]
     return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
