@@ -118,19 +118,6 @@ def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dic
     return {**prior, "rows": rows}, None
 
 
-def attach_prior(record: dict, store_url: str | None, files) -> None:
-    """Read the prior into ``record`` (a new run's) when a store is configured; a store that is down is a warning."""
-    if not store_url or not files:
-        return
-    node_args = record["binaries"]["base"].get("node_args") or ()
-    prior, warning = read_prior(store_url, files, record["environment"], node_args)
-    if prior is not None:
-        record["prior"] = prior
-        say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
-    if warning is not None:
-        record["environment"].setdefault("warnings", []).append(warning[:512])
-
-
 def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary:
     path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
     node_args = tuple(getattr(options, f"{side}_node_args"))
@@ -332,7 +319,14 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if selection is None:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
-    attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
+    files = [name for name in selection.files if name not in skipped_files]
+    if options.history_store and files:  # a store that is down is a warning
+        prior, warning = read_prior(options.history_store, files, environment, binaries["base"].node_args)
+        if prior is not None:
+            record["prior"] = prior
+            say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
+        if warning is not None:
+            environment["warnings"].append(warning[:512])
     return _plan(results.parse_run_record(record, str(output / "run.json")), binaries, confined), record
 
 
