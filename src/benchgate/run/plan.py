@@ -200,17 +200,6 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict,
     return record
 
 
-def _cpuset_of(options: RunOptions) -> str | None:
-    """``--cpuset``, or ``--set CPUSET=...`` (the first), which still reaches every file as in compare.js."""
-    cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
-    if not cpusets:
-        return options.cpuset
-    value = cpusets[0].partition("=")[2]
-    if options.cpuset not in (None, value):
-        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
-    return value
-
-
 def _select(options: RunOptions, benchmark_dir: Path) -> tuple[Selection | None, dict | None]:
     """The selection, plus the --changed-from placement when categories come from a diff."""
     categories = tuple(options.categories)
@@ -269,7 +258,11 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
     design = _design(options)
-    cpuset = _cpuset_of(options)
+    # --set CPUSET=... (the first) pins like --cpuset, and still reaches every file as in compare.js
+    cpusets = [value.partition("=")[2] for value in options.set_args if value.startswith("CPUSET=")]
+    if cpusets and options.cpuset not in (None, cpusets[0]):
+        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={cpusets[0]} disagree")
+    cpuset = cpusets[0] if cpusets else options.cpuset
     duet.check_cpuset(cpuset)
     cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)
     options = replace(options, cpuset=cpuset)
