@@ -205,9 +205,11 @@ def _select(options: RunOptions, benchmark_dir: Path) -> tuple[Selection | None,
     categories = tuple(options.categories)
     placement = None
     if options.changed_from:
-        placed = changedfiles.categories_for_change(
-            benchmark_dir, options.changed_from, options.changed_map, options.changed_default
-        )
+        # the categories of benchmark_dir that the change from --changed-from to the checkout's HEAD touches
+        mapping = changedfiles.load_mapping(options.changed_map)
+        changed = changedfiles.changed_files(benchmark_dir.parent, options.changed_from)
+        available = set(suite.list_categories(benchmark_dir))
+        placed = changedfiles.map_changes(changed, mapping, available, options.changed_default)
         for note in placed.notes():
             say(note)
         placement = {"from": options.changed_from, **placed.record()}
