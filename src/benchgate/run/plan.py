@@ -334,11 +334,17 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     found = sandbox_module.probe() if untrusted and options.use_sandbox else None
     confined = None
     if untrusted:
-        binaries, benchmark_dir, caches = trust.recorded_paths(record)
+        binaries = [binary.path for binary in (record.binaries.base, record.binaries.head) if binary.path is not None]
+        caches = [
+            Path(item["worktree"]).parent.parent  # <cache>/worktrees/<sha>-<key>
+            for item in (record.build or {}).values()
+            if isinstance(item, dict) and isinstance(item.get("worktree"), str) and os.path.isabs(item["worktree"])
+        ]
+        directory = record.selection.benchmark_dir
         confined = trust.confinement(
             found,
             binaries=binaries,
-            benchmark_dir=benchmark_dir,
+            benchmark_dir=Path(directory) if directory is not None else None,
             output=output,
             caches=(*caches, options.build_cache),
             repo=options.repo,
