@@ -166,13 +166,6 @@ def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions,
     return replace(options, **binaries), benchmark_dir, records
 
 
-def _design(options: RunOptions):
-    """The adaptive design of ``--runs auto`` from the run's gate policy (None for fixed runs)."""
-    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
-    settings = {name: getattr(options.policy, name) for name in fields}
-    return adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
-
-
 def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict, design) -> dict:
     """run.json of a ``--repo`` run whose ``error`` side did not build (``built``: the sides built before it)."""
     from benchgate import build
@@ -259,7 +252,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
-    design = _design(options)
+    # the adaptive design of --runs auto from the run's gate policy (None for fixed runs)
+    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
+    settings = {name: getattr(options.policy, name) for name in fields}
+    design = adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
     # --set CPUSET=... (the first) pins like --cpuset, and still reaches every file as in compare.js
     cpusets = [value.partition("=")[2] for value in options.set_args if value.startswith("CPUSET=")]
     if cpusets and options.cpuset not in (None, cpusets[0]):
