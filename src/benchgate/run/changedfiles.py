@@ -170,14 +170,3 @@ def map_changes(
         selected.update(dict.fromkeys(fallback))
     result.categories = list(selected)
     return result
-
-
-def categories_for_change(
-    benchmark_dir: Path, ref: str, map_path: Path | None = None, default: tuple[str, ...] | None = None
-) -> ChangedCategories:
-    """The categories of ``benchmark_dir`` that the change from ``ref`` to the checkout's HEAD touches."""
-    from benchgate.run.suite import list_categories
-
-    mapping = load_mapping(map_path)
-    changed = changed_files(benchmark_dir.parent, ref)
-    return map_changes(changed, mapping, set(list_categories(benchmark_dir)), default)

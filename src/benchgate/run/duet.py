@@ -54,10 +54,12 @@ def cpu_sets(cpuset: str | None, pairing: str, slots: int, machine: system.Topol
     found = system.split(machine, cpus, wanted)
     if found is None:
         what = f"{slots} duet slot(s) need {wanted}" if pairing == DUET else f"--slots {slots} needs {wanted}"
+        why = ""  # fewer CPU sets than CPUs: SMT siblings or mixed core types
+        if machine.hybrid or len(machine.cores(cpus)) < len(cpus):
+            why = f"; a CPU set takes whole physical cores of one type, and these are {system.shape(machine, cpus)}"
         raise InputError(
             f"{what} disjoint CPU sets, but this run may use {len(cpus)} CPU(s) ({system.format_cpu_list(cpus)})"
-            f"{system.shortfall(machine, cpus)}; use fewer slots"
-            + (" or --pairing sequential" if pairing == DUET else "")
+            f"{why}; use fewer slots" + (" or --pairing sequential" if pairing == DUET else "")
         )
     return [system.format_cpu_list(members) for members in found]
 

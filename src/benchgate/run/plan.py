@@ -118,19 +118,6 @@ def read_prior(store_url: str, files, environment: dict, node_args) -> tuple[dic
     return {**prior, "rows": rows}, None
 
 
-def attach_prior(record: dict, store_url: str | None, files) -> None:
-    """Read the prior into ``record`` (a new run's) when a store is configured; a store that is down is a warning."""
-    if not store_url or not files:
-        return
-    node_args = record["binaries"]["base"].get("node_args") or ()
-    prior, warning = read_prior(store_url, files, record["environment"], node_args)
-    if prior is not None:
-        record["prior"] = prior
-        say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
-    if warning is not None:
-        record["environment"].setdefault("warnings", []).append(warning[:512])
-
-
 def _binary(options: RunOptions, side: str, sandbox=None) -> releases.NodeBinary:
     path, version = getattr(options, f"{side}_binary"), getattr(options, f"{side}_version")
     node_args = tuple(getattr(options, f"{side}_node_args"))
@@ -179,13 +166,6 @@ def _build_both(options: RunOptions, sandbox: dict, design) -> tuple[RunOptions,
     return replace(options, **binaries), benchmark_dir, records
 
 
-def _design(options: RunOptions):
-    """The adaptive design of ``--runs auto`` from the run's gate policy (None for fixed runs)."""
-    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
-    settings = {name: getattr(options.policy, name) for name in fields}
-    return adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
-
-
 def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict, design) -> dict:
     """run.json of a ``--repo`` run whose ``error`` side did not build (``built``: the sides built before it)."""
     from benchgate import build
@@ -213,25 +193,16 @@ def build_failure_record(options: RunOptions, error, built: dict, sandbox: dict,
     return record
 
 
-def _cpuset_of(options: RunOptions) -> str | None:
-    """``--cpuset``, or ``--set CPUSET=...`` (the first), which still reaches every file as in compare.js."""
-    cpusets = [value for value in options.set_args if value.startswith("CPUSET=")]
-    if not cpusets:
-        return options.cpuset
-    value = cpusets[0].partition("=")[2]
-    if options.cpuset not in (None, value):
-        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={value} disagree")
-    return value
-
-
 def _select(options: RunOptions, benchmark_dir: Path) -> tuple[Selection | None, dict | None]:
     """The selection, plus the --changed-from placement when categories come from a diff."""
     categories = tuple(options.categories)
     placement = None
     if options.changed_from:
-        placed = changedfiles.categories_for_change(
-            benchmark_dir, options.changed_from, options.changed_map, options.changed_default
-        )
+        # the categories of benchmark_dir that the change from --changed-from to the checkout's HEAD touches
+        mapping = changedfiles.load_mapping(options.changed_map)
+        changed = changedfiles.changed_files(benchmark_dir.parent, options.changed_from)
+        available = set(suite.list_categories(benchmark_dir))
+        placed = changedfiles.map_changes(changed, mapping, available, options.changed_default)
         for note in placed.notes():
             say(note)
         placement = {"from": options.changed_from, **placed.record()}
@@ -281,8 +252,15 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
         )
     if options.timeout is not None and options.timeout <= 0:
         raise InputError(f"--timeout {options.timeout}: must be positive")
-    design = _design(options)
-    cpuset = _cpuset_of(options)
+    # the adaptive design of --runs auto from the run's gate policy (None for fixed runs)
+    fields = ("threshold", "correction", "min_effect", "inconclusive_above", "unchanged_confidence", "max_resolution")
+    settings = {name: getattr(options.policy, name) for name in fields}
+    design = adaptive.design_for(options.runs, options.min_runs, options.max_runs, pairing=options.pairing, **settings)
+    # --set CPUSET=... (the first) pins like --cpuset, and still reaches every file as in compare.js
+    cpusets = [value.partition("=")[2] for value in options.set_args if value.startswith("CPUSET=")]
+    if cpusets and options.cpuset not in (None, cpusets[0]):
+        raise InputError(f"--cpuset {options.cpuset} and --set CPUSET={cpusets[0]} disagree")
+    cpuset = cpusets[0] if cpusets else options.cpuset
     duet.check_cpuset(cpuset)
     cpuset, cpu_sets = duet.check_options(options.pairing, options.slots, cpuset)
     options = replace(options, cpuset=cpuset)
@@ -332,7 +310,14 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     if selection is None:
         return None, record
     skipped_files = {item["filename"] for item in skipped}
-    attach_prior(record, options.history_store, [name for name in selection.files if name not in skipped_files])
+    files = [name for name in selection.files if name not in skipped_files]
+    if options.history_store and files:  # a store that is down is a warning
+        prior, warning = read_prior(options.history_store, files, environment, binaries["base"].node_args)
+        if prior is not None:
+            record["prior"] = prior
+            say(f"main's history ({prior['store']}) gives the noise of {len(prior['rows'])} row(s)")
+        if warning is not None:
+            environment["warnings"].append(warning[:512])
     return _plan(results.parse_run_record(record, str(output / "run.json")), binaries, confined), record
 
 
@@ -345,11 +330,17 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
     found = sandbox_module.probe() if untrusted and options.use_sandbox else None
     confined = None
     if untrusted:
-        binaries, benchmark_dir, caches = trust.recorded_paths(record)
+        binaries = [binary.path for binary in (record.binaries.base, record.binaries.head) if binary.path is not None]
+        caches = [
+            Path(item["worktree"]).parent.parent  # <cache>/worktrees/<sha>-<key>
+            for item in (record.build or {}).values()
+            if isinstance(item, dict) and isinstance(item.get("worktree"), str) and os.path.isabs(item["worktree"])
+        ]
+        directory = record.selection.benchmark_dir
         confined = trust.confinement(
             found,
             binaries=binaries,
-            benchmark_dir=benchmark_dir,
+            benchmark_dir=Path(directory) if directory is not None else None,
             output=output,
             caches=(*caches, options.build_cache),
             repo=options.repo,

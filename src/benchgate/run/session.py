@@ -265,12 +265,12 @@ class Session:
         """Run ``job`` in ``process``, pinned to ``cpuset``: a whole file, or a configuration child."""
         plan, env = self.plan, self._env
         binary, file_path = plan.binaries[job.side], plan.benchmark_dir / job.filename
-        if job.configuration is None:
-            argv = job_argv(binary.path, binary.node_args, file_path, plan.set_args, cpuset)
-        else:
-            flags = plan.configurations[job.filename].flags[job.side]  # as the file's common.js forks the child
-            argv = job_argv(binary.path, binary.node_args, file_path, job.configuration, cpuset, flags)
+        arguments, flags = plan.set_args, ()
+        if job.configuration is not None:
+            # as the file's common.js forks the child
+            arguments, flags = job.configuration, plan.configurations[job.filename].flags[job.side]
             env = {**env, protocol.RUN_FN_VARIABLE: ""}
+        argv = job_argv(binary.path, binary.node_args, file_path, arguments, cpuset, flags)
         cwd = plan.benchmark_dir.parent
         return process.run(argv, cwd=cwd, env=env, timeout=plan.timeout, on_message=on_message, sandbox=plan.sandbox)
 

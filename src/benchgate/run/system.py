@@ -182,13 +182,6 @@ def shape(machine: Topology, cpus: Sequence[int]) -> str:
     return ", ".join(_count(machine, members, kind) for kind, members in machine.by_type(cpus).items())
 
 
-def shortfall(machine: Topology, cpus: Sequence[int]) -> str:
-    """Why ``cpus`` hold fewer CPU sets than CPUs, for the refusal: SMT siblings or mixed core types."""
-    if not machine.hybrid and len(machine.cores(cpus)) == len(cpus):
-        return ""
-    return f"; a CPU set takes whole physical cores of one type, and these are {shape(machine, cpus)}"
-
-
 def default_cpuset(machine: Topology) -> str | None:
     """The CPUs a run without ``--cpuset`` is pinned to: a hybrid machine's performance cores, else None."""
     # Unpinned, the kernel may move the base to a performance core and the head to an efficiency core.

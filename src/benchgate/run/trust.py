@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchgate import sandbox
 from benchgate.build import worktrees
@@ -16,9 +16,6 @@ from benchgate.errors import BenchgateError, InputError
 DEFAULT_PROCESS_TIMEOUT = 1800.0
 # Node's test/common/tmpdir (used by fs benchmarks) writes under $NODE_TEST_DIR instead of the read-only checkout.
 BENCHMARK_ENV = {"NODE_TEST_DIR": "/tmp"}
-
-if TYPE_CHECKING:
-    from benchgate.results.runrecord import RunRecord
 
 
 def untrusted_head(options: Any) -> bool:
@@ -71,15 +68,3 @@ def confinement(
     hidden = [output, default_cache_dir(), *(path for path in caches if path is not None), *others]
     mounts = sandbox.Mounts(read_only=tuple(read_only), hidden=tuple(hidden))
     return sandbox.Confinement(found, mounts, extra_env=BENCHMARK_ENV)
-
-
-def recorded_paths(record: RunRecord) -> tuple[list[str], Path | None, list[Path]]:
-    """From a run.json being resumed: the binaries' paths, the benchmark directory and the build caches."""
-    paths = [binary.path for binary in (record.binaries.base, record.binaries.head) if binary.path is not None]
-    directory = record.selection.benchmark_dir
-    caches = [
-        Path(item["worktree"]).parent.parent  # <cache>/worktrees/<sha>-<key>
-        for item in (record.build or {}).values()
-        if isinstance(item, dict) and isinstance(item.get("worktree"), str) and os.path.isabs(item["worktree"])
-    ]
-    return paths, Path(directory) if directory is not None else None, caches
