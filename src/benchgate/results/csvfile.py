@@ -281,10 +281,9 @@ class AppendedCsv:
         self.path = path
 
     def __enter__(self) -> Self:
-        new_file = not self.path.exists() or self.path.stat().st_size == 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = self.path.open("a", encoding="utf-8", newline="")
-        if new_file:
+        if self._handle.tell() == 0:  # a new or empty file
             self.write_line(self.header)
         return self
 

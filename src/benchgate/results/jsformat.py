@@ -91,10 +91,8 @@ def _inspect_quoted(text: str) -> str:
 
 def js_inspect(value: Any) -> str:
     """A configuration value as Node's ``util.inspect`` shows it (strings quoted, numbers as JavaScript prints)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true or false
     if isinstance(value, int):
         return str(value) if abs(value) < 10**21 else js_number(float(value))
     if isinstance(value, float):

@@ -52,13 +52,9 @@ class Pairing(Model):
     @model_validator(mode="after")
     def _duet_counts(self) -> Pairing:
         missing = [key for key in ("file", "pairs", "unpaired_samples", "dropped") if key not in self.model_fields_set]
-        if self.duet and missing:
+        if self.mode == DUET and missing:
             raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{missing[0]}")
         return self
-
-    @property
-    def duet(self) -> bool:
-        return self.mode == DUET
 
 
 def _csv_line(fields: Sequence[object]) -> str:
@@ -104,7 +100,7 @@ def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tup
     checked against results.csv (``samples``) and run.json (``pairing``); InputError naming a bad line."""
     import numpy as np
 
-    if not pairing.duet:
+    if pairing.mode != DUET:
         return None
     path = record_path.parent / PAIRS_FILE
     where = str(path)
