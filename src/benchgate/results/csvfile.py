@@ -174,8 +174,7 @@ def _locate(name: str, data: bytes, width: int, sample: int | None = None) -> in
 
 
 def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
-    """One file's sample frame: pandas' C parser reads it, each column is checked at once; only when something is off
-    does the csv module walk the records, to name the line."""
+    """One file's sample frame, every column checked (see the module's docstring); InputError naming a bad line."""
     import numpy as np
     import pandas as pd
 

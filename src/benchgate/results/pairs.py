@@ -7,9 +7,8 @@ import csv
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import model_validator
 
@@ -27,8 +26,7 @@ SEQUENTIAL, DUET = "sequential", "duet"
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(NamedTuple):
     """One duet pair: the results.csv lines of its base and head sample, and their CPU sets."""
 
     filename: str
@@ -76,7 +74,7 @@ class PairsWriter(AppendedCsv):
 
     def append(self, pair: Pair) -> None:
         """Write one pair."""
-        self.write_line(_csv_line(astuple(pair)))
+        self.write_line(_csv_line(pair))
 
 
 def truncate_pairs(path: Path, pairs: int) -> None:
