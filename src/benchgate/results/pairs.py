@@ -104,11 +104,9 @@ def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tup
     where = str(path)
     try:
         check_size(path, MAX_PAIRS_BYTES)
+        rows = list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
     except FileNotFoundError:
         raise InputError("a duet run's pairing is missing (run.json says pairing duet)", where=where) from None
-    try:
-        text = path.read_bytes().decode("utf-8")
-        rows = list(csv.reader(io.StringIO(text, newline="")))
     except (UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"not a pairs file: {error}", where=where) from None
     if not rows or tuple(rows[0]) != PAIRS_HEADER:
