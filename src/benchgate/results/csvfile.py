@@ -267,8 +267,7 @@ def read_samples_prefixes(
 
 def file_prefix_sha256(path: Path, size: int) -> str:
     """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read(size)).hexdigest()
+    return hashlib.sha256(path.read_bytes()[:size]).hexdigest()
 
 
 class AppendedCsv:
@@ -310,8 +309,5 @@ class ResultsWriter(AppendedCsv):
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
     """(binary, filename, configuration) of the samples past byte ``offset``: what an interrupted job wrote."""
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        tail = handle.read().decode("utf-8")
-    records = csv.reader(io.StringIO(tail, newline=""))
+    records = csv.reader(io.StringIO(path.read_bytes()[offset:].decode("utf-8"), newline=""))
     return [(record[0], record[1], record[2]) for record in records if len(record) >= 3 and record[0] in ("old", "new")]
