@@ -36,9 +36,7 @@ def quote(field: str) -> str:
 
 def field_text(value: Any) -> str | None:
     """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):  # true and false are no numbers
         try:
             number = float(value)
         except OverflowError:  # a JSON integer beyond any double
