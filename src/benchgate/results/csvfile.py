@@ -174,8 +174,7 @@ def _locate(name: str, data: bytes, width: int, sample: int | None = None) -> in
 
 
 def _parse(name: str, data: bytes, base_label: str, head_label: str) -> pd.DataFrame:
-    """One file's sample frame: pandas' C parser reads it, each column is checked at once; only when something is off
-    does the csv module walk the records, to name the line."""
+    """One file's sample frame, every column checked (see the module's docstring); InputError naming a bad line."""
     import numpy as np
     import pandas as pd
 
@@ -268,8 +267,7 @@ def read_samples_prefixes(
 
 def file_prefix_sha256(path: Path, size: int) -> str:
     """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read(size)).hexdigest()
+    return hashlib.sha256(path.read_bytes()[:size]).hexdigest()
 
 
 class AppendedCsv:
@@ -281,10 +279,9 @@ class AppendedCsv:
         self.path = path
 
     def __enter__(self) -> Self:
-        new_file = not self.path.exists() or self.path.stat().st_size == 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = self.path.open("a", encoding="utf-8", newline="")
-        if new_file:
+        if self._handle.tell() == 0:  # a new or empty file
             self.write_line(self.header)
         return self
 
@@ -312,8 +309,5 @@ class ResultsWriter(AppendedCsv):
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
     """(binary, filename, configuration) of the samples past byte ``offset``: what an interrupted job wrote."""
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        tail = handle.read().decode("utf-8")
-    records = csv.reader(io.StringIO(tail, newline=""))
+    records = csv.reader(io.StringIO(path.read_bytes()[offset:].decode("utf-8"), newline=""))
     return [(record[0], record[1], record[2]) for record in records if len(record) >= 3 and record[0] in ("old", "new")]

@@ -36,9 +36,7 @@ def quote(field: str) -> str:
 
 def field_text(value: Any) -> str | None:
     """The text compare.js writes for a ``rate`` or ``time`` (a number as JavaScript prints it), None if unsafe."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):  # true and false are no numbers
         try:
             number = float(value)
         except OverflowError:  # a JSON integer beyond any double
@@ -91,10 +89,8 @@ def _inspect_quoted(text: str) -> str:
 
 def js_inspect(value: Any) -> str:
     """A configuration value as Node's ``util.inspect`` shows it (strings quoted, numbers as JavaScript prints)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true or false
     if isinstance(value, int):
         return str(value) if abs(value) < 10**21 else js_number(float(value))
     if isinstance(value, float):

@@ -7,9 +7,8 @@ import csv
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import model_validator
 
@@ -27,8 +26,7 @@ SEQUENTIAL, DUET = "sequential", "duet"
 _CPUS = re.compile(r"^\d{1,5}(-\d{1,5})?(,\d{1,5}(-\d{1,5})?)*$")
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(NamedTuple):
     """One duet pair: the results.csv lines of its base and head sample, and their CPU sets."""
 
     filename: str
@@ -52,13 +50,9 @@ class Pairing(Model):
     @model_validator(mode="after")
     def _duet_counts(self) -> Pairing:
         missing = [key for key in ("file", "pairs", "unpaired_samples", "dropped") if key not in self.model_fields_set]
-        if self.duet and missing:
+        if self.mode == DUET and missing:
             raise invalid("is missing (a duet run's pairing names pairs.csv and counts)", f"pairing.{missing[0]}")
         return self
-
-    @property
-    def duet(self) -> bool:
-        return self.mode == DUET
 
 
 def _csv_line(fields: Sequence[object]) -> str:
@@ -80,7 +74,7 @@ class PairsWriter(AppendedCsv):
 
     def append(self, pair: Pair) -> None:
         """Write one pair."""
-        self.write_line(_csv_line(astuple(pair)))
+        self.write_line(_csv_line(pair))
 
 
 def truncate_pairs(path: Path, pairs: int) -> None:
@@ -104,17 +98,15 @@ def run_pairs(pairing: Pairing, record_path: Path, samples: pd.DataFrame) -> tup
     checked against results.csv (``samples``) and run.json (``pairing``); InputError naming a bad line."""
     import numpy as np
 
-    if not pairing.duet:
+    if pairing.mode != DUET:
         return None
     path = record_path.parent / PAIRS_FILE
     where = str(path)
     try:
         check_size(path, MAX_PAIRS_BYTES)
+        rows = list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8"), newline="")))
     except FileNotFoundError:
         raise InputError("a duet run's pairing is missing (run.json says pairing duet)", where=where) from None
-    try:
-        text = path.read_bytes().decode("utf-8")
-        rows = list(csv.reader(io.StringIO(text, newline="")))
     except (UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"not a pairs file: {error}", where=where) from None
     if not rows or tuple(rows[0]) != PAIRS_HEADER:

@@ -139,10 +139,8 @@ def describe(error: ValidationError, where: str, prefix: str = "") -> InputError
     """The first error of a record's validation in one line: the file, the field's JSON path and why."""
     first = error.errors(include_url=False)[0]
     path = (first.get("ctx") or {}).get("field") or _location(first["loc"])
-    reason = _reason(first)
-    return InputError(
-        f"{prefix}run record field {path}: {reason}" if path else f"{prefix}run record: {reason}", where=where
-    )
+    field = f" field {path}" if path else ""
+    return InputError(f"{prefix}run record{field}: {_reason(first)}", where=where)
 
 
 class Binary(Model):

@@ -18,14 +18,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _missing_shards(records: list[RunSummary]) -> list[str]:
-    """Shards of a sharded run with no results: a lost runner must not pass as a smaller selection."""
-    given = [summary.shard.split("/") for summary in records if summary.shard]  # "I/N"
-    count = _same([int(total) for _, total in given], "the shard count") or 0
-    present = {int(index) for index, _ in given}
-    return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
-
-
 def _same(values: list[Any], what: str) -> Any:
     known = [value for value in values if value is not None]
     if len(set(known)) > 1:
@@ -41,7 +33,11 @@ def merge(summaries: list[RunSummary]) -> RunSummary:
     for side in ("base", "head"):
         _same([getattr(summary, side).sha for summary in records], f"the {side} commit")
     warnings = tuple(dict.fromkeys(warning for summary in records for warning in summary.warnings))
-    missing = _missing_shards(records)
+    # Shards of a sharded run with no results: a lost runner must not pass as a smaller selection.
+    given = [summary.shard.split("/") for summary in records if summary.shard]  # "I/N"
+    count = _same([int(total) for _, total in given], "the shard count") or 0
+    present = {int(index) for index, _ in given}
+    missing = [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
     if missing:
         warnings += (f"no results from shard(s) {', '.join(missing)}: those benchmarks were not measured",)
     failures = [summary.build_failure for summary in records if summary.build_failure is not None]
