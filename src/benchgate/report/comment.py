@@ -140,8 +140,7 @@ BUILD_FAILURE_WHY = {
 
 
 def _render_short(ctx: CommentContext) -> str:
-    """The comment of a run without results: one that selected no benchmark (a pass, how to run anyway), or one
-    whose side did not build (whose fault it is, the log's last lines)."""
+    """The comment of a run without results: nothing was selected (a pass), or a side did not build."""
     failure, prefix = ctx.run.build_failure, ctx.settings.label_prefix
     if failure is None:
         heading = f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}"

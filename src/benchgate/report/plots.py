@@ -157,9 +157,8 @@ def _layout(
     axis_values: Callable[[pd.DataFrame], np.ndarray],
     legend: list[tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame, Callable[[Any], Any]]:
-    """Both charts' frame: the rows ``forest_rows`` picks, in table order under a grey band per file, the value column
-    (failing rows bold in their colour), one x axis in percent over ``axis_values(table)``, the ``legend`` (default:
-    the kinds of row); the chart's fields, the table of its rows and its x scale (values to pixels)."""
+    """Both charts' frame, its x axis over ``axis_values(table)``: the chart's fields, the table of its rows (those
+    ``forest_rows`` picks) and its x scale (values to pixels)."""
     kinds_all = row_kinds(gated)
     positions, rest = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
     table = gated.iloc[positions]

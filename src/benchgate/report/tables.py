@@ -158,8 +158,7 @@ def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
 
 
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
-    """The verdict line (``problems`` first, then the statistics' finding), the failing, undecided, noisy and
-    coarse rows, then the rows the test could not judge and each file's resolution."""
+    """The verdict line, then the failing, listed and untested rows, then each file's resolution."""
     problems = gatelines.with_untested(gated, problems)
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
@@ -239,9 +238,8 @@ def markdown_sections(
     max_significant: int | None = None,
     full_report: str = "the JSON format",
 ) -> list[str]:
-    """The analysis as the PR comment shows it: the significant and undecided rows (at most ``max_significant``)
-    and, with ``details``, their bars and what the run could not have seen; every row (else where they are, in
-    ``full_report``); compare.R's note."""
+    """The analysis as the PR comment shows it; ``all_rows``, ``details`` and ``max_significant`` shorten it for
+    GitHub's limit (the rest is in ``full_report``)."""
     significant = significant_rows(gated)
     shown = significant if max_significant is None else significant.head(max_significant)
     parts = [f"No significant change in {len(gated)} comparisons."]
