@@ -332,14 +332,9 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     return buffer.getvalue()
 
 
-def render(
-    analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
-) -> str:
-    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics; ``markdown``: a
-    command's own markdown report (a run's PR comment) instead of ``render_markdown``'s."""
+def render(analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = ()) -> str:
+    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics."""
     table, policy = analysis.table, analysis.policy
     if output_format == "text":
         return render_text(table, policy, bars=bars, problems=problems)
-    if output_format == "markdown" and markdown is not None:
-        return markdown
     return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)
