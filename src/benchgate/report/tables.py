@@ -7,8 +7,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,8 +34,7 @@ FULL, EMPTY, AXIS = "█", "░", "|"
 MAX_NAME_IN_CHART = 90  # of the markdown's bars
 
 
-@dataclass(frozen=True)
-class Bar:
+class Bar(NamedTuple):
     """One row of the chart: its label, improvement in percent (NaN when unknown) and compare.R's stars."""
 
     label: str
