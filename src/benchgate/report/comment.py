@@ -57,10 +57,9 @@ def _context_line(ctx: CommentContext) -> str:
         span = f"{int(taken.min())}–{int(taken.max())}" if taken is not None else "no"
         limits = f", from {run.adaptive_runs[0]} to {run.adaptive_runs[1]}" if run.adaptive_runs else ""
         runs = f"{span} (adaptive{limits})"
-    shards = f" in {run.shards} shards" if run.shards > 1 else ""
-    duet = (
-        " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
-    )
+    how = f" in {run.shards} shards" if run.shards > 1 else ""
+    if run.pairing == "duet":
+        how += " · **duet**: base and head side by side on two CPU sets, gated on the pairs"
     texts = {
         "threshold": f"threshold {code(settings.threshold)}",
         "correction": f"{settings.correction} correction",
@@ -74,7 +73,7 @@ def _context_line(ctx: CommentContext) -> str:
     }
     parts = [
         _sides(run),
-        f"{runs} runs per side{shards}{duet}",
+        f"{runs} runs per side{how}",
         gatelines.plural(len(ctx.gated), "comparison"),
         f"{shown['threshold']}, {shown['correction']}, {shown['min_effect']}",
     ]
