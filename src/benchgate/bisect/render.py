@@ -135,8 +135,7 @@ def _share_text(probe: dict) -> str:
 def render(data: dict, markdown: bool) -> str:
     """The report as markdown (``markdown``) or plain text."""
     span, prose = (code, plain) if markdown else (str, str)
-    setup = data["setup"]
-    ends = f"{setup.get('from')} .. {setup.get('to')}"
+    ends = f"{data['setup'].get('from')} .. {data['setup'].get('to')}"
     title = f"benchgate bisect: {span(ends)} ({data['candidates']} candidates)"
     lines = [f"## {title}" if markdown else title, ""]
     if data["culprits"]:

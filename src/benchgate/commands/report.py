@@ -138,8 +138,9 @@ def _publish_locally(context: CommentContext, analysis: Analysis, options: argpa
     with actions_env.commands_stopped(stdout):  # benchmark names are untrusted text
         if options.dry_run or nothing:
             stdout.write(body if options.dry_run else f"{NOTHING_TO_BENCHMARK}\n")
-        else:
-            stdout.write(tables.render(analysis, options.output_format, problems=result.problems, markdown=full_report))
+        else:  # the markdown report is the whole comment
+            markdown = full_report if options.output_format == "markdown" else None
+            stdout.write(markdown or tables.render(analysis, options.output_format, problems=result.problems))
     if not options.dry_run:
         stdout.write(f"verdict: {result.verdict}\n")
     stdout.flush()

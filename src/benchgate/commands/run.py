@@ -146,7 +146,7 @@ def print_analysis(output: Path, options: RunOptions, settings: Settings) -> int
         context = comment.CommentContext(gated=analysis.table, settings=settings, outcome=decision, run=summary)
         # a run's markdown is its whole report, the comment
         markdown = comment.render_comment(context, limit=None) if options.output_format == "markdown" else None
-        sys.stdout.write(tables.render(analysis, options.output_format, problems=decision.problems, markdown=markdown))
+        sys.stdout.write(markdown or tables.render(analysis, options.output_format, problems=decision.problems))
         return decision.exit_status
     lines = [
         tables.render(analysis, "text", problems=decision.problems),

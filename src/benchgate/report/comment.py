@@ -57,10 +57,9 @@ def _context_line(ctx: CommentContext) -> str:
         span = f"{int(taken.min())}–{int(taken.max())}" if taken is not None else "no"
         limits = f", from {run.adaptive_runs[0]} to {run.adaptive_runs[1]}" if run.adaptive_runs else ""
         runs = f"{span} (adaptive{limits})"
-    shards = f" in {run.shards} shards" if run.shards > 1 else ""
-    duet = (
-        " · **duet**: base and head side by side on two CPU sets, gated on the pairs" if run.pairing == "duet" else ""
-    )
+    how = f" in {run.shards} shards" if run.shards > 1 else ""
+    if run.pairing == "duet":
+        how += " · **duet**: base and head side by side on two CPU sets, gated on the pairs"
     texts = {
         "threshold": f"threshold {code(settings.threshold)}",
         "correction": f"{settings.correction} correction",
@@ -74,7 +73,7 @@ def _context_line(ctx: CommentContext) -> str:
     }
     parts = [
         _sides(run),
-        f"{runs} runs per side{shards}{duet}",
+        f"{runs} runs per side{how}",
         gatelines.plural(len(ctx.gated), "comparison"),
         f"{shown['threshold']}, {shown['correction']}, {shown['min_effect']}",
     ]
@@ -140,8 +139,7 @@ BUILD_FAILURE_WHY = {
 
 
 def _render_short(ctx: CommentContext) -> str:
-    """The comment of a run without results: one that selected no benchmark (a pass, how to run anyway), or one
-    whose side did not build (whose fault it is, the log's last lines)."""
+    """The comment of a run without results: nothing was selected (a pass), or a side did not build."""
     failure, prefix = ctx.run.build_failure, ctx.settings.label_prefix
     if failure is None:
         heading = f"### ✅ benchgate: {NOTHING_TO_BENCHMARK}"

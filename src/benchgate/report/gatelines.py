@@ -64,8 +64,7 @@ def _undecided(row: Any, floor: float, prior: Any) -> tuple[str, str]:
 
 
 def _noisy(row: Any, floor: float, prior: Any) -> tuple[str, str]:
-    """Its noise σ, the smallest regression it could rule out by max-runs (NaN: unknown), whether it holds the
-    verdict inconclusive, and the rule that settles it: a min-effect it can rule out, or a noise budget below its σ."""
+    """Its noise and whether it holds the verdict, and the rule that settles it (a min-effect or a noise budget)."""
     mde, sigma = row.noisy_mde, row.sigma
     could = f"; the smallest regression it could rule out by max-runs is {mde:.1f} %" if mde < 1e5 else ""
     budget = "it keeps the verdict inconclusive" if row.undecided else "beyond the noise budget, it does not gate"
@@ -84,8 +83,7 @@ def _coarse(row: Any, floor: float, prior: Any) -> tuple[str, str]:
 
 
 class Kind(NamedTuple):
-    """A kind of listed row: which rows, the column ordering them (largest first), their sentence (and a noisy
-    row's settling rule), their mark and their heading in the PR comment."""
+    """A kind of listed row: which rows, ordered by which column (largest first), and how each report shows them."""
 
     select: Callable[[pd.DataFrame], pd.Series]
     order: str

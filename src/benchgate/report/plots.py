@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from itertools import accumulate
+from itertools import accumulate, product
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +101,10 @@ def x_ticks(linthresh: float | None, limits: tuple[float, float], count: int = 9
         return [tick for tick in nice_ticks(low, high, 8) if low <= tick <= high]
     span = axis_position(high, linthresh) - axis_position(low, linthresh)
     candidates: list[tuple[int, float]] = [(0, 0.0)]
-    for exponent in range(-3, 9):
-        for priority, step in ((2, 1), (3, 5), (4, 2)):
-            value = step * 10.0**exponent
-            for signed in (value, -value):
-                if low <= signed <= high:
-                    candidates.append((1 if math.isclose(value, linthresh) else priority, signed))
+    for exponent, (priority, step), sign in product(range(-3, 9), ((2, 1), (3, 5), (4, 2)), (1, -1)):
+        value = step * 10.0**exponent
+        if low <= sign * value <= high:
+            candidates.append((1 if math.isclose(value, linthresh) else priority, sign * value))
     chosen: list[float] = []
     for _, value in sorted(candidates):
         position = axis_position(value, linthresh)
@@ -159,9 +157,8 @@ def _layout(
     axis_values: Callable[[pd.DataFrame], np.ndarray],
     legend: list[tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame, Callable[[Any], Any]]:
-    """Both charts' frame: the rows ``forest_rows`` picks, in table order under a grey band per file, the value column
-    (failing rows bold in their colour), one x axis in percent over ``axis_values(table)``, the ``legend`` (default:
-    the kinds of row); the chart's fields, the table of its rows and its x scale (values to pixels)."""
+    """Both charts' frame, its x axis over ``axis_values(table)``: the chart's fields, the table of its rows (those
+    ``forest_rows`` picks) and its x scale (values to pixels)."""
     kinds_all = row_kinds(gated)
     positions, rest = forest_rows(gated, kinds_all, FOREST_ALL_ROWS, MAX_FOREST_ROWS)
     table = gated.iloc[positions]

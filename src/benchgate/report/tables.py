@@ -7,8 +7,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,8 +34,7 @@ FULL, EMPTY, AXIS = "█", "░", "|"
 MAX_NAME_IN_CHART = 90  # of the markdown's bars
 
 
-@dataclass(frozen=True)
-class Bar:
+class Bar(NamedTuple):
     """One row of the chart: its label, improvement in percent (NaN when unknown) and compare.R's stars."""
 
     label: str
@@ -97,11 +95,6 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
-def with_decisions(gated: pd.DataFrame) -> bool:
-    """Whether the tables show the decisions' columns: not under compare.R's rule (its tables stay byte-exact)."""
-    return gatelines.gate_test(gated) != COMPARE_R_TEST
-
-
 def _cells(row: Any, decided: bool) -> list[str]:
     """compare.R's cells of a row (confidence, improvement, accuracies), then the gate's change and decision."""
     accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
@@ -110,8 +103,9 @@ def _cells(row: Any, decided: bool) -> list[str]:
 
 
 def render_compare_table(gated: pd.DataFrame) -> str:
-    """compare.R's printed table (each line starts as R prints it), then the gate's columns (``with_decisions``)."""
-    decided, failing = with_decisions(gated), bool(gated["gating"].any())
+    """compare.R's printed table (each line starts as R prints it), then the gate's columns (not under compare.R's
+    own rule: its tables stay byte-exact)."""
+    decided, failing = gatelines.gate_test(gated) != COMPARE_R_TEST, bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
@@ -162,8 +156,7 @@ def bars_for(gated: pd.DataFrame, limit: int | None = None) -> list[Bar]:
 
 
 def gate_summary(gated: pd.DataFrame, policy: GatePolicy, problems: Sequence[str] = ()) -> list[str]:
-    """The verdict line (``problems`` first, then the statistics' finding), the failing, undecided, noisy and
-    coarse rows, then the rows the test could not judge and each file's resolution."""
+    """The verdict line, then the failing, listed and untested rows, then each file's resolution."""
     problems = gatelines.with_untested(gated, problems)
     lines = [gatelines.gate_headline(gated, policy, problems)]
     if problems:
@@ -223,7 +216,7 @@ def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
-    decided = with_decisions(gated)
+    decided = gatelines.gate_test(gated) != COMPARE_R_TEST  # as in render_compare_table
     header = ["benchmark", "confidence", "improvement", "accuracy (\\*)", "(\\*\\*)", "(\\*\\*\\*)"]
     header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
     rows = []
@@ -243,9 +236,8 @@ def markdown_sections(
     max_significant: int | None = None,
     full_report: str = "the JSON format",
 ) -> list[str]:
-    """The analysis as the PR comment shows it: the significant and undecided rows (at most ``max_significant``)
-    and, with ``details``, their bars and what the run could not have seen; every row (else where they are, in
-    ``full_report``); compare.R's note."""
+    """The analysis as the PR comment shows it; ``all_rows``, ``details`` and ``max_significant`` shorten it for
+    GitHub's limit (the rest is in ``full_report``)."""
     significant = significant_rows(gated)
     shown = significant if max_significant is None else significant.head(max_significant)
     parts = [f"No significant change in {len(gated)} comparisons."]
@@ -338,14 +330,9 @@ def render_csv(gated: pd.DataFrame, policy: GatePolicy) -> str:
     return buffer.getvalue()
 
 
-def render(
-    analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = (), markdown=None
-) -> str:
-    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics; ``markdown``: a
-    command's own markdown report (a run's PR comment) instead of ``render_markdown``'s."""
+def render(analysis: Analysis, output_format: str, *, bars: bool = True, problems: Sequence[str] = ()) -> str:
+    """The analysis in one of ``FORMATS``; ``problems`` fail the run besides the statistics."""
     table, policy = analysis.table, analysis.policy
     if output_format == "text":
         return render_text(table, policy, bars=bars, problems=problems)
-    if output_format == "markdown" and markdown is not None:
-        return markdown
     return {"markdown": render_markdown, "json": render_json, "csv": render_csv}[output_format](table, policy)
