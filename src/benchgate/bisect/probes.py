@@ -125,11 +125,6 @@ class Prober:
     use_sandbox: bool = True
     seed: int = 0
 
-    def _trusted(self, sha: str) -> bool:
-        """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
-        assert self.repo is not None
-        return _is_ancestor(self.repo, sha, self.trusted_branch)
-
     def use_benchmarks_of(self, sha: str) -> None:
         """Every probe runs the later end's benchmark/, exported from git (a cached build's worktree may be gone)."""
         assert self.repo is not None
@@ -151,7 +146,8 @@ class Prober:
                 path = releases.release_binary(candidate.key, side="head", source=self.release_source).path
                 trusted, built = True, False
             else:
-                trusted = self._trusted(candidate.key)
+                # Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox.
+                trusted = _is_ancestor(self.repo, candidate.key, self.trusted_branch)
                 result = build_ref(
                     self.repo,
                     candidate.key,
@@ -176,8 +172,7 @@ class Prober:
         from benchgate.run.local import run_benchmarks
         from benchgate.run.plan import RunOptions
 
-        if output.exists():  # a batch cut short by a kill: measured again whole
-            shutil.rmtree(output)
+        shutil.rmtree(output, ignore_errors=True)  # a batch cut short by a kill: measured again whole
         output.mkdir(parents=True)
         selection = {name: value for name, value in asdict(self.selection).items() if value is not None}
         options = RunOptions(
