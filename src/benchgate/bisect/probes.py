@@ -125,6 +125,11 @@ class Prober:
     use_sandbox: bool = True
     seed: int = 0
 
+    def _trusted(self, sha: str) -> bool:
+        """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
+        assert self.repo is not None
+        return _is_ancestor(self.repo, sha, self.trusted_branch)
+
     def use_benchmarks_of(self, sha: str) -> None:
         """Every probe runs the later end's benchmark/, exported from git (a cached build's worktree may be gone)."""
         assert self.repo is not None
@@ -146,8 +151,7 @@ class Prober:
                 path = releases.release_binary(candidate.key, side="head", source=self.release_source).path
                 trusted, built = True, False
             else:
-                # Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox.
-                trusted = _is_ancestor(self.repo, candidate.key, self.trusted_branch)
+                trusted = self._trusted(candidate.key)
                 result = build_ref(
                     self.repo,
                     candidate.key,
