@@ -155,8 +155,7 @@ def _read_member(archive: Path, member: str, where: str) -> bytes:
 
 
 def _fetch(source: str, version: str, mirror: str) -> CacheEntry:
-    """The release from ``source`` (dist or npm), from the cache when it is there undamaged: one pipeline for
-    both, fetch (and verify) the archive, take its node out, store it with where it came from."""
+    """The release from ``source`` (dist or npm), from the cache when it is there undamaged, else fetched and stored."""
     arch = platform_arch()
     releases = BinaryCache(default_cache_dir(), CacheLimit(None, None), entries="releases")
     key = f"{source}-v{version}-linux-{arch}"
