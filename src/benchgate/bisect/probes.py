@@ -87,12 +87,9 @@ class Selection:
         self.set_args = (*self.set_args, *(word for word in words if "=" in word))
 
     def record(self) -> dict:
-        return {
-            "categories": list(self.categories),
-            "filters": list(self.filters),
-            "excludes": list(self.excludes),
-            "set": list(self.set_args),
-        }
+        """The selection as the bisect state's setup records it."""
+        listed = {name: list(getattr(self, name)) for name in ("categories", "filters", "excludes")}
+        return listed | {"set": list(self.set_args)}
 
 
 def change_ends(change_id: str, store: str | None, selection: Selection) -> tuple[str, str]:
@@ -176,8 +173,7 @@ class Prober:
         from benchgate.run.local import run_benchmarks
         from benchgate.run.plan import RunOptions
 
-        if output.exists():  # a batch cut short by a kill: measured again whole
-            shutil.rmtree(output)
+        shutil.rmtree(output, ignore_errors=True)  # a batch cut short by a kill: measured again whole
         output.mkdir(parents=True)
         selection = {name: value for name, value in asdict(self.selection).items() if value is not None}
         options = RunOptions(

@@ -117,15 +117,6 @@ class Measured:
 MeasureFn = Callable[[Candidate, int, int], Measured]
 
 
-def progress_line(bisection: Bisection) -> str:
-    """``bisect: 4 probes done, about 3 left, ETA 2:10`` (the mean time of a probe so far, times those left)."""
-    left, done, eta = probes_left(bisection), len(bisection.probes), "-"
-    if left and (measured := [probe for probe in bisection.probes.values() if probe.runs]):
-        seconds = sum(probe.measure_seconds + probe.build_seconds for probe in measured) / len(measured) * left
-        eta = format_seconds(seconds)
-    return f"bisect: {done} probe{'s' * (done != 1)} done, about {left} left, ETA {eta}"
-
-
 def run(
     bisection: Bisection,
     measure: MeasureFn,
@@ -156,4 +147,10 @@ def run(
         bisection.elapsed_seconds += seconds
         save(state_path, bisection, setup)
         if progress is not None:
-            print(progress_line(bisection), file=progress, flush=True)
+            # The ETA: the mean time of a probe so far, times the probes left.
+            left, done, eta = probes_left(bisection), len(bisection.probes), "-"
+            if left and (measured := [probe for probe in bisection.probes.values() if probe.runs]):
+                seconds = sum(probe.measure_seconds + probe.build_seconds for probe in measured) / len(measured) * left
+                eta = format_seconds(seconds)
+            line = f"bisect: {done} probe{'s' * (done != 1)} done, about {left} left, ETA {eta}"
+            print(line, file=progress, flush=True)

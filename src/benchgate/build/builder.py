@@ -26,7 +26,6 @@ from benchgate.build.worktrees import resolve_commit
 from benchgate.errors import BuildError, InputError
 
 SIDES = ("base", "head")
-LOG_TAIL_LINES = 8
 _EXCERPT_LINE = re.compile(r"^\s*\d*\s*\|")
 
 
@@ -317,7 +316,7 @@ def run_step(
     return None if timed_out.is_set() else status
 
 
-def log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
+def log_tail(log: Path, lines: int = 8) -> str:
     """The last non-empty lines of a build log, each clipped, joined with newlines."""
     try:
         text = log.read_bytes()[-64 * 1024 :].decode(errors="replace")
