@@ -61,26 +61,6 @@ def run_settings(settings: Any) -> dict[str, Any]:
     return text
 
 
-def markdown_table() -> str:
-    """docs/cli.md's settings table, generated (tests/test_settings_schema.py checks the docs hold it)."""
-    lines = [
-        "| setting | default | file | flag on | input | label | a label loosens the gate by |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for s in SETTINGS:
-        cells = (
-            f"`{s.key}`",
-            "" if s.default in _UNSET else f"`{_shown(s.default)}`",
-            "yes" if s.file else "",
-            ", ".join(s.commands),
-            f"`{s.input}`" if s.input else "",
-            "" if s.label is None else f"`benchmark:{s.key}" + (f"={s.label}`" if s.label else "`"),
-            s.loosens[1] if s.loosens else "",
-        )
-        lines.append(f"| {' | '.join(cells)} |")
-    return "\n".join(lines) + "\n"
-
-
 def settings_from_flags(args: argparse.Namespace, command: str) -> Any:
     """Settings from ``command``'s setting flags over the defaults (sources: option)."""
     return resolve(option_values=parse_options(flag_values(args, command)))
