@@ -32,8 +32,6 @@ def holm_adjust(p_values: np.ndarray) -> np.ndarray:
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full(p.shape, np.nan)
     valid = np.flatnonzero(~np.isnan(p))
-    if valid.size == 0:
-        return adjusted
     order = valid[np.argsort(p[valid], kind="stable")]
     factors = order.size - np.arange(order.size)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(factors * p[order]))
