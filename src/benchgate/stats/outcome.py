@@ -32,8 +32,7 @@ class Outcome:
 
     @property
     def check_conclusion(self) -> str:
-        conclusions = {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral", INCONCLUSIVE: "neutral"}
-        return conclusions[self.verdict]
+        return {PASS: "success", FAIL: "failure"}.get(self.verdict, "neutral")  # accepted, error, inconclusive
 
     @property
     def exit_status(self) -> int:
