@@ -116,9 +116,7 @@ class Design:
             recorded = [float(w) for w in data["weights"]]
         except (KeyError, TypeError, ValueError) as error:
             raise InputError(f"malformed design: {error}", where=where) from None
-        if len(recorded) != len(design.weights) or any(
-            abs(a - b) > 1e-12 for a, b in zip(recorded, design.weights, strict=True)
-        ):
+        if len(recorded) != len(design.weights) or not np.allclose(recorded, design.weights, rtol=0, atol=1e-12):
             raise InputError("the recorded weights are not what its spending function gives", where=where)
         return design
 
