@@ -66,9 +66,7 @@ def decide(
         problems.append(f"{len(head_failures)} benchmark process(es) failed on the head where the base succeeded")
     starved = gated[(gated["n_base"] >= 2) & (gated["n_head"] < 2) & ~gated["ignored"]]
     failed_keys = {(f.filename, f.configuration) for f in head_failures}
-    unexplained = [
-        key for key in zip(starved["filename"], starved["configuration"], strict=True) if key not in failed_keys
-    ]
+    unexplained = set(zip(starved["filename"], starved["configuration"], strict=True)) - failed_keys
     untested = untested_reason(gated)
     if untested is not None:
         problems.append(untested)
