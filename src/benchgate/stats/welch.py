@@ -80,8 +80,7 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
         df[constant] = np.nan
         accuracy = {}
         for index, risk in enumerate(RISKS.values(), start=1):
-            interval = special.stdtrit(df, 1 - risk / 2) * stderr
-            value = interval / mean_base * 100
+            value = special.stdtrit(df, 1 - risk / 2) * stderr / mean_base * 100
             value[constant] = 0.0
             accuracy[f"accuracy_{index}"] = value
     for array in (t_statistic, df, p_value, *accuracy.values()):
