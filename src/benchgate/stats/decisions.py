@@ -34,7 +34,10 @@ def holm_levels(p: np.ndarray, alpha: np.ndarray | float, correction: str = "hol
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(steps, order.shape).copy(), axis=-1)
     # r(alpha_i): the number of leading steps whose running max is below this row's alpha.
-    rejected_count = (running[..., None, :] < alpha[..., None]).sum(axis=-1)
+    flat_running = running.reshape(-1, p.shape[-1])
+    flat_alpha = alpha.reshape(-1, p.shape[-1])
+    counts = [np.searchsorted(row, level, side="left") for row, level in zip(flat_running, flat_alpha, strict=True)]
+    rejected_count = np.array(counts, dtype=np.int64).reshape(p.shape)
     rejected = valid & (rank < rejected_count)
     with np.errstate(divide="ignore", invalid="ignore"):
         level = np.where(rejected, alpha / (m - rank), alpha / np.maximum(m - rejected_count, 1))
