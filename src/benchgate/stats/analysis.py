@@ -108,8 +108,7 @@ def decisions_table(
         gating &= np.abs(result["change"].to_numpy(dtype=float)) >= effect
     reasons = np.full(len(result), "", dtype=object)
     for index in np.flatnonzero(gating):
-        threshold = rules.threshold[index]
-        reasons[index] = _reason(result.iloc[index], threshold, policy.correction, gate_test)
+        reasons[index] = _reason(result.iloc[index], rules.threshold[index], policy.correction, gate_test)
         reasons[index] += f", |effect| >= {effect[index]:g} %" if effect[index] > 0 else ""
     floor = regression_floor(effect, policy.inconclusive_above)
     sigma = result["sigma"].to_numpy(dtype=float)
@@ -169,10 +168,9 @@ def untested_reason(table: pd.DataFrame) -> str | None:
     considered = table[~table["ignored"]]
     if not len(considered) or not bool(considered["incomplete"].all()):
         return None
-    if int(considered["n_head"].sum()) == 0:
-        return f"no comparison could be tested: the head has no samples ({len(considered)} comparisons)"
-    if int(considered["n_base"].sum()) == 0:
-        return f"no comparison could be tested: the base has no samples ({len(considered)} comparisons)"
+    for side in ("head", "base"):
+        if int(considered[f"n_{side}"].sum()) == 0:
+            return f"no comparison could be tested: the {side} has no samples ({len(considered)} comparisons)"
     return (
         f"no comparison could be tested: all {len(considered)} have fewer than 2 samples on a side "
         "(the t-test needs at least 2 runs per binary)"

@@ -32,8 +32,7 @@ class Outcome:
 
     @property
     def check_conclusion(self) -> str:
-        conclusions = {PASS: "success", FAIL: "failure", ACCEPTED: "neutral", ERROR: "neutral", INCONCLUSIVE: "neutral"}
-        return conclusions[self.verdict]
+        return {PASS: "success", FAIL: "failure"}.get(self.verdict, "neutral")  # accepted, error, inconclusive
 
     @property
     def exit_status(self) -> int:
@@ -67,9 +66,7 @@ def decide(
         problems.append(f"{len(head_failures)} benchmark process(es) failed on the head where the base succeeded")
     starved = gated[(gated["n_base"] >= 2) & (gated["n_head"] < 2) & ~gated["ignored"]]
     failed_keys = {(f.filename, f.configuration) for f in head_failures}
-    unexplained = [
-        key for key in zip(starved["filename"], starved["configuration"], strict=True) if key not in failed_keys
-    ]
+    unexplained = set(zip(starved["filename"], starved["configuration"], strict=True)) - failed_keys
     untested = untested_reason(gated)
     if untested is not None:
         problems.append(untested)

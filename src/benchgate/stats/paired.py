@@ -37,22 +37,17 @@ def _aligned(d: np.ndarray, valid: np.ndarray, strata: np.ndarray) -> tuple[np.n
     """``d`` with each CPU-set assignment's median moved to the median of their medians (removing a speed
     difference between the CPU sets), and the number of assignments aligned per row (1: none)."""
     labels = np.unique(strata[valid]).tolist()
-    medians, present = [], []
-    for label in labels:
-        mask = valid & (strata == label)
-        present.append(mask.sum(axis=-1) >= PAIRED_ALIGN_FROM)
-        medians.append(_nan_reduce(np.nanmedian, d, mask))
     if len(labels) < 2:
         return d, np.ones(d.shape[:-1])
-    medians_array = np.stack(medians)
-    usable = np.stack(present)
+    masks = [valid & (strata == label) for label in labels]
+    usable = np.stack([mask.sum(axis=-1) >= PAIRED_ALIGN_FROM for mask in masks])
+    medians = np.stack([_nan_reduce(np.nanmedian, d, mask) for mask in masks])
     count = usable.sum(axis=0)
-    with np.errstate(invalid="ignore"):
-        center = _nan_reduce(np.nanmedian, np.moveaxis(medians_array, 0, -1), np.moveaxis(usable, 0, -1))
+    center = _nan_reduce(np.nanmedian, np.moveaxis(medians, 0, -1), np.moveaxis(usable, 0, -1))
     aligned = d.copy()
-    for index, label in enumerate(labels):
-        mask = valid & (strata == label) & (count >= 2)[..., None] & usable[index][..., None]
-        aligned = np.where(mask, d - (medians_array[index] - center)[..., None], aligned)
+    for mask, median, use in zip(masks, medians, usable, strict=True):
+        moved = mask & (count >= 2)[..., None] & use[..., None]
+        aligned = np.where(moved, d - (median - center)[..., None], aligned)
     return aligned, np.where(count >= 2, count, 1)
 
 

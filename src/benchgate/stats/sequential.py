@@ -32,14 +32,10 @@ def default_looks(min_runs: int = MIN_RUNS, max_runs: int = MAX_RUNS) -> tuple[i
         raise ValueError(f"need 2 <= min_runs <= max_runs, not {min_runs}, {max_runs}")
     looks = list(range(min_runs, min(DENSE_UNTIL * min_runs, min_runs + DENSE_MAX, max_runs) + 1))
     value = float(looks[-1])
-    while True:
+    while round(value * LOOK_RATIO) * LOOK_RATIO * 0.9 <= max_runs:  # else the next is too close to max_runs
         value *= LOOK_RATIO
-        if round(value) * LOOK_RATIO * 0.9 > max_runs:  # the next one would be too close to max_runs
-            break
         looks.append(int(round(value)))
-    if looks[-1] != max_runs:
-        looks.append(max_runs)
-    return tuple(sorted(set(looks)))
+    return tuple(sorted({*looks, max_runs}))
 
 
 def spending_fraction(t: np.ndarray, spending: str, alpha: float) -> np.ndarray:
@@ -120,9 +116,7 @@ class Design:
             recorded = [float(w) for w in data["weights"]]
         except (KeyError, TypeError, ValueError) as error:
             raise InputError(f"malformed design: {error}", where=where) from None
-        if len(recorded) != len(design.weights) or any(
-            abs(a - b) > 1e-12 for a, b in zip(recorded, design.weights, strict=True)
-        ):
+        if len(recorded) != len(design.weights) or not np.allclose(recorded, design.weights, rtol=0, atol=1e-12):
             raise InputError("the recorded weights are not what its spending function gives", where=where)
         return design
 

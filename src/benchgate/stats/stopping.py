@@ -182,8 +182,7 @@ def replay(
 def projected_runs(design: Design, result: LookResult) -> np.ndarray:
     """Per row, the first remaining look at which it would settle, estimate and variance kept (the ETA; else max)."""
     k = result.look
-    current = float(design.looks[k])
-    out = np.where(result.settled, current, float(design.max_runs))
+    out = np.where(result.settled, float(design.looks[k]), float(design.max_runs))
     rows = ~result.settled
     if k == len(design.looks) - 1 or not rows.any():
         return out

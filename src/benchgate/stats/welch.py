@@ -32,8 +32,6 @@ def holm_adjust(p_values: np.ndarray) -> np.ndarray:
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full(p.shape, np.nan)
     valid = np.flatnonzero(~np.isnan(p))
-    if valid.size == 0:
-        return adjusted
     order = valid[np.argsort(p[valid], kind="stable")]
     factors = order.size - np.arange(order.size)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(factors * p[order]))
@@ -82,8 +80,7 @@ def compare_samples(samples: pd.DataFrame) -> pd.DataFrame:
         df[constant] = np.nan
         accuracy = {}
         for index, risk in enumerate(RISKS.values(), start=1):
-            interval = special.stdtrit(df, 1 - risk / 2) * stderr
-            value = interval / mean_base * 100
+            value = special.stdtrit(df, 1 - risk / 2) * stderr / mean_base * 100
             value[constant] = 0.0
             accuracy[f"accuracy_{index}"] = value
     for array in (t_statistic, df, p_value, *accuracy.values()):
