@@ -1,8 +1,6 @@
 """Package exports that load their module on first use, so importing a light module never loads pandas,
 scipy or PyGithub through a sibling, and packages never import each other just by being imported."""
 
-from __future__ import annotations
-
 import importlib
 import sys
 from collections.abc import Callable, Mapping

@@ -1,7 +1,5 @@
 """Command-line entry point: parses arguments and hands each subcommand to its module."""
 
-from __future__ import annotations
-
 import argparse
 import importlib
 import os

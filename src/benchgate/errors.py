@@ -1,7 +1,5 @@
 """Errors that reach the user as one line, and the exit statuses (docs/cli.md) they map to."""
 
-from __future__ import annotations
-
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2

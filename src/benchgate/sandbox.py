@@ -3,8 +3,6 @@
 line that confines one untrusted process, and reading what such a process wrote without being led out of its tree.
 Only ``benchgate.errors`` is imported. Why each flag, mount and check: docs/security.md."""
 
-from __future__ import annotations
-
 import functools
 import os
 import re

@@ -1,8 +1,6 @@
 """The candidates (commits, releases, ``--change``'s ends) and the prober: a batch of ``runs`` runs at a candidate is
 one ``benchgate run`` of its binary against itself, ``ceil(runs / 2)`` runs a side (both sides are the probe's)."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import math

@@ -1,8 +1,6 @@
 """The bisect report: the culprit and the chain of probes with the evidence for each, as JSON-ready data
 (``report_data``) and as markdown (the PR comment's table style) or text rendered from it with tabulate."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable
 from dataclasses import asdict

@@ -1,8 +1,6 @@
 """What to measure next and what was found, from the measured probes alone (so a resume picks up where it stopped),
 and where a probe's rows lie between the ends by the gate's test (``stats.yuenwelch``; docs/bisect.md)."""
 
-from __future__ import annotations
-
 import itertools
 import math
 from dataclasses import dataclass, field

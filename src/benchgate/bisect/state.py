@@ -1,8 +1,6 @@
 """The bisection loop and its state, saved atomically with a SHA-256 digest after every batch: a state cut short,
 edited or of another bisection is refused in one line (exit 10), never half-trusted (docs/bisect.md)."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math

@@ -1,7 +1,5 @@
 """Build a Node binary from a git ref, in its own worktree, reusing the binary cache (docs/building.md)."""
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import os

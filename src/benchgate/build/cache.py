@@ -1,8 +1,6 @@
 """Binary cache: built Node binaries keyed by commit SHA and every input that changes the binary (layout and
 rules: docs/building.md); an entry's ``COMPLETE`` marker is written last, ``last-used``'s mtime is its LRU clock."""
 
-from __future__ import annotations
-
 import contextlib
 import fcntl
 import hashlib

@@ -2,8 +2,6 @@
 worktree's ``.git`` link put back, ccache's statistics, and the binary, copied without following anything
 that leads out of the worktree (docs/security.md)."""
 
-from __future__ import annotations
-
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager

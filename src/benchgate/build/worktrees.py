@@ -1,8 +1,6 @@
 """Git plumbing for builds: refs, merge bases, and detached worktrees under the cache directory (never the
 user's working tree: they share the repository's objects, not its files)."""
 
-from __future__ import annotations
-
 import contextlib
 import re
 import shutil

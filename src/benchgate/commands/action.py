@@ -1,7 +1,5 @@
 """`benchgate action STEP`: action.yml's steps, each reading only its environment (docs/action.md)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import os

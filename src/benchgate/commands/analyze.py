@@ -1,7 +1,5 @@
 """`benchgate analyze FILE... [-]`: compare.R's statistics and the gate over compare.js CSVs."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 from dataclasses import replace

@@ -1,7 +1,5 @@
 """`benchgate authorize`: may this event start a benchmark run, and of which exact commit (docs/security.md)?"""
 
-from __future__ import annotations
-
 import argparse
 import dataclasses
 import json

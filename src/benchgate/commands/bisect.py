@@ -1,7 +1,5 @@
 """`benchgate bisect`: the first commit or release at which a benchmark's rows become like the later end."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import re

@@ -1,7 +1,5 @@
 """`benchgate build --repo PATH REF`: build (or reuse) the Node binary of a git ref; prints its path last."""
 
-from __future__ import annotations
-
 import argparse
 import json
 import os

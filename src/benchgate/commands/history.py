@@ -1,7 +1,5 @@
 """`benchgate history record|changes|show|site`: the store of trusted runs of main and what it shows."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 from pathlib import Path

@@ -1,7 +1,5 @@
 """`benchgate report RESULTS...`: analyse run directories, apply configuration and labels, post to the PR."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 from collections.abc import Sequence

@@ -1,7 +1,5 @@
 """`benchgate run`: run a Node checkout's benchmarks with a base and a head binary (``run.local``), then analyse."""
 
-from __future__ import annotations
-
 import argparse
 import shlex
 import sys

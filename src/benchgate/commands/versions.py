@@ -1,7 +1,5 @@
 """`benchgate versions V1 V2 V3 ... [CATEGORY ...]`: Node releases compared pairwise, as a report."""
 
-from __future__ import annotations
-
 import argparse
 import re
 import sys

@@ -1,7 +1,5 @@
 """What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table."""
 
-from __future__ import annotations
-
 import argparse
 import json
 from typing import Any

@@ -1,8 +1,6 @@
 """PR labels that steer a run (``benchmark:threshold=**``, ``benchmark`` alone requests one), and the trust
 policy: a label that could let a regression through counts only from a writer (docs/cli.md, docs/security.md)."""
 
-from __future__ import annotations
-
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping

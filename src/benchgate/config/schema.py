@@ -3,8 +3,6 @@
 Plain frozen dataclasses, not pydantic: each parser already accepts every spelling users write and fails with
 benchgate's one-line ``InputError``; a model would only wrap them (docs/cli.md lists the settings)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any

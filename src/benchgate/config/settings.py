@@ -1,8 +1,6 @@
 """One frozen settings object: defaults < the file < inputs / options < PR labels that count (``resolve``), each
 value through its setting's parser; and where the history store comes from (docs/cli.md, docs/history.md)."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from dataclasses import field, make_dataclass, replace

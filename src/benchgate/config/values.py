@@ -1,8 +1,6 @@
 """The value parsers ``(value, where, key) -> value``, the file's own sections (``rules``, ``noisy``,
 ``changed-files``, ``build``, ``history``) among them; each raises InputError naming where, the key and why."""
 
-from __future__ import annotations
-
 import json
 import math
 import re

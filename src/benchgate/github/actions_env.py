@@ -1,8 +1,6 @@
 """The GitHub Actions runner's files and conventions: outputs, job summary, annotations, event payload.
 Outside Actions (the variables unset) every function here does nothing, so the same commands run locally."""
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os

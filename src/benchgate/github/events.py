@@ -1,8 +1,6 @@
 """The trust policy keyed on the workflow event's name, and action.yml's first step, the mode guard: standard
 library only, as it runs (``python3 -m benchgate.github.events``) before benchgate is installed."""
 
-from __future__ import annotations
-
 import json
 import os
 import sys

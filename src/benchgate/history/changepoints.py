@@ -5,8 +5,6 @@ segment); then, as Apache Otava merges Hunter's candidates, the split whose side
 its t-test has p >= MAX_PVALUE. Why this and not Otava: docs/history.md (tests/perf/compare_change_points.py).
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 
 import numpy as np

@@ -2,8 +2,6 @@
 benchmark row, its points, the change points found in it, and a PR row's context (``row_history``: for a reader
 only, never evidence: the gate decides from the PR's own samples). No I/O, no numpy."""
 
-from __future__ import annotations
-
 import hashlib
 import math
 import statistics

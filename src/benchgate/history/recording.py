@@ -4,8 +4,6 @@ The run is read through ``benchgate.results`` (untrusted: every field checked), 
 ``release_series``: ``benchgate versions``' steps recorded into a scratch store and read back as its release series,
 a change point where a step's compare.R test starred the row (its improvement, confidence 1 - p)."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 import math

@@ -2,8 +2,6 @@
 JavaScript, inline SVG charts. The store's text (untrusted run.json) is autoescaped by the templates
 (``benchgate/data/history-*.html.j2``); file names and anchors are hashes; a commit fills ``{sha}`` percent-encoded."""
 
-from __future__ import annotations
-
 import math
 import re
 from collections import defaultdict

@@ -3,8 +3,6 @@ schema version's check (another is upgraded by a writer or refused, never misrea
 (StoreUnavailable, StoreCorrupt; the URL's password hidden). Writers lock first (docs/history.md). Reading: one
 ``Series`` per benchmark row (head sides, in date order), and main's spreads for a prior."""
 
-from __future__ import annotations
-
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields

@@ -1,8 +1,6 @@
 """The sticky PR comment of one report (docs/action.md), under a hidden marker; untrusted text only in code spans
 or blocks. Past GitHub's 65,536 characters, detail is dropped in a fixed order and it says where the rest is."""
 
-from __future__ import annotations
-
 import bisect
 import functools
 

@@ -1,7 +1,5 @@
 """The gate in words, for every report: the verdict line, change cells, listed rows, the PR comment's verdict."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

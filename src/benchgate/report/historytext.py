@@ -1,7 +1,5 @@
 """``benchgate history`` as text and JSON, and the PR comment's history section (docs/history.md)."""
 
-from __future__ import annotations
-
 import json
 import math
 from collections.abc import Sequence

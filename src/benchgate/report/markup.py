@@ -2,8 +2,6 @@
 cannot inject markdown, HTML or @-mentions; ``plain`` escapes our own text so it renders literally. Also the
 plain-text lines every command prints (``failure_lines``): this module loads no pandas, so ``run`` starts fast."""
 
-from __future__ import annotations
-
 import html
 import re
 from collections import Counter

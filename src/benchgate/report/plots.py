@@ -1,8 +1,6 @@
 """The ``--plot`` charts as SVG: the geometry here, the markup in ``benchgate/data/report-charts.svg.j2``, rendered by
 the history site's Jinja2 environment (autoescaped: benchmark names and configurations are untrusted run data)."""
 
-from __future__ import annotations
-
 import math
 from collections import Counter
 from collections.abc import Callable

@@ -1,7 +1,5 @@
 """The analysis table as text (compare.R's layout), markdown, JSON and CSV: ``render`` (docs/formats.md)."""
 
-from __future__ import annotations
-
 import csv
 import io
 import json

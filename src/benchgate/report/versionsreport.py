@@ -1,8 +1,6 @@
 """``benchgate versions``' report (docs/cli.md): each step's rows through the analysis' own tables (``tables``);
 untrusted benchmark names go only in code spans."""
 
-from __future__ import annotations
-
 import functools
 import operator
 from collections import Counter

@@ -1,7 +1,5 @@
 """compare.js's formatting: numbers as JavaScript prints them, configurations as ``util.inspect`` shows them."""
 
-from __future__ import annotations
-
 import json
 import math
 import re

@@ -1,8 +1,6 @@
 """Which benchmark categories a change touches: ``git diff`` in the Node checkout, mapped by a YAML file
 (``benchgate/data/changed-files.yml`` or ``--changed-map``)."""
 
-from __future__ import annotations
-
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field

@@ -3,8 +3,6 @@
 The design and its reasons: docs/statistics.md, "Duet runs" and "The machine's CPUs".
 """
 
-from __future__ import annotations
-
 import os
 import random
 import re

@@ -1,7 +1,5 @@
 """One `benchgate run` from options to results on disk (the analysis is ``benchgate.commands.run``'s)."""
 
-from __future__ import annotations
-
 import contextlib
 import itertools
 import os

@@ -1,7 +1,5 @@
 """What one `benchgate run` will do, checked before the first benchmark process starts: the plan and run.json."""
 
-from __future__ import annotations
-
 import math
 import os
 import random

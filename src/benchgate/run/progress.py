@@ -1,7 +1,5 @@
 """Progress of a run with an ETA: a plain line every so often on stderr, the same on a terminal and in CI logs."""
 
-from __future__ import annotations
-
 import sys
 import time
 from collections import defaultdict

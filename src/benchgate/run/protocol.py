@@ -3,8 +3,6 @@
 What a process said and what it means: docs/formats.md, "Node's benchmark protocol".
 """
 
-from __future__ import annotations
-
 import csv
 import itertools
 from collections.abc import Mapping, Sequence

@@ -2,8 +2,6 @@
 (the schedule is rebuilt from the seed, its finished prefix skipped, no sample written twice). The ``Recorder``
 is the one writer of the run's files, so a checkpoint counts exactly what is on disk."""
 
-from __future__ import annotations
-
 import io
 import os
 import signal

@@ -1,7 +1,5 @@
 """Benchmark discovery and selection, with the meaning ``node benchmark/compare.js`` gives its arguments."""
 
-from __future__ import annotations
-
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence

@@ -1,8 +1,6 @@
 """The runner's environment (``pyperf system show``-like facts plus warnings, run.json's environment) and the
 machine's CPUs from sysfs: a run's CPU sets take whole cores of one type (docs/statistics.md, "The machine's CPUs")."""
 
-from __future__ import annotations
-
 import itertools
 import os
 import re

@@ -1,7 +1,5 @@
 """Which runs have an untrusted head, and the sandbox their benchmark processes start in (docs/security.md)."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable
 from pathlib import Path

@@ -1,8 +1,6 @@
 """The gate's decision per comparison: Holm-consistent levels, intervals, decisions and the verdict.
 A fixed-runs analysis is the one-look case of the sequential design; docs/statistics.md has the rules."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np

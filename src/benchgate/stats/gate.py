@@ -1,8 +1,6 @@
 """The gate's policy (threshold, correction, minimum effect, per-benchmark rules) and what it says per row.
 A row gates when a ``regression`` of at least the minimum effect, is undecided when ``inconclusive`` (``analysis``)."""
 
-from __future__ import annotations
-
 import fnmatch
 from dataclasses import dataclass, field
 

@@ -1,8 +1,6 @@
 """The verdict of a report: the gated rows plus everything else that must not pass silently.
 Head-only failures, starved rows, nothing tested or an incomplete run fail too; an undecided row is never a pass."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 

@@ -1,8 +1,6 @@
 """The gate's test for a duet run (``--pairing duet``): a trimmed one-sample t-test on per-pair log ratios.
 ``PAIRED_TEST`` aligns each CPU-set assignment's median first (docs/statistics.md, "duet"); ``test_statistics``."""
 
-from __future__ import annotations
-
 import warnings
 
 import numpy as np

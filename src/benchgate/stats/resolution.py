@@ -1,8 +1,6 @@
 """Each comparison's resolution and the resolution it is gated at (docs/statistics.md, "Resolution").
 Only trusted noise (the base's samples or main's history, never the head's) decides how coarsely a row is gated."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np

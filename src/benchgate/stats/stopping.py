@@ -2,8 +2,6 @@
 A unit (a row, or a file run whole) stops once all its rows are decided, *calm* or *futile* (docs/statistics.md);
 ``replay`` recomputes a recorded run, so that the live run, ``--resume`` and reports agree."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass, replace
 
 import numpy as np

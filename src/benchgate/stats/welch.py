@@ -1,8 +1,6 @@
 """The statistics of Node's benchmark/compare.R over DataFrames, following R step by step to every printed digit.
 Where compare.R is fragile (under 2 samples, constant data, names that paste alike) we do better: docs/statistics.md."""
 
-from __future__ import annotations
-
 import numpy as np
 import pandas as pd
 from scipy import special

@@ -1,8 +1,6 @@
 """The gate's test statistics over NaN-padded rates ``(..., rows, n)``; intervals in percent of the change.
 ``GATE_TEST``: Yuen's trimmed Welch test on log rates, chosen by tests/perf/simulate_gate.py among candidates.py's."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
