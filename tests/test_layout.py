@@ -86,10 +86,6 @@ def _lines(path: Path) -> int:
     return path.read_text(encoding="utf-8").count("\n")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 20's budget is not met yet: src is 14,704 lines on 2026-12-05 (14,968 on 2026-12-03)",
-)
 def test_src_stays_within_its_line_budget():
     total = sum(_lines(path) for path in SRC.rglob("*.py"))
     assert total <= MAX_SRC_LINES, f"src has {total} lines"
