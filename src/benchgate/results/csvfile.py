@@ -267,7 +267,8 @@ def read_samples_prefixes(
 
 def file_prefix_sha256(path: Path, size: int) -> str:
     """The digest a look records of the results.csv it saw (its first ``size`` bytes)."""
-    return hashlib.sha256(path.read_bytes()[:size]).hexdigest()
+    with path.open("rb") as handle:  # only the prefix: results.csv grows past it during a run
+        return hashlib.sha256(handle.read(size)).hexdigest()
 
 
 class AppendedCsv:
@@ -309,5 +310,8 @@ class ResultsWriter(AppendedCsv):
 
 def sample_keys_after(path: Path, offset: int) -> list[tuple[str, str, str]]:
     """(binary, filename, configuration) of the samples past byte ``offset``: what an interrupted job wrote."""
-    records = csv.reader(io.StringIO(path.read_bytes()[offset:].decode("utf-8"), newline=""))
+    with path.open("rb") as handle:  # only the tail past the checkpoint, not the whole file again
+        handle.seek(offset)
+        tail = handle.read().decode("utf-8")
+    records = csv.reader(io.StringIO(tail, newline=""))
     return [(record[0], record[1], record[2]) for record in records if len(record) >= 3 and record[0] in ("old", "new")]
