@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
@@ -65,6 +66,9 @@ def test_swapping_base_and_head_flips_t_and_keeps_p_and_df(groups_data):
     assert (same_sign | forward["constant"]).all()
 
 
+# scipy, the reference here, warns that its own moments lose precision on near-identical samples; the
+# assertions below bound that loss, so the warning says nothing about benchgate.
+@pytest.mark.filterwarnings("ignore:Precision loss occurred in moment calculation:RuntimeWarning")
 @example([([1.0, 1.0, 48576.5, 999999.5], [1.0, 48576.0, 999999.6700362744, 1.2406031427672133])])
 @settings(max_examples=40, deadline=None)
 @given(groups)
