@@ -13,10 +13,10 @@ from benchgate.stats import decisions, sequential, stopping
 
 
 def run(design, base, head, file_of_row, files):
-    """The live loop, as the session runs it: a look, then stop the files whose rows are all settled."""
+    """The looks of a run on these samples, as the session and the report replay them; and the looks it took."""
     looks_seen = [(base[:, :runs].copy(), head[:, :runs].copy()) for runs in design.looks]
     replayed = stopping.replay(design, looks_seen, file_of_row, files)
-    return replayed.result, replayed.stopped_after, looks_seen[: len(replayed.history)]
+    return replayed, looks_seen[: len(replayed.history)]
 
 
 def test_quiet_unchanged_files_stop_early_and_a_regression_is_found():
@@ -26,10 +26,10 @@ def test_quiet_unchanged_files_stop_early_and_a_regression_is_found():
     base = lognormal(rng, 0.01, (20, 60))
     head = lognormal(rng, 0.01, (20, 60))
     head[7] *= 0.9  # file 1 regresses by 10 %
-    result, stopped, _ = run(design, base, head, file_of_row, 4)
-    names = result.decisions.names
+    replayed, _ = run(design, base, head, file_of_row, 4)
+    names = replayed.result.decisions.names
     assert names[7] == "regression" and set(np.delete(names, 7)) == {"unchanged"}
-    assert (np.asarray(design.looks)[stopped] <= 12).all()  # far fewer than 60 runs
+    assert (np.asarray(design.looks)[replayed.stopped_after] <= 12).all()  # far fewer than 60 runs
 
 
 def test_unchanged_uses_the_whole_level_at_every_look():
@@ -59,12 +59,12 @@ def test_a_five_percent_regression_is_not_stopped_as_unchanged():
     rows = 200
     base, head = lognormal(rng, 0.01, (rows, 60)), lognormal(rng, 0.01, (rows, 60), -0.05)
     file_of_row = np.arange(rows)  # one row per file: each stops on its own
-    result, stopped, _ = run(design, base, head, file_of_row, rows)
-    assert (result.decisions.names == "regression").all()
+    replayed, _ = run(design, base, head, file_of_row, rows)
+    assert (replayed.result.decisions.names == "regression").all()
     # without the guard (settle_above as large as the floor) some would have stopped "unchanged" early
     loose = sequential.make_design(settle_above=10.0, settle_level=0.49)
-    result_loose, _, _ = run(loose, base, head, file_of_row, rows)
-    assert (result_loose.decisions.names == "unchanged").any()
+    replayed_loose, _ = run(loose, base, head, file_of_row, rows)
+    assert (replayed_loose.result.decisions.names == "unchanged").any()
 
 
 def test_significant_at_the_whole_level_but_not_yet_rejected_keeps_running():
@@ -109,31 +109,46 @@ def test_a_hopelessly_noisy_file_stops_at_once_and_ends_inconclusive():
     file_of_row = np.array([0, 0, 1])
     base = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 1.5, (1, 60))])
     head = np.vstack([lognormal(rng, 0.01, (2, 60)), lognormal(rng, 1.5, (1, 60))])
-    result, stopped, looks_seen = run(design, base, head, file_of_row, 2)
-    assert stopped[1] <= 2 and result.decisions.names[2] == "inconclusive"  # 150 % noise: gives up at once
-    replayed = stopping.replay(design, looks_seen, file_of_row, 2)
+    replayed, _ = run(design, base, head, file_of_row, 2)
+    stopped, names = replayed.stopped_after, replayed.result.decisions.names
+    assert stopped[1] <= 2 and names[2] == "inconclusive"  # 150 % noise: gives up at once
     assert replayed.reasons.tolist() == ["decided", "hopeless"]
 
 
 def test_replay_reaches_the_live_runs_decisions_and_stops():
+    """The report replays what results.csv recorded: a stopped file's rows got no samples after its stop (NaN here,
+    so a replay that read them would differ), and the design went through run.json. It reaches the same stops and
+    decisions as the looks on the whole samples."""
     rng = np.random.default_rng(2)
     design = sequential.make_design()
     file_of_row = np.repeat(np.arange(3), 4)
     sigmas = np.repeat([0.005, 0.05, 0.3], 4)[:, None]
     base = np.exp(sigmas * rng.standard_normal((12, 60)))
     head = np.exp(sigmas * rng.standard_normal((12, 60)))
-    live, stopped, looks_seen = run(design, base, head, file_of_row, 3)
+    live, looks_seen = run(design, base, head, file_of_row, 3)
+    stopped = live.stopped_after
+    assert 0 <= stopped[0] < stopped.max()  # a file stopped while another ran on: it missed samples
+    measured = []
+    for base_seen, head_seen in looks_seen:
+        base_csv, head_csv = base_seen.copy(), head_seen.copy()
+        for row, unit in enumerate(file_of_row.tolist()):
+            if stopped[unit] >= 0:  # none after the runs of the look it stopped at
+                base_csv[row, design.looks[stopped[unit]] :] = np.nan
+                head_csv[row, design.looks[stopped[unit]] :] = np.nan
+        measured.append((base_csv, head_csv))
+    assert np.isnan(measured[-1][0]).any()
     recorded = sequential.Design.from_json(json.loads(json.dumps(design.to_json())))
-    replayed = stopping.replay(recorded, looks_seen, file_of_row, 3)
+    replayed = stopping.replay(recorded, measured, file_of_row, 3)
     assert replayed.stopped_after.tolist() == stopped.tolist()
-    assert replayed.result.decisions.names.tolist() == live.decisions.names.tolist()
-    np.testing.assert_array_equal(replayed.result.decisions.ci_low, live.decisions.ci_low)
+    assert replayed.result.decisions.names.tolist() == live.result.decisions.names.tolist()
+    np.testing.assert_array_equal(replayed.result.decisions.ci_low, live.result.decisions.ci_low)
     assert replayed.reasons[0] == "decided" and replayed.reasons[2] in ("decided", "hopeless", "max-runs")
     if replayed.reasons[2] == "decided":  # 30 % noise cannot reach 10 %: its rows stop once they rule out what they can
         noisy = slice(8, 12)
-        assert (live.decisions.names[noisy] == "unchanged").all() and live.decisions.coarse[noisy].all()
+        names = replayed.result.decisions.names
+        assert (names[noisy] == "unchanged").all() and replayed.result.decisions.coarse[noisy].all()
     # a resumed run that has seen only the first looks replays the same prefix
-    prefix = stopping.replay(design, looks_seen[:2], file_of_row, 3)
+    prefix = stopping.replay(recorded, measured[:2], file_of_row, 3)
     assert prefix.stopped_after.tolist() == [k if 0 <= k < 2 else -1 for k in stopped.tolist()]
 
 
