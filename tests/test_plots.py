@@ -84,6 +84,15 @@ def affine(values: list[float], pixels: list[float]) -> bool:
     return slope > 0 and np.allclose(np.polyval([slope, offset], values), pixels, atol=0.11)
 
 
+def in_the_plot_box(root: ET.Element, rows: list[dict]) -> bool:
+    """Whether every interval, point and grid line is drawn on the axis: from the chart's left (where the x label
+    starts) to PLOT_WIDTH right of it."""
+    left = float(by_class(root, "text", "xlabel")[0].get("x"))
+    drawn = [x for row in rows for x in (*(row["interval"] or ()), row["point"]) if x is not None]
+    ticks = [float(line.get("x1")) for line in by_class(root, "line", "grid")]
+    return bool(drawn) and left <= min(drawn + ticks) and max(drawn + ticks) <= left + plots.PLOT_WIDTH
+
+
 def test_forest_has_one_row_per_comparison_in_compare_r_order_with_failing_rows_highlighted(example):
     gated, _ = example
     root = parse(plots.forest_svg(gated, POLICY))
@@ -120,8 +129,7 @@ def test_forest_draws_compare_r_interval_at_the_threshold_under_its_rule(example
         [row["interval"][0] for row in rows] + [row["interval"][1] for row in rows] + [row["point"] for row in rows]
     )
     assert affine(values, pixels)
-    ticks = [float(line.get("x1")) for line in by_class(root, "line", "grid")]
-    assert min(ticks) <= min(pixels[: 2 * len(rows)]) or max(ticks) >= max(pixels)  # the ticks span the drawing
+    assert in_the_plot_box(root, rows)
     labels = " ".join(text.text for text in by_class(root, "text", "xlabel"))
     assert "compare.R's confidence interval at the threshold's level" in labels and "logarithmic" not in labels
 
@@ -190,6 +198,7 @@ def test_forest_of_200_rows_is_readable(large, example):
     value_column = min(float(text.get("x")) for text in by_class(root, "text", "value"))
     assert all(x + len(text) / 2 * plots.CHAR <= value_column for x, text in ticks)  # no tick under the values
     assert sum(row["interval"] is not None for row in rows) == len(drawn)
+    assert in_the_plot_box(root, rows)
     # compare.R's order: by "filename configuration".
     names = [f"{f} {c}" for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
     assert names == sorted(names)
@@ -340,6 +349,7 @@ def test_forest_of_1000_rows_draws_the_decided_and_undecided_rows_and_sums_up_th
     root = parse(plots.forest_svg(gated, STRICT))
     rows = forest_rows(root)
     assert len(rows) == plots.MAX_FOREST_ROWS == sum(row["interval"] is not None for row in rows)
+    assert in_the_plot_box(root, rows)
     assert [text.text for text in by_class(root, "text", "rest")] == [rest]
     subtitle = by_class(root, "text", "subtitle")[0].text
     assert "showing 80 of 1000: the decided and undecided rows" in subtitle
