@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from rundirs import write_run
 
 from benchgate import results
 from benchgate.build import releases
+from benchgate.run.adaptive import Adaptive, design_for, new_record_fields
 from benchgate.run.process import BASE, HEAD, Job, RunPlan, build_schedule
 from benchgate.run.progress import Progress, format_seconds
 from benchgate.run.session import Recorder, Session, new_progress
@@ -41,26 +44,26 @@ def test_eta_weighs_remaining_jobs_by_what_each_file_and_side_took():
     assert "4/12 jobs" in progress.line() and "ETA 0:44" in progress.line()
 
 
-class _Stopping:
-    """An adaptive run's expectations as ``benchgate.run.adaptive.Adaptive`` gives them after a look."""
+def _after_a_look(tmp_path: Path, schedule: list, stopped: set, expected: dict) -> Adaptive:
+    """A real adaptive run of ``schedule`` (up to 10 runs), in the state its first look leaves: the units it
+    ``stopped`` and the runs each comparison and file is ``expected`` to need (what ``Adaptive._look`` records)."""
+    files = sorted({job.filename for job in schedule})
+    record = json.loads((write_run(tmp_path / "run", {}) / "run.json").read_text())
+    record.update(new_record_fields(design_for("auto", 5, 10)), selection={"files": files})
+    adaptive = Adaptive(schedule, record, tmp_path / "run" / "results.csv")
+    adaptive.record["looks"].append({"runs": 5})
+    adaptive.stopped |= stopped
+    adaptive.expected = expected
+    return adaptive
 
-    def __init__(self, files: list[str], expected: dict, max_runs: int = 10) -> None:
-        self.scheduled_files, self.expected, self.max_runs = set(files), expected, max_runs
 
-    def running_files(self) -> list[str]:
-        return sorted({name for name, _ in self.expected})
-
-    def expected_runs(self, job, *, worst: bool = False) -> int:
-        runs = self.expected.get((job.filename, job.row), self.expected.get((job.filename, None), 0))
-        return 0 if runs == 0 else self.max_runs if worst else runs
-
-
-def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need():
+def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need(tmp_path):
     clock = Clock()
     schedule = build_schedule(["a/slow.js", "a/fast.js", "a/done.js"], 10, seed=1)
     stream = io.StringIO()
     # after a look: done.js stopped; slow.js is expected to need 3 runs, fast.js 6 (of at most 10)
-    stopping = _Stopping(["a/slow.js", "a/fast.js", "a/done.js"], {("a/slow.js", None): 3, ("a/fast.js", None): 6})
+    expected = {("a/slow.js", None): 3, ("a/fast.js", None): 6}
+    stopping = _after_a_look(tmp_path, schedule, {("a/done.js", None)}, expected)
     progress = Progress(stream, interval=1000, clock=clock, stopping=stopping)
     progress.start(schedule)
     durations = {"a/slow.js": 10.0, "a/fast.js": 1.0, "a/done.js": 5.0}
@@ -78,13 +81,14 @@ def test_an_adaptive_plan_counts_the_runs_each_running_file_is_expected_to_need(
     assert "(1 skipped: their comparisons or files had stopped)" in stream.getvalue().splitlines()[-1]
 
 
-def test_an_adaptive_plan_counts_each_comparison_that_stops_on_its_own():
+def test_an_adaptive_plan_counts_each_comparison_that_stops_on_its_own(tmp_path):
     clock = Clock()
     rows = {"a/mixed.js": [(("len=0",), "len=0"), (("len=256",), "len=256")]}
     schedule = build_schedule(["a/mixed.js"], 10, seed=1, configurations=rows)
-    # a look: len=256 stopped; len=0 is expected to need 6 runs, so its file too
-    expected = {("a/mixed.js", None): 6, ("a/mixed.js", "len=256"): 0, ("a/mixed.js", "len=0"): 6}
-    progress = Progress(io.StringIO(), interval=1000, clock=clock, stopping=_Stopping(["a/mixed.js"], expected))
+    # a look: len=256 settled at 5 runs and stopped; len=0 is expected to need 6 runs, so its file too
+    expected = {("a/mixed.js", None): 6, ("a/mixed.js", "len=256"): 5, ("a/mixed.js", "len=0"): 6}
+    stopping = _after_a_look(tmp_path, schedule, {("a/mixed.js", "len=256")}, expected)
+    progress = Progress(io.StringIO(), interval=1000, clock=clock, stopping=stopping)
     progress.start(schedule)
     durations = {"len=0": 1.0, "len=256": 4.0}
     for job in schedule[:4]:  # the first iteration: both configurations on both sides
