@@ -13,6 +13,7 @@ import json
 import re
 
 import pytest
+from commentcases import comparisons
 from nodelike import EXAMPLE_HARNESS
 
 from benchgate import cli
@@ -179,26 +180,11 @@ def test_three_releases_give_two_steps_and_the_report(tmp_path, capsys, releases
 
 
 def test_the_markdown_report_keeps_untrusted_names_in_code():
-    import pandas as pd
-
-    from benchgate import stats
     from benchgate.report.versionsreport import VersionStep, render_versions_markdown
     from benchgate.stats import analysis, gate
 
     hostile = "x/```\n# <script>alert(1)</script> @nodejs/tsc [a](javascript:1).js"
-    frame = pd.DataFrame(
-        {
-            "filename": [hostile, "x/plain.js"],
-            "configuration": ["n=1 `|` s=2", "n=1"],
-            "confidence": ["***", ""],
-            "improvement": [-20.0, 1.0],
-            "p_value": [1e-9, 0.5],
-            "p_adjusted": [2e-9, 0.5],
-        }
-    )
-    for column in stats.COMPARISON_COLUMNS:  # the columns this test does not choose
-        if column not in frame:
-            frame[column] = False if column in ("incomplete", "constant") else 2.0
+    frame = comparisons([(hostile, "n=1 `|` s=2", -20.0, 1e-9), ("x/plain.js", "n=1", 1.0, 0.5)])
     gated = analysis.compare_r_table(frame, gate.GatePolicy(threshold="off"))
     text = render_versions_markdown([VersionStep("20.0.0", "22.0.0", gated, "steps/20.0.0..22.0.0")], runs="8 runs")
     assert "```" not in text  # no block a name could close
