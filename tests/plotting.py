@@ -1,12 +1,27 @@
-"""A compare.js CSV for the chart tests: the example suite's sample, and a generated one of many rows."""
+"""For the chart tests: a compare.js CSV (the example suite's sample, and a generated one of many rows), and the
+charts' SVG read back."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "compare-sample.csv"
+SVG = "{http://www.w3.org/2000/svg}"  # the SVG namespace, as ElementTree spells its tags
+
+
+def parse(svg: str) -> ET.Element:
+    """An SVG document's root element."""
+    return ET.fromstring(svg.encode("utf-8"))
+
+
+def svg_size(path: Path) -> tuple[float, float]:
+    """Width and height of an SVG file in pixels (and a check that it is an SVG at all)."""
+    root = ET.parse(path).getroot()
+    assert root.tag == f"{SVG}svg" and root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
+    return float(root.get("width")), float(root.get("height"))
 
 
 def write_compare_csv(path: Path, rows: int = 200, runs: int = 30, seed: int = 11) -> Path:

@@ -6,11 +6,8 @@ sensible size, and that stdout and the comment are otherwise unchanged.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
-from plotting import EXAMPLE, write_compare_csv
+from plotting import EXAMPLE, svg_size, write_compare_csv
 from rundirs import REGRESSION, write_run
 
 from benchgate.cli import main
@@ -18,16 +15,6 @@ from benchgate.commands.report import report_results
 from benchgate.report import plots
 
 RUN_URL = "https://github.com/nodejs/node/actions/runs/4242"
-
-
-def svg_size(path: Path) -> tuple[float, float]:
-    """Width and height of an SVG file in pixels (and a check that it is an SVG at all)."""
-    root = ET.parse(path).getroot()
-    assert (
-        root.tag == "{http://www.w3.org/2000/svg}svg"
-        and root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}"
-    )
-    return float(root.get("width")), float(root.get("height"))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from plotting import EXAMPLE, write_compare_csv
+from plotting import EXAMPLE, SVG, parse, write_compare_csv
 
 from benchgate import results, stats
 from benchgate.report import plots
@@ -23,7 +23,6 @@ from benchgate.stats.gate import GatePolicy
 
 POLICY = GatePolicy(min_effect=3.0)
 STRICT = GatePolicy(min_effect=3.0, max_resolution=None)  # noisy: strict, so the 1,000-row report stays undecided
-SVG = "{http://www.w3.org/2000/svg}"
 
 
 def analysed(path: Path, policy: GatePolicy = POLICY) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,10 +40,6 @@ def large(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
     # compare.R's stars: p < 0.05, uncorrected
     policy = GatePolicy(threshold="*", correction="none", min_effect=3.0)
     return analysed(write_compare_csv(tmp_path_factory.mktemp("large") / "200.csv"), policy)
-
-
-def parse(svg: str) -> ET.Element:
-    return ET.fromstring(svg.encode("utf-8"))
 
 
 def by_class(root: ET.Element, tag: str, name: str) -> list[ET.Element]:
