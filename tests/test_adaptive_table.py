@@ -217,3 +217,25 @@ def test_rows_of_a_file_run_one_configuration_a_job_stop_one_by_one(monkeypatch)
     as_whole = forged(per_row, configurations={})
     with pytest.raises(InputError, match="recorded stops do not follow"):
         adaptivetable.decide_shards([as_whole], keys, STRICT)
+
+
+def test_a_shard_that_stopped_first_sits_out_later_looks_under_the_designs_test(monkeypatch):
+    # The first shard stops at the first look, the second runs on: the rows of the first sit out its later looks
+    # under the design's test (Welch here), not the default one, so the table does not depend on the shards' order.
+    design = sequential.make_design(min_runs=5, max_runs=12, test="welch_log", max_resolution=None)
+    monkeypatch.setattr(sys.modules[__name__], "DESIGN", design)
+    rng = np.random.default_rng(5)
+    first = live_shard(rng, {"a.js": (0.01, -0.3)}, "shard1/run.json")
+    second = live_shard(rng, {"b.js": (0.08, 0.0), "c.js": (0.08, 0.03)}, "shard2/run.json")
+    assert len(first.record.looks) == 1 < len(second.record.looks)
+    keys = [("a.js", "n=1"), ("b.js", "n=1"), ("c.js", "n=1")]
+    decided, decide = [], adaptivetable.decide_at_look
+
+    def spy(design: sequential.Design, history: list, **options) -> object:
+        decided.append(history)
+        return decide(design, history, **options)
+
+    monkeypatch.setattr(adaptivetable, "decide_at_look", spy)
+    table = adaptivetable.decide_shards([first, second], keys, STRICT)
+    assert {st.test for st in decided[0]} == {"welch_log"}
+    pd.testing.assert_frame_equal(table, adaptivetable.decide_shards([second, first], keys, STRICT))

@@ -89,6 +89,13 @@ def test_rules_by_glob_override_or_ignore():
     assert gated["ignored"].tolist() == [False, False, True]
 
 
+def test_compare_r_table_matches_the_rules_once(monkeypatch):
+    calls = []
+    monkeypatch.setattr(analysis, "row_rules", lambda *args: calls.append(args) or gate.row_rules(*args))
+    analysis.compare_r_table(table([("buffers/a.js", -5.0, 0.004)]), gate.GatePolicy())
+    assert len(calls) == 1  # decisions_table takes the rules compare_r_table matched
+
+
 @pytest.mark.parametrize(
     "policy", [{"threshold": "****"}, {"correction": "bonferroni"}, {"min_effect": -1.0}, {"min_effect": float("nan")}]
 )

@@ -267,9 +267,11 @@ def decide_shards(
         raise InputError("every comparison must come from exactly one adaptive run directory")
     order = np.argsort(rows)  # ``keys``' order of the shards' rows, concatenated
     history = []
+    # A shard that stopped before look k: its n rows sit it out, without samples, labelled with the design's test
+    # (``combine`` keeps the first part's label, which the decisions go by).
+    sat_out = [replace(gate_statistics(*np.full((2, n, 1), np.nan)), test=design.test) for n, _ in histories]
     for k in range(max(len(h) for _, h in histories)):
-        # A shard that stopped before look k: its n rows sit it out, without samples.
-        parts = [h[k] if k < len(h) else gate_statistics(*np.full((2, n, 1), np.nan)) for n, h in histories]
+        parts = [h[k] if k < len(h) else out for (_, h), out in zip(histories, sat_out, strict=True)]
         history.append(combine(lambda *arrays: np.concatenate(arrays)[order], *parts))
     if not history:  # no look taken yet (an interrupted run): nothing can be decided
         return undecided_table(wanted)

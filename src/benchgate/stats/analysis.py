@@ -11,7 +11,7 @@ import numpy as np
 
 from benchgate.stats import adaptivetable
 from benchgate.stats.decisions import format_change
-from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, row_rules
+from benchgate.stats.gate import DECISION_COLUMNS, THRESHOLDS, GatePolicy, RowRules, row_rules
 from benchgate.stats.paired import PAIRED_TEST
 from benchgate.stats.welch import COMPARISON_COLUMNS, compare_samples
 from benchgate.stats.yuenwelch import GATE_TEST, regression_floor
@@ -92,14 +92,18 @@ def analyze(run_data: RunData, policy: GatePolicy) -> Analysis:
 
 
 def decisions_table(
-    comparisons: pd.DataFrame, policy: GatePolicy, decided: Mapping, gate_test: str = GATE_TEST
+    comparisons: pd.DataFrame,
+    policy: GatePolicy,
+    decided: Mapping,
+    gate_test: str = GATE_TEST,
+    rules: RowRules | None = None,
 ) -> pd.DataFrame:
     """``comparisons`` with the gate's columns from ``decided`` (a table or columns, one row each, in order; a column
-    it lacks is NaN); ``gate_test``: what decided."""
+    it lacks is NaN); ``gate_test``: what decided; ``rules``: the rows' ``row_rules`` if the caller has them."""
     result = comparisons.copy()
     for column in DECISION_COLUMNS:
         result[column] = np.asarray(decided[column]) if column in decided else np.nan
-    rules = row_rules(result["filename"], policy)
+    rules = row_rules(result["filename"], policy) if rules is None else rules
     judged = np.asarray(rules.judged, dtype=bool)
     effect = np.asarray(rules.min_effect, dtype=float)  # a rule's own, else the policy's
     decision = result["decision"].to_numpy(dtype=object)
@@ -160,7 +164,7 @@ def compare_r_table(comparisons: pd.DataFrame, policy: GatePolicy) -> pd.DataFra
         decision[comparisons[flag].to_numpy(dtype=bool) & (decision == "unchanged")] = flag
     interval = dict(ci_low=improvement - half, ci_high=improvement + half, ci_level=level)
     decided = dict(decision=decision, change=improvement, gate_p=p_values, **interval)
-    return decisions_table(comparisons, policy, decided, COMPARE_R_TEST)
+    return decisions_table(comparisons, policy, decided, COMPARE_R_TEST, rules)
 
 
 def untested_reason(table: pd.DataFrame) -> str | None:

@@ -128,9 +128,11 @@ def decide_looks(
     picked = subset(current, rows)
     fixed_low, fixed_high, bound, mdes = (np.full(shape, np.nan) for _ in range(4))
     fixed_low[rows], fixed_high[rows] = picked.interval(level[rows])  # each row's at its whole level
-    # The one-sided lower bound (percent) ``unchanged`` is judged by (the old rule's: ``fixed_low``).
-    shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
-    bound[rows] = picked.interval(unchanged_level(unchanged_confidence, level, shares[last_look])[rows])[0]
+    if unchanged_confidence is None:  # the old rule's bound ``unchanged`` is judged by: ``fixed_low`` itself
+        bound = fixed_low
+    else:  # the one-sided lower bound (percent) ``unchanged`` is judged by
+        shares = weights if unchanged_weights is None else np.asarray(unchanged_weights, dtype=float)
+        bound[rows] = picked.interval(unchanged_level(unchanged_confidence, level, shares[last_look])[rows])[0]
     if with_mde:
         mdes[rows] = picked.mde((level * weights[last_look])[rows], power)
     rci_low, rci_high = _repeated_interval(looks, weights, level, rejected & rows)

@@ -126,9 +126,11 @@ def decide_at_look(
 
 def files_to_stop(unit_of_row: np.ndarray, settled: np.ndarray, units: int) -> np.ndarray:
     """Per unit (last axis): True when every row of that unit (``unit_of_row``) is settled and it has one."""
-    member = np.asarray(unit_of_row, dtype=np.int64)[:, None] == np.arange(units)  # (rows, units)
-    open_rows = (~np.asarray(settled, dtype=bool)).astype(np.int64) @ member
-    return (open_rows == 0) & member.any(axis=0)
+    unit_of_row, settled = np.asarray(unit_of_row, dtype=np.int64), np.asarray(settled, dtype=bool)
+    runs = settled.reshape(int(np.prod(settled.shape[:-1])), settled.shape[-1])  # the leading axes: one run each
+    codes = (unit_of_row + units * np.arange(len(runs))[:, None]).ravel()  # bincount: an int matmul has no BLAS
+    open_rows = np.bincount(codes, weights=~runs.ravel(), minlength=len(runs) * units)
+    return (open_rows.reshape(*settled.shape[:-1], units) == 0) & (np.bincount(unit_of_row, minlength=units) > 0)
 
 
 REASONS = ("", "decided", "hopeless", "max-runs")  # why a unit stopped ("": it runs)
