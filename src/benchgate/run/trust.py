@@ -33,9 +33,7 @@ def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None
         return sandbox.unsandboxed_record("the head is trusted", untrusted_head=False)
     if previous and previous.get("untrusted_head") and previous.get("used") is False:
         return previous
-    if found is None:
-        return sandbox.unsandboxed_record("--no-sandbox", untrusted_head=True)
-    return found.record()
+    return sandbox.Confinement(found).record()
 
 
 def confinement(
