@@ -322,6 +322,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
     """The plan and record of an interrupted run (binaries unchanged); an untrusted head is confined again."""
     output = options.output
+    if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs or is cut back
+        from benchgate.stats.sequential import Design
+
+        Design.from_json(record.design, where=f"{output / 'run.json'} design")
     draft = {"samples": 0, "protocol_warnings": [], **record.to_json()}  # a record from before they were kept
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
