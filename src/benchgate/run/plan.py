@@ -279,7 +279,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     else:
         benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
-    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
+    repo_paths = trust.repository_paths(options.repo) if found and options.repo else []  # the builds are done
+    confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
     head_probe = trust.confinement(
         found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
     )
@@ -345,7 +346,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             benchmark_dir=Path(directory) if directory is not None else None,
             output=output,
             caches=(*caches, options.build_cache),
-            repo=options.repo,
+            repo_paths=trust.repository_paths(options.repo) if found and options.repo else [],
         )
         draft["sandbox"] = trust.record(True, found, previous)
     binaries = {}
