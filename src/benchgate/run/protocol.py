@@ -153,9 +153,8 @@ def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
         return []
     unseen = set(keys)
     with csv_path.open(encoding="utf-8", newline="") as handle:
-        for row in itertools.islice(csv.reader(handle), 1, None):
-            if len(row) > 2:
-                unseen -= {key for key in unseen if row[2].startswith(f"{key}=") or f" {key}=" in row[2]}
-                if not unseen:  # every key seen: the rest of the file cannot change the answer
-                    break
+        configurations = (row[2] for row in itertools.islice(csv.reader(handle), 1, None) if len(row) > 2)
+        # read only until every key is seen: the rest of the file cannot change the answer
+        while unseen and (text := next(configurations, None)) is not None:
+            unseen -= {key for key in unseen if text.startswith(f"{key}=") or f" {key}=" in text}
     return [key for key in keys if key in unseen]
