@@ -281,9 +281,8 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     selection, placement = _select(options, benchmark_dir)
     repo_paths = trust.repository_paths(options.repo) if found and options.repo else []  # the builds are done
     confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
-    head_probe = trust.confinement(
-        found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
-    )
+    head_alone = [options.head_binary] if options.head_binary else []  # the --version probe exposes it alone
+    head_probe = trust.confinement(found, binaries=head_alone, benchmark_dir=None, **confine)
     binaries = {"base": _binary(options, "base"), "head": _binary(options, "head", head_probe if untrusted else None)}
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
