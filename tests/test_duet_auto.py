@@ -132,3 +132,24 @@ def test_a_duet_interrupted_after_a_look_resumes_from_it(duet_run, tmp_path, cap
     for key, count in pairs.items():  # nothing ran for a comparison after it stopped
         assert count == _stops(after)[key]["after_runs"]
     assert cli.main(["report", str(resumed), "--dry-run"]) in (1, 6)  # replays without a contradiction
+
+
+def test_a_design_that_does_not_read_is_refused_before_the_files_are_cut_back(duet_run, tmp_path, capsys):
+    """--resume refuses a malformed design before anything runs: a duet's results.csv and pairs.csv, which a
+    resume cuts back to the checkpoint, are left as they are."""
+    out, _, _ = duet_run
+    record = _record(out)
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    for name in ("results.csv", "pairs.csv"):  # whole: both go beyond the checkpoint below
+        (resumed / name).write_bytes((out / name).read_bytes())
+    checkpoint = {"csv_bytes": record["looks"][0]["csv_bytes"], "completed_jobs": 1}
+    record.update(complete=False, progress={**record["progress"], **checkpoint})
+    record["pairing"]["pairs"] = 1
+    record["design"]["alpha"] = "x"
+    (resumed / "run.json").write_text(json.dumps(record))
+    assert cli.main(["run", "--resume", "--output", str(resumed), "--no-progress", "--no-analyze"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "run.json design: malformed design" in err[-1]
+    for name in ("results.csv", "pairs.csv"):
+        assert (resumed / name).read_bytes() == (out / name).read_bytes()

@@ -147,3 +147,11 @@ def test_set_keys_that_no_configuration_holds(tmp_path):
     assert protocol.unused_set_keys(set_args, path) == ["typo", "benchmarker"]
     assert protocol.unused_set_keys([], path) == []
     assert protocol.unused_set_keys(["x=1"], tmp_path / "missing.csv") == []
+
+
+def test_set_keys_stop_reading_once_every_key_is_seen(tmp_path):
+    # once every key is seen the rest of results.csv is not read: here it would not even decode
+    path = tmp_path / "results.csv"
+    text = '"binary","filename","configuration","rate","time"\n' + '"old","a.js","n=10",1,1\n' * 10_000
+    path.write_bytes(text.encode() + b'"new","a.js","\xff",1,1\n')
+    assert protocol.unused_set_keys(["n=1"], path) == []

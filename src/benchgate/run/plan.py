@@ -279,10 +279,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
     else:
         benchmark_dir = (options.benchmark_dir or Path.cwd() / "benchmark").resolve()  # as compare.js is used
     selection, placement = _select(options, benchmark_dir)
-    confine = {"output": output, "caches": (options.build_cache,), "repo": options.repo}
-    head_probe = trust.confinement(
-        found, binaries=[options.head_binary] if options.head_binary else [], benchmark_dir=None, **confine
-    )
+    repo_paths = trust.repository_paths(options.repo) if found and options.repo else []  # the builds are done
+    confine = {"output": output, "caches": (options.build_cache,), "repo_paths": repo_paths}
+    head_alone = [options.head_binary] if options.head_binary else []  # the --version probe exposes it alone
+    head_probe = trust.confinement(found, binaries=head_alone, benchmark_dir=None, **confine)
     binaries = {"base": _binary(options, "base"), "head": _binary(options, "head", head_probe if untrusted else None)}
     paths = [binary.path for binary in binaries.values()]
     confined = trust.confinement(found, binaries=paths, benchmark_dir=benchmark_dir, **confine) if untrusted else None
@@ -322,6 +322,10 @@ def prepare(options: RunOptions) -> tuple[RunPlan | None, dict]:
 def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, dict]:
     """The plan and record of an interrupted run (binaries unchanged); an untrusted head is confined again."""
     output = options.output
+    if record.adaptive_run:  # its design rebuilds the looks: refused now, before anything runs or is cut back
+        from benchgate.stats.sequential import Design
+
+        Design.from_json(record.design, where=f"{output / 'run.json'} design")
     draft = {"samples": 0, "protocol_warnings": [], **record.to_json()}  # a record from before they were kept
     previous = draft.get("sandbox")
     untrusted = bool(previous and previous.get("untrusted_head") is True) or options.untrusted_head
@@ -341,7 +345,7 @@ def _resume(options: RunOptions, record: results.RunRecord) -> tuple[RunPlan, di
             benchmark_dir=Path(directory) if directory is not None else None,
             output=output,
             caches=(*caches, options.build_cache),
-            repo=options.repo,
+            repo_paths=trust.repository_paths(options.repo) if found and options.repo else [],
         )
         draft["sandbox"] = trust.record(True, found, previous)
     binaries = {}

@@ -151,6 +151,10 @@ def unused_set_keys(set_args: Sequence[str], csv_path: Path) -> list[str]:
     keys = list(dict.fromkeys(arg.partition("=")[0] for arg in set_args if not arg.startswith("CPUSET=")))
     if not keys or not csv_path.is_file():
         return []
+    unseen = set(keys)
     with csv_path.open(encoding="utf-8", newline="") as handle:
-        seen = {row[2] for row in itertools.islice(csv.reader(handle), 1, None) if len(row) > 2}
-    return [key for key in keys if not any(text.startswith(f"{key}=") or f" {key}=" in text for text in seen)]
+        configurations = (row[2] for row in itertools.islice(csv.reader(handle), 1, None) if len(row) > 2)
+        # read only until every key is seen: the rest of the file cannot change the answer
+        while unseen and (text := next(configurations, None)) is not None:
+            unseen -= {key for key in unseen if text.startswith(f"{key}=") or f" {key}=" in text}
+    return [key for key in keys if key in unseen]

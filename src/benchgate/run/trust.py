@@ -33,9 +33,15 @@ def record(untrusted: bool, found: sandbox.Sandbox | None, previous: dict | None
         return sandbox.unsandboxed_record("the head is trusted", untrusted_head=False)
     if previous and previous.get("untrusted_head") and previous.get("used") is False:
         return previous
-    if found is None:
-        return sandbox.unsandboxed_record("--no-sandbox", untrusted_head=True)
-    return found.record()
+    return sandbox.Confinement(found).record()
+
+
+def repository_paths(repo: Path) -> list[Path]:
+    """The Node checkout, its git directory and all its worktrees: nothing of them is the benchmark's business."""
+    try:
+        return [repo, worktrees.git_common_dir(repo), *worktrees.list_worktrees(repo)]
+    except BenchgateError:
+        return [repo]
 
 
 def confinement(
@@ -45,16 +51,12 @@ def confinement(
     benchmark_dir: Path | None,
     output: Path,
     caches: Iterable[Path | None] = (),
-    repo: Path | None = None,
+    repo_paths: Iterable[Path] = (),
 ) -> sandbox.Confinement:
     """How the untrusted run's processes start: confined by ``found`` (None: --no-sandbox, credentials dropped);
-    the Node checkout ``repo``, its git directory and all its worktrees are hidden (not the benchmark's business)."""
+    ``repo_paths`` (``repository_paths``, git asked once per run) are hidden, but for what the run reads."""
     if found is None:
         return sandbox.Confinement(None)
-    try:
-        repo_paths = [repo, worktrees.git_common_dir(repo), *worktrees.list_worktrees(repo)] if repo else []
-    except BenchgateError:
-        repo_paths = [repo]
     read_only = [Path(path) for path in binaries]
     if benchmark_dir is not None:
         # The checkout is the working directory (Node's benchmarks read ../test/fixtures); the benchmark
