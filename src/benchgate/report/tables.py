@@ -204,16 +204,16 @@ def _significant(gated: pd.DataFrame) -> pd.Series:
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
     """Gating, undecided, significant regressions, significant improvements, each largest first; then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
-    groups = [gated["gating"], gated["undecided"], _significant(gated) & (improvement < 0), _significant(gated)]
+    significant = _significant(gated)
+    groups = [gated["gating"], gated["undecided"], significant & (improvement < 0), significant]
     group = np.select(groups, [0, 1, 2, 3], 4)
     size = np.where(group < 4, -np.abs(improvement), 0.0)
     return gated.iloc[np.lexsort((size, group))]  # lexsort is stable: ties keep the table's order
 
 
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """The significant (``_significant``) and undecided rows, in ``markdown_order``."""
-    ordered = markdown_order(gated)
-    return ordered[_significant(ordered) | ordered["undecided"]]
+    """The significant (``_significant``) and undecided rows, in ``markdown_order`` (stable: fine to pick first)."""
+    return markdown_order(gated[_significant(gated) | gated["undecided"]])
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
