@@ -240,12 +240,12 @@ def distributions_svg(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
     normalised = {}  # per row, per side: the rates in percent of the base mean (0 is the base mean, +10 10 % faster)
-    for row in gated.itertuples(index=False):
-        reference = row.mean_base if math.isfinite(row.mean_base) and row.mean_base > 0 else row.mean_head
-        found = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
-        normalised[row.filename, row.configuration] = {side: (found[side] / reference - 1) * 100 for side in found}
 
-    def values(table: pd.DataFrame) -> np.ndarray:
+    def values(table: pd.DataFrame) -> np.ndarray:  # _layout's rows (forest_rows' pick): only those are normalised
+        for row in table.itertuples(index=False):
+            reference = row.mean_base if math.isfinite(row.mean_base) and row.mean_base > 0 else row.mean_head
+            found = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
+            normalised[row.filename, row.configuration] = {side: (found[side] / reference - 1) * 100 for side in found}
         names = zip(table["filename"], table["configuration"], strict=True)
         return np.concatenate([np.zeros(0), *(array for key in names for array in normalised[key].values())])
 
