@@ -18,6 +18,12 @@ def test_run_command_imports_no_pandas_or_scipy():
     assert loaded.strip() == "[]"
 
 
+def test_analyze_and_report_load_jinja2_only_for_a_chart():
+    code = "import sys, benchgate.commands.analyze, benchgate.commands.report; print('jinja2' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "False"
+
+
 def test_no_analyze_run_that_measured_passes_without_statistics(tmp_path):
     node = shutil.which("node")
     out = tmp_path / "out"

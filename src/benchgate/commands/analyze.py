@@ -8,7 +8,6 @@ from pathlib import Path
 from benchgate import results
 from benchgate.config import flags
 from benchgate.errors import EXIT_GATE_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
-from benchgate.report import plots
 from benchgate.report.markup import FORMATS
 from benchgate.report.tables import render
 from benchgate.stats import gate
@@ -35,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def write_charts(path: Path, analysis: Analysis) -> list[Path]:
     """Draw both charts (``report.plots.chart_files``), write them and name them on stderr; returns the paths."""
+    from benchgate.report import plots  # Jinja2 and the history site's model: loaded only for a chart
+
     files = plots.chart_files(path, analysis.table, analysis.samples, analysis.policy)
     for file, data in files.items():
         file.parent.mkdir(parents=True, exist_ok=True)
@@ -48,6 +49,8 @@ def _handler(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         raise InputError("stdin (-) given more than once")
     if args.plot is not None:  # before reading stdin: a bad name is said at once
+        from benchgate.report import plots  # as in write_charts
+
         plots.chart_paths(args.plot)
     samples = results.read_samples(args.files, base_label=args.base_label, head_label=args.head_label)
     analysis = analyze(RunData(samples), policy)

@@ -12,7 +12,7 @@ from benchgate.commands.history import comment_context
 from benchgate.config import flags, labels
 from benchgate.errors import InputError
 from benchgate.github import actions_env, approval
-from benchgate.report import plots, tables
+from benchgate.report import tables
 from benchgate.report.comment import GITHUB_COMMENT_LIMIT, NOTHING_TO_BENCHMARK, CommentContext, render_comment
 from benchgate.report.markup import FORMATS
 from benchgate.results import rundirs
@@ -72,6 +72,8 @@ def report_results(results: Sequence[str], *, client=None, stdout=None, **reques
     settings = config.load_settings(options.config_path, options.options or {})
     head_sha = approval.approved_sha(options.head_sha)
     if options.plot_path is not None:  # a bad name stops before anything is read or posted
+        from benchgate.report import plots  # only with --plot: it loads Jinja2 (write_charts)
+
         plots.chart_paths(options.plot_path)
     if not results and not options.nothing_to_benchmark:
         raise InputError("no RESULTS given (run directories, results CSVs or globs)")

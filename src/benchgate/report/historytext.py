@@ -71,7 +71,7 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
     for history in rows[:MAX_ROWS]:
         name = code(f"{history.filename} {history.configuration}", in_table=True, limit=120)
         if history.series is None:
-            cells = [name, "0", "no stored runs", "", ""]
+            cells = [name, "0", "no stored runs", "", *([""] if site_url else [])]  # no series to link
         else:
             spread = f"±{history.spread:.1f}%" if math.isfinite(history.spread) else "n/a (one run)"
             moved = f"no change point in its last {RECENT_COMMITS} runs"
@@ -79,9 +79,10 @@ def render_history_context(rows: Sequence[RowHistory], *, site_url: str | None =
                 moved = (
                     f"**yes**: {change.change:+.1f}% at {code(change.commit[:12], in_table=True)} ({change.date[:10]})"
                 )
-            site = f"{(site_url or '').rstrip('/')}/{series_href(history.series.key)}"  # its section of its page
-            cells = [name, str(history.runs), spread, moved, f"[series]({site})"]
-        shown.append(cells if site_url else cells[:4])
+            cells = [name, str(history.runs), spread, moved]
+            if site_url:  # the series' section of its page on the history site
+                cells.append(f"[series]({site_url.rstrip('/')}/{series_href(history.series.key)})")
+        shown.append(cells)
     note = "Context, not evidence: the gate decides from this pull request's samples only."
     lines = ["#### History of main", "", note, "", *table(header, shown, "lrrl" + ("l" if site_url else ""))]
     if len(rows) > MAX_ROWS:

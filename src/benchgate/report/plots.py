@@ -14,9 +14,9 @@ import pandas as pd
 from benchgate.errors import InputError
 from benchgate.history.site import LINE, TEMPLATES, nice_ticks
 from benchgate.history.site import SLOWER as VERMILLION
-from benchgate.report.gatelines import gate_headline, gate_test
+from benchgate.report.gatelines import gate_headline
 from benchgate.report.markup import one_line
-from benchgate.report.tables import ACCURACY_KEYS
+from benchgate.report.tables import ACCURACY_KEYS, with_decisions
 from benchgate.stats.gate import GatePolicy
 
 # Okabe-Ito colours (safe for colour-blind readers), the site's among them; every kind also has its own marker.
@@ -228,7 +228,7 @@ def forest_svg(gated: pd.DataFrame, policy: GatePolicy) -> str:
         row["point"] = x(change) if math.isfinite(change) else None
         row["tooltip"] += f", interval {percent(low, 2)} to {percent(high, 2)}" if drawn else ", no interval"
     lines = "the gate's confidence interval"  # what the forest's lines are: (ci_low, ci_high) around change
-    if gate_test(table) == "compare.R":
+    if not with_decisions(table):  # compare.R's rule decided the rows
         lines = "compare.R's confidence interval at the threshold's level"
     chart["xlabel"] = (f"change of the mean rate, head vs base (higher is faster){chart['scale']}", f"lines: {lines}")
     return TEMPLATES.get_template("report-charts.svg.j2").module.forest(chart, COLOURS)
@@ -240,12 +240,12 @@ def distributions_svg(gated: pd.DataFrame, samples: pd.DataFrame, policy: GatePo
     grouped = samples.groupby(["filename", "configuration", "side"], observed=True, sort=False)["rate"]
     rates = {key: group.to_numpy(dtype=float) for key, group in grouped}
     normalised = {}  # per row, per side: the rates in percent of the base mean (0 is the base mean, +10 10 % faster)
-    for row in gated.itertuples(index=False):
-        reference = row.mean_base if math.isfinite(row.mean_base) and row.mean_base > 0 else row.mean_head
-        found = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
-        normalised[row.filename, row.configuration] = {side: (found[side] / reference - 1) * 100 for side in found}
 
-    def values(table: pd.DataFrame) -> np.ndarray:
+    def values(table: pd.DataFrame) -> np.ndarray:  # _layout's rows (forest_rows' pick): only those are normalised
+        for row in table.itertuples(index=False):
+            reference = row.mean_base if math.isfinite(row.mean_base) and row.mean_base > 0 else row.mean_head
+            found = {side: rates.get((row.filename, row.configuration, side), np.zeros(0)) for side in SIDE_COLOURS}
+            normalised[row.filename, row.configuration] = {side: (found[side] / reference - 1) * 100 for side in found}
         names = zip(table["filename"], table["configuration"], strict=True)
         return np.concatenate([np.zeros(0), *(array for key in names for array in normalised[key].values())])
 

@@ -93,6 +93,11 @@ def _names(gated: pd.DataFrame) -> list[str]:
     return [row_name(f, c) for f, c in zip(gated["filename"], gated["configuration"], strict=True)]
 
 
+def with_decisions(gated: pd.DataFrame) -> bool:
+    """Whether the tables show the decisions' columns: not under compare.R's rule (its tables stay byte-exact)."""
+    return gatelines.gate_test(gated) != COMPARE_R_TEST
+
+
 def _cells(row: Any, decided: bool) -> list[str]:
     """compare.R's cells of a row (confidence, improvement, accuracies), then the gate's change and decision."""
     accuracy = [format_accuracy(value) for value in (row.accuracy_1, row.accuracy_2, row.accuracy_3)]
@@ -101,9 +106,8 @@ def _cells(row: Any, decided: bool) -> list[str]:
 
 
 def render_compare_table(gated: pd.DataFrame) -> str:
-    """compare.R's printed table (each line starts as R prints it), then the gate's columns (not under compare.R's
-    own rule: its tables stay byte-exact)."""
-    decided, failing = gatelines.gate_test(gated) != COMPARE_R_TEST, bool(gated["gating"].any())
+    """compare.R's printed table (each line starts as R prints it), then the gate's columns (``with_decisions``)."""
+    decided, failing = with_decisions(gated), bool(gated["gating"].any())
     header = ["", "confidence", "improvement", "accuracy (*)", "(**)", "(***)"]
     header += (["gate change [interval]", "decision"] if decided else []) + (["gate"] if failing else [])
     # The gate change right-aligned (its numbers line up), the words after it left-aligned.
@@ -200,21 +204,21 @@ def _significant(gated: pd.DataFrame) -> pd.Series:
 def markdown_order(gated: pd.DataFrame) -> pd.DataFrame:
     """Gating, undecided, significant regressions, significant improvements, each largest first; then the rest."""
     improvement = gated["improvement"].to_numpy(dtype=float)
-    groups = [gated["gating"], gated["undecided"], _significant(gated) & (improvement < 0), _significant(gated)]
+    significant = _significant(gated)
+    groups = [gated["gating"], gated["undecided"], significant & (improvement < 0), significant]
     group = np.select(groups, [0, 1, 2, 3], 4)
     size = np.where(group < 4, -np.abs(improvement), 0.0)
     return gated.iloc[np.lexsort((size, group))]  # lexsort is stable: ties keep the table's order
 
 
 def significant_rows(gated: pd.DataFrame) -> pd.DataFrame:
-    """The significant (``_significant``) and undecided rows, in ``markdown_order``."""
-    ordered = markdown_order(gated)
-    return ordered[_significant(ordered) | ordered["undecided"]]
+    """The significant (``_significant``) and undecided rows, in ``markdown_order`` (stable: fine to pick first)."""
+    return markdown_order(gated[_significant(gated) | gated["undecided"]])
 
 
 def render_markdown_table(gated: pd.DataFrame) -> str:
     """compare.R's columns as a GitHub table, the gate's change and decision, a gate column; regressions first."""
-    decided = gatelines.gate_test(gated) != COMPARE_R_TEST  # as in render_compare_table
+    decided = with_decisions(gated)
     header = ["benchmark", "confidence", "improvement", "accuracy (\\*)", "(\\*\\*)", "(\\*\\*\\*)"]
     header += [*(["gate change [interval]", "decision"] if decided else []), "gate"]
     rows = []
