@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def input_values(environ: Mapping[str, str], settings: tuple[schema.Setting, ...]) -> dict[str, str]:
-    """The inputs of these settings that the step's environment gives (empty means not given), by key."""
-    values = {setting.key: environ.get(env_name(setting.input or setting.key), "") for setting in settings}
+    """The inputs of these settings (those that have one) that the step's environment gives (empty: not given)."""
+    values = {setting.key: environ.get(env_name(setting.input), "") for setting in settings if setting.input}
     return {key: value for key, value in values.items() if value.strip()}
 
 
@@ -92,9 +92,9 @@ def run_step(environ: Mapping[str, str]) -> int:
     """Build and benchmark (no token): the merged run-settings passed straight on to ``benchgate run``."""
     from benchgate.commands import run
 
-    run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
+    run_settings = tuple(setting for setting in schema.SETTINGS if setting.run)
     try:
-        settings = carried_settings(given(environ, "run-settings"), input_values(environ, tuple(run_inputs)))
+        settings = carried_settings(given(environ, "run-settings"), input_values(environ, run_settings))
         node_args = {f"{side}_node_args": _node_args(environ, side) for side in ("base", "head")}
     except InputError as error:
         return _fail(error.one_line())
