@@ -140,9 +140,8 @@ def decide_with_client(
     labels = list(labels)
     if not any(parse_label(label, settings.label_prefix) for label in labels):
         return LabelDecision()
-    if adders is None:
-        try:
-            adders = label_adders(client.label_events(pr))
-        except GitHubUnavailable:
-            adders = {}
+    try:
+        adders = label_adders(client.label_events(pr)) if adders is None else adders
+    except GitHubUnavailable:
+        adders = {}
     return decide(labels, settings, actor_of=adders.get, can_write=client.can_write)
