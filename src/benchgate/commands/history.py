@@ -102,7 +102,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     from benchgate.report.historytext import render_history_context
 
     try:
-        stored = series(store, branch="main")
+        stored = series(store, branch="main", files=[filename for filename, _ in rows])  # SQL: these files only
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""
