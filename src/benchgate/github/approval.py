@@ -41,8 +41,7 @@ def pull_request_categories(client: Any, pr: int, settings: Settings, benchmark_
 
 @dataclass(frozen=True)
 class RunRequest:
-    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR); ``adders``: who
-    added each label last, when the request already read the issue events (None: not read, read when needed)."""
+    """A verified request: by whom and how; ``pull`` None: no PR; ``adders``: who added each label last, if read."""
 
     pr: int | None
     requester: str
