@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakegithub.faults import Fault
 
 from benchgate.commands.authorize import authorize
 from benchgate.errors import InputError
@@ -191,3 +192,25 @@ def test_run_settings_say_where_each_value_came_from(fake_github, client, tmp_pa
     )
     carried = json.loads(next(line for line in (tmp_path / "output.txt").read_text().splitlines() if '"runs"' in line))
     assert carried["sources"] == sources and carried["runs"] == "12" and "max-resolution" not in carried
+
+
+def test_workflow_dispatch_reads_the_issue_events_only_for_benchmark_labels(fake_github, client, tmp_path):
+    fake_github.set_role(REPO, "maintainer", "maintain")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "bug")
+    event = {"inputs": {"pr": "5", "sha": SHA}}
+    assert run(client, tmp_path, event_name="workflow_dispatch", event=event, actor="maintainer").approved
+    assert fake_github.requests_to("GET", "/issues/5/events") == []
+
+
+def test_workflow_dispatch_ignores_labels_needing_trust_when_the_issue_events_fail(
+    fake_github, client, tmp_path, capsys
+):
+    # Who added a label that loosens the gate cannot be checked: it is ignored, and the run still starts.
+    fake_github.set_role(REPO, "maintainer", "maintain")
+    fake_github.add_event(REPO, 5, "labeled", "maintainer", "benchmark:accept-regression")
+    fake_github.queue(*[Fault(502, path_contains="/issues/5/events") for _ in range(5)])
+    event = {"inputs": {"pr": "5", "sha": SHA}}
+    result = run(client, tmp_path, event_name="workflow_dispatch", event=event, actor="maintainer")
+    assert result.approved
+    assert "label benchmark:accept-regression: ignored: " in capsys.readouterr().err
+    assert fake_github.requests_to("GET", "/issues/5/events")

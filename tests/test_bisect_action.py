@@ -118,7 +118,7 @@ def main_with_a_step(tmp_path: Path, *, every: int) -> tuple[dict[str, str], str
 def test_a_change_point_one_commit_apart_is_not_bisected(tmp_path, monkeypatch, capsys):
     environ, store = main_with_a_step(tmp_path, every=1)
     since = (datetime.now(UTC) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    (point,) = action.change_points_since(store, environ["BENCHGATE_CONFIG"], since)  # the step is found
+    (point,) = action.change_points_since(store, since)  # the step is found
     assert action.commits_between(Path(environ["BENCHGATE_REPO_PATH"]), point.before_commit, point.commit) == 1
 
     def no_bisection(argv):

@@ -229,3 +229,16 @@ def test_the_site_of_the_store_links_each_commit(capsys, tmp_path):
     assert f'href="https://github.com/nodejs/node/commit/{_commit(12)}"' in pages  # the step's commit
     status, _, err = _cli(capsys, "site", str(tmp_path / "s2"), "--store", store, "--commit-url", "https://x/")
     assert status == EXIT_BAD_INPUT and "--commit-url" in err and "{sha}" in err
+
+
+def test_a_commit_url_without_sha_is_refused_before_the_store_is_read(capsys, tmp_path, monkeypatch):
+    from benchgate.history import store
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the store was read")
+
+    monkeypatch.setattr(store, "series", no_read)
+    status, _, err = _cli(
+        capsys, "site", str(tmp_path / "site"), "--store", "sqlite:///x.db", "--commit-url", "https://x/"
+    )
+    assert status == EXIT_BAD_INPUT and "--commit-url" in err and "{sha}" in err

@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def input_values(environ: Mapping[str, str], settings: tuple[schema.Setting, ...]) -> dict[str, str]:
-    """The inputs of these settings that the step's environment gives (empty means not given), by key."""
-    values = {setting.key: environ.get(env_name(setting.input or setting.key), "") for setting in settings}
+    """The inputs of these settings (those that have one) that the step's environment gives (empty: not given)."""
+    values = {setting.key: environ.get(env_name(setting.input), "") for setting in settings if setting.input}
     return {key: value for key, value in values.items() if value.strip()}
 
 
@@ -92,9 +92,9 @@ def run_step(environ: Mapping[str, str]) -> int:
     """Build and benchmark (no token): the merged run-settings passed straight on to ``benchgate run``."""
     from benchgate.commands import run
 
-    run_inputs = [setting for setting in schema.SETTINGS if setting.run and setting.input]
+    run_settings = tuple(setting for setting in schema.SETTINGS if setting.run)
     try:
-        settings = carried_settings(given(environ, "run-settings"), input_values(environ, tuple(run_inputs)))
+        settings = carried_settings(given(environ, "run-settings"), input_values(environ, run_settings))
         node_args = {f"{side}_node_args": _node_args(environ, side) for side in ("base", "head")}
     except InputError as error:
         return _fail(error.one_line())
@@ -177,12 +177,12 @@ def commits_between(repo: Path, before: str, after: str) -> int | None:
     return int(completed.stdout) if completed.returncode == 0 and completed.stdout.strip().isdigit() else None
 
 
-def change_points_since(store: str, config_path: str, since: str) -> list:
-    """The change points of every stored series dated ``since`` or later (none while every series is short)."""
+def change_points_since(url: str, since: str) -> list:
+    """The change points of every series stored at ``url`` dated ``since`` or later (none while every one is short)."""
     from benchgate.history.changepoints import MIN_POINTS, find_changes
     from benchgate.history.store import series
 
-    all_series = series(resolve_store(store or None, configured_history(config_path)))
+    all_series = series(url)
     if all(len(one.points) < MIN_POINTS for one in all_series):
         print("::notice title=benchgate::no stored series is long enough for change points yet: nothing to bisect")
     return [point for point in find_changes(all_series) if point.date >= since]
@@ -207,8 +207,10 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
     store, config_path = given(environ, "history-store"), given(environ, "config") or config.DEFAULT_CONFIG_PATH
     output = Path(given(environ, "bisect-output") or Path(environ.get("RUNNER_TEMP") or ".") / "benchgate-bisect")
     site = Path(given(environ, "history-site")) if given(environ, "history-site") else None
+    configured = configured_history(config_path)
+    url = resolve_store(store or None, configured)
     reports = 0
-    for point in change_points_since(store, config_path, since_date(given(environ, "bisect-since"), now)):
+    for point in change_points_since(url, since_date(given(environ, "bisect-since"), now)):
         report_dir, site_report = output / point.id, site / "bisect" / f"{point.id}.md" if site else None
         if (report_dir / "bisect.json").exists() or (site_report is not None and site_report.exists()):
             continue  # already bisected
@@ -236,8 +238,7 @@ def _bisect_new_changes(environ: Mapping[str, str], now: datetime) -> int:
     if site is not None:
         from benchgate.commands.history import site as write_site
 
-        configured = configured_history(config_path)
-        return write_site(site, resolve_store(store or None, configured), configured.site_url or None)
+        return write_site(site, url, configured.site_url or None)
     return EXIT_OK
 
 

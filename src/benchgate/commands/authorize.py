@@ -110,7 +110,7 @@ def authorize(
     if request.pull is None:
         return _own_commit(request.how, settings, request.requester)
     pr, pull = request.pr, request.pull
-    decision = labels.decide(pull.labels, settings, actor_of=request.adders.get, can_write=client.can_write)
+    decision = labels.decide_with_client(client, pr, pull.labels, settings, request.adders)
     resolved = config.resolve(base=settings, label_values=decision.values)
     notes: list[str] = []
     if not resolved.categories:

@@ -10,7 +10,7 @@ from benchgate.bisect import probes, render, search, state
 from benchgate.build import releases
 from benchgate.commands.build import add_sandbox_option
 from benchgate.commands.run import run_option_values
-from benchgate.config import flags
+from benchgate.config import Settings, flags
 from benchgate.errors import EXIT_BUILD_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 
 DEFAULT_LINK = "https://github.com/nodejs/node/commit"
@@ -61,10 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_handler)
 
 
-def _setup_and_candidates(args: argparse.Namespace) -> tuple[dict, list[search.Candidate], probes.Prober]:
+def _setup_and_candidates(
+    args: argparse.Namespace, settings: Settings
+) -> tuple[dict, list[search.Candidate], probes.Prober]:
     """What is bisected (the state's identity), its candidates, and the prober that measures them."""
     # --filter, --exclude, --set and --cpuset by the names run gives them, as Selection does
-    chosen = run_option_values(flags.settings_from_flags(args, "bisect"), "bisect")
+    chosen = run_option_values(settings, "bisect")
     del chosen["policy"]
     benchmark_dir = args.benchmark_dir.resolve() if args.benchmark_dir else None
     selection = probes.Selection(benchmark_dir, tuple(args.categories), timeout=args.timeout, **chosen)
@@ -107,9 +109,9 @@ def _handler(args: argparse.Namespace) -> int:
         return _post_finished(args)
     if args.max_probes < 2:
         raise InputError("--max-probes must be at least 2: the two ends are probes")
-    setup, candidates, prober = _setup_and_candidates(args)
-    min_effect = flags.settings_from_flags(args, "bisect").min_effect
-    budget = search.Budget(**{**budget, "max_runs": max(args.max_runs, args.runs)}, min_effect=min_effect)
+    settings = flags.settings_from_flags(args, "bisect")
+    setup, candidates, prober = _setup_and_candidates(args, settings)
+    budget = search.Budget(**{**budget, "max_runs": max(args.max_runs, args.runs)}, min_effect=settings.min_effect)
     state_path = args.output / "bisect-state.json"
     if args.resume:
         bisection = state.load(state_path, setup)

@@ -77,9 +77,10 @@ def _handler(args: argparse.Namespace) -> int:
 def site(out_dir: Path, url: str, site_url: str | None = None, commit_url: str | None = None) -> int:
     """Write the static site of every series into ``out_dir``; ``commit_url`` links commits (``{sha}``)."""
     from benchgate.history.changepoints import find_changes
-    from benchgate.history.site import write_site
+    from benchgate.history.site import check_commit_url, write_site
     from benchgate.history.store import series
 
+    check_commit_url(commit_url)  # a bad template is refused before the whole store is read
     all_series = series(url)
     written = write_site(Path(out_dir), all_series, find_changes(all_series), site_url=site_url, commit_url=commit_url)
     print(f"wrote {len(written)} files to {out_dir}", file=sys.stderr)
@@ -101,7 +102,7 @@ def comment_context(settings: Any, gated: Any) -> str:
     from benchgate.report.historytext import render_history_context
 
     try:
-        stored = series(store, branch="main")
+        stored = series(store, branch="main", files=[filename for filename, _ in rows])  # SQL: these files only
     except BenchgateError as error:
         print(f"benchgate: warning: no history context in the comment: {error.one_line()}", file=sys.stderr)
         return ""

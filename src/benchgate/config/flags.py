@@ -1,4 +1,4 @@
-"""What the schema gives the commands: their setting flags, authorize's run-settings, docs/cli.md's table."""
+"""The schema's setting flags for the commands, and authorize's run-settings (a test writes docs/cli.md's table)."""
 
 import argparse
 import json
@@ -9,7 +9,7 @@ from benchgate.config.settings import parse_options, resolve
 from benchgate.config.values import HistorySettings
 
 _METAVARS = {float: "PCT", int: "N", int | None: "N"}
-_UNSET = (None, (), "", HistorySettings())  # defaults the flags and the table do not show
+_UNSET = (None, (), "", HistorySettings())  # defaults the flags (and the test's docs/cli.md table) do not show
 
 
 def for_command(command: str) -> tuple[Setting, ...]:

@@ -133,13 +133,15 @@ def label_adders(events: Iterable[Any]) -> dict[str, str]:
     return adders
 
 
-def decide_with_client(client: Any, pr_number: int, labels: Iterable[str], settings: config.Settings) -> LabelDecision:
-    """``decide`` with who-added-what from the issue events API and permissions from the collaborator API."""
+def decide_with_client(
+    client: Any, pr: int, labels: Iterable[str], settings: config.Settings, adders: Mapping[str, str] | None = None
+) -> LabelDecision:
+    """``decide`` with who-added-what (``adders``, else the issue events API) and the collaborator API's permissions."""
     labels = list(labels)
     if not any(parse_label(label, settings.label_prefix) for label in labels):
         return LabelDecision()
     try:
-        adders = label_adders(client.label_events(pr_number))
+        adders = label_adders(client.label_events(pr)) if adders is None else adders
     except GitHubUnavailable:
         adders = {}
     return decide(labels, settings, actor_of=adders.get, can_write=client.can_write)

@@ -41,14 +41,13 @@ def pull_request_categories(client: Any, pr: int, settings: Settings, benchmark_
 
 @dataclass(frozen=True)
 class RunRequest:
-    """A verified request: by whom and how; ``pull`` None is the repository's own commit (no PR), else
-    ``adders`` maps each of its labels to who added it last (one read of the issue events, for the labels' trust)."""
+    """A verified request: by whom and how; ``pull`` None: no PR; ``adders``: who added each label last, if read."""
 
     pr: int | None
     requester: str
     how: str
     pull: Any = None
-    adders: Mapping[str, str] = field(default_factory=dict)
+    adders: Mapping[str, str] | None = None
 
 
 def refusal(message: str) -> InputError:
@@ -99,7 +98,7 @@ def dispatch_request(client: Any, event: Mapping[str, Any], requester: str) -> R
     pull = client.pull_request(pr)
     if pull.head_sha != wanted:
         raise refusal(f"PR #{pr} moved: its head is {pull.head_sha[:12]}, not the approved {wanted[:12]}")
-    return RunRequest(pr, requester, how, pull, labels.label_adders(client.label_events(pr)))
+    return RunRequest(pr, requester, how, pull)
 
 
 def label_request(client: Any, event: Mapping[str, Any], label: str) -> RunRequest | None:

@@ -149,6 +149,14 @@ def _kind(change: ChangePoint) -> str:
 TEMPLATES.filters.update(label=SeriesKey.label, rate=rate, commit_link=commit_link, series_href=series_href, kind=_kind)
 
 
+def check_commit_url(commit_url: str | None) -> None:
+    """InputError unless ``commit_url`` (None: no links) is an http(s) URL with ``{sha}`` where the commit goes."""
+    if commit_url is not None and "{sha}" not in commit_url:
+        raise InputError(f"{commit_url[:80]!r} has no {{sha}} to put the commit in", where="--commit-url")
+    if commit_url is not None and not commit_url.startswith(("https://", "http://")):
+        raise InputError(f"{commit_url[:80]!r} must start with https:// or http://", where="--commit-url")
+
+
 def write_site(
     out_dir: Path,
     series: Sequence[Series],
@@ -159,10 +167,7 @@ def write_site(
 ) -> list[Path]:
     """Write ``index.html`` and ``b/<file>.html`` per benchmark file into ``out_dir``; the files, index first.
     ``commit_url`` (``.../commit/{sha}``) links commits; ``site_url`` is where the site is published."""
-    if commit_url is not None and "{sha}" not in commit_url:
-        raise InputError(f"{commit_url[:80]!r} has no {{sha}} to put the commit in", where="--commit-url")
-    if commit_url is not None and not commit_url.startswith(("https://", "http://")):
-        raise InputError(f"{commit_url[:80]!r} must start with https:// or http://", where="--commit-url")
+    check_commit_url(commit_url)
     out_dir = Path(out_dir)
     (out_dir / PAGES).mkdir(parents=True, exist_ok=True)
     by_key: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
