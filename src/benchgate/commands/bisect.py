@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ends.add_argument("--to-version", metavar="X.Y.Z", help="the later official release")
     ends.add_argument("--releases", metavar="LIST", help="comma-separated releases to choose from (default: all)")
     ends.add_argument("--change", metavar="ID", help="a change point of `history changes --format json`")
-    ends.add_argument("--store", metavar="URL", help="with --change: the history store (default $BENCHGATE_STORE)")
+    ends.add_argument("--store", metavar="URL", help="with --change: the history store (default $BENCHGATE_HISTORY)")
     parser.add_argument("--release-source", default="auto", choices=releases.SOURCES)
     parser.add_argument("--benchmark-dir", type=Path, help="the benchmark/ directory (default: the later end's)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="per benchmark process")
