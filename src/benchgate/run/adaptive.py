@@ -19,6 +19,8 @@ from benchgate.run.session import now
 from benchgate.stats.gate import DISPLAY_LEVEL, MAX_RUNS, MIN_RUNS, THRESHOLDS
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load with the first adaptive run, not with every `benchgate run`
+    import pandas as pd
+
     from benchgate.stats.sequential import Design
     from benchgate.stats.stopping import Replay
 
@@ -96,19 +98,19 @@ class Adaptive:
         if record["looks"]:  # --resume: the looks taken must replay to the stops recorded
             sizes, digests = [look.csv_bytes for look in parsed.looks], [look.csv_sha256 for look in parsed.looks]
             self.look_samples = list(read_samples_prefixes(csv_path, sizes, digests))
-            self._read_pairs()
+            if self.duet:  # the last look can be before the last finished job
+                self._read_pairs(read_samples_prefixes(csv_path, [record["progress"]["csv_bytes"]])[0])
             shard = AdaptiveShard(where, parsed, tuple(self.look_samples), self.pairs)
             adaptivetable.check_shard(shard, self.design, self._keys(), self.prior)
 
-    def _read_pairs(self) -> None:
-        """A duet run: pairs.csv as far as the last finished job, checked against results.csv and run.json."""
-        if self.duet:
-            from benchgate.results.pairs import Pairing, run_pairs
+    def _read_pairs(self, samples: pd.DataFrame) -> None:
+        """A duet run: pairs.csv as far as the last finished job, checked against run.json and ``samples``
+        (results.csv as far)."""
+        from benchgate.results.pairs import Pairing, run_pairs
 
-            samples = read_samples_prefixes(self.csv_path, [self.record["progress"]["csv_bytes"]])[0]
-            self.pairs = run_pairs(
-                Pairing.model_validate(self.record["pairing"]), self.csv_path.parent / "run.json", samples
-            )
+        self.pairs = run_pairs(
+            Pairing.model_validate(self.record["pairing"]), self.csv_path.parent / "run.json", samples
+        )
 
     def _keys(self) -> list[tuple[str, str]]:
         last = self.look_samples[-1] if self.look_samples else []
@@ -154,7 +156,8 @@ class Adaptive:
         from benchgate.stats import adaptivetable
 
         self.look_samples.append(read_samples_prefixes(self.csv_path, [self.record["progress"]["csv_bytes"]])[0])
-        self._read_pairs()
+        if self.duet:  # read once: the look's samples are results.csv as far as the last finished job
+            self._read_pairs(self.look_samples[-1])
         keys = self._keys()
         running_before = len(self.running_files())
         if not keys:  # nothing measured yet (every process failed): no file can be judged
