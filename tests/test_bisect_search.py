@@ -167,3 +167,31 @@ def test_commits_on_the_trusted_branch_build_trusted_and_others_untrusted(tmp_pa
     assert candidates[-1].url == f"https://example.org/c/{repo.commits['feature']}"
     with pytest.raises(InputError, match="not an ancestor"):
         probes.commit_candidates(repo.path, "feature", "main")
+
+
+@pytest.mark.parametrize("from_repo", [True, False])
+def test_a_later_batch_at_a_candidate_neither_builds_nor_fetches_again(tmp_path, monkeypatch, from_repo):
+    from types import SimpleNamespace
+
+    from benchgate.bisect import probes
+
+    calls = []
+
+    def build_ref(repo, ref, **_):
+        calls.append(ref)
+        return SimpleNamespace(binary=tmp_path / f"node-{ref}", cached=False)
+
+    def release_binary(version, **_):
+        calls.append(version)
+        return SimpleNamespace(path=tmp_path / f"node-{version}")
+
+    monkeypatch.setattr(probes, "build_ref", build_ref)
+    monkeypatch.setattr(probes.releases, "release_binary", release_binary)
+    monkeypatch.setattr(probes.Prober, "_trusted", lambda self, sha: True)
+    monkeypatch.setattr(probes.Prober, "_run", lambda self, binary, *_: ({ROW: [float(len(binary.name))]}, None))
+    prober = probes.Prober(workdir=tmp_path, selection=probes.Selection(), repo=tmp_path if from_repo else None)
+    first, second = (prober.measure(Candidate("a1", ""), 2, batch) for batch in (0, 1))
+    other = prober.measure(Candidate("b2", ""), 2, 0)
+    assert calls == ["a1", "b2"]
+    assert first.built == from_repo and not second.built and second.build_seconds == 0.0
+    assert first.samples == second.samples and other.built == from_repo

@@ -81,6 +81,28 @@ def test_series_filter_and_branch(store_url, tmp_path):
     assert series(store_url, "100%_") == []  # LIKE's wildcards are text here
 
 
+def test_main_spreads_are_this_runner_and_flags_only_as_series_filtered_by_them(store_url, tmp_path):
+    from benchgate.history.recording import runner_fingerprint
+
+    plain = {"path": "/tmp/node-head", "version": "v20.11.0", "sha": "c" * 40, "node_args": []}
+    base = {"path": "/tmp/node-base", "version": "v20.11.0", "sha": rundirs.BASE_SHA, "node_args": []}
+    elsewhere = {"environment": {"cpu_model": "Another CPU", "cores": 2}}
+    record_run(_run(tmp_path, "a", seed=1), store_url, date="2026-01-01")
+    record_run(_run(tmp_path, "b", seed=2, record=elsewhere), store_url, date="2026-01-02")
+    record_run(_run(tmp_path, "c", seed=3, record={"binaries": {"base": base, "head": plain}}), store_url)
+    record_run(_run(tmp_path, "d", seed=4), store_url, date="2026-01-04", branch="v20.x")
+    record_run(_run(tmp_path, "e", seed=5), store_url, date="2026-01-05")
+    runner = runner_fingerprint({"cpu_model": "Test CPU", "cores": 2})
+    files = ["buffers/buffer-tojson.js", "url/url-parse.js"]
+    mine = [one for one in series(store_url, branch="main", files=files) if one.key.runner == runner]
+    mine = [one for one in mine if one.key.node_flags == "--jitless"]
+    assert series(store_url, branch="main", files=files, runner=runner, node_flags="--jitless") == mine
+    spreads = store.main_spreads(store_url, files, runner=runner, node_flags="--jitless")
+    assert spreads == {(s.key.filename, s.key.configuration): [p.log_spread for p in s.points] for s in mine}
+    assert sorted(spreads) == sorted(key for key in rundirs.REGRESSION if key[0] in files)
+    assert all(len(found) == 2 for found in spreads.values())  # runs a and e: not b's runner, c's flags, d's branch
+
+
 def test_a_pull_requests_head_is_refused_unless_the_branch_is_named(store_url, tmp_path):
     untrusted = {"sandbox": {"used": True, "untrusted_head": True, "tool": "bwrap"}}
     run = _run(tmp_path, "pr", record=untrusted)

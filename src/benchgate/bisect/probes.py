@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchgate.bisect.search import Candidate
@@ -119,6 +119,7 @@ class Prober:
     release_source: str = "auto"
     use_sandbox: bool = True
     seed: int = 0
+    _binaries: dict[str, tuple[Path, bool]] = field(default_factory=dict)  # key -> (path, trusted)
 
     def _trusted(self, sha: str) -> bool:
         """Commits on the trusted branch build trusted; anything else as a pull request's code, in the sandbox."""
@@ -138,11 +139,13 @@ class Prober:
         self.selection.benchmark_dir = target / "benchmark"
 
     def measure(self, candidate: Candidate, runs: int, batch: int) -> Measured:
-        """One batch of ``runs`` runs at ``candidate`` (its node from the binary or release cache after the first
-        batch); a failed build or a crash is ``failed``, not an error."""
-        started = time.monotonic()
+        """One batch of ``runs`` runs at ``candidate`` (a later batch there neither builds nor fetches again: it
+        takes 0.0 build seconds); a failed build or a crash is ``failed``, not an error."""
+        started, again = time.monotonic(), candidate.key in self._binaries
         try:
-            if self.repo is None:
+            if again:
+                (path, trusted), built = self._binaries[candidate.key], False
+            elif self.repo is None:
                 path = releases.release_binary(candidate.key, side="head", source=self.release_source).path
                 trusted, built = True, False
             else:
@@ -161,7 +164,8 @@ class Prober:
             raise
         except BenchgateError as error:
             return Measured({}, failed=f"does not build: {error.one_line()[:300]}")
-        build_seconds = time.monotonic() - started
+        self._binaries[candidate.key] = path, trusted
+        build_seconds = 0.0 if again else time.monotonic() - started
         output = self.workdir / "probes" / candidate.key[:40] / f"batch-{batch}"
         samples, failed = self._run(path, trusted, runs, output, batch)
         return Measured(samples, built=built, build_seconds=build_seconds, failed=failed)

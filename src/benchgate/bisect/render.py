@@ -85,7 +85,8 @@ def report_data(bisection: Bisection, done: Done, setup: dict) -> dict:
     }
 
 
-def _culprit_line(culprit: dict, name: Callable[[str], str], markdown: bool) -> str:
+def _culprit_line(culprit: dict, markdown: bool) -> str:
+    name = code if markdown else str
     share = f"{100 * culprit['share']:.0f} % of the step"
     if culprit["key"] is None:
         first, last = (name(key[:12]) for key in culprit["range"])
@@ -138,7 +139,7 @@ def render(data: dict, markdown: bool) -> str:
     lines = [f"## {title}" if markdown else title, ""]
     if data["culprits"]:
         lines.append("**Culprit:**" if markdown else "culprit:")
-        lines += [f"- {_culprit_line(culprit, span, markdown)}" for culprit in data["culprits"]]
+        lines += [f"- {_culprit_line(culprit, markdown)}" for culprit in data["culprits"]]
     else:
         lines.append(f"No culprit: {prose(REASONS[data['reason']])}.")
     if data["reason"] != "found" and data["culprits"]:

